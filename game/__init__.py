@@ -1,0 +1,1 @@
+"""THE WINDOW: rules engine, tables, AI, campaign and offline economy. Pure: no IO."""

@@ -1,0 +1,1 @@
+"""THE WINDOW rules engine (Books I–III, VI)."""

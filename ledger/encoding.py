@@ -1,0 +1,57 @@
+"""Strict binary-to-text encodings.
+
+Only canonical encodings decode: ``decode_b64url`` refuses padding, ``decode_b64`` requires it,
+and both refuse non-zero trailing bits, so every byte string has exactly one text form and a
+signature over text can never be re-encoded into a second valid form.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+
+from ledger.errors import DecodeError
+
+
+def encode_b64url(data: bytes) -> str:
+    """Base64url without padding (RFC 4648 §5), the form keys and signatures travel in."""
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
+def decode_b64url(text: str, *, length: int | None = None, what: str = "value") -> bytes:
+    """Decode canonical unpadded base64url; ``length`` pins the decoded size."""
+    if not isinstance(text, str) or not text.isascii():
+        raise DecodeError(f"{what} is not base64url text")
+    if "=" in text:
+        raise DecodeError(f"{what} must be base64url without padding")
+    try:
+        data = base64.b64decode(
+            text + "=" * (-len(text) % 4), altchars=b"-_", validate=True
+        )
+    except (binascii.Error, ValueError) as exc:
+        raise DecodeError(f"{what} is not valid base64url") from exc
+    if encode_b64url(data) != text:
+        raise DecodeError(f"{what} is not canonical base64url")
+    if length is not None and len(data) != length:
+        raise DecodeError(f"{what} must decode to {length} bytes, not {len(data)}")
+    return data
+
+
+def encode_b64(data: bytes) -> str:
+    """Standard padded base64 (RFC 4648 §4), as used by checkpoints and armor."""
+    return base64.b64encode(data).decode("ascii")
+
+
+def decode_b64(text: str, *, length: int | None = None, what: str = "value") -> bytes:
+    """Decode canonical padded standard base64; ``length`` pins the decoded size."""
+    if not isinstance(text, str) or not text.isascii():
+        raise DecodeError(f"{what} is not base64 text")
+    try:
+        data = base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError) as exc:
+        raise DecodeError(f"{what} is not valid base64") from exc
+    if encode_b64(data) != text:
+        raise DecodeError(f"{what} is not canonical base64")
+    if length is not None and len(data) != length:
+        raise DecodeError(f"{what} must decode to {length} bytes, not {len(data)}")
+    return data

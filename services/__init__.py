@@ -1,0 +1,1 @@
+"""The league's services: thin async handlers over ``ledger`` and ``services.eventlog``."""

