@@ -31,7 +31,7 @@ def _docker_postgres() -> tuple[str, object] | None:
 
         container = PostgresContainer("postgres:16-alpine", driver=None)
         container.start()
-    except Exception:  # noqa: BLE001 - no Docker engine: the documented fallback
+    except Exception:  # no Docker engine: the documented fallback
         return None
     return container.get_connection_url(), container
 

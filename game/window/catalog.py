@@ -11,10 +11,10 @@ the 41 the sets name, plus the two fixtures.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 
 
-class Rarity(str, Enum):
+class Rarity(StrEnum):
     """Rarity of mechanics: it lives in the sets (DESIGN §5)."""
 
     COMMON = "common"
@@ -23,7 +23,7 @@ class Rarity(str, Enum):
     SEALED = "sealed"
 
 
-class CardSet(str, Enum):
+class CardSet(StrEnum):
     """The five sets of playing certificates, in the book's order."""
 
     BASE = "base"  # I.4, the base six
@@ -135,7 +135,9 @@ ARCHIVE_SETS: dict[CardSet, tuple[Certificate, ...]] = {
 }
 
 #: All 41 playing certificates, in book order.
-PLAYING: tuple[Certificate, ...] = BASE_SIX + FOLDED_SEVEN + LETTERED + BEGOTTEN + COUNTED + SEALED_SET
+PLAYING: tuple[Certificate, ...] = (
+    BASE_SIX + FOLDED_SEVEN + LETTERED + BEGOTTEN + COUNTED + SEALED_SET
+)
 
 #: The fixtures (I.2): they convene the table and are never dealt, built, folded or scored.
 FIXTURES: tuple[Certificate, ...] = (
