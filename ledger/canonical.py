@@ -29,6 +29,7 @@ DOMAIN_TAGS: dict[str, bytes] = {
         "buy-request",
         "receipt",
         "ledger-card",
+        "note-set",
     )
 }
 

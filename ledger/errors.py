@@ -64,6 +64,12 @@ class AddressError(DecodeError):
     problem_type = "bad-address"
 
 
+class SerialError(DecodeError):
+    """A serial that is not a print or note serial of the league's runs and note set."""
+
+    problem_type = "bad-serial"
+
+
 class VerificationError(LedgerError):
     """A signature, hash link or proof that does not verify."""
 
@@ -83,6 +89,13 @@ class ChainError(VerificationError):
     problem_type = "broken-chain"
 
 
+class StaleIssueError(ChainError):
+    """A chain of an older issue of its serial: history, never spendable again."""
+
+    problem_type = "stale-issue"
+    http_status = 409
+
+
 class ProofError(VerificationError):
     """A Merkle inclusion or consistency proof that does not verify."""
 
@@ -93,6 +106,19 @@ class FraudDetected(VerificationError):
     """Two valid, different endorsements of one serial at one hop by one key."""
 
     problem_type = "fraud"
+    http_status = 409
+
+
+class InvalidFraudProofError(VerificationError):
+    """A claimed fraud proof that does not show two valid conflicting endorsements."""
+
+    problem_type = "invalid-fraud-proof"
+
+
+class RunExhaustedError(LedgerError):
+    """A print run (title and finish) with no serial left: runs are never extended."""
+
+    problem_type = "run-exhausted"
     http_status = 409
 
 
