@@ -1,0 +1,70 @@
+"""Endpoint declarations: one list per service is both its routes and its OpenAPI document.
+
+A handler receives the request and, when the endpoint declares them, the parsed ``body`` and
+``query`` models; it returns the declared response model (rendered as JSON), a ``str`` for a
+``text/plain`` endpoint, or a ready :class:`aiohttp.web.StreamResponse`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from aiohttp import web
+from pydantic import BaseModel
+
+from services.http.bodies import read_json_body, read_query
+
+EndpointHandler = Callable[..., Awaitable[Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class Endpoint:
+    """One route of a service and everything its OpenAPI operation says."""
+
+    method: str
+    path: str
+    summary: str
+    handler: EndpointHandler
+    response: type[BaseModel] | type[str]
+    body: type[BaseModel] | None = None
+    query: type[BaseModel] | None = None
+    #: Error statuses this endpoint documents beyond those every endpoint can answer.
+    problems: tuple[int, ...] = ()
+    description: str = ""
+    #: Largest body accepted, in bytes (the app's client_max_size bounds it too).
+    max_body: int | None = None
+
+    @property
+    def operation_id(self) -> str:
+        return self.handler.__name__
+
+
+def _render(endpoint: Endpoint, result: Any) -> web.StreamResponse:
+    if isinstance(result, web.StreamResponse):
+        return result
+    if endpoint.response is str:
+        return web.Response(text=result, content_type="text/plain")
+    if not isinstance(result, endpoint.response):
+        raise TypeError(f"{endpoint.operation_id} returned {type(result).__name__}")
+    return web.Response(text=result.model_dump_json(), content_type="application/json")
+
+
+def _route_handler(endpoint: Endpoint) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
+    async def handle(request: web.Request) -> web.StreamResponse:
+        kwargs: dict[str, Any] = {}
+        if endpoint.body is not None:
+            kwargs["body"] = await read_json_body(request, endpoint.body, limit=endpoint.max_body)
+        if endpoint.query is not None:
+            kwargs["query"] = read_query(request, endpoint.query)
+        return _render(endpoint, await endpoint.handler(request, **kwargs))
+
+    handle.__name__ = endpoint.operation_id
+    return handle
+
+
+def add_endpoints(app: web.Application, endpoints: Iterable[Endpoint]) -> None:
+    """Register each endpoint's route on ``app``."""
+    for endpoint in endpoints:
+        app.router.add_route(endpoint.method, endpoint.path, _route_handler(endpoint))

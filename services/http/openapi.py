@@ -1,0 +1,119 @@
+"""OpenAPI 3.1 documents generated from a service's endpoint declarations.
+
+The schemas are pydantic's JSON Schema (2020-12, which OpenAPI 3.1 adopts), hoisted into
+``components/schemas``; every error answer is the shared ``Problem`` as problem+json. The
+committed documents under ``docs/openapi/`` are regenerated with ``league openapi --write``
+and a test fails when they drift from the code.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from pydantic import BaseModel
+from pydantic.json_schema import JsonSchemaMode, models_json_schema
+
+from services.http.apps import PROBLEM_ENDPOINTS, Service
+from services.http.endpoints import Endpoint
+from services.http.problems import PROBLEM_JSON, Problem
+
+OPENAPI_VERSION = "3.1.0"
+REF_TEMPLATE = "#/components/schemas/{model}"
+PATH_PARAM = re.compile(r"\{(\w+)\}")
+
+#: Statuses every endpoint can answer: a refused request, and a server failure.
+COMMON_PROBLEMS = (400, 500)
+BODY_PROBLEMS = (413, 415, 422)
+
+ModelKey = tuple[type[BaseModel], JsonSchemaMode]
+
+
+def _models(endpoints: tuple[Endpoint, ...]) -> list[ModelKey]:
+    wanted: list[ModelKey] = [(Problem, "serialization")]
+    for ep in endpoints:
+        if ep.body is not None:
+            wanted.append((ep.body, "validation"))
+        if isinstance(ep.response, type) and issubclass(ep.response, BaseModel):
+            wanted.append((ep.response, "serialization"))
+    unique: list[ModelKey] = []
+    for item in wanted:
+        if item not in unique:
+            unique.append(item)
+    return unique
+
+
+def _parameters(ep: Endpoint) -> list[dict[str, Any]]:
+    params: list[dict[str, Any]] = [
+        {"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
+        for name in PATH_PARAM.findall(ep.path)
+    ]
+    if ep.query is not None:
+        schema = ep.query.model_json_schema(ref_template=REF_TEMPLATE)
+        required = set(schema.get("required", ()))
+        for name, prop in schema["properties"].items():
+            param: dict[str, Any] = {"name": name, "in": "query", "required": name in required}
+            if "description" in prop:
+                param["description"] = prop.pop("description")
+            prop.pop("title", None)
+            param["schema"] = prop
+            params.append(param)
+    return params
+
+
+def _problem_answers(ep: Endpoint) -> dict[str, Any]:
+    statuses = set(COMMON_PROBLEMS) | set(ep.problems)
+    if ep.body is not None:
+        statuses |= set(BODY_PROBLEMS)
+    ref = {"$ref": REF_TEMPLATE.format(model="Problem")}
+    return {
+        str(status): {
+            "description": "A problem details object (RFC 9457)",
+            "content": {PROBLEM_JSON: {"schema": ref}},
+        }
+        for status in sorted(statuses)
+    }
+
+
+def _operation(ep: Endpoint, refs: dict[ModelKey, Any]) -> dict[str, Any]:
+    if ep.response is str:
+        content = {"text/plain": {"schema": {"type": "string"}}}
+    else:
+        content = {"application/json": {"schema": refs[(ep.response, "serialization")]}}
+    operation: dict[str, Any] = {"operationId": ep.operation_id, "summary": ep.summary}
+    if ep.description:
+        operation["description"] = ep.description
+    params = _parameters(ep)
+    if params:
+        operation["parameters"] = params
+    if ep.body is not None:
+        operation["requestBody"] = {
+            "required": True,
+            "content": {"application/json": {"schema": refs[(ep.body, "validation")]}},
+        }
+    operation["responses"] = {
+        "200": {"description": ep.summary, "content": content},
+        **_problem_answers(ep),
+    }
+    return operation
+
+
+def openapi_document(service: Service, version: str) -> dict[str, Any]:
+    """The OpenAPI 3.1 document of ``service``."""
+    endpoints = service.endpoints + PROBLEM_ENDPOINTS
+    refs, defs = models_json_schema(_models(endpoints), ref_template=REF_TEMPLATE)
+    paths: dict[str, dict[str, Any]] = {}
+    for ep in endpoints:
+        paths.setdefault(ep.path, {})[ep.method.lower()] = _operation(ep, refs)
+    return {
+        "openapi": OPENAPI_VERSION,
+        "info": {"title": service.title, "version": version, "description": service.description},
+        "paths": paths,
+        "components": {"schemas": defs.get("$defs", {})},
+    }
+
+
+def render(document: dict[str, Any]) -> str:
+    """The committed text form: sorted keys, two-space indent, trailing newline."""
+    return json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
