@@ -1,0 +1,148 @@
+"""The league manifest: the root-signed page that says who signs what (DESIGN §3 and §5).
+
+It names the league, its root key (the signer, which clients pin on first use), the mint,
+treasury and notary keys, the print-run table, the note set (with its hash) and the published
+policies. Every certificate names the hash of the manifest it was issued under, so a verifier
+holding the manifest knows which key must have signed it and which serials can exist.
+"""
+
+from __future__ import annotations
+
+import hmac
+from typing import Annotated, ClassVar, Literal, Self
+
+from pydantic import Field, model_validator
+
+from ledger.certificates import Certificate, NoteCertificate, PrintCertificate
+from ledger.errors import BadSignatureError, VerificationError
+from ledger.keys import PublicKey, SigningKey
+from ledger.limits import MAX_LEAGUE_ID_CHARS, MAX_LEAGUE_NAME_CHARS, MAX_STAMP_BATCH
+from ledger.note_set import DEFAULT_NOTE_SET, NoteSet, parse_note_serial
+from ledger.print_runs import DEFAULT_PRINT_RUNS, MISPRINT, PrintRunTable, parse_serial
+from ledger.wire import HashText, KeyText, SignedModel, WireModel, hash_text
+
+LeagueId = Annotated[
+    str, Field(pattern=r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?$", max_length=MAX_LEAGUE_ID_CHARS)
+]
+LeagueName = Annotated[
+    str, Field(pattern=r"^[^\x00-\x1f\x7f]+$", min_length=1, max_length=MAX_LEAGUE_NAME_CHARS)
+]
+Count = Annotated[int, Field(ge=0, le=1_000_000)]
+
+
+class Policies(WireModel):
+    """Published policies (DESIGN §4): they slow a script down; the fixed runs are the bound."""
+
+    WHAT = "policies"
+
+    #: Marks the faucet converts to notes per key per UTC day (Book V.5).
+    faucet_marks_per_day: Count
+    #: Prints one key may have stamped per UTC day.
+    stamp_allowance_per_day: Count
+    #: Prints in one stamping request.
+    stamp_batch_limit: Annotated[int, Field(ge=1, le=MAX_STAMP_BATCH)]
+
+
+DEFAULT_POLICIES = Policies(
+    faucet_marks_per_day=50, stamp_allowance_per_day=50, stamp_batch_limit=MAX_STAMP_BATCH
+)
+
+
+class LeagueManifest(SignedModel):
+    """The league's signed constitution: keys, runs, notes, policies."""
+
+    KIND: ClassVar[str] = "manifest"
+    WHAT = "league manifest"
+
+    kind: Literal["manifest"]
+    league: LeagueId
+    name: LeagueName
+    root: KeyText
+    mint: KeyText
+    treasury: KeyText
+    notary: KeyText
+    print_runs: PrintRunTable
+    note_set: NoteSet
+    note_set_hash: HashText
+    policies: Policies
+
+    @model_validator(mode="after")
+    def _note_set_hash_matches(self) -> Self:
+        if not hmac.compare_digest(self.note_set_hash, hash_text(self.note_set.hash())):
+            raise ValueError("note_set_hash is not the hash of the note set")
+        return self
+
+    def hash_text(self) -> str:
+        """The manifest's id as certificates name it."""
+        return hash_text(self.hash())
+
+    def verify_root(self, pinned: PublicKey | None = None) -> PublicKey:
+        """Check the root signature; with ``pinned``, the root must be that key.
+
+        Without a pin (first use) the manifest must be signed by the root it names; the caller
+        then pins the returned key.
+        """
+        root = PublicKey.from_text(self.root)
+        if pinned is not None and pinned != root:
+            raise BadSignatureError("the manifest names a different root key than the pinned one")
+        self.verify(root)
+        return root
+
+    def issuer_key(self, certificate: Certificate) -> PublicKey:
+        """The key that must have signed ``certificate``: mint for prints, treasury for notes."""
+        text = self.mint if isinstance(certificate, PrintCertificate) else self.treasury
+        return PublicKey.from_text(text)
+
+    def check_certificate(self, certificate: Certificate) -> None:
+        """Refuse a certificate that this manifest's runs or note set cannot have issued.
+
+        The signature is not checked here (``verify_chain`` does that with ``issuer_key``).
+        """
+        if not hmac.compare_digest(certificate.manifest, self.hash_text()):
+            raise VerificationError(
+                f"{certificate.serial} was issued under another manifest than this league's"
+            )
+        if isinstance(certificate, NoteCertificate):
+            parse_note_serial(certificate.serial, self.note_set)
+            return
+        if certificate.finish == MISPRINT:
+            return
+        parsed = parse_serial(certificate.serial, self.print_runs)
+        run = self.print_runs.run(parsed.title)
+        if (parsed.title, parsed.finish, run.set) != (
+            certificate.title,
+            certificate.finish,
+            certificate.set,
+        ):
+            raise VerificationError(
+                f"{certificate.serial} is a {parsed.finish} {parsed.title} of the {run.set} set "
+                f"in this league's runs, not what its certificate says"
+            )
+
+
+def build_manifest(
+    root: SigningKey,
+    *,
+    league: str,
+    name: str,
+    mint: PublicKey,
+    treasury: PublicKey,
+    notary: PublicKey,
+    print_runs: PrintRunTable = DEFAULT_PRINT_RUNS,
+    note_set: NoteSet = DEFAULT_NOTE_SET,
+    policies: Policies = DEFAULT_POLICIES,
+) -> LeagueManifest:
+    """Sign a manifest with ``root`` (defaults: the published runs, note set and policies)."""
+    return LeagueManifest.sign(
+        root,
+        league=league,
+        name=name,
+        root=root.public.to_text(),
+        mint=mint.to_text(),
+        treasury=treasury.to_text(),
+        notary=notary.to_text(),
+        print_runs=print_runs.to_wire(),
+        note_set=note_set.to_wire(),
+        note_set_hash=hash_text(note_set.hash()),
+        policies=policies.to_wire(),
+    )

@@ -1,0 +1,172 @@
+"""The wire base: strict, frozen pydantic models with one JSON form, and signed objects.
+
+Every protocol object is a :class:`WireModel`: ``to_wire()`` gives the JSON object that travels,
+``from_wire()`` parses one (a mapping, or JSON text) and raises a typed :class:`LedgerError`,
+never a pydantic traceback. A :class:`SignedModel` carries ``kind`` and ``sig``; its signature
+covers the domain tag of its kind and the RFC 8785 bytes of everything else (ledger/canonical).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Annotated, Any, ClassVar, Self
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, ValidationInfo
+
+from ledger.canonical import object_hash
+from ledger.encoding import decode_b64url, encode_b64url
+from ledger.errors import DecodeError, KeyFormatError, LedgerError, SchemaError, UnknownKindError
+from ledger.keys import SIGNATURE_SIZE, PublicKey, SigningKey
+
+HASH_SIZE = 32
+
+
+def _check_key(text: str, info: ValidationInfo) -> str:
+    try:
+        PublicKey.from_text(text)
+    except LedgerError as exc:
+        raise KeyFormatError(f"{info.field_name}: {exc.diagnostics()}") from None
+    return text
+
+
+def _check_signature(text: str, info: ValidationInfo) -> str:
+    decode_b64url(text, length=SIGNATURE_SIZE, what=f"{info.field_name} (a signature)")
+    return text
+
+
+def _check_hash(text: str, info: ValidationInfo) -> str:
+    decode_b64url(text, length=HASH_SIZE, what=f"{info.field_name} (a SHA-256 hash)")
+    return text
+
+
+# Validators raise our own typed errors, which pydantic passes through untouched.
+#: A public key on the wire: canonical unpadded base64url of 32 bytes, a valid Ed25519 point.
+KeyText = Annotated[str, Field(max_length=64), AfterValidator(_check_key)]
+#: A signature on the wire: canonical unpadded base64url of 64 bytes.
+SignatureText = Annotated[str, Field(max_length=128), AfterValidator(_check_signature)]
+#: A SHA-256 hash on the wire: canonical unpadded base64url of 32 bytes.
+HashText = Annotated[str, Field(max_length=64), AfterValidator(_check_hash)]
+#: A list on the wire, held as a tuple (JSON arrays validate; the items stay strict).
+WireTuple = Field(strict=False)
+
+
+def hash_text(digest: bytes) -> str:
+    """The wire form of a SHA-256 digest."""
+    return encode_b64url(digest)
+
+
+def _refuse_constant(name: str) -> Any:
+    raise DecodeError(f"JSON constant {name} is not allowed")
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result:
+            raise DecodeError(f"JSON object repeats the key {key!r}")
+        result[key] = value
+    return result
+
+
+def parse_json(text: str | bytes, *, what: str = "object") -> Any:
+    """Parse untrusted JSON text: duplicate keys, NaN and Infinity refused, errors typed."""
+    try:
+        return json.loads(
+            text, object_pairs_hook=_no_duplicate_keys, parse_constant=_refuse_constant
+        )
+    except DecodeError:
+        raise
+    except (ValueError, RecursionError, TypeError) as exc:
+        raise DecodeError(f"{what} is not valid JSON: {exc}") from exc
+
+
+def _describe(exc: ValidationError) -> str:
+    first = exc.errors(include_url=False)[0]
+    message = first["msg"].removeprefix("Value error, ")
+    where = ".".join(str(part) for part in first["loc"])
+    more = exc.error_count() - 1
+    tail = f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""
+    return f"{where}: {message}{tail}" if where else f"{message}{tail}"
+
+
+class WireModel(BaseModel):
+    """A protocol object: strict types, no unknown fields, immutable once built."""
+
+    model_config = ConfigDict(
+        strict=True,
+        extra="forbid",
+        frozen=True,
+        validate_by_name=True,
+        validate_by_alias=True,
+        serialize_by_alias=True,
+    )
+
+    #: What a person calls this object, for error messages.
+    WHAT: ClassVar[str] = "object"
+
+    def to_wire(self) -> dict[str, Any]:
+        """The JSON object that travels."""
+        return self.model_dump(mode="json", by_alias=True)
+
+    @classmethod
+    def from_wire(cls, data: Mapping[str, Any] | str | bytes) -> Self:
+        """Parse an untrusted JSON object (or its text); a typed error on any defect."""
+        if isinstance(data, str | bytes):
+            data = parse_json(data, what=cls.WHAT)
+        if not isinstance(data, Mapping):
+            raise SchemaError(f"a {cls.WHAT} is a JSON object")
+        cls._check_kind(data)
+        try:
+            return cls.model_validate(dict(data))
+        except ValidationError as exc:
+            raise SchemaError(f"bad {cls.WHAT}: {_describe(exc)}") from None
+        except RecursionError:
+            raise SchemaError(f"bad {cls.WHAT}: nested too deeply") from None
+
+    @classmethod
+    def _check_kind(cls, data: Mapping[str, Any]) -> None:
+        """Refuse an object of another kind before reading it (kinds are checked first)."""
+
+
+class KindedModel(WireModel):
+    """A wire object that names its kind in a ``kind`` field."""
+
+    KIND: ClassVar[str]
+
+    @classmethod
+    def _check_kind(cls, data: Mapping[str, Any]) -> None:
+        kind = data.get("kind")
+        if kind != cls.KIND:
+            raise UnknownKindError(f"expected a {cls.WHAT} (kind {cls.KIND!r}), got kind {kind!r}")
+
+
+class SignedModel(KindedModel):
+    """A kinded object with a signature over its domain-tagged canonical bytes."""
+
+    sig: SignatureText
+
+    def to_wire(self) -> dict[str, Any]:
+        """The JSON object that travels, ``sig`` last for a reader's eye."""
+        return {**self.body(), "sig": self.sig}
+
+    def body(self) -> dict[str, Any]:
+        """The signed part: the wire object without ``sig``."""
+        return self.model_dump(mode="json", by_alias=True, exclude={"sig"})
+
+    def hash(self) -> bytes:
+        """SHA-256 of the signing bytes: the id that ``prev`` links and fraud proofs name."""
+        return object_hash(self.KIND, self.body())
+
+    def verify(self, key: PublicKey) -> None:
+        """Raise :class:`BadSignatureError` unless ``key`` signed this object as its kind."""
+        key.verify(self.KIND, self.body(), self.sig)
+
+    @classmethod
+    def sign(cls, key: SigningKey, **fields: Any) -> Self:
+        """Build the object from wire-form ``fields`` (``kind`` is filled in) and sign it.
+
+        The fields are validated before signing, so nothing malformed is ever signed.
+        """
+        body = cls.from_wire({**fields, "kind": cls.KIND, "sig": "A" * 86}).body()
+        return cls.from_wire({**body, "sig": key.sign(cls.KIND, body)})
