@@ -1,0 +1,172 @@
+"""C2SP tlog-checkpoint (c2sp.org/tlog-checkpoint@v1.0.0) and Ed25519 cosignatures.
+
+A checkpoint is a signed note whose text is exactly::
+
+    <origin>
+    <tree size, decimal, no leading zero>
+    <base64 RFC 6962 root hash>
+    [<extension line>...]
+
+signed by the log under the key name = origin. :class:`Checkpoint` parses one strictly,
+:func:`sign_checkpoint` makes one, :meth:`Checkpoint.verify` checks it against known keys.
+Witnesses add tlog-cosignature v1 lines (type 0x04): :class:`Cosigner` makes them and
+:class:`CosignatureVerifier` checks them (the timestamp is returned, not judged).
+"""
+
+from __future__ import annotations
+
+import re
+import struct
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ledger.encoding import decode_b64, encode_b64
+from ledger.errors import BadSignatureError, DecodeError, SchemaError
+from ledger.keys import PublicKey, SigningKey
+from ledger.merkle import HASH_SIZE
+from ledger.signed_note import (
+    COSIGNATURE_V1,
+    Note,
+    NoteSignature,
+    NoteSigner,
+    NoteVerifier,
+    check_key_name,
+    key_id,
+    parse_note,
+    verify_note,
+)
+
+MAX_TREE_SIZE = 2**63 - 1
+MAX_EXTENSIONS = 16
+_SIZE = re.compile(r"0|[1-9][0-9]{0,18}")
+_COSIGNATURE_HEADER = "cosignature/v1\n"
+_TIMESTAMP = struct.Struct(">Q")
+
+
+@dataclass(frozen=True, slots=True)
+class Checkpoint:
+    """A parsed checkpoint: origin, tree size, root hash, extensions, and its whole note."""
+
+    origin: str
+    size: int
+    root: bytes
+    extensions: tuple[str, ...]
+    note: Note
+
+    @property
+    def text(self) -> str:
+        """The checkpoint body (the note text every signature covers)."""
+        return self.note.text
+
+    def __str__(self) -> str:
+        return str(self.note)
+
+    @classmethod
+    def from_note(cls, data: str | bytes | Note) -> Checkpoint:
+        """Parse a signed checkpoint strictly; signatures are not checked here (see verify)."""
+        note = data if isinstance(data, Note) else parse_note(data)
+        origin, size, root, extensions = parse_body(note.text)
+        return cls(origin, size, root, extensions, note)
+
+    def verify(self, verifiers: Sequence[NoteVerifier]) -> list[NoteVerifier]:
+        """The known keys that signed this checkpoint; raises unless at least one did."""
+        return verify_note(self.note, verifiers)
+
+    def with_signature(self, signature: NoteSignature) -> Checkpoint:
+        return Checkpoint(
+            self.origin, self.size, self.root, self.extensions, self.note.with_signature(signature)
+        )
+
+
+def format_body(origin: str, size: int, root: bytes, extensions: Sequence[str] = ()) -> str:
+    """The checkpoint note text for these values (validated as strictly as a parse)."""
+    text = "".join(f"{line}\n" for line in (origin, str(size), encode_b64(root), *extensions))
+    parse_body(text)
+    return text
+
+
+def parse_body(text: str) -> tuple[str, int, bytes, tuple[str, ...]]:
+    """Split checkpoint note text into origin, size, root hash and extension lines."""
+    if not text.endswith("\n"):
+        raise SchemaError("checkpoint text must end with a newline")
+    lines = text[:-1].split("\n")
+    if len(lines) < 3:
+        raise SchemaError("a checkpoint has an origin, a tree size and a root hash line")
+    origin, size_text, root_text, *extensions = lines
+    if not origin:
+        raise SchemaError("checkpoint origin line is empty")
+    if not _SIZE.fullmatch(size_text) or int(size_text) > MAX_TREE_SIZE:
+        raise SchemaError(f"checkpoint tree size {size_text!r} is not a canonical decimal")
+    try:
+        root = decode_b64(root_text, length=HASH_SIZE, what="checkpoint root hash")
+    except DecodeError as exc:
+        raise SchemaError(exc.diagnostics()) from exc
+    if len(extensions) > MAX_EXTENSIONS:
+        raise SchemaError(f"a checkpoint carries at most {MAX_EXTENSIONS} extension lines")
+    if any(not line for line in extensions):
+        raise SchemaError("checkpoint extension lines must not be empty")
+    return origin, int(size_text), root, tuple(extensions)
+
+
+def sign_checkpoint(
+    origin: str, size: int, root: bytes, key: SigningKey, extensions: Sequence[str] = ()
+) -> Checkpoint:
+    """A checkpoint signed by the log's key under the key name = origin."""
+    text = format_body(origin, size, root, extensions)
+    signature = NoteSigner(origin, key).sign(text)
+    return Checkpoint.from_note(Note(text, (signature,)))
+
+
+def log_verifier(origin: str, public_key: PublicKey) -> NoteVerifier:
+    """The verifier of a log's own checkpoint signature (name = origin, Ed25519)."""
+    return NoteVerifier(origin, public_key)
+
+
+def _cosigned_message(text: str, timestamp: int) -> bytes:
+    return f"{_COSIGNATURE_HEADER}time {timestamp}\n{text}".encode()
+
+
+class CosignatureVerifier(NoteVerifier):
+    """A witness's Ed25519 cosignature key (tlog-cosignature v1, type 0x04)."""
+
+    sig_type = COSIGNATURE_V1
+
+    def verify(self, text: str, signature: NoteSignature) -> None:
+        self.timestamp(text, signature)
+
+    def timestamp(self, text: str, signature: NoteSignature) -> int:
+        """Verify the cosignature over ``text`` and return the time it states."""
+        if len(signature.signature) != _TIMESTAMP.size + 64:
+            raise BadSignatureError(f"cosignature by {self.name} is not 8 + 64 bytes")
+        (timestamp,) = _TIMESTAMP.unpack(signature.signature[: _TIMESTAMP.size])
+        if timestamp > MAX_TREE_SIZE:
+            raise BadSignatureError(f"cosignature by {self.name} has a timestamp beyond 2**63")
+        try:
+            self.public_key.verify_raw(
+                _cosigned_message(text, timestamp), signature.signature[_TIMESTAMP.size :]
+            )
+        except BadSignatureError as exc:
+            raise BadSignatureError(f"cosignature by {self.name} does not verify") from exc
+        return timestamp
+
+
+class Cosigner:
+    """A witness key that cosigns checkpoints it has checked (tlog-cosignature v1)."""
+
+    def __init__(self, name: str, key: SigningKey) -> None:
+        self.name = check_key_name(name)
+        self.key = key
+        self.key_id = key_id(name, COSIGNATURE_V1, key.public.raw)
+
+    def cosign(self, checkpoint: Checkpoint, timestamp: int) -> NoteSignature:
+        """The cosignature line for ``checkpoint`` at POSIX time ``timestamp``.
+
+        The caller has already checked that the checkpoint consistently extends what it saw.
+        """
+        if not 0 <= timestamp <= MAX_TREE_SIZE:
+            raise ValueError("a cosignature timestamp is between 0 and 2**63 - 1")
+        signature = self.key.sign_raw(_cosigned_message(checkpoint.text, timestamp))
+        return NoteSignature(self.name, self.key_id, _TIMESTAMP.pack(timestamp) + signature)
+
+    def verifier(self) -> CosignatureVerifier:
+        return CosignatureVerifier(self.name, self.key.public)

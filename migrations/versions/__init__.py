@@ -1,0 +1,1 @@
+"""Alembic revision scripts, one linear history (``down_revision`` chains them)."""

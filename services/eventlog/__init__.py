@@ -1,0 +1,29 @@
+"""The shared event store: signed, append-only, Merkle-tree event logs on PostgreSQL.
+
+See docs/eventlog.md for the API, the exact leaf bytes and the proof policy.
+"""
+
+from services.eventlog.errors import (
+    CheckpointRefused,
+    EventLogError,
+    StoreUnavailable,
+    StreamConflict,
+    TamperedLog,
+)
+from services.eventlog.leaf import Event, NewEvent, event_leaf
+from services.eventlog.store import SCHEMAS, EventLog, LogHead, Transaction
+
+__all__ = [
+    "SCHEMAS",
+    "CheckpointRefused",
+    "Event",
+    "EventLog",
+    "EventLogError",
+    "LogHead",
+    "NewEvent",
+    "StoreUnavailable",
+    "StreamConflict",
+    "TamperedLog",
+    "Transaction",
+    "event_leaf",
+]

@@ -1,0 +1,77 @@
+"""Every SQL statement of the event store, bound once to a validated schema name.
+
+Schema names cannot be query parameters, so they are spliced into these templates in one
+place, after :data:`SCHEMA_NAME` has checked them; everything else is a ``$n`` parameter.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, fields
+
+SCHEMA_NAME = re.compile(r"[a-z][a-z0-9_]{0,62}")
+
+_EVENT_COLUMNS = "seq, stream, stream_version, type, body::text, recorded_at, leaf_hash, signature"
+
+
+@dataclass(frozen=True, slots=True)
+class Statements:
+    """The store's statements; ``{s}`` is the schema, ``{e}`` the event columns."""
+
+    lock_head: str = "SELECT size, edge, clock_timestamp() FROM {s}.log_head FOR UPDATE"
+    read_head: str = "SELECT size, edge FROM {s}.log_head"
+    head_size: str = "SELECT size FROM {s}.log_head"
+    update_head: str = "UPDATE {s}.log_head SET size = $1, edge = $2::bytea[]"
+    stream_versions: str = (
+        "SELECT stream, max(stream_version) FROM {s}.events "
+        "WHERE stream = ANY($1::text[]) GROUP BY stream"
+    )
+    insert_events: str = (
+        "INSERT INTO {s}.events (seq, stream, stream_version, type, body, recorded_at,"
+        " leaf_hash, signature) SELECT e.seq, e.stream, e.version, e.type, e.body::jsonb, $6,"
+        " e.leaf_hash, e.signature FROM unnest($1::bigint[], $2::text[], $3::int[],"
+        " $4::text[], $5::text[], $7::bytea[], $8::bytea[])"
+        " AS e(seq, stream, version, type, body, leaf_hash, signature)"
+    )
+    insert_nodes: str = (
+        "INSERT INTO {s}.tree_nodes (level, idx, hash) "
+        "SELECT * FROM unnest($1::smallint[], $2::bigint[], $3::bytea[])"
+    )
+    read_feed: str = "SELECT {e} FROM {s}.events WHERE seq > $1 ORDER BY seq LIMIT $2"
+    read_range: str = "SELECT {e} FROM {s}.events WHERE seq >= $1 AND seq < $2 ORDER BY seq"
+    read_stream: str = (
+        "SELECT {e} FROM {s}.events WHERE stream = $1 AND stream_version > $2"
+        " ORDER BY stream_version LIMIT $3"
+    )
+    read_event: str = "SELECT {e} FROM {s}.events WHERE seq = $1"
+    read_subtrees: str = (
+        "SELECT 0, seq, leaf_hash FROM {s}.events WHERE seq = ANY($1::bigint[]) "
+        "UNION ALL SELECT t.level, t.idx, t.hash FROM {s}.tree_nodes t "
+        "JOIN unnest($2::smallint[], $3::bigint[]) AS w(level, idx) "
+        "ON t.level = w.level AND t.idx = w.idx"
+    )
+    read_nodes_closed_by: str = (
+        "SELECT t.level, t.idx, t.hash FROM {s}.tree_nodes t "
+        "JOIN unnest($1::smallint[], $2::bigint[], $3::bigint[]) AS w(level, lo, hi) "
+        "ON t.level = w.level AND t.idx >= w.lo AND t.idx < w.hi"
+    )
+    count_nodes: str = "SELECT count(*) FROM {s}.tree_nodes"
+    latest_checkpoint: str = (
+        "SELECT tree_size, root_hash, note FROM {s}.checkpoints ORDER BY tree_size DESC LIMIT 1"
+    )
+    all_checkpoints: str = (
+        "SELECT tree_size, root_hash, note FROM {s}.checkpoints ORDER BY tree_size"
+    )
+    insert_checkpoint: str = (
+        "INSERT INTO {s}.checkpoints (tree_size, root_hash, note) VALUES ($1, $2, $3)"
+    )
+
+    @classmethod
+    def for_schema(cls, schema: str) -> Statements:
+        if not SCHEMA_NAME.fullmatch(schema):
+            raise ValueError(f"not a schema name: {schema!r}")
+        bound = {
+            f.name: str(f.default).replace("{s}", schema).replace("{e}", _EVENT_COLUMNS)
+            for f in fields(cls)
+        }
+        return cls(**bound)

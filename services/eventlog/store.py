@@ -1,0 +1,365 @@
+"""The signed, append-only event log of one service, on PostgreSQL (asyncpg).
+
+Every append takes the row lock on the log's head row first and holds it until commit, so
+appends to one log are serialized: ``seq`` is dense (0, 1, 2, ... = the Merkle leaf index)
+and commit order is ``seq`` order, which is what lets a feed reader poll ``seq > N`` without
+ever skipping an event. Projections join the same transaction::
+
+    async with log.transaction() as tx:
+        event = await tx.append("print/CZ-MODEL-A-0042", 0, "stamped", {...})
+        await tx.conn.execute("INSERT INTO mint.prints ...", ...)
+
+Each append stores the complete Merkle subtrees it closes, so proofs are served from
+O(log n) stored hashes however long the log grows.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, TypeVar
+
+import asyncpg
+
+from ledger.checkpoint import Checkpoint, sign_checkpoint
+from ledger.errors import LedgerError, ProofError
+from ledger.keys import SigningKey
+from ledger.merkle import (
+    CompactRange,
+    consistency_proof,
+    inclusion_proof,
+    leaf_hash,
+    required_subtrees,
+    root_from,
+    verify_consistency,
+)
+from services.eventlog.errors import (
+    CheckpointRefused,
+    EventLogError,
+    StoreUnavailable,
+    StreamConflict,
+)
+from services.eventlog.leaf import Event, NewEvent, event_leaf
+from services.eventlog.sql import Statements
+
+T = TypeVar("T")
+
+#: The schemas the migrations create, one per service.
+SCHEMAS = ("mint", "treasury", "notary")
+MAX_BATCH = 50_000
+MAX_READ = 10_000
+
+
+def _event(row: asyncpg.Record) -> Event:
+    return Event(
+        seq=row[0],
+        stream=row[1],
+        stream_version=row[2],
+        type=row[3],
+        body=json.loads(row[4]),
+        recorded_at=row[5],
+        leaf_hash=row[6],
+        signature=row[7],
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class LogHead:
+    """The log's current size and Merkle root."""
+
+    size: int
+    root: bytes
+
+
+@asynccontextmanager
+async def _wrapped() -> AsyncIterator[None]:
+    """Turn driver failures into :class:`StoreUnavailable`; our own errors pass through."""
+    try:
+        yield
+    except LedgerError:
+        raise
+    except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError) as exc:
+        raise StoreUnavailable(f"event store failure: {exc.__class__.__name__}: {exc}") from exc
+
+
+class Transaction:
+    """One database transaction on the log: appends plus the caller's projection SQL."""
+
+    def __init__(self, log: EventLog, conn: asyncpg.Connection) -> None:
+        self._log = log
+        self.conn = conn
+        self._edge: CompactRange | None = None
+        self._now: datetime | None = None
+        self._versions: dict[str, int] = {}
+
+    async def _lock(self) -> CompactRange:
+        """Take the log's head lock (once per transaction) and load its right edge."""
+        if self._edge is None:
+            row = await self.conn.fetchrow(self._log.sql.lock_head)
+            if row is None:
+                raise EventLogError(f"log {self._log.schema} has no head row: run migrations")
+            self._edge = CompactRange(row[0], list(row[1]))
+            self._now = row[2]
+        return self._edge
+
+    async def _current_versions(self, streams: Iterable[str]) -> dict[str, int]:
+        wanted = sorted({s for s in streams if s not in self._versions})
+        if wanted:
+            rows = await self.conn.fetch(self._log.sql.stream_versions, wanted)
+            found = {r[0]: r[1] for r in rows}
+            for stream in wanted:
+                self._versions[stream] = found.get(stream, 0)
+        return self._versions
+
+    async def append(
+        self, stream: str, expected_version: int, type: str, body: Mapping[str, Any]
+    ) -> Event:
+        """Append one event; ``expected_version`` is the stream's current version (0 if new)."""
+        (event,) = await self.append_batch([NewEvent(stream, expected_version, type, body)])
+        return event
+
+    async def append_batch(self, items: Sequence[NewEvent]) -> list[Event]:
+        """Append many events in order, all or none; each names the version it expects."""
+        if not items:
+            return []
+        if len(items) > MAX_BATCH:
+            raise EventLogError(f"a batch holds at most {MAX_BATCH} events, not {len(items)}")
+        async with _wrapped():
+            edge = await self._lock()
+            versions = await self._current_versions(item.stream for item in items)
+            assert self._now is not None
+            events = self._log._sign(edge, versions, items, self._now)
+            nodes: list[tuple[int, int, bytes]] = []
+            for event in events:
+                nodes.extend(edge.append(event.leaf_hash))
+            await self._insert(events, nodes, edge)
+        return events
+
+    async def _insert(
+        self, events: list[Event], nodes: list[tuple[int, int, bytes]], edge: CompactRange
+    ) -> None:
+        sql = self._log.sql
+        try:
+            await self.conn.execute(
+                sql.insert_events,
+                [e.seq for e in events],
+                [e.stream for e in events],
+                [e.stream_version for e in events],
+                [e.type for e in events],
+                [json.dumps(e.body, ensure_ascii=False) for e in events],
+                events[0].recorded_at,
+                [e.leaf_hash for e in events],
+                [e.signature for e in events],
+            )
+        except asyncpg.UniqueViolationError as exc:
+            # Only a writer bypassing the head lock can get here; report it as a conflict.
+            raise EventLogError(f"concurrent write outside the log's lock: {exc}") from exc
+        if nodes:
+            await self.conn.execute(
+                sql.insert_nodes,
+                [n[0] for n in nodes],
+                [n[1] for n in nodes],
+                [n[2] for n in nodes],
+            )
+        await self.conn.execute(sql.update_head, edge.size, edge.hashes)
+
+
+class EventLog:
+    """The event log of one service, in its own schema, signed by the service's key."""
+
+    def __init__(self, pool: asyncpg.Pool, *, schema: str, origin: str, key: SigningKey) -> None:
+        self.sql = Statements.for_schema(schema)
+        self.pool = pool
+        self.schema = schema
+        self.origin = origin
+        self.key = key
+
+    # -- appending -------------------------------------------------------------------------
+
+    @asynccontextmanager
+    async def transaction(self) -> AsyncIterator[Transaction]:
+        """A transaction for appends and projections; it commits when the block exits."""
+        async with _wrapped(), self.pool.acquire() as conn, conn.transaction():
+            yield Transaction(self, conn)
+
+    async def append(
+        self, stream: str, expected_version: int, type: str, body: Mapping[str, Any]
+    ) -> Event:
+        """Append one event in a transaction of its own."""
+        async with self.transaction() as tx:
+            return await tx.append(stream, expected_version, type, body)
+
+    async def append_batch(self, items: Sequence[NewEvent]) -> list[Event]:
+        """Append many events in one transaction of their own."""
+        async with self.transaction() as tx:
+            return await tx.append_batch(items)
+
+    def _sign(
+        self,
+        edge: CompactRange,
+        versions: dict[str, int],
+        items: Sequence[NewEvent],
+        now: datetime,
+    ) -> list[Event]:
+        """Number, version-check, canonicalize, hash and sign ``items`` (nothing written)."""
+        events: list[Event] = []
+        pending = dict(versions)
+        for offset, item in enumerate(items):
+            actual = pending[item.stream]
+            if item.expected_version != actual:
+                raise StreamConflict(item.stream, item.expected_version, actual)
+            pending[item.stream] = actual + 1
+            body = dict(item.body)
+            seq = edge.size + offset
+            leaf = event_leaf(
+                seq=seq,
+                stream=item.stream,
+                stream_version=actual + 1,
+                type=item.type,
+                body=body,
+                recorded_at=now,
+            )
+            events.append(
+                Event(
+                    seq=seq,
+                    stream=item.stream,
+                    stream_version=actual + 1,
+                    type=item.type,
+                    body=body,
+                    recorded_at=now,
+                    leaf_hash=leaf_hash(leaf),
+                    signature=self.key.sign_raw(leaf),
+                )
+            )
+        versions.update(pending)
+        return events
+
+    # -- reading ---------------------------------------------------------------------------
+
+    async def head(self) -> LogHead:
+        """Size and root of the log as of the last commit."""
+        async with _wrapped():
+            row = await self.pool.fetchrow(self.sql.read_head)
+        if row is None:
+            raise EventLogError(f"log {self.schema} has no head row: run migrations")
+        edge = CompactRange(row[0], list(row[1]))
+        return LogHead(edge.size, edge.root())
+
+    async def read(self, after: int = -1, limit: int = 1000) -> list[Event]:
+        """The feed: events with ``seq > after`` in ``seq`` order, at most ``limit`` of them."""
+        limit = max(1, min(limit, MAX_READ))
+        async with _wrapped():
+            rows = await self.pool.fetch(self.sql.read_feed, after, limit)
+        return [_event(r) for r in rows]
+
+    async def read_stream(self, stream: str, after_version: int = 0) -> list[Event]:
+        """The events of one stream with a version above ``after_version``, in order."""
+        async with _wrapped():
+            rows = await self.pool.fetch(
+                self.sql.read_stream,
+                stream,
+                after_version,
+                MAX_READ,
+            )
+        return [_event(r) for r in rows]
+
+    async def event(self, seq: int) -> Event | None:
+        """The event at ``seq``, or None past the end."""
+        async with _wrapped():
+            row = await self.pool.fetchrow(self.sql.read_event, seq)
+        return None if row is None else _event(row)
+
+    # -- proofs ----------------------------------------------------------------------------
+
+    async def _serve(
+        self, conn: asyncpg.Connection, build: Callable[[Callable[[int, int], bytes]], T]
+    ) -> T:
+        """Run a proof builder over the stored subtree hashes it needs, fetched in one query."""
+        needed = required_subtrees(build)
+        rows = await conn.fetch(
+            self.sql.read_subtrees,
+            [i for level, i in needed if level == 0],
+            [level for level, _ in needed if level > 0],
+            [i for level, i in needed if level > 0],
+        )
+        found = {(r[0], r[1]): bytes(r[2]) for r in rows}
+
+        def get(level: int, index: int) -> bytes:
+            try:
+                return found[(level, index)]
+            except KeyError:
+                raise EventLogError(f"stored subtree ({level}, {index}) is missing") from None
+
+        return build(get)
+
+    async def _checked_size(self, conn: asyncpg.Connection, size: int) -> None:
+        current = await conn.fetchval(self.sql.head_size)
+        if size > current:
+            raise ProofError(f"tree size {size} is beyond the log's size {current}")
+
+    async def inclusion_proof(self, index: int, size: int) -> list[bytes]:
+        """Audit path of leaf ``index`` in the tree of ``size`` leaves."""
+        async with _wrapped(), self.pool.acquire() as conn:
+            await self._checked_size(conn, size)
+            return await self._serve(conn, lambda get: inclusion_proof(index, size, get))
+
+    async def consistency_proof(self, size1: int, size2: int) -> list[bytes]:
+        """Proof that the tree of ``size1`` leaves is a prefix of the tree of ``size2``."""
+        async with _wrapped(), self.pool.acquire() as conn:
+            await self._checked_size(conn, size2)
+            return await self._serve(conn, lambda get: consistency_proof(size1, size2, get))
+
+    async def root(self, size: int) -> bytes:
+        """The Merkle root of the first ``size`` events, from stored subtrees."""
+        async with _wrapped(), self.pool.acquire() as conn:
+            await self._checked_size(conn, size)
+            return await self._serve(conn, lambda get: root_from(size, get))
+
+    # -- checkpoints -----------------------------------------------------------------------
+
+    async def create_checkpoint(self) -> Checkpoint:
+        """Sign a checkpoint of the current head, consistent with the last one signed.
+
+        Holds the head lock, so the size cannot move underneath; re-signing an unchanged head
+        returns the stored checkpoint.
+        """
+        async with self.transaction() as tx:
+            edge = await tx._lock()
+            conn = tx.conn
+            size, root = edge.size, edge.root()
+            previous = await conn.fetchrow(self.sql.latest_checkpoint)
+            if previous is not None:
+                old_size, old_root = previous[0], bytes(previous[1])
+                if old_size == size and old_root == root:
+                    return Checkpoint.from_note(previous[2])
+                try:
+                    stored_old = await self._serve(conn, lambda get: root_from(old_size, get))
+                    proof = await self._serve(
+                        conn, lambda get: consistency_proof(old_size, size, get)
+                    )
+                    if stored_old != old_root:
+                        raise ProofError("stored subtrees disagree with the signed root")
+                    verify_consistency(old_size, size, old_root, root, proof)
+                except (ProofError, EventLogError) as exc:
+                    raise CheckpointRefused(
+                        f"refusing to sign size {size}: not consistent with the checkpoint "
+                        f"of size {old_size} ({exc.diagnostics()})"
+                    ) from exc
+            checkpoint = sign_checkpoint(self.origin, size, root, self.key)
+            await conn.execute(self.sql.insert_checkpoint, size, root, str(checkpoint))
+            return checkpoint
+
+    async def latest_checkpoint(self) -> Checkpoint | None:
+        """The most recent signed checkpoint, or None before the first."""
+        async with _wrapped():
+            row = await self.pool.fetchrow(self.sql.latest_checkpoint)
+        return None if row is None else Checkpoint.from_note(row[2])
+
+    async def checkpoints(self) -> list[Checkpoint]:
+        """Every signed checkpoint, oldest first."""
+        async with _wrapped():
+            rows = await self.pool.fetch(self.sql.all_checkpoints)
+        return [Checkpoint.from_note(r[2]) for r in rows]
