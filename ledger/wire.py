@@ -12,9 +12,19 @@ import json
 from collections.abc import Mapping
 from typing import Annotated, Any, ClassVar, Self
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, ValidationInfo
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    ValidationInfo,
+    model_serializer,
+)
 
-from ledger.canonical import object_hash
+from ledger.armor import armor, dearmor
+from ledger.canonical import jcs, object_hash
 from ledger.encoding import decode_b64url, encode_b64url
 from ledger.errors import DecodeError, KeyFormatError, LedgerError, SchemaError, UnknownKindError
 from ledger.keys import SIGNATURE_SIZE, PublicKey, SigningKey
@@ -146,9 +156,13 @@ class SignedModel(KindedModel):
 
     sig: SignatureText
 
-    def to_wire(self) -> dict[str, Any]:
-        """The JSON object that travels, ``sig`` last for a reader's eye."""
-        return {**self.body(), "sig": self.sig}
+    @model_serializer(mode="wrap")
+    def _sig_last(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """``sig`` goes last on the wire, for a reader's eye (signing ignores key order)."""
+        data = handler(self)
+        if "sig" in data:
+            data["sig"] = data.pop("sig")
+        return data
 
     def body(self) -> dict[str, Any]:
         """The signed part: the wire object without ``sig``."""
@@ -170,3 +184,22 @@ class SignedModel(KindedModel):
         """
         body = cls.from_wire({**fields, "kind": cls.KIND, "sig": "A" * 86}).body()
         return cls.from_wire({**body, "sig": key.sign(cls.KIND, body)})
+
+
+class ArmoredModel(KindedModel):
+    """A kinded object that travels as an armored block of its canonical JSON."""
+
+    LABEL: ClassVar[str]
+
+    def to_armor(self) -> str:
+        """The armored text: RFC 8785 JSON of the wire object inside a ``LABEL`` block."""
+        return armor(self.LABEL, jcs(self.to_wire()))
+
+    @classmethod
+    def from_armor(cls, text: str) -> Self:
+        """Parse an armored block; its JSON must be canonical (one text per object)."""
+        data = dearmor(text, cls.LABEL)
+        obj = parse_json(data, what=cls.WHAT)
+        if jcs(obj) != data:
+            raise DecodeError(f"the {cls.LABEL} does not hold canonical JSON (RFC 8785)")
+        return cls.from_wire(obj)
