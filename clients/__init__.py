@@ -1,0 +1,1 @@
+"""Clients of THE WINDOW: the player CLI ``cz`` and the league API client."""

@@ -1,0 +1,138 @@
+"""``cz``: the player's command line for THE WINDOW.
+
+One subcommand group per thing a player does: ``cz table`` plays and replays tables locally
+(later groups — stamp, claim, buy, trade, wallet — talk to a league and slot in beside it as
+further ``_add_*`` functions). Output is JSON on stdout; every refusal is one line on stderr
+and exit status 2 (a :class:`ledger.errors.LedgerError`'s ``diagnostics()``), never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from game.window import new_base_table, new_market_table, parse_record, reckon, replay, to_json
+from ledger.errors import DecodeError, LedgerError, SizeLimitError
+
+#: The largest record file ``cz table replay`` reads.
+MAX_RECORD_BYTES = 1 << 20
+
+Handler = Callable[[argparse.Namespace], int]
+
+
+def _print_json(value: Any) -> None:
+    sys.stdout.write(json.dumps(value, indent=2, ensure_ascii=False) + "\n")
+
+
+def _read_record(path: str) -> Any:
+    if path == "-":
+        raw = sys.stdin.buffer.read(MAX_RECORD_BYTES + 1)
+    else:
+        try:
+            with Path(path).open("rb") as f:
+                raw = f.read(MAX_RECORD_BYTES + 1)
+        except OSError as exc:
+            raise DecodeError(f"cannot read {path}: {exc.strerror}") from None
+    if len(raw) > MAX_RECORD_BYTES:
+        raise SizeLimitError(f"a record is at most {MAX_RECORD_BYTES} bytes")
+    try:
+        return json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise DecodeError(f"{path} is not JSON: {exc}") from None
+
+
+def _seed(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if not 0 <= value < 2**63:
+        raise argparse.ArgumentTypeError("a seed is a whole number from 0 to 2**63 - 1")
+    return value
+
+
+def table_replay(args: argparse.Namespace) -> int:
+    """Replay a record and print the final position, the columns and the verdict."""
+    state = replay(parse_record(_read_record(args.record)))
+    reckoning = reckon(state)
+    _print_json(
+        {
+            "position": to_json(state),
+            "columns": [
+                {"substance": s, "form": f, "holdings": h} for s, f, h in reckoning.columns
+            ],
+            "verdict": [v.value for v in reckoning.verdicts] if state.is_over else None,
+        }
+    )
+    return 0
+
+
+def table_new(args: argparse.Namespace) -> int:
+    """Print the opening position of a seeded base or market table."""
+    convene = new_base_table if args.kind == "base" else new_market_table
+    _print_json(to_json(convene(args.seed)))
+    return 0
+
+
+def _add_table(commands: argparse._SubParsersAction) -> None:
+    table = commands.add_parser(
+        "table",
+        help="play and replay tables of THE WINDOW locally",
+        description="Tables of THE WINDOW, played by the rules engine on this machine.",
+    )
+    sub = table.add_subparsers(dest="table_command", required=True, metavar="COMMAND")
+    rep = sub.add_parser(
+        "replay",
+        help="replay a table record; print the final position, columns and verdict (JSON)",
+        description=(
+            "Replay RECORD (a cz-table-record/1 JSON file, or - for stdin: a deal and its "
+            "actions in notation, see docs/formats.md). Prints the final position, the three "
+            "columns per seat and the verdict (null while the table is open). An illegal "
+            "action stops the replay: one line naming the action, its turn and the rule, exit 2."
+        ),
+    )
+    rep.add_argument("record", metavar="RECORD", help="path of the record, or - for stdin")
+    rep.set_defaults(handler=table_replay)
+    new = sub.add_parser(
+        "new",
+        help="print a fresh seeded deal as a position (JSON)",
+        description=(
+            "Convene a table and print its opening position. base: the base six, three per "
+            "seat (I.5); market: thirteen, five per seat and three to the market (IV.2). The "
+            "deal is random.Random(SEED).shuffle of the titles in book order."
+        ),
+    )
+    new.add_argument("--kind", choices=("base", "market"), required=True, help="the table")
+    new.add_argument("--seed", type=_seed, required=True, metavar="N", help="the deal's seed (≥ 0)")
+    new.set_defaults(handler=table_new)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="cz",
+        description=(
+            "THE WINDOW (Contra-Zero Certificates), the player's client. "
+            "Try: cz table new --kind market --seed 7"
+        ),
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    _add_table(commands)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    handler: Handler = args.handler
+    try:
+        return handler(args)
+    except LedgerError as exc:
+        sys.stderr.write(f"cz: {exc.diagnostics()}\n")
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
