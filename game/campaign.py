@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field, replace
-from enum import StrEnum
 from types import MappingProxyType
 from typing import Any
 
 from game.economy.collection import Collection
 from game.economy.prints import MISPRINT, Finish, Print
 from game.window.catalog import ARCHIVE_SETS, CardSet
+from game.window.scoring import Verdict
 from ledger.errors import LedgerError, SchemaError
 
 CLERKS = 4
@@ -31,14 +31,6 @@ CLERKS_TO_BREAK_SEAL = 3
 CHAIRS = 12
 #: The Misprint is paid for the first Balance at this Chair or above (IV.6).
 MISPRINT_FROM_CHAIR = 6
-
-
-class Result(StrEnum):
-    """A settled table's verdict for the player: never a number, never added (I.9, I.10)."""
-
-    WIN = "win"
-    LOSS = "loss"
-    BALANCE = "balance"
 
 
 class CampaignRefusal(LedgerError):
@@ -102,8 +94,8 @@ def chair(n: int) -> Venue:
     return Venue("chair", n)
 
 
-def _both(win: int, balance: int) -> MappingProxyType[Result, int]:
-    return MappingProxyType({Result.WIN: win, Result.BALANCE: balance, Result.LOSS: 0})
+def _both(win: int, balance: int) -> MappingProxyType[Verdict, int]:
+    return MappingProxyType({Verdict.WIN: win, Verdict.BALANCE: balance, Verdict.LOSS: 0})
 
 
 #: Unstamped marks per result (V.5: "marks earned at the tables"). A loss pays nothing. The
@@ -113,7 +105,7 @@ CLERK_MARKS = _both(10, 10)
 ASSESSOR_MARKS = _both(25, 25)
 REGISTRAR_FIRST_MARKS = _both(100, 150)
 REGISTRAR_REPEAT_MARKS = _both(30, 45)
-CHAIR_MARKS: MappingProxyType[int, MappingProxyType[Result, int]] = MappingProxyType(
+CHAIR_MARKS: MappingProxyType[int, MappingProxyType[Verdict, int]] = MappingProxyType(
     {n: _both(10 + 10 * n, 10 + 10 * n) for n in range(1, CHAIRS + 1)}
 )
 #: Sealed (unopened) bundles per repeat settlement at a Registrar (IV.5).
@@ -137,10 +129,10 @@ class Tally:
         """A win or a Balance settles (IV.1, IV.5); a loss does not."""
         return self.wins > 0 or self.balances > 0
 
-    def counted(self, result: Result) -> Tally:
-        if result is Result.WIN:
+    def counted(self, result: Verdict) -> Tally:
+        if result is Verdict.WIN:
             return replace(self, wins=self.wins + 1)
-        if result is Result.LOSS:
+        if result is Verdict.LOSS:
             return replace(self, losses=self.losses + 1)
         return replace(self, balances=self.balances + 1)
 
@@ -238,7 +230,7 @@ def all_venues() -> list[Venue]:
     return [*clerks, ASSESSOR, *registrars, *(chair(n) for n in range(1, CHAIRS + 1))]
 
 
-def settle(state: Campaign, venue: Venue, result: Result) -> tuple[Campaign, Reward]:
+def settle(state: Campaign, venue: Venue, result: Verdict) -> tuple[Campaign, Reward]:
     """Record one finished table at ``venue`` and pay what IV.1–IV.6 and the marks table say.
 
     A locked venue is refused (its table could not have been convened). The reward is added to
@@ -264,9 +256,9 @@ def settle(state: Campaign, venue: Venue, result: Result) -> tuple[Campaign, Rew
 
 
 def _registrar_reward(
-    state: Campaign, venue: Venue, result: Result, *, first: bool
+    state: Campaign, venue: Venue, result: Verdict, *, first: bool
 ) -> tuple[Reward, Campaign]:
-    if result is Result.LOSS:
+    if result is Verdict.LOSS:
         return Reward(), state
     if not first:
         return (
@@ -288,12 +280,12 @@ def _registrar_reward(
     return reward, replace(state, draws=state.draws + 1)
 
 
-def _chair_reward(state: Campaign, venue: Venue, result: Result) -> tuple[Reward, Campaign]:
+def _chair_reward(state: Campaign, venue: Venue, result: Verdict) -> tuple[Reward, Campaign]:
     marks = CHAIR_MARKS[venue.number][result]
     prints: list[Print] = []
     bundles = 0
     reasons: list[str] = []
-    if result is Result.WIN and state.tally(venue).wins == 0:
+    if result is Verdict.WIN and state.tally(venue).wins == 0:
         clearings = state.cleared_chairs() + 1
         if clearings % BUNDLE_EVERY_NTH_CLEARING == 0:
             bundles += 1
@@ -301,7 +293,11 @@ def _chair_reward(state: Campaign, venue: Venue, result: Result) -> tuple[Reward
         if venue.number == CHAIRS:
             prints.append(TWELFTH_CHAIR_PRINT)
             reasons.append("IV.6: a holofoil Zenoseal for the first clearing of the Twelfth Chair")
-    if result is Result.BALANCE and venue.number >= MISPRINT_FROM_CHAIR and not state.misprint_paid:
+    if (
+        result is Verdict.BALANCE
+        and venue.number >= MISPRINT_FROM_CHAIR
+        and not state.misprint_paid
+    ):
         prints.append(MISPRINT)
         reasons.append("IV.6: the Misprint CZ-TALLY-000 for the first Balance at Chair VI+")
         state = replace(state, misprint_paid=True)

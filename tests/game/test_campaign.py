@@ -12,7 +12,6 @@ from game.campaign import (
     REGISTRAR_REPEAT_MARKS,
     Campaign,
     CampaignRefusal,
-    Result,
     Tally,
     Venue,
     chair,
@@ -22,12 +21,13 @@ from game.campaign import (
 )
 from game.economy.prints import MISPRINT, Finish, Print
 from game.window.catalog import ARCHIVE_SETS, CardSet
+from game.window.scoring import Verdict
 from ledger.errors import SchemaError
 
-W, L, B = Result.WIN, Result.LOSS, Result.BALANCE
+W, L, B = Verdict.WIN, Verdict.LOSS, Verdict.BALANCE
 
 
-def _play(state: Campaign, *steps: tuple[Venue, Result]) -> Campaign:
+def _play(state: Campaign, *steps: tuple[Venue, Verdict]) -> Campaign:
     for venue, result in steps:
         state, _ = settle(state, venue, result)
     return state
