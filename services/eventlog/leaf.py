@@ -77,6 +77,29 @@ def _check_json(value: object, depth: int = 0) -> None:
         raise SchemaError(f"event body values must be integral JSON, not {type(value).__name__}")
 
 
+def canonical_leaf(
+    *,
+    seq: int,
+    stream: str,
+    stream_version: int,
+    type: str,
+    body: Mapping[str, Any],
+    recorded_at: datetime,
+) -> bytes:
+    """The canonical leaf bytes of one event: the definition auditors recompute."""
+    return signing_bytes(
+        "event",
+        {
+            "seq": seq,
+            "stream": stream,
+            "stream_version": stream_version,
+            "type": type,
+            "body": body,
+            "recorded_at": format_time(recorded_at),
+        },
+    )
+
+
 def event_leaf(
     *,
     seq: int,
@@ -86,22 +109,19 @@ def event_leaf(
     body: Mapping[str, Any],
     recorded_at: datetime,
 ) -> bytes:
-    """The canonical leaf bytes of one event (see the module docstring)."""
+    """The leaf bytes of a new event, after checking it against the published limits."""
     _check_text(stream, "stream", MAX_STREAM_LENGTH)
     _check_text(type, "type", MAX_TYPE_LENGTH)
     if not isinstance(body, Mapping):
         raise SchemaError("event body must be a JSON object")
     _check_json(dict(body))
-    leaf = signing_bytes(
-        "event",
-        {
-            "seq": seq,
-            "stream": stream,
-            "stream_version": stream_version,
-            "type": type,
-            "body": dict(body),
-            "recorded_at": format_time(recorded_at),
-        },
+    leaf = canonical_leaf(
+        seq=seq,
+        stream=stream,
+        stream_version=stream_version,
+        type=type,
+        body=body,
+        recorded_at=recorded_at,
     )
     if len(leaf) > MAX_LEAF_BYTES:
         raise SizeLimitError(f"event is {len(leaf)} bytes; the limit is {MAX_LEAF_BYTES}")
@@ -123,7 +143,7 @@ class Event:
 
     def leaf(self) -> bytes:
         """Recompute the canonical leaf bytes from the content (never from ``leaf_hash``)."""
-        return event_leaf(
+        return canonical_leaf(
             seq=self.seq,
             stream=self.stream,
             stream_version=self.stream_version,

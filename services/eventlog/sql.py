@@ -21,6 +21,7 @@ class Statements:
     lock_head: str = "SELECT size, edge, clock_timestamp() FROM {s}.log_head FOR UPDATE"
     read_head: str = "SELECT size, edge FROM {s}.log_head"
     head_size: str = "SELECT size FROM {s}.log_head"
+    max_seq: str = "SELECT max(seq) FROM {s}.events"
     update_head: str = "UPDATE {s}.log_head SET size = $1, edge = $2::bytea[]"
     stream_versions: str = (
         "SELECT stream, max(stream_version) FROM {s}.events "

@@ -36,6 +36,7 @@ from ledger.merkle import (
     root_from,
     verify_consistency,
 )
+from services.eventlog.audit import VerifySummary, verify_all
 from services.eventlog.errors import (
     CheckpointRefused,
     EventLogError,
@@ -357,6 +358,17 @@ class EventLog:
         async with _wrapped():
             row = await self.pool.fetchrow(self.sql.latest_checkpoint)
         return None if row is None else Checkpoint.from_note(row[2])
+
+    async def verify_all(
+        self, *, database_url: str | None = None, workers: int | None = None
+    ) -> VerifySummary:
+        """Re-derive every leaf, signature, subtree and checkpoint; raise
+        :class:`~services.eventlog.errors.TamperedLog` naming the first bad ``seq``.
+
+        ``workers`` > 1 spreads the leaf pass over processes that connect to ``database_url``
+        (callers must be importable without side effects: workers start by forkserver).
+        """
+        return await verify_all(self, database_url=database_url, workers=workers)
 
     async def checkpoints(self) -> list[Checkpoint]:
         """Every signed checkpoint, oldest first."""
