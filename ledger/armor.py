@@ -27,8 +27,8 @@ COLUMNS = 64
 
 # RFC 7468 §3: label = labelchar *( ["-" / SP] labelchar ), labelchar = %x21-2C / %x2E-7E
 _LABEL = r"(?P<label>[\x21-\x2c\x2e-\x7e]+(?:[- ][\x21-\x2c\x2e-\x7e]+)*)"
-_BEGIN = re.compile(rf"^-----BEGIN {_LABEL}-----$")
-_END = re.compile(rf"^-----END {_LABEL}-----$")
+_BEGIN = re.compile(rf"-----BEGIN {_LABEL}-----")
+_END = re.compile(rf"-----END {_LABEL}-----")
 _SURROUNDING_WHITESPACE = " \t\r\n"
 
 
@@ -79,7 +79,7 @@ def _lines(block: str, label: str) -> list[str]:
 
 
 def _begin_label(lines: list[str], expected: str) -> str:
-    begin = _BEGIN.match(lines[0])
+    begin = _BEGIN.fullmatch(lines[0])
     if begin is None:
         if any("-----BEGIN " in line for line in lines):
             raise ArmorError("there is text before the -----BEGIN line; paste only the block")
@@ -93,7 +93,7 @@ def _begin_label(lines: list[str], expected: str) -> str:
 
 
 def _check_end(lines: list[str], label: str) -> None:
-    end = _END.match(lines[-1]) if len(lines) > 1 else None
+    end = _END.fullmatch(lines[-1]) if len(lines) > 1 else None
     if end is None:
         if any("-----END " in line for line in lines[1:]):
             raise ArmorError("there is text after the -----END line; paste only the block")

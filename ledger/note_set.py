@@ -10,24 +10,33 @@ from __future__ import annotations
 
 import re
 from functools import cached_property
-from typing import Annotated, Literal, NamedTuple, Self
+from typing import Annotated, NamedTuple, Self
 
-from pydantic import Field, model_validator
+from pydantic import AfterValidator, Field, model_validator
 
 from ledger.canonical import object_hash
 from ledger.errors import SchemaError, SerialError
 from ledger.limits import MAX_NOTES_PER_DENOMINATION, MAX_SERIAL_CHARS
 from ledger.wire import WireModel, WireTuple
 
-Denomination = Literal[1, 5, 25, 100]
-DENOMINATIONS: tuple[Denomination, ...] = (100, 25, 5, 1)
-_NOTE_SERIAL = re.compile(r"^CZ-M(?P<denomination>100|25|5|1)-(?P<number>[0-9]{6})$")
+DENOMINATIONS: tuple[int, ...] = (100, 25, 5, 1)
+
+
+def _check_denomination(value: int) -> int:
+    if value not in DENOMINATIONS:
+        raise ValueError(f"a denomination is one of 1, 5, 25, 100, not {value}")
+    return value
+
+
+#: A note denomination: a strict integer (pydantic's Literal would let ``true`` pass as 1).
+Denomination = Annotated[int, AfterValidator(_check_denomination)]
+_NOTE_SERIAL = re.compile(r"CZ-M(?P<denomination>100|25|5|1)-(?P<number>[0-9]{6})")
 
 
 class ParsedNoteSerial(NamedTuple):
     """A note serial taken apart."""
 
-    denomination: Denomination
+    denomination: int
     number: int
 
 
@@ -95,11 +104,11 @@ def parse_note_serial(serial: str, notes: NoteSet = DEFAULT_NOTE_SET) -> ParsedN
     """Take a note serial apart; a note outside ``notes`` is refused."""
     if not isinstance(serial, str) or len(serial) > MAX_SERIAL_CHARS:
         raise SerialError("a note serial is text like CZ-M25-000001")
-    match = _NOTE_SERIAL.match(serial)
+    match = _NOTE_SERIAL.fullmatch(serial)
     if match is None:
         raise SerialError(f"{serial!r} is not a note serial (CZ-M<1|5|25|100>-<NNNNNN>)")
     denomination = int(match["denomination"])
     number = int(match["number"])
     if denomination not in notes.count_of or not 1 <= number <= notes.count_of[denomination]:
         raise SerialError(f"{serial!r} is not a note of this league's note set")
-    return ParsedNoteSerial(denomination, number)  # type: ignore[arg-type]
+    return ParsedNoteSerial(denomination, number)

@@ -48,7 +48,7 @@ RUN_SIZES: dict[Rarity, tuple[int, int, int]] = {
 
 #: A title as printed: words of letters joined by hyphens (``Model-A``, ``Spend-Covering``).
 TitleText = Annotated[str, Field(pattern=r"^[A-Za-z]+(-[A-Za-z]+)*$", max_length=40)]
-_SERIAL = re.compile(r"^CZ-(?P<title>[A-Z]+(?:-[A-Z]+)*)-(?P<number>[0-9]{4})$")
+_SERIAL = re.compile(r"CZ-(?P<title>[A-Z]+(?:-[A-Z]+)*)-(?P<number>[0-9]{4})")
 
 
 class ParsedSerial(NamedTuple):
@@ -173,7 +173,7 @@ def parse_serial(serial: str, runs: PrintRunTable = DEFAULT_PRINT_RUNS) -> Parse
         raise SerialError("a print serial is text like CZ-MODEL-A-0042")
     if serial == MISPRINT_SERIAL:
         return ParsedSerial(MISPRINT_TITLE, 0, MISPRINT)
-    match = _SERIAL.match(serial)
+    match = _SERIAL.fullmatch(serial)
     if match is None:
         raise SerialError(f"{serial!r} is not a print serial (CZ-<TITLE>-<NNNN>, upper case)")
     run = runs.run(match["title"])

@@ -107,7 +107,7 @@ class WireModel(BaseModel):
         strict=True,
         extra="forbid",
         frozen=True,
-        validate_by_name=True,
+        validate_by_name=False,  # the wire has one spelling per field: ``from``, never ``from_``
         validate_by_alias=True,
         serialize_by_alias=True,
     )

@@ -1,0 +1,129 @@
+"""Addresses CZ-XXXX-XXXX-XXXX (DESIGN §3, Book V.2): derivation, lenient reading, check."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ledger.address import ALPHABET, address_matches, address_of, parse_address
+from ledger.errors import AddressError
+from ledger.keys import SigningKey
+
+SAMPLE = [SigningKey(hashlib.sha256(bytes([n])).digest()).public for n in range(48)]
+
+
+def _symbols(address: str) -> list[str]:
+    return list(address[3:].replace("-", ""))
+
+
+def _spell(symbols: list[str]) -> str:
+    body = "".join(symbols)
+    return f"CZ-{body[0:4]}-{body[4:8]}-{body[8:12]}"
+
+
+def test_address_is_first_50_bits_of_domain_hash_then_mod_1021_check() -> None:
+    """The ten data symbols are SHA-256(b"cz-addr-v1" + key)[:50 bits]; two check symbols
+    carry that value mod 1021, all upper-case Crockford base32."""
+    key = SAMPLE[0]
+    value = int.from_bytes(hashlib.sha256(b"cz-addr-v1" + key.raw).digest(), "big") >> (256 - 50)
+    check = value % 1021
+    digits = [(value >> (5 * (9 - i))) & 31 for i in range(10)] + [check >> 5, check & 31]
+    assert _symbols(address_of(key)) == [ALPHABET[d] for d in digits]
+    assert address_of(key).startswith("CZ-")
+    assert len(address_of(key)) == 17
+
+
+def test_crockford_alphabet_excludes_i_l_o_u() -> None:
+    """The alphabet is Crockford's: 32 symbols, none of I, L, O, U."""
+    assert len(set(ALPHABET)) == 32
+    assert not set("ILOU") & set(ALPHABET)
+
+
+def test_every_single_symbol_substitution_is_caught() -> None:
+    """Over a sample of keys, every one of the 12 symbols replaced by each of the 31 other
+    symbols is refused: the check catches every single-symbol error."""
+    for key in SAMPLE:
+        symbols = _symbols(address_of(key))
+        for position in range(12):
+            for other in ALPHABET:
+                if other == symbols[position]:
+                    continue
+                typo = symbols.copy()
+                typo[position] = other
+                with pytest.raises(AddressError):
+                    parse_address(_spell(typo))
+
+
+def test_every_adjacent_swap_is_caught() -> None:
+    """Over a sample of keys, swapping any two adjacent differing symbols (across the hyphens
+    too, data and check alike) is refused."""
+    swaps = 0
+    for key in SAMPLE:
+        symbols = _symbols(address_of(key))
+        for position in range(11):
+            if symbols[position] == symbols[position + 1]:
+                continue
+            typo = symbols.copy()
+            typo[position], typo[position + 1] = typo[position + 1], typo[position]
+            swaps += 1
+            with pytest.raises(AddressError):
+                parse_address(_spell(typo))
+    assert swaps > 400
+
+
+def test_lenient_reading_case_hyphens_and_confusable_letters() -> None:
+    """Lower case, missing or extra hyphens, I/L for 1, O for 0 and surrounding whitespace all
+    read as the same canonical address."""
+    key = next(k for k in SAMPLE if set(address_of(k)) & {"0", "1"})
+    canonical = address_of(key)
+    assert parse_address(canonical.lower()) == canonical
+    assert parse_address(canonical.replace("-", "")) == canonical
+    assert parse_address("-".join(canonical.replace("-", ""))) == canonical
+    assert parse_address(canonical.replace("1", "l").replace("0", "o")) == canonical
+    assert parse_address(canonical.replace("1", "I").replace("0", "O")) == canonical
+    assert parse_address(f"  {canonical}\n") == canonical
+    assert address_matches(canonical.lower(), key)
+    assert not address_matches(canonical, SAMPLE[1] if key != SAMPLE[1] else SAMPLE[2])
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("XZ-0000-0000-0000", "starts with CZ-"),
+        ("CZ-0000-0000-000", "12 symbols"),
+        ("CZ-0000-0000-00000", "12 symbols"),
+        ("CZ-0000-0000-000U", "not a symbol"),
+        ("CZ-0000-0000-00 0", "not a symbol"),
+        ("CZ-" + "0" * 80, "at most 64"),
+    ],
+)
+def test_malformed_addresses_are_refused_with_a_reason(text: str, message: str) -> None:
+    """Wrong prefix, wrong length, non-Crockford symbols and overlong text are AddressErrors
+    whose message says which."""
+    with pytest.raises(AddressError, match=message):
+        parse_address(text)
+
+
+def test_check_value_out_of_range_is_refused() -> None:
+    """Check symbols encode 0..1020; the values 1021..1023 can never be valid."""
+    symbols = _symbols(address_of(SAMPLE[0]))
+    symbols[10:12] = ["Z", "Z"]  # 1023
+    with pytest.raises(AddressError, match="check"):
+        parse_address(_spell(symbols))
+
+
+def test_non_text_is_refused() -> None:
+    """An address that is not text is an AddressError, not a TypeError."""
+    with pytest.raises(AddressError):
+        parse_address(b"CZ-0000-0000-0000")  # type: ignore[arg-type]
+
+
+@given(st.binary(min_size=32, max_size=32))
+def test_address_round_trips_through_its_own_parser(seed: bytes) -> None:
+    """Every key's address parses back to itself, in any case."""
+    address = address_of(SigningKey(seed).public)
+    assert parse_address(address) == address
+    assert parse_address(address.lower()) == address
