@@ -1,0 +1,209 @@
+"""C2SP signed notes, tlog checkpoints and cosignatures: the specs' examples and strict parsing."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ledger.checkpoint import Checkpoint, Cosigner, format_body, log_verifier, sign_checkpoint
+from ledger.errors import (
+    BadSignatureError,
+    DecodeError,
+    KeyFormatError,
+    SizeLimitError,
+    VerificationError,
+)
+from ledger.keys import SigningKey
+from ledger.merkle import EMPTY_ROOT
+from ledger.signed_note import (
+    NoteSigner,
+    key_id,
+    parse_note,
+    parse_vkey,
+    sign_note,
+    verify_note,
+)
+
+# c2sp.org/signed-note, "Verifier keys" example.
+SPEC_VKEY = "example.com/foo+530d903a+AekyeRrm56hApGFkyQR4ZCbV54Id2LKaANYcrnKv3U2k"
+SPEC_NOTE = (
+    "This is an example message.\n"
+    "\n"
+    "— example.com/foo Uw2QOkn8srV1yJGh2VYRlL1Tnagv1YEq6TfXppzi2ONncAlTgK7Ztg1ERYNZXsYjOBH3"
+    "mFXmRKuwHjG1Yu72IneyaQM=\n"
+)
+# c2sp.org/tlog-cosignature example: a checkpoint with a log signature and a cosignature.
+SPEC_COSIGNED = (
+    "example.com/behind-the-sofa\n"
+    "20852163\n"
+    "CsUYapGGPo4dkMgIAUqom/Xajj7h2fB2MPA3j2jxq2I=\n"
+    "\n"
+    "— example.com/behind-the-sofa Az3grlgtzPICa5OS8npVmf1Myq/5IZniMp+ZJurmRDeOoRDe4URYN7u5/Zhcy"
+    "v2q1gGzGku9nTo+zyWE+xeMcTOAYQ8=\n"
+    "— witness.example.com/w1 jWbPPwAAAABkGFDLEZMHwSRaJNiIDoe9DYn/zXcrtPHeolMI5OWXEhZCB9dlrDJsX3b2"
+    "oyin1nPZqhf5nNo0xUe+mbIUBkBIfZ+qnA==\n"
+)
+
+KEY = SigningKey(bytes(range(32)))
+ROOT = bytes(range(32))
+
+
+def test_the_signed_note_worked_example_verifies() -> None:
+    """The spec's example note verifies under the spec's verifier key, and only under it."""
+    verifier = parse_vkey(SPEC_VKEY)
+    assert verifier.key_id.hex() == "530d903a"
+    assert verifier.vkey() == SPEC_VKEY
+    note = parse_note(SPEC_NOTE)
+    assert note.text == "This is an example message.\n"
+    assert str(note) == SPEC_NOTE
+    assert verify_note(note, [verifier]) == [verifier]
+    altered = parse_note(SPEC_NOTE.replace("example message", "example massage"))
+    with pytest.raises(BadSignatureError, match=r"example\.com/foo"):
+        verify_note(altered, [verifier])
+
+
+def test_the_cosignature_example_parses_into_checkpoint_and_cosignature() -> None:
+    """The tlog-cosignature example parses: checkpoint fields, a log line, a 72-byte cosig."""
+    checkpoint = Checkpoint.from_note(SPEC_COSIGNED)
+    assert (checkpoint.origin, checkpoint.size) == ("example.com/behind-the-sofa", 20852163)
+    assert len(checkpoint.root) == 32
+    log_line, witness_line = checkpoint.note.signatures
+    assert log_line.name == "example.com/behind-the-sofa"
+    assert len(log_line.signature) == 64
+    assert witness_line.name == "witness.example.com/w1"
+    assert len(witness_line.signature) == 8 + 64
+    with pytest.raises(VerificationError, match="no signature from a known key"):
+        checkpoint.verify([log_verifier(checkpoint.origin, KEY.public)])
+
+
+def test_unknown_signers_are_ignored_but_one_known_signature_is_required() -> None:
+    """Signatures with an unknown name or id are skipped; a note with none known is refused."""
+    other = SigningKey(bytes([9] * 32))
+    note = sign_note("hello\n", [NoteSigner("a.example/x", other), NoteSigner("a.example/k", KEY)])
+    known = NoteSigner("a.example/k", KEY).verifier()
+    assert verify_note(note, [known]) == [known]
+    same_name_other_key = NoteSigner("a.example/x", KEY).verifier()
+    assert verify_note(note, [same_name_other_key, known]) == [known]
+    with pytest.raises(VerificationError):
+        verify_note(note, [same_name_other_key])
+
+
+def test_a_known_key_with_a_bad_signature_rejects_the_note() -> None:
+    """When the name and key id match a known key, a failing signature rejects the whole note."""
+    signer = NoteSigner("a.example/k", KEY)
+    good = sign_note("one\n", [signer])
+    forged = parse_note(str(good).replace("one\n\n", "two\n\n"))
+    with pytest.raises(BadSignatureError):
+        verify_note(forged, [signer.verifier()])
+
+
+def test_checkpoint_sign_parse_verify_round_trip() -> None:
+    """A signed checkpoint prints as the C2SP text and parses back to the same values."""
+    checkpoint = sign_checkpoint("league.test/mint", 42, ROOT, KEY, ["ext line"])
+    text = str(checkpoint)
+    assert text.startswith("league.test/mint\n42\nAAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=\n")
+    assert text.split("\n")[3] == "ext line"
+    parsed = Checkpoint.from_note(text)
+    assert parsed == checkpoint
+    assert parsed.extensions == ("ext line",)
+    verifier = log_verifier("league.test/mint", KEY.public)
+    assert parsed.verify([verifier]) == [verifier]
+    assert verifier.key_id == key_id("league.test/mint", 0x01, KEY.public.raw)
+
+
+@given(
+    st.text(
+        alphabet=st.characters(blacklist_categories=("Cc", "Cs", "Zs", "Zl", "Zp")),
+        min_size=1,
+        max_size=40,
+    ).filter(lambda s: "+" not in s and not any(c.isspace() for c in s)),
+    st.integers(0, 2**63 - 1),
+    st.binary(min_size=32, max_size=32),
+)
+def test_any_checkpoint_round_trips(origin: str, size: int, root: bytes) -> None:
+    """For any valid origin, size and root, sign -> text -> parse -> verify holds."""
+    checkpoint = sign_checkpoint(origin, size, root, KEY)
+    parsed = Checkpoint.from_note(str(checkpoint).encode())
+    assert (parsed.origin, parsed.size, parsed.root) == (origin, size, root)
+    parsed.verify([log_verifier(origin, KEY.public)])
+
+
+def test_flipping_any_byte_of_a_signed_checkpoint_fails() -> None:
+    """Changing any single character of a signed checkpoint fails parsing or verification."""
+    text = str(sign_checkpoint("league.test/mint", 7, ROOT, KEY))
+    verifier = log_verifier("league.test/mint", KEY.public)
+    for i, ch in enumerate(text):
+        replacement = "A" if ch != "A" else "B"
+        altered = text[:i] + replacement + text[i + 1 :]
+        with pytest.raises((DecodeError, VerificationError)):
+            Checkpoint.from_note(altered).verify([verifier])
+
+
+@pytest.mark.parametrize(
+    ("text", "error"),
+    [
+        ("no blank line\n— a/b AAAAAAAA\n", DecodeError),
+        ("text\n\n— a/b AAAAAAAA", DecodeError),
+        ("text\n\n- a/b AAAAAAAA\n", DecodeError),
+        ("text\n\n— a b AAAAAAAA\n", DecodeError),
+        ("text\n\n— a+b AAAAAAAA\n", DecodeError),
+        ("text\n\n— a/b AAAA\n", DecodeError),
+        ("text\n\n— a/b AAAAAAB=\n", DecodeError),
+        ("text\n\n— a/b AAAAAAAA\n\n", DecodeError),
+        ("te\txt\n\n— a/b AAAAAAAA\n", DecodeError),
+        ("text\r\n\n— a/b AAAAAAAA\n", DecodeError),
+        ("text\n\n" + "— a/b AAAAAAAA\n" * 65, SizeLimitError),
+        (b"text\xff\n\n\xe2\x80\x94 a/b AAAAAAAA\n", DecodeError),
+    ],
+)
+def test_malformed_notes_are_typed_errors(text: str | bytes, error: type[Exception]) -> None:
+    """Every malformation of the note format raises a typed error, never a partial note."""
+    with pytest.raises(error):
+        parse_note(text)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "origin\n42\n",
+        "\n42\nAAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=\n",
+        "origin\n042\nAAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=\n",
+        "origin\n-1\nAAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=\n",
+        "origin\n9223372036854775808\nAAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=\n",
+        "origin\n42\nAAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHg==\n",
+        "origin\n42\nAAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=\n\nsig\n",
+        "origin\n42\nAAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8\n",
+    ],
+)
+def test_malformed_checkpoint_bodies_are_refused(body: str) -> None:
+    """Missing lines, non-canonical sizes, short or unpadded roots, empty extensions: refused."""
+    signed = sign_note(body, [NoteSigner("origin", KEY)]) if body.endswith("\n") else None
+    with pytest.raises(DecodeError):
+        Checkpoint.from_note(str(signed))
+
+
+def test_malformed_verifier_keys_are_refused() -> None:
+    """A vkey with a wrong id, a wrong type byte or a wrong shape is a KeyFormatError."""
+    name, _, material = SPEC_VKEY.split("+")
+    for bad in (f"{name}+530d903b+{material}", f"{name}+{material}", "x+00000000+AQ=="):
+        with pytest.raises((KeyFormatError, DecodeError)):
+            parse_vkey(bad)
+
+
+def test_cosignatures_verify_and_return_their_time() -> None:
+    """A witness cosignature (type 0x04) verifies with its time and fails on another body."""
+    witness = Cosigner("witness.test/w1", SigningKey(bytes([5] * 32)))
+    checkpoint = sign_checkpoint("league.test/mint", 3, ROOT, KEY)
+    line = witness.cosign(checkpoint, 1679315147)
+    cosigned = Checkpoint.from_note(str(checkpoint.with_signature(line)))
+    verifier = witness.verifier()
+    assert verifier.key_id == key_id("witness.test/w1", 0x04, witness.key.public.raw)
+    assert cosigned.verify([verifier]) == [verifier]
+    assert verifier.timestamp(cosigned.text, cosigned.note.signatures[1]) == 1679315147
+    log = log_verifier("league.test/mint", KEY.public)
+    assert cosigned.verify([log, verifier]) == [log, verifier]
+    other = sign_checkpoint("league.test/mint", 4, ROOT, KEY).with_signature(line)
+    with pytest.raises(BadSignatureError, match="cosignature"):
+        other.verify([verifier])
+    assert format_body("o", 0, EMPTY_ROOT) == "o\n0\n47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=\n"
