@@ -60,13 +60,14 @@ def new_app(*, max_body: int = DEFAULT_MAX_BODY) -> web.Application:
     return app
 
 
+#: A cleanup context: code before its ``yield`` runs at start-up, after it at shutdown.
+CleanupContext = Callable[[web.Application], AsyncIterator[None]]
+
 #: Connections the shared pool keeps open at most.
 POOL_MAX_SIZE = 10
 
 
-def pool_context(
-    database_url: str,
-) -> Callable[[web.Application], AsyncIterator[None]]:
+def pool_context(database_url: str) -> CleanupContext:
     """A cleanup context that opens ``app[POOL]`` at start-up and closes it at shutdown."""
 
     async def open_pool(app: web.Application) -> AsyncIterator[None]:

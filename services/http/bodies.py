@@ -1,21 +1,21 @@
 """Strict parsing of request bodies and query strings into pydantic models.
 
-A body must be ``application/json``, within the app's size limit, valid UTF-8 JSON with no
-duplicate keys and no NaN or Infinity; the parsed value must then validate against the
-endpoint's model. Each failure is a typed error: malformed JSON is
-:class:`~ledger.errors.DecodeError` (``malformed``), a wrong shape is
-:class:`~ledger.errors.SchemaError` (``invalid-object``).
+A body must be ``application/json``, within the app's size limit, and JSON with no duplicate
+keys and no NaN or Infinity (``ledger.wire.parse_json``); the parsed value must then validate
+against the endpoint's model (a protocol object through its own ``from_wire``). Each failure
+is a typed error: malformed JSON is :class:`~ledger.errors.DecodeError` (``malformed``), a
+wrong shape is :class:`~ledger.errors.SchemaError` (``invalid-object``).
 """
 
 from __future__ import annotations
 
-import json
 from typing import Any, TypeVar
 
 from aiohttp import web
 from pydantic import BaseModel, ValidationError
 
-from ledger.errors import DecodeError, LedgerError, SchemaError, SizeLimitError
+from ledger.errors import LedgerError, SchemaError, SizeLimitError
+from ledger.wire import WireModel, parse_json
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -29,36 +29,6 @@ class UnsupportedMediaType(LedgerError):
 
     problem_type = "unsupported-media-type"
     http_status = 415
-
-
-def _refuse_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    result: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in result:
-            raise DecodeError(f"JSON object has the key {key!r} twice")
-        result[key] = value
-    return result
-
-
-def _refuse_constant(name: str) -> Any:
-    raise DecodeError(f"JSON may not contain {name}")
-
-
-def parse_json(raw: bytes) -> Any:
-    """Parse UTF-8 JSON strictly: duplicate keys, NaN and Infinity are refused."""
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise DecodeError("request body is not UTF-8") from None
-    try:
-        return json.loads(
-            text, object_pairs_hook=_refuse_duplicates, parse_constant=_refuse_constant
-        )
-    except json.JSONDecodeError as exc:
-        raise DecodeError(f"request body is not JSON: {exc.msg} at line {exc.lineno} "
-                          f"column {exc.colno}") from None
-    except RecursionError:
-        raise DecodeError("request body nests too deeply") from None
 
 
 def describe_validation(exc: ValidationError) -> str:
@@ -78,6 +48,8 @@ def describe_validation(exc: ValidationError) -> str:
 
 def validate(model: type[M], value: Any) -> M:
     """Validate an already-parsed value, raising :class:`SchemaError` with a readable detail."""
+    if issubclass(model, WireModel):
+        return model.from_wire(value)
     try:
         return model.model_validate(value)
     except ValidationError as exc:
@@ -96,7 +68,7 @@ async def read_json_body(request: web.Request, model: type[M], *, limit: int | N
     raw = await request.read()
     if limit is not None and len(raw) > limit:
         raise SizeLimitError(f"request body is larger than {limit} bytes")
-    return validate(model, parse_json(raw))
+    return validate(model, parse_json(raw, what="request body"))
 
 
 def read_query(request: web.Request, model: type[M]) -> M:

@@ -1,0 +1,194 @@
+"""An API client of a league server (aiohttp): the mint now, the treasury and notary later.
+
+Every problem+json answer becomes a :class:`LeagueProblem` (a ``LedgerError``, so ``cz`` prints
+it on one line like any other refusal). Answers are parsed into the services' own models, and
+what can be verified offline is: the manifest's root signature, every certificate's mint
+signature and that it names the owner.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import Iterable
+from types import TracebackType
+from typing import Any, Self, TypeVar
+
+import aiohttp
+from pydantic import BaseModel, ValidationError
+
+from ledger.certificates import PrintCertificate
+from ledger.errors import LedgerError, SchemaError, VerificationError
+from ledger.keys import PublicKey, SigningKey
+from ledger.manifest import LeagueManifest
+from services.http.logs import ConsistencyProof, Feed, InclusionProof
+from services.http.problems import PROBLEM_JSON, Problem
+from services.mint.wire import Census, OwnerCensus, StampAnswer, Stamped, StampRequest
+
+M = TypeVar("M", bound=BaseModel)
+
+#: How long one call may take before the client gives up (seconds).
+DEFAULT_TIMEOUT = 30.0
+
+
+class LeagueProblem(LedgerError):
+    """The league refused a request: its RFC 9457 problem, as a typed error."""
+
+    def __init__(self, problem: Problem) -> None:
+        super().__init__(f"{problem.title}: {problem.detail}")
+        self.problem = problem
+        self.problem_type = problem.type.removeprefix("/problems/")
+        self.http_status = problem.status
+
+
+class LeagueUnreachable(LedgerError):
+    """The league server could not be reached, or did not answer in time."""
+
+    problem_type = "unreachable"
+    http_status = 503
+
+
+def new_request_id() -> str:
+    """A fresh request id (128 random bits, URL-safe)."""
+    return secrets.token_urlsafe(16)
+
+
+def stamp_request(
+    owner: SigningKey,
+    manifest: LeagueManifest,
+    prints: Iterable[tuple[str, str]],
+    *,
+    request_id: str | None = None,
+    at: int | None = None,
+) -> StampRequest:
+    """A signed request presenting ``prints`` ((title, finish) pairs) for stamping."""
+    return StampRequest.sign(
+        owner,
+        league=manifest.league,
+        manifest=manifest.hash_text(),
+        request_id=request_id or new_request_id(),
+        time=int(time.time()) if at is None else at,
+        owner=owner.public.to_text(),
+        prints=[{"title": title, "finish": finish} for title, finish in prints],
+    )
+
+
+def verify_stamped(answer: StampAnswer, manifest: LeagueManifest, owner: PublicKey) -> None:
+    """Check every certificate of ``answer``: mint-signed, in the runs, issued to ``owner``."""
+    for item in answer.items:
+        if isinstance(item, Stamped):
+            check_certificate(item.certificate, manifest, owner)
+
+
+def check_certificate(
+    certificate: PrintCertificate, manifest: LeagueManifest, owner: PublicKey
+) -> None:
+    certificate.verify(manifest.issuer_key(certificate))
+    manifest.check_certificate(certificate)
+    if PublicKey.from_text(certificate.issued_to) != owner:
+        raise VerificationError(f"{certificate.serial} is issued to another key")
+
+
+class LeagueClient:
+    """``async with LeagueClient(url) as league: await league.census()``."""
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        session: aiohttp.ClientSession | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self._session = session
+        self._owns_session = session is None
+        self._timeout = aiohttp.ClientTimeout(total=timeout)
+
+    async def __aenter__(self) -> Self:
+        if self._session is None:
+            self._session = aiohttp.ClientSession(timeout=self._timeout)
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._owns_session and self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    async def _call(
+        self, method: str, path: str, *, json: Any = None, params: dict[str, int] | None = None
+    ) -> tuple[int, str, str]:
+        if self._session is None:
+            raise RuntimeError("use LeagueClient in `async with`")
+        try:
+            async with self._session.request(
+                method, self.base_url + path, json=json, params=params
+            ) as response:
+                text = await response.text()
+                if response.status >= 400:
+                    raise self._problem(response.status, response.content_type, text)
+                return response.status, response.content_type, text
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            raise LeagueUnreachable(f"{self.base_url} did not answer: {exc}") from None
+
+    @staticmethod
+    def _problem(status: int, content_type: str, text: str) -> LedgerError:
+        if content_type == PROBLEM_JSON:
+            try:
+                return LeagueProblem(Problem.model_validate_json(text))
+            except ValidationError:
+                pass
+        return SchemaError(f"the league answered {status} without a problem document")
+
+    async def _json(self, model: type[M], method: str, path: str, **kwargs: Any) -> M:
+        _, _, text = await self._call(method, path, **kwargs)
+        try:
+            return model.model_validate_json(text)
+        except ValidationError as exc:
+            raise SchemaError(f"the league's answer to {path} is not a {model.__name__}: "
+                              f"{exc.errors()[0]['msg']}") from None
+
+    # -- the mint --------------------------------------------------------------------------
+
+    async def manifest(self, pinned_root: PublicKey | None = None) -> LeagueManifest:
+        """The league manifest, its root signature checked (against ``pinned_root`` if given)."""
+        _, _, text = await self._call("GET", "/mint/manifest")
+        manifest = LeagueManifest.from_wire(text)
+        manifest.verify_root(pinned_root)
+        return manifest
+
+    async def stamp(self, request: StampRequest) -> StampAnswer:
+        """Present a signed stamp request (build one with :func:`stamp_request`)."""
+        return await self._json(StampAnswer, "POST", "/mint/stamp", json=request.to_wire())
+
+    async def census(self) -> Census:
+        return await self._json(Census, "GET", "/ledger")
+
+    async def owner(self, address: str) -> OwnerCensus:
+        return await self._json(OwnerCensus, "GET", f"/ledger/owners/{address}")
+
+    async def events(self, after: int = -1, limit: int = 100) -> Feed:
+        return await self._json(
+            Feed, "GET", "/mint/events", params={"after": after, "limit": limit}
+        )
+
+    async def checkpoint(self) -> str:
+        _, _, text = await self._call("GET", "/mint/checkpoint")
+        return text
+
+    async def inclusion_proof(self, index: int, size: int) -> InclusionProof:
+        return await self._json(
+            InclusionProof, "GET", "/mint/proof/inclusion", params={"index": index, "size": size}
+        )
+
+    async def consistency_proof(self, first: int, second: int) -> ConsistencyProof:
+        return await self._json(
+            ConsistencyProof,
+            "GET",
+            "/mint/proof/consistency",
+            params={"first": first, "second": second},
+        )

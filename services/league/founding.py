@@ -1,0 +1,144 @@
+"""Creating a league, and loading the one a data directory holds.
+
+``league init`` strikes the root key and one key per service, writes them 0600, and writes the
+league manifest signed by the root key: the service keys, the print-run table, the note set
+and the published policies (DESIGN §5). It never overwrites a league.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from ledger.errors import LedgerError
+from ledger.keys import PublicKey, SigningKey
+from ledger.manifest import DEFAULT_POLICIES, LeagueManifest, Policies, build_manifest
+from ledger.note_set import DEFAULT_NOTE_SET, NoteSet
+from ledger.print_runs import DEFAULT_PRINT_RUNS, PrintRunTable
+from ledger.savecode import DEFAULT_KDF, KdfParams
+from services.league.errors import LeagueError, LeagueExistsError, NoLeagueError
+from services.league.keyring import ROLES, key_path, read_key, write_key
+from services.league.settings import LeagueSettings
+
+DEFAULT_NAME = "THE WINDOW league"
+MANIFEST_MODE = 0o644
+
+
+def league_id_of(name: str) -> str:
+    """The manifest's league id from a display name: lower case, words joined by hyphens."""
+    slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")[:64].strip("-")
+    if not slug:
+        raise LeagueError(f"the league name {name!r} has no letters or digits to make an id from")
+    return slug
+
+
+def league_exists(settings: LeagueSettings) -> bool:
+    """Whether the data directory already holds a league (a manifest or any key)."""
+    return settings.manifest_path.exists() or any(
+        key_path(settings.keys_dir, role).exists() for role in ROLES
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class NewLeague:
+    """What ``league init`` made: the manifest and where its files are."""
+
+    manifest: LeagueManifest
+    manifest_path: Path
+    key_paths: dict[str, Path]
+
+
+def create_league(
+    settings: LeagueSettings,
+    *,
+    name: str = DEFAULT_NAME,
+    passphrase: str | None = None,
+    kdf: KdfParams = DEFAULT_KDF,
+    print_runs: PrintRunTable = DEFAULT_PRINT_RUNS,
+    note_set: NoteSet = DEFAULT_NOTE_SET,
+    policies: Policies = DEFAULT_POLICIES,
+) -> NewLeague:
+    """Strike the league's keys and sign its manifest into ``settings.data_dir``."""
+    if league_exists(settings):
+        raise LeagueExistsError(
+            f"a league already exists in {settings.data_dir}; it is never overwritten "
+            f"(set LEAGUE_HOME to create another elsewhere)"
+        )
+    keys = {role: SigningKey.generate() for role in ROLES}
+    try:
+        manifest = build_manifest(
+            keys["root"],
+            league=league_id_of(name),
+            name=name,
+            mint=keys["mint"].public,
+            treasury=keys["treasury"].public,
+            notary=keys["notary"].public,
+            print_runs=print_runs,
+            note_set=note_set,
+            policies=policies,
+        )
+    except LedgerError as exc:
+        raise LeagueError(f"cannot make the manifest: {exc.diagnostics()}") from None
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    paths = {
+        role: write_key(settings.keys_dir, role, key, passphrase, kdf)
+        for role, key in keys.items()
+    }
+    _write_manifest(settings.manifest_path, manifest)
+    return NewLeague(manifest, settings.manifest_path, paths)
+
+
+def _write_manifest(path: Path, manifest: LeagueManifest) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, MANIFEST_MODE)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(json.dumps(manifest.to_wire(), indent=2, ensure_ascii=False) + "\n")
+
+
+def load_manifest(settings: LeagueSettings) -> LeagueManifest:
+    """The data directory's manifest, its root signature checked."""
+    path = settings.manifest_path
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise NoLeagueError(
+            f"no league in {settings.data_dir}: run `league init` (or `league serve`, which "
+            f"creates one)"
+        ) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise LeagueError(f"cannot read {path}: {exc}") from None
+    try:
+        manifest = LeagueManifest.from_wire(text)
+        manifest.verify_root()
+    except LedgerError as exc:
+        raise LeagueError(f"{path} is not a valid league manifest: {exc.diagnostics()}") from None
+    return manifest
+
+
+def load_service_key(
+    settings: LeagueSettings, manifest: LeagueManifest, role: str, passphrase: str | None
+) -> SigningKey:
+    """``role``'s signing key, checked against the key the manifest names for it."""
+    key = read_key(settings.keys_dir, role, passphrase)
+    named = PublicKey.from_text(getattr(manifest, role))
+    if key.public != named:
+        raise LeagueError(
+            f"the {role} key in {settings.keys_dir} is not the {role} key the manifest names"
+        )
+    return key
+
+
+def read_passphrase(settings: LeagueSettings) -> str | None:
+    """The passphrase from ``settings.passphrase_file`` (its last newline dropped), if any."""
+    if settings.passphrase_file is None:
+        return None
+    try:
+        text = settings.passphrase_file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise LeagueError(f"cannot read the passphrase file: {exc}") from None
+    passphrase = text.removesuffix("\n")
+    if not passphrase:
+        raise LeagueError(f"the passphrase file {settings.passphrase_file} is empty")
+    return passphrase

@@ -1,0 +1,52 @@
+"""Composing services into one app, and running it.
+
+``league serve`` and each service's ``create_app`` go through :func:`compose`: one app, one
+shared pool, each service installed on it. Whether the mint runs alone or beside the treasury
+and notary, it is the same code path.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import sys
+from collections.abc import Sequence
+
+from aiohttp import web
+
+from services.http.apps import Service, new_app, pool_context
+from services.http.endpoints import add_endpoints
+from services.league.errors import LeagueError
+from services.league.settings import SETTINGS, LeagueSettings
+
+
+def compose(settings: LeagueSettings, services: Sequence[Service]) -> web.Application:
+    """One app serving ``services`` over the database at ``settings.database_url``."""
+    if settings.database_url is None:
+        raise LeagueError("no database URL: set DATABASE_URL or let `league serve` start one")
+    app = new_app(max_body=max(service.max_body for service in services))
+    app[SETTINGS] = settings
+    app.cleanup_ctx.append(pool_context(settings.database_url))
+    for service in services:
+        add_endpoints(app, service.endpoints)
+        service.install(app, settings)
+    return app
+
+
+async def run_until_stopped(app: web.Application, host: str, port: int) -> None:
+    """Serve ``app`` until SIGINT or SIGTERM; print the address actually bound (port 0 works)."""
+    runner = web.AppRunner(app, handle_signals=False, access_log=None)
+    await runner.setup()
+    try:
+        site = web.TCPSite(runner, host, port)
+        await site.start()
+        for bound in runner.addresses:
+            print(f"serving on http://{bound[0]}:{bound[1]}", flush=True)
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(signum, stop.set)
+        await stop.wait()
+        print("stopping", file=sys.stderr, flush=True)
+    finally:
+        await runner.cleanup()

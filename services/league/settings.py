@@ -1,0 +1,65 @@
+"""The operator's settings: where the league lives and how it is served.
+
+Everything comes from the environment with a default, and the CLI may override host and port:
+``LEAGUE_HOME`` (the data directory; default from platformdirs), ``DATABASE_URL`` (else the
+embedded PostgreSQL in the data directory), ``LEAGUE_HOST`` and ``LEAGUE_PORT``, and
+``LEAGUE_PASSPHRASE_FILE`` when the league's keys are passphrase-armored.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from aiohttp import web
+from pydantic import BaseModel, ConfigDict, Field
+
+from services.league.database import default_data_dir, embedded_pgdata
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8080
+
+
+class LeagueSettings(BaseModel):
+    """Where a league's files are and where its server listens."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    data_dir: Path
+    database_url: str | None = None
+    host: str = DEFAULT_HOST
+    port: int = Field(default=DEFAULT_PORT, ge=0, le=65535)
+    passphrase_file: Path | None = None
+
+    @classmethod
+    def from_env(cls, **overrides: object) -> LeagueSettings:
+        """Settings from the environment; ``overrides`` (e.g. from CLI flags) win when not None."""
+        passphrase = os.environ.get("LEAGUE_PASSPHRASE_FILE")
+        values: dict[str, object] = {
+            "data_dir": default_data_dir(),
+            "database_url": os.environ.get("DATABASE_URL") or None,
+            "host": os.environ.get("LEAGUE_HOST") or DEFAULT_HOST,
+            "port": os.environ.get("LEAGUE_PORT") or DEFAULT_PORT,
+            "passphrase_file": Path(passphrase) if passphrase else None,
+        }
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        return cls.model_validate(values)
+
+    @property
+    def keys_dir(self) -> Path:
+        """The league's private keys, one file per role, mode 0600 in a 0700 directory."""
+        return self.data_dir / "keys"
+
+    @property
+    def manifest_path(self) -> Path:
+        """The signed league manifest (public: it is what ``GET /mint/manifest`` serves)."""
+        return self.data_dir / "manifest.json"
+
+    @property
+    def pgdata(self) -> Path:
+        """The embedded PostgreSQL's data directory (unused when ``database_url`` is set)."""
+        return embedded_pgdata(self.data_dir)
+
+
+#: The settings an app was built from.
+SETTINGS = web.AppKey("settings", LeagueSettings)

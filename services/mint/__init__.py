@@ -1,0 +1,7 @@
+"""The mint: stamps prints from the league's fixed, published runs (Book V.1, V.4; DESIGN §4).
+
+``create_app(settings)`` serves it alone; ``league serve`` mounts :data:`SERVICE` beside the
+other services. Handlers are thin: the request is a signed protocol object
+(``services.mint.wire``), stamping is one event-log transaction (``services.mint.stamping``),
+the census reads the projections (``services.mint.census``).
+"""

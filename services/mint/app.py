@@ -1,0 +1,113 @@
+"""The mint's aiohttp app: routes and thin handlers over ``stamping`` and ``census``."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+
+from aiohttp import web
+
+from ledger.keys import SigningKey
+from ledger.manifest import LeagueManifest
+from services.eventlog import EventLog
+from services.http.apps import POOL, CleanupContext, Service
+from services.http.endpoints import Endpoint
+from services.http.logs import log_endpoints
+from services.league.founding import load_manifest, load_service_key, read_passphrase
+from services.league.server import compose
+from services.league.settings import LeagueSettings
+from services.mint import projections
+from services.mint.census import census, owner_census
+from services.mint.stamping import Mint, stamp
+from services.mint.wire import Census, OwnerCensus, StampAnswer, StampRequest
+
+MINT = web.AppKey("mint", Mint)
+MINT_LOG = web.AppKey("mint_log", EventLog)
+
+#: Largest stamp request body: a full batch of presented prints with room to spare.
+MAX_STAMP_BODY = 32 * 1024
+
+
+async def stamp_prints(request: web.Request, body: StampRequest) -> StampAnswer:
+    return await stamp(request.app[MINT], body, datetime.now(UTC))
+
+
+async def read_census(request: web.Request) -> Census:
+    return await census(request.app[MINT])
+
+
+async def read_owner(request: web.Request) -> OwnerCensus:
+    today = datetime.now(UTC).date()
+    return await owner_census(request.app[MINT], request.match_info["address"], today)
+
+
+async def read_manifest(request: web.Request) -> LeagueManifest:
+    return request.app[MINT].manifest
+
+
+ENDPOINTS = (
+    Endpoint(
+        "POST",
+        "/mint/stamp",
+        "Stamp presented prints",
+        stamp_prints,
+        StampAnswer,
+        body=StampRequest,
+        problems=(409, 429),
+        max_body=MAX_STAMP_BODY,
+        description=(
+            "Presents unstamped prints in a request signed by the owner's key. Each print "
+            "that can be stamped receives the next serial of its finish's run and a "
+            "certificate issued to the owner; an exhausted run (or the day's allowance used "
+            "up) refuses that item alone. Replaying a request answers the same certificates "
+            "and stamps nothing new; reusing its request_id for another body is a 409."
+        ),
+    ),
+    Endpoint("GET", "/ledger", "The census of every print run", read_census, Census),
+    Endpoint(
+        "GET",
+        "/ledger/owners/{address}",
+        "What the mint has stamped to the keys of an address",
+        read_owner,
+        OwnerCensus,
+    ),
+    Endpoint("GET", "/mint/manifest", "The league manifest", read_manifest, LeagueManifest),
+)
+
+
+def install(app: web.Application, settings: LeagueSettings) -> None:
+    """Load the manifest and the mint key now (so a bad league fails before serving), and
+    bind the database to this league when the app starts."""
+    manifest = load_manifest(settings)
+    key = load_service_key(settings, manifest, "mint", read_passphrase(settings))
+    app.cleanup_ctx.append(_open_mint(manifest, key))
+
+
+def _open_mint(manifest: LeagueManifest, key: SigningKey) -> CleanupContext:
+    async def open_mint(app: web.Application) -> AsyncIterator[None]:
+        pool = app[POOL]
+        async with pool.acquire() as conn:
+            await projections.bind_league(conn, manifest)
+        log = EventLog(pool, schema="mint", origin=f"{manifest.league}/mint", key=key)
+        app[MINT] = Mint(manifest, key, log)
+        app[MINT_LOG] = log
+        yield
+
+    return open_mint
+
+
+SERVICE = Service(
+    name="mint",
+    title="THE WINDOW league: the mint",
+    description=(
+        "Stamps prints from the league's fixed, published print runs and publishes the "
+        "census. Every stamp is an event in the mint's signed Merkle log."
+    ),
+    endpoints=ENDPOINTS + log_endpoints("mint", MINT_LOG),
+    install=install,
+)
+
+
+def create_app(settings: LeagueSettings) -> web.Application:
+    """The mint alone, over ``settings.database_url`` (migrated beforehand)."""
+    return compose(settings, [SERVICE])

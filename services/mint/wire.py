@@ -1,0 +1,155 @@
+"""What the mint's API speaks: the signed stamp request and every answer, as pydantic models.
+
+The stamp request is a protocol object (signed by the owner's key under the domain kind
+``stamp-request``), so clients build it from this module and the mint verifies it here too.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+from ledger.certificates import PrintCertificate
+from ledger.endorsements import UnixTime
+from ledger.limits import MAX_STAMP_BATCH
+from ledger.manifest import LeagueId
+from ledger.print_runs import RunFinish, SetName, TitleText
+from ledger.wire import HashText, KeyText, SignedModel, WireModel, WireTuple
+
+#: A client's name for one request: letters, digits, ``.``, ``_``, ``-`` (a UUID fits).
+RequestId = Annotated[str, Field(pattern=r"^[A-Za-z0-9._-]{8,64}$")]
+
+
+class PrintOrder(WireModel):
+    """One unstamped print presented for stamping: which title, in which finish."""
+
+    WHAT = "presented print"
+
+    title: TitleText
+    finish: RunFinish
+
+
+class StampRequest(SignedModel):
+    """Unstamped prints presented by their owner, signed by the owner's key."""
+
+    KIND: ClassVar[str] = "stamp-request"
+    WHAT = "stamp request"
+
+    kind: Literal["stamp-request"]
+    #: The league id and the hash of its manifest: a request for another league is refused.
+    league: LeagueId
+    manifest: HashText
+    #: Unique per owner: a replay answers the same certificates and stamps nothing new.
+    request_id: RequestId
+    #: Unix seconds when the owner signed; too far from the mint's clock is refused as stale.
+    time: UnixTime
+    #: The key the certificates are issued to; it signs this request.
+    owner: KeyText
+    prints: Annotated[
+        tuple[PrintOrder, ...], WireTuple, Field(min_length=1, max_length=MAX_STAMP_BATCH)
+    ]
+
+
+class Answer(BaseModel):
+    """Base of the mint's answers: plain JSON, unknown fields refused when parsed back."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Stamped(Answer):
+    """A presented print the mint stamped: its certificate, signed by the mint."""
+
+    status: Literal["stamped"] = "stamped"
+    title: str
+    finish: RunFinish
+    certificate: PrintCertificate
+
+
+class Refused(Answer):
+    """A presented print the mint could not stamp; the rest of the batch is unaffected."""
+
+    status: Literal["refused"] = "refused"
+    title: str
+    finish: RunFinish
+    problem: str = Field(description="Problem slug, e.g. run-exhausted or allowance-exhausted")
+    reason: str
+
+
+class Allowance(Answer):
+    """The published daily stamping allowance of one key, and what is left of it today."""
+
+    per_day: int
+    used_today: int
+    remaining_today: int
+    day: str = Field(description="The UTC day counted, YYYY-MM-DD")
+    resets_at: int = Field(description="Unix seconds of the next UTC midnight")
+
+
+#: One item of a stamp answer: stamped or refused.
+Item = Annotated[Stamped | Refused, Field(discriminator="status")]
+ITEMS: TypeAdapter[list[Item]] = TypeAdapter(list[Item])
+
+
+class StampAnswer(Answer):
+    """The answer to a stamp request, item by item in the order presented."""
+
+    request_id: str
+    replayed: bool = Field(description="True when this answer repeats an earlier one")
+    items: list[Item]
+    allowance: Allowance
+
+
+class FinishCount(Answer):
+    """One finish of one title's run."""
+
+    size: int
+    stamped: int
+    remaining: int
+
+
+class TitleCensus(Answer):
+    """One title: its set, its rarity and each finish's run."""
+
+    title: str
+    set: SetName
+    rarity: str
+    finishes: dict[RunFinish, FinishCount]
+
+
+class Census(Answer):
+    """``GET /ledger``: every title's runs, the totals and the mint log's latest checkpoint."""
+
+    league: str
+    manifest: str
+    titles: list[TitleCensus]
+    totals: dict[RunFinish | Literal["all"], FinishCount]
+    checkpoint: str = Field(description="The mint log's latest signed checkpoint (C2SP note)")
+
+
+class OwnedCount(Answer):
+    """How many prints of one title and finish the mint has stamped to a key."""
+
+    title: str
+    finish: RunFinish
+    owned: int
+
+
+class KeyHoldings(Answer):
+    """What the mint has stamped to one key, and that key's allowance today."""
+
+    key: str
+    owned: list[OwnedCount]
+    total: int
+    allowance: Allowance
+
+
+class OwnerCensus(Answer):
+    """``GET /ledger/owners/{address}``: what the mint has stamped to the keys of an address.
+
+    An address is a short id of a key, not the key: almost always one key answers, but two
+    keys may share an address, so each is listed apart.
+    """
+
+    address: str
+    keys: list[KeyHoldings]
