@@ -52,10 +52,6 @@ def why_illegal(state: State, action: int) -> str:
     if kind not in A.TURN_KINDS:
         return "no decision is pending: this is a turn, take one of the actions (I.6)"
     me = state.to_move
-    if state.legal_actions() == (A.ACCELERATE,):
-        return (
-            "every other action is closed: the law of the turn compels Accelerate (I.6, R-01, R-09)"
-        )
     if state.exhausted[me] and kind == state.last_kind[me]:
         return "Exhaustion: this turn may not repeat your previous action (Book III EXHAUSTION)"
     reason = _power_reason(state, me, kind, b) if kind in _POWERS else None
