@@ -121,8 +121,8 @@ class State:
 
     @property
     def round(self) -> int:
-        """The round in progress (1-based): both seats' turns make a round (I.1)."""
-        return self.turn // 2 + 1
+        """The round in progress (1-based; the last round once closed): two turns a round (I.1)."""
+        return (self.turn - 1) // 2 + 1 if self.closed else self.turn // 2 + 1
 
     def legal_actions(self) -> tuple[int, ...]:
         """Every action open to :attr:`current_player`; never empty before the close (I.6)."""
