@@ -81,6 +81,8 @@ def _lines(block: str, label: str) -> list[str]:
 def _begin_label(lines: list[str], expected: str) -> str:
     begin = _BEGIN.fullmatch(lines[0])
     if begin is None:
+        if lines[0].startswith("-----BEGIN"):
+            raise ArmorError(f"the BEGIN line is malformed (stray spaces?): {lines[0][:80]!r}")
         if any("-----BEGIN " in line for line in lines):
             raise ArmorError("there is text before the -----BEGIN line; paste only the block")
         raise ArmorError(f"no -----BEGIN {expected}----- line: this is not a {expected}")
@@ -95,6 +97,8 @@ def _begin_label(lines: list[str], expected: str) -> str:
 def _check_end(lines: list[str], label: str) -> None:
     end = _END.fullmatch(lines[-1]) if len(lines) > 1 else None
     if end is None:
+        if len(lines) > 1 and lines[-1].startswith("-----END"):
+            raise ArmorError(f"the END line is malformed (stray spaces?): {lines[-1][:80]!r}")
         if any("-----END " in line for line in lines[1:]):
             raise ArmorError("there is text after the -----END line; paste only the block")
         raise ArmorError(f"no -----END {label}----- line: the block is cut short")

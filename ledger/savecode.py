@@ -70,6 +70,10 @@ class KdfParams:
                 f"argon2id memlimit {self.memlimit} bytes is outside "
                 f"{_argon2id.MEMLIMIT_MIN}..{MAX_KDF_MEMLIMIT}"
             )
+        # argon2id counts memory in KiB: 8193 and 8192 bytes would derive the same key, so two
+        # headers would open one box. Whole KiB keep one header per key.
+        if self.memlimit % 1024:
+            raise DecodeError(f"argon2id memlimit {self.memlimit} is not a whole number of KiB")
 
 
 #: What codes are written with: libsodium's "moderate" (about a second, 256 MiB).
