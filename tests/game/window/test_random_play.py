@@ -32,9 +32,7 @@ from game.window.catalog import PLAYING
 from game.window.state import CHAIN, HAND, HOSTAGE, MARKET, SPOILS
 
 EXAMPLES = 400 if os.environ.get("CZ_LONG_RANDOM_PLAY") else 25
-PLAY = settings(
-    max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow]
-)
+PLAY = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 ZENOSEAL = "Zenoseal"
 
 

@@ -1,0 +1,113 @@
+"""``cz table``: the CLI run as a subprocess, as a player would run it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from game.window import new_market_table, to_json
+
+DATA = Path(__file__).parents[1] / "data" / "window"
+#: The console script pyproject declares (``cz = "clients.cz:main"``), beside this Python.
+CZ = Path(sys.executable).parent / "cz"
+
+
+def cz(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(CZ), *args],
+        capture_output=True,
+        text=True,
+        input=stdin,
+        check=False,
+        timeout=60,
+    )
+
+
+def test_help_teaches_the_commands() -> None:
+    """cz --help names the table commands; cz table --help names replay and new."""
+    top = cz("--help")
+    assert top.returncode == 0
+    assert "table" in top.stdout
+    table = cz("table", "--help")
+    assert "replay" in table.stdout
+    assert "new" in table.stdout
+
+
+def test_table_new_prints_the_seeded_deal() -> None:
+    """cz table new --kind market --seed N prints the opening position of that deal."""
+    out = cz("table", "new", "--kind", "market", "--seed", "11")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout) == to_json(new_market_table(11))
+
+
+def test_table_new_refuses_a_negative_seed() -> None:
+    """cz table new: a seed is a whole number from 0 (argparse's usage error, exit 2)."""
+    out = cz("table", "new", "--kind", "base", "--seed", "-3")
+    assert out.returncode == 2
+    assert "seed" in out.stderr
+
+
+def test_table_replay_prints_position_columns_and_verdict() -> None:
+    """cz table replay RECORD prints the final position, the columns and the verdict (golden)."""
+    out = cz("table", "replay", str(DATA / "market-32.record.json"))
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout) == json.loads((DATA / "market-32.expected.json").read_text())
+
+
+def test_table_replay_reads_stdin() -> None:
+    """cz table replay - reads the record from standard input; an open table has no verdict."""
+    record = {"format": "cz-table-record/1", "deal": {"table": "base", "seed": 1}, "actions": []}
+    out = cz("table", "replay", "-", stdin=json.dumps(record))
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    assert result["verdict"] is None
+    assert result["columns"][0] == {"substance": 3, "form": 0, "holdings": 0}
+
+
+def test_illegal_action_exits_2_naming_action_turn_and_rule(tmp_path: Path) -> None:
+    """An illegal action: exit 2, one line on stderr naming the action, the turn and the rule."""
+    record = {
+        "format": "cz-table-record/1",
+        "deal": {"table": "deal", "hands": [["Tally", "Pairing"], ["Escrow"]]},
+        "actions": ["build Tally", "build Escrow", "collect"],
+    }
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(record))
+    out = cz("table", "replay", str(path))
+    assert out.returncode == 2
+    assert out.stdout == ""
+    lines = out.stderr.splitlines()
+    assert len(lines) == 1
+    assert "'collect'" in lines[0]
+    assert "turn 3" in lines[0]
+    assert "I.7 COLLECT" in lines[0]
+
+
+def test_unreadable_records_exit_2_with_one_line(tmp_path: Path) -> None:
+    """Not JSON, not a record, a missing file, an unknown action: one line each, exit 2."""
+    garbage = tmp_path / "garbage.json"
+    garbage.write_text("{nope")
+    wrong = tmp_path / "wrong.json"
+    wrong.write_text(json.dumps({"format": "cz-table-record/1", "deal": {"table": "base"}}))
+    unknown = tmp_path / "unknown.json"
+    unknown.write_text(
+        json.dumps(
+            {
+                "format": "cz-table-record/1",
+                "deal": {"table": "base", "seed": 0},
+                "actions": ["fly"],
+            }
+        )
+    )
+    for path, needle in (
+        (garbage, "not JSON"),
+        (wrong, "not a table record"),
+        (tmp_path / "missing.json", "cannot read"),
+        (unknown, "turn 1"),
+    ):
+        out = cz("table", "replay", str(path))
+        assert out.returncode == 2
+        assert len(out.stderr.splitlines()) == 1
+        assert needle in out.stderr
