@@ -31,11 +31,11 @@ from ledger.print_runs import (
     SetName,
     TitleText,
 )
-from ledger.wire import HashText, KeyText, SignedModel
+from ledger.wire import MAX_SAFE_INTEGER, HashText, KeyText, SignedModel
 
 SerialText = Annotated[str, Field(min_length=1, max_length=64)]
 #: A log position: the ``seq`` of the event that issued the certificate.
-EventIndex = Annotated[int, Field(ge=0, le=2**53)]
+EventIndex = Annotated[int, Field(ge=0, le=MAX_SAFE_INTEGER)]
 IssueNumber = Annotated[int, Field(ge=1, le=2**31)]
 
 

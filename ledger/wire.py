@@ -30,6 +30,8 @@ from ledger.errors import DecodeError, KeyFormatError, LedgerError, SchemaError,
 from ledger.keys import SIGNATURE_SIZE, PublicKey, SigningKey
 
 HASH_SIZE = 32
+#: The largest integer RFC 8785 can canonicalize (I-JSON: exact in a binary64 float).
+MAX_SAFE_INTEGER = 2**53 - 1
 
 
 def _check_key(text: str, info: ValidationInfo) -> str:
