@@ -6,6 +6,7 @@ See docs/eventlog.md for the API, the exact leaf bytes and the proof policy.
 from services.eventlog.errors import (
     CheckpointRefused,
     EventLogError,
+    StoreIntegrityError,
     StoreUnavailable,
     StreamConflict,
     TamperedLog,
@@ -21,6 +22,7 @@ __all__ = [
     "EventLogError",
     "LogHead",
     "NewEvent",
+    "StoreIntegrityError",
     "StoreUnavailable",
     "StreamConflict",
     "TamperedLog",

@@ -34,6 +34,13 @@ class StoreUnavailable(EventLogError):
     http_status = 503
 
 
+class StoreIntegrityError(EventLogError):
+    """The database refused a write in the transaction (a constraint of a projection, say)."""
+
+    problem_type = "store-integrity"
+    http_status = 409
+
+
 class CheckpointRefused(EventLogError):
     """A checkpoint the log will not sign: it would contradict one it signed before."""
 

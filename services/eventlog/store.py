@@ -40,6 +40,7 @@ from services.eventlog.audit import VerifySummary, verify_all
 from services.eventlog.errors import (
     CheckpointRefused,
     EventLogError,
+    StoreIntegrityError,
     StoreUnavailable,
     StreamConflict,
 )
@@ -82,6 +83,8 @@ async def _wrapped() -> AsyncIterator[None]:
         yield
     except LedgerError:
         raise
+    except asyncpg.IntegrityConstraintViolationError as exc:
+        raise StoreIntegrityError(f"the database refused the write: {exc}") from exc
     except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError) as exc:
         raise StoreUnavailable(f"event store failure: {exc.__class__.__name__}: {exc}") from exc
 
@@ -95,6 +98,15 @@ class Transaction:
         self._edge: CompactRange | None = None
         self._now: datetime | None = None
         self._versions: dict[str, int] = {}
+
+    async def lock(self) -> None:
+        """Take the log's lock now, before reading projections an append will depend on.
+
+        Appends take it anyway; take it first when a decision (a run's remaining count, a
+        prior endorsement) must not change between reading it and appending.
+        """
+        async with _wrapped():
+            await self._lock()
 
     async def _lock(self) -> CompactRange:
         """Take the log's head lock (once per transaction) and load its right edge."""
@@ -156,7 +168,7 @@ class Transaction:
                 [e.signature for e in events],
             )
         except asyncpg.UniqueViolationError as exc:
-            # Only a writer bypassing the head lock can get here; report it as a conflict.
+            # Only a writer bypassing the head lock can get here: never a caller's conflict.
             raise EventLogError(f"concurrent write outside the log's lock: {exc}") from exc
         if nodes:
             await self.conn.execute(
@@ -266,6 +278,12 @@ class EventLog:
                 MAX_READ,
             )
         return [_event(r) for r in rows]
+
+    async def stream_version(self, stream: str) -> int:
+        """The stream's current version: how many events it holds (0 for a new stream)."""
+        async with _wrapped():
+            rows = await self.pool.fetch(self.sql.stream_versions, [stream])
+        return rows[0][1] if rows else 0
 
     async def event(self, seq: int) -> Event | None:
         """The event at ``seq``, or None past the end."""

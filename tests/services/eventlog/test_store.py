@@ -14,6 +14,7 @@ from services.eventlog import (
     EventLog,
     EventLogError,
     NewEvent,
+    StoreIntegrityError,
     StoreUnavailable,
     StreamConflict,
 )
@@ -106,6 +107,44 @@ async def test_projection_commits_and_rolls_back_with_the_append(log: EventLog) 
     assert await log.pool.fetch("SELECT serial FROM mint.census") == [("A",)]
     assert [e.stream for e in await log.read()] == ["print/A"]
     assert (await log.head()).size == 1
+
+
+async def test_lock_first_makes_check_then_append_atomic(log: EventLog) -> None:
+    """Taking the log lock before reading a projection stops two callers both passing a check."""
+    await log.pool.execute("CREATE TABLE mint.run (remaining int NOT NULL)")
+    await log.pool.execute("INSERT INTO mint.run VALUES (1)")
+
+    async def stamp(who: str) -> bool:
+        async with log.transaction() as tx:
+            await tx.lock()
+            remaining = await tx.conn.fetchval("SELECT remaining FROM mint.run")
+            await asyncio.sleep(0.05)  # widen the window a lock-free check would lose in
+            if remaining == 0:
+                return False
+            await tx.append(f"print/{who}", 0, "stamped", {"to": who})
+            await tx.conn.execute("UPDATE mint.run SET remaining = remaining - 1")
+            return True
+
+    results = await asyncio.gather(*(stamp(f"p{i}") for i in range(4)))
+    assert sorted(results) == [False, False, False, True]
+    assert (await log.head()).size == 1
+
+
+async def test_projection_constraint_violations_are_typed(log: EventLog) -> None:
+    """A projection write the database refuses rolls back the append as StoreIntegrityError."""
+    await log.pool.execute("CREATE TABLE mint.owners (serial text PRIMARY KEY)")
+    await log.pool.execute("INSERT INTO mint.owners VALUES ('A')")
+
+    async def duplicate() -> None:
+        async with log.transaction() as tx:
+            await tx.append("print/A", 0, "stamped", {})
+            await tx.conn.execute("INSERT INTO mint.owners VALUES ('A')")
+
+    with pytest.raises(StoreIntegrityError):
+        await duplicate()
+    assert await log.stream_version("print/A") == 0
+    await log.append("print/A", 0, "stamped", {})
+    assert await log.stream_version("print/A") == 1
 
 
 async def test_concurrent_appenders_leave_no_gap_and_no_reader_skips(log: EventLog) -> None:

@@ -1,0 +1,244 @@
+"""Event-store benchmark: appends, verify_all against raw Ed25519, proof latency at scale.
+
+    python bench/eventlog.py                      # full form: proofs at 10^5 and 10^6 events
+    python bench/eventlog.py --max-events 100000  # short form
+    DATABASE_URL=postgresql://... python bench/eventlog.py
+
+Uses ``DATABASE_URL`` (a fresh database is created on that server and dropped afterwards) or
+else an embedded PostgreSQL in a temporary directory. Prints one results table. Not a test:
+nothing here asserts a time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import multiprocessing
+import os
+import random
+import secrets
+import shutil
+import statistics
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import asyncpg
+import nacl.signing
+
+from ledger.keys import SigningKey
+from ledger.merkle import verify_consistency, verify_inclusion
+from services.eventlog import EventLog, NewEvent
+from services.eventlog.migrate import upgrade
+from services.league.database import start_embedded, stop_embedded
+
+SAMPLE_BODY = {
+    "serial": "CZ-MODEL-A-0042",
+    "title": "MODEL-A",
+    "set": "base",
+    "finish": "standard",
+    "issued_to": "Jf3G2m0qz1XnWz8b9sVh4kQeR7tYpLcA6dNuE5iHoMw",
+    "run_index": 42,
+}
+
+
+def _body(i: int) -> dict[str, object]:
+    return SAMPLE_BODY | {"serial": f"CZ-MODEL-A-{i:07d}", "run_index": i}
+
+
+def raw_verify_rate(seconds: float = 2.0) -> float:
+    """Ed25519 verifications per second on one core (PyNaCl, a typical event leaf)."""
+    key = nacl.signing.SigningKey(bytes(32))
+    message = b"CZ1/event\n" + b"x" * 300
+    signature = key.sign(message).signature
+    verify = key.verify_key.verify
+    count, start = 0, time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        for _ in range(500):
+            verify(message, signature)
+        count += 500
+    return count / (time.perf_counter() - start)
+
+
+def raw_verify_rate_parallel(workers: int) -> float:
+    """Total verifications per second with ``workers`` processes verifying at once."""
+    context = multiprocessing.get_context("forkserver")
+    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+        list(pool.map(raw_verify_rate, [0.1] * workers))  # warm the workers up
+        return sum(pool.map(raw_verify_rate, [2.0] * workers))
+
+
+async def _timed(make: Callable[[], Awaitable[object]], samples: int) -> list[float]:
+    times = []
+    for _ in range(samples):
+        start = time.perf_counter()
+        await make()
+        times.append((time.perf_counter() - start) * 1000)
+    return times
+
+
+async def fill(log: EventLog, upto: int, batch: int = 10_000) -> float:
+    """Batched appends until the log holds ``upto`` events; returns events per second."""
+    size = (await log.head()).size
+    start, added = time.perf_counter(), 0
+    while size < upto:
+        n = min(batch, upto - size)
+        await log.append_batch(
+            [NewEvent(f"print/{size + i}", 0, "stamped", _body(size + i)) for i in range(n)]
+        )
+        size += n
+        added += n
+    return added / (time.perf_counter() - start) if added else 0.0
+
+
+async def proof_times(log: EventLog, size: int, samples: int) -> tuple[list[float], list[float]]:
+    """Milliseconds per inclusion and per consistency proof (fetch + verify) at ``size``."""
+    rng = random.Random(size)
+    root = await log.root(size)
+
+    async def inclusion() -> None:
+        index = rng.randrange(size)
+        event = await log.event(index)
+        assert event is not None
+        proof = await log.inclusion_proof(index, size)
+        verify_inclusion(index, size, event.leaf_hash, proof, root)
+
+    old_roots: dict[int, bytes] = {}
+    olds = [rng.randrange(1, size) for _ in range(samples)]
+    for old in olds:
+        old_roots[old] = await log.root(old)
+    pending = iter(olds)
+
+    async def consistency() -> None:
+        old = next(pending)
+        proof = await log.consistency_proof(old, size)
+        verify_consistency(old, size, old_roots[old], root, proof)
+
+    return await _timed(inclusion, samples), await _timed(consistency, samples)
+
+
+def _ms(times: list[float]) -> str:
+    times = sorted(times)
+    p99 = times[min(len(times) - 1, int(len(times) * 0.99))]
+    return f"median {statistics.median(times):.2f} ms, p99 {p99:.2f} ms"
+
+
+async def run(
+    url: str, max_events: int, workers: int, verify_at_max: bool
+) -> list[tuple[str, str]]:
+    rows: list[tuple[str, str]] = []
+    await asyncio.to_thread(upgrade, url)
+    pool = await asyncpg.create_pool(url, min_size=2, max_size=4)
+    log = EventLog(pool, schema="mint", origin="bench.local/mint", key=SigningKey.generate())
+    try:
+        single = 2000
+        start = time.perf_counter()
+        for i in range(single):
+            await log.append(f"one/{i}", 0, "stamped", _body(i))
+        rows.append(
+            ("append one by one", f"{single / (time.perf_counter() - start):,.0f} events/s")
+        )
+
+        first = min(100_000, max_events)
+        rate = await fill(log, first)
+        rows.append((f"append_batch (10,000 per batch) to {first:,}", f"{rate:,.0f} events/s"))
+        await log.create_checkpoint()
+
+        raw1 = raw_verify_rate()
+        rawn = raw_verify_rate_parallel(workers)
+        rows.append(("raw Ed25519 verify, 1 core", f"{raw1:,.0f} /s"))
+        rows.append(
+            (
+                f"raw Ed25519 verify, {workers} processes",
+                f"{rawn:,.0f} /s ({rawn / workers:,.0f} per process)",
+            )
+        )
+        for w in sorted({1, workers}):
+            start = time.perf_counter()
+            summary = await log.verify_all(database_url=url, workers=w)
+            rate = summary.events / (time.perf_counter() - start)
+            base = raw1 if w == 1 else rawn
+            rows.append(
+                (
+                    f"verify_all at {summary.events:,}, {w} process(es)",
+                    f"{rate:,.0f} events/s = {100 * rate / base:.0f}% of raw "
+                    f"({rate / w:,.0f} per process)",
+                )
+            )
+
+        for size in sorted({first, max_events}):
+            if size > first:
+                rate = await fill(log, size, batch=20_000)
+                rows.append(
+                    (f"append_batch (20,000 per batch) to {size:,}", f"{rate:,.0f} events/s")
+                )
+                await log.create_checkpoint()
+                if verify_at_max:
+                    start = time.perf_counter()
+                    summary = await log.verify_all(database_url=url, workers=workers)
+                    rate = summary.events / (time.perf_counter() - start)
+                    rows.append(
+                        (
+                            f"verify_all at {size:,}, {workers} process(es)",
+                            f"{rate:,.0f} events/s = {100 * rate / rawn:.0f}% of raw",
+                        )
+                    )
+            inc, con = await proof_times(log, size, samples=300)
+            rows.append((f"inclusion proof at {size:,} (read+verify)", _ms(inc)))
+            rows.append((f"consistency proof at {size:,} (read+verify)", _ms(con)))
+    finally:
+        await pool.close()
+    return rows
+
+
+async def _admin(url: str, sql: str) -> None:
+    conn = await asyncpg.connect(url)
+    try:
+        await conn.execute(sql)
+    finally:
+        await conn.close()
+
+
+def _with_database(url: str, name: str) -> str:
+    head, sep, query = url.partition("?")
+    return f"{head.rsplit('/', 1)[0]}/{name}{sep}{query}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--max-events", type=int, default=1_000_000)
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    parser.add_argument(
+        "--verify-at-max",
+        action="store_true",
+        help="also run verify_all over the full --max-events log",
+    )
+    args = parser.parse_args()
+
+    server_url = os.environ.get("DATABASE_URL")
+    tmp = None
+    if not server_url:
+        tmp = Path(tempfile.mkdtemp(prefix="cz-bench-pg-"))
+        tmp.chmod(0o755)
+        server_url = start_embedded(tmp / "pgdata").url
+    name = f"cz_bench_{secrets.token_hex(4)}"
+    asyncio.run(_admin(server_url, f'CREATE DATABASE "{name}"'))
+    try:
+        rows = asyncio.run(
+            run(_with_database(server_url, name), args.max_events, args.workers, args.verify_at_max)
+        )
+    finally:
+        asyncio.run(_admin(server_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        if tmp is not None:
+            stop_embedded(tmp / "pgdata")
+            shutil.rmtree(tmp, ignore_errors=True)
+    width = max(len(label) for label, _ in rows)
+    print(f"event store benchmark ({os.cpu_count()} cores)")
+    for label, value in rows:
+        print(f"  {label:<{width}}  {value}")
+
+
+if __name__ == "__main__":
+    main()
