@@ -20,6 +20,7 @@ from game.window.errors import DealError
 from game.window.state import ASIDE, HAND, MARKET, STROKES, State
 
 FIRST_SEAT_STROKES = 3
+TABLE_KINDS = ("base", "market", "portfolio", "deal")
 MAX_CARDS = 63  # card ids must fit the action encoding
 
 
@@ -30,7 +31,12 @@ def from_deal(
     *,
     kind: str = "deal",
 ) -> State:
-    """A table convened from an explicit deal (titles as printed, one copy each, Q-05)."""
+    """A table convened from an explicit deal (titles as printed, one copy each, Q-05).
+
+    ``kind`` names the table in its positions: "portfolio" (IV.3) or "deal" (anything else).
+    """
+    if kind not in TABLE_KINDS:
+        raise DealError(f"a table is one of {', '.join(TABLE_KINDS)}, not {kind!r}")
     if len(hands) != 2:
         raise DealError("a deal has exactly two hands, one per seat")
     order = [*hands[0], *hands[1], *market, *aside]

@@ -71,7 +71,7 @@ class Pending(_Strict):
 
 class Position(_Strict):
     format: Literal["cz-position/1"]
-    table: Literal["base", "market", "deal"]
+    table: Literal["base", "market", "portfolio", "deal"]
     cards: list[Title] = Field(max_length=MAX_CARDS)
     hands: Pair[list[Title]]
     chains: Pair[list[ChainCard]]

@@ -38,7 +38,7 @@ class SeededDeal(_Strict):
 
 
 class ExplicitDeal(_Strict):
-    table: Literal["deal"]
+    table: Literal["portfolio", "deal"]
     hands: Annotated[
         list[Annotated[list[str], Field(max_length=MAX_DEAL_CARDS)]],
         Field(min_length=2, max_length=2),
@@ -69,7 +69,7 @@ def convene(deal: SeededDeal | ExplicitDeal) -> State:
     """The opening position of ``deal``."""
     if isinstance(deal, SeededDeal):
         return (new_base_table if deal.table == "base" else new_market_table)(deal.seed)
-    return from_deal(deal.hands, deal.market, deal.aside)
+    return from_deal(deal.hands, deal.market, deal.aside, kind=deal.table)
 
 
 def replay(record: Record) -> State:

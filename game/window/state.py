@@ -76,7 +76,7 @@ class State:
     titles: tuple[int, ...]  # card id -> title index
     costs: tuple[int, ...]  # card id -> printed cost
     where: tuple[int, ...]  # title index -> card id, or -1 when the title is not at this table
-    table_kind: str  # "base", "market" or "deal" (an explicit deal: portfolio tables, scenarios)
+    table_kind: str  # "base", "market", "portfolio" (IV.3) or "deal" (any other explicit deal)
     aside: tuple[int, ...]  # set aside, out of the table's reach (IV.3)
     loc: bytearray  # card id -> where it lies (HAND…HOSTAGE)
     up: bytearray  # card id -> 1 face up (in force) / 0; meaningful in chains only

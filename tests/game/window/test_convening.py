@@ -65,3 +65,20 @@ def test_an_unknown_title_is_refused() -> None:
     """I.4, I.2: fixtures and unknown names are never dealt."""
     with pytest.raises(DealError, match="Seal"):
         from_deal([["Seal"], []])
+
+
+# IV.3
+def test_portfolio_kind_is_kept_through_json_and_records() -> None:
+    """IV.3: a portfolio table says so in its position, and its record replays as one."""
+    from game.window import from_json, parse_record, replay
+
+    s = from_deal([["Tally"], ["Gram"]], kind="portfolio")
+    assert from_json(to_json(s)) == s
+    record = {
+        "format": "cz-table-record/1",
+        "deal": {"table": "portfolio", "hands": [["Tally"], ["Gram"]]},
+        "actions": [],
+    }
+    assert replay(parse_record(record)) == s
+    with pytest.raises(DealError, match="not 'arena'"):
+        from_deal([["Tally"], []], kind="arena")
