@@ -1,0 +1,282 @@
+"""``league``: the operator's command line.
+
+    league init [--name N] [--passphrase-file F]   create a league (keys + signed manifest)
+    league keys show                               public keys and addresses
+    league db path|start|stop|status               the embedded PostgreSQL
+    league migrate                                 bring the database schema up to date
+    league serve [SERVICE ...] [--host H] [--port N]   serve (all services by default)
+    league openapi [SERVICE] [--write | --check]   the services' OpenAPI documents
+
+Every failure is one line on stderr and exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib.metadata
+import logging
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import NoReturn
+
+from ledger.address import address_of
+from ledger.errors import LedgerError
+from ledger.keys import PublicKey
+from services.eventlog.migrate import upgrade
+from services.http.openapi import openapi_document, render
+from services.league import database
+from services.league.errors import LeagueError
+from services.league.founding import (
+    DEFAULT_NAME,
+    create_league,
+    league_exists,
+    load_manifest,
+    read_passphrase,
+)
+from services.league.keyring import ROLES
+from services.league.registry import SERVICES
+from services.league.server import compose, run_until_stopped
+from services.league.settings import LeagueSettings
+
+#: Where ``league openapi --write`` puts the documents (the source tree's docs/openapi).
+OPENAPI_DIR = Path(__file__).resolve().parents[2] / "docs" / "openapi"
+PACKAGE = "the-window-league"
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line (and still exit status 2)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
+def _version() -> str:
+    try:
+        return importlib.metadata.version(PACKAGE)
+    except importlib.metadata.PackageNotFoundError:
+        return "0+unknown"
+
+
+def _settings(args: argparse.Namespace) -> LeagueSettings:
+    return LeagueSettings.from_env(
+        host=getattr(args, "host", None),
+        port=getattr(args, "port", None),
+        passphrase_file=getattr(args, "passphrase_file", None),
+    )
+
+
+def _database_url(settings: LeagueSettings) -> LeagueSettings:
+    """``settings`` with a database URL: DATABASE_URL, else the embedded server (started)."""
+    if settings.database_url:
+        return settings
+    server = database.start_embedded(settings.pgdata)
+    return settings.model_copy(update={"database_url": server.url})
+
+
+# -- commands ----------------------------------------------------------------------------------
+
+
+def cmd_init(args: argparse.Namespace) -> None:
+    settings = _settings(args)
+    made = create_league(settings, name=args.name, passphrase=read_passphrase(settings))
+    manifest = made.manifest
+    print(f"created league {manifest.name!r} ({manifest.league}) in {settings.data_dir}")
+    print(f"  manifest  {made.manifest_path}  hash {manifest.hash_text()}")
+    _print_keys(manifest_keys(manifest))
+    armored = " (armored under your passphrase)" if settings.passphrase_file else ""
+    print(f"  keys      {settings.keys_dir}/  mode 0600{armored}")
+    print("back up the keys and the manifest now, and the database as it grows: "
+          "see docs/operations.md")
+
+
+def manifest_keys(manifest: object) -> dict[str, str]:
+    return {role: getattr(manifest, role) for role in ROLES}
+
+
+def _print_keys(keys: dict[str, str]) -> None:
+    for role, key in keys.items():
+        print(f"  {role:<9} {address_of(PublicKey.from_text(key))}  {key}")
+
+
+def cmd_keys_show(args: argparse.Namespace) -> None:
+    settings = _settings(args)
+    manifest = load_manifest(settings)
+    print(f"league {manifest.name!r} ({manifest.league}), manifest {manifest.hash_text()}")
+    _print_keys(manifest_keys(manifest))
+
+
+def cmd_db_path(args: argparse.Namespace) -> None:
+    print(_settings(args).pgdata)
+
+
+def cmd_db_start(args: argparse.Namespace) -> None:
+    server = database.start_embedded(_settings(args).pgdata)
+    print(f"running: {server.url}")
+
+
+def cmd_db_stop(args: argparse.Namespace) -> None:
+    stopped = database.stop_embedded(_settings(args).pgdata)
+    print("stopped" if stopped else "was not running")
+
+
+def cmd_db_status(args: argparse.Namespace) -> None:
+    settings = _settings(args)
+    url = database.embedded_status(settings.pgdata)
+    print(f"running: {url}" if url else f"stopped ({settings.pgdata})")
+    if settings.database_url:
+        print("note: DATABASE_URL is set, so the league uses that database, not this one")
+
+
+def cmd_migrate(args: argparse.Namespace) -> None:
+    settings = _database_url(_settings(args))
+    assert settings.database_url is not None
+    upgrade(settings.database_url)
+    print("database schema is up to date")
+
+
+def cmd_serve(args: argparse.Namespace) -> None:
+    names = args.services or list(SERVICES)
+    unknown = [name for name in names if name not in SERVICES]
+    if unknown:
+        choices = ", ".join(SERVICES)
+        raise LeagueError(f"no service is called {unknown[0]!r} (choose from {choices})")
+    settings = _settings(args)
+    if not league_exists(settings):
+        made = create_league(settings, passphrase=read_passphrase(settings))
+        print(
+            f"no league in {settings.data_dir} yet: created {made.manifest.name!r} "
+            f"({made.manifest.league}); back up {settings.keys_dir} and "
+            f"{settings.manifest_path} (see docs/operations.md)",
+            file=sys.stderr,
+        )
+    settings = _database_url(settings)
+    assert settings.database_url is not None
+    upgrade(settings.database_url)
+    app = compose(settings, [SERVICES[name] for name in names])
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s %(message)s")
+    asyncio.run(run_until_stopped(app, settings.host, settings.port))
+
+
+def cmd_openapi(args: argparse.Namespace) -> None:
+    names = [args.service] if args.service else list(SERVICES)
+    documents = {name: render(openapi_document(SERVICES[name], _version())) for name in names}
+    if args.write:
+        OPENAPI_DIR.mkdir(parents=True, exist_ok=True)
+        for name, text in documents.items():
+            (OPENAPI_DIR / f"{name}.json").write_text(text, encoding="utf-8")
+            print(f"wrote {OPENAPI_DIR / f'{name}.json'}")
+    elif args.check:
+        stale = [
+            name for name, text in documents.items()
+            if not (OPENAPI_DIR / f"{name}.json").is_file()
+            or (OPENAPI_DIR / f"{name}.json").read_text(encoding="utf-8") != text
+        ]
+        if stale:
+            raise LeagueError(
+                f"docs/openapi is out of date for {', '.join(stale)}: run `league openapi --write`"
+            )
+        print("docs/openapi is up to date")
+    else:
+        sys.stdout.write("".join(documents.values()))
+
+
+# -- parser ------------------------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = OneLineParser(
+        prog="league",
+        description="Run THE WINDOW league: its keys, its database and its services.",
+        epilog=(
+            "Files live in LEAGUE_HOME (default: the platform's user data directory). The "
+            "database is DATABASE_URL, or an embedded PostgreSQL inside LEAGUE_HOME."
+        ),
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
+                                     parser_class=OneLineParser)
+
+    init = commands.add_parser(
+        "init", help="create a league: root and service keys, the signed manifest",
+        description="Create a league in LEAGUE_HOME: a root key, one key per service (files "
+        "0600) and the manifest signed by the root key. Never overwrites a league.",
+    )
+    init.add_argument(
+        "--name", default=DEFAULT_NAME, help=f"display name (default {DEFAULT_NAME!r})"
+    )
+    _passphrase_option(init, "armor every key under the passphrase in this file")
+    init.set_defaults(run=cmd_init)
+
+    keys = commands.add_parser("keys", help="show the league's keys")
+    keys_commands = keys.add_subparsers(dest="keys_command", required=True, metavar="ACTION",
+                                        parser_class=OneLineParser)
+    show = keys_commands.add_parser("show", help="print each role's address and public key")
+    show.set_defaults(run=cmd_keys_show)
+
+    db = commands.add_parser("db", help="the embedded PostgreSQL (used when DATABASE_URL is unset)")
+    db_commands = db.add_subparsers(dest="db_command", required=True, metavar="ACTION",
+                                    parser_class=OneLineParser)
+    for name, run, text in (
+        ("path", cmd_db_path, "print its data directory"),
+        ("start", cmd_db_start, "start it (it keeps running until `league db stop`)"),
+        ("stop", cmd_db_stop, "stop it"),
+        ("status", cmd_db_status, "say whether it runs, and its URL"),
+    ):
+        db_commands.add_parser(name, help=text).set_defaults(run=run)
+
+    migrate = commands.add_parser("migrate", help="bring the database schema up to date")
+    migrate.set_defaults(run=cmd_migrate)
+
+    serve = commands.add_parser(
+        "serve", help="serve the league (all services, or those named)",
+        description="Serve the named services (default: all) in one process. Migrations are "
+        "applied first. With no league in LEAGUE_HOME yet, one is created (as `league init` "
+        "would, with the default name) and its files are named on stderr.",
+    )
+    serve.add_argument("services", nargs="*", metavar="SERVICE",
+                       help=f"services to run: {', '.join(SERVICES)} (default: all)")
+    serve.add_argument("--host", help="address to listen on (default 127.0.0.1, LEAGUE_HOST)")
+    serve.add_argument("--port", type=int, help="port (default 8080, LEAGUE_PORT; 0 picks one)")
+    _passphrase_option(serve, "the passphrase of armored keys")
+    serve.set_defaults(run=cmd_serve)
+
+    openapi = commands.add_parser("openapi", help="print, write or check the OpenAPI documents")
+    openapi.add_argument("service", nargs="?", choices=list(SERVICES), help="one service only")
+    mode = openapi.add_mutually_exclusive_group()
+    mode.add_argument("--write", action="store_true", help="write docs/openapi/<service>.json")
+    mode.add_argument("--check", action="store_true",
+                      help="fail when docs/openapi differs from the code")
+    openapi.set_defaults(run=cmd_openapi)
+    return parser
+
+
+def _passphrase_option(parser: argparse.ArgumentParser, text: str) -> None:
+    parser.add_argument(
+        "--passphrase-file", type=Path, metavar="FILE",
+        help=f"{text} (or LEAGUE_PASSPHRASE_FILE); its final newline is ignored",
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    run: Callable[[argparse.Namespace], None] = args.run
+    try:
+        run(args)
+    except (LeagueError, LedgerError) as exc:
+        return _fail(exc.diagnostics())
+    except OSError as exc:
+        return _fail(f"{exc.strerror or exc} ({exc.filename})" if exc.filename else str(exc))
+    except KeyboardInterrupt:
+        return _fail("interrupted")
+    return 0
+
+
+def _fail(message: str) -> int:
+    print(f"league: {' '.join(message.split())}", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
