@@ -46,6 +46,8 @@ def why_illegal(state: State, action: int) -> str:
     if state.closed:
         return "the table has closed at twelve; nothing follows (I.6, R-07)"
     kind, a, b = A.kind_of(action), A.arg_a(action), A.arg_b(action)
+    if not _well_formed(kind, a, b):
+        return "not an action of the notation: its arguments do not fit its kind (formats.md)"
     p = state.pending
     if p is not None:
         return _pending_reason(p)
@@ -59,12 +61,32 @@ def why_illegal(state: State, action: int) -> str:
         return reason
     n = len(state.titles)
     if (a >= n and kind in _CARD_ARGUMENT) or (kind == A.CONSTRUCT and b >= n):
-        return "no such card at this table"
+        return "no such card at this table (I.4, formats.md)"
     if kind in _CARD_ACTIONS:
         title, section = _CARD_ACTIONS[kind]
         if not state.in_force(title, me):
             return f"{T.NAMES[title]} must stand face up in your chain ({section})"
     return _specific_reason(state, me, kind, a, b)
+
+
+_NO_ARGUMENTS = frozenset({A.COLLECT, A.SWAP, A.ACCELERATE, A.EXHAUST, A.REFUSE})
+_FLAG_ONLY = frozenset({A.RANSOM, A.CONVERT, A.DRILL})
+_CARD_ONLY = frozenset({A.HOLD, A.TRACE, A.EULERFUSE, A.ADMISSION, A.YIELD, A.PLACE})
+
+
+def _well_formed(kind: int, a: int, b: int) -> bool:
+    """Whether the integer is one the notation can write (unused arguments are zero)."""
+    if kind in _NO_ARGUMENTS:
+        return a == b == 0
+    if kind in _FLAG_ONLY:
+        return a <= 1 and b == 0
+    if kind in _CARD_ONLY:
+        return b == 0
+    if kind in (A.BUILD, A.TRANSPORT):
+        return b <= 1
+    if kind == A.TURN:
+        return a <= 1
+    return True
 
 
 def _pending_reason(p: tuple) -> str:
@@ -83,7 +105,7 @@ def _power_reason(state: State, me: int, kind: int, source: int) -> str | None:
     name = T.NAMES[title]
     if kind in (A.CUT, A.TURN, A.NOGO):
         if source >= len(state.titles):
-            return "no such card at this table"
+            return "no such card at this table (I.4, formats.md)"
         if source not in state.power_sources(title, me):
             if state.titles[source] in (T.MODEL_A, T.MODEL_B):
                 return (
