@@ -8,8 +8,10 @@ covers the domain tag of its kind and the RFC 8785 bytes of everything else (led
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Mapping
+from functools import cached_property
 from typing import Annotated, Any, ClassVar, Self
 
 from pydantic import (
@@ -24,7 +26,7 @@ from pydantic import (
 )
 
 from ledger.armor import armor, dearmor
-from ledger.canonical import jcs, object_hash
+from ledger.canonical import jcs, signing_bytes
 from ledger.encoding import decode_b64url, encode_b64url
 from ledger.errors import DecodeError, KeyFormatError, LedgerError, SchemaError, UnknownKindError
 from ledger.keys import SIGNATURE_SIZE, PublicKey, SigningKey
@@ -170,13 +172,22 @@ class SignedModel(KindedModel):
         """The signed part: the wire object without ``sig``."""
         return self.model_dump(mode="json", by_alias=True, exclude={"sig"})
 
+    @cached_property
+    def signing_bytes(self) -> bytes:
+        """Domain tag + JCS of the body: what the signature covers and the hash is of.
+
+        Computed once per (immutable) object: a chain verifier hashes and verifies every link.
+        """
+        return signing_bytes(self.KIND, self.body())
+
     def hash(self) -> bytes:
         """SHA-256 of the signing bytes: the id that ``prev`` links and fraud proofs name."""
-        return object_hash(self.KIND, self.body())
+        return hashlib.sha256(self.signing_bytes).digest()
 
     def verify(self, key: PublicKey) -> None:
         """Raise :class:`BadSignatureError` unless ``key`` signed this object as its kind."""
-        key.verify(self.KIND, self.body(), self.sig)
+        # ``sig`` was checked to be canonical base64url of 64 bytes when the object was built.
+        key.verify_raw(self.signing_bytes, decode_b64url(self.sig, length=SIGNATURE_SIZE))
 
     @classmethod
     def sign(cls, key: SigningKey, **fields: Any) -> Self:
