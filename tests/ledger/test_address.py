@@ -127,3 +127,18 @@ def test_address_round_trips_through_its_own_parser(seed: bytes) -> None:
     address = address_of(SigningKey(seed).public)
     assert parse_address(address) == address
     assert parse_address(address.lower()) == address
+
+
+def test_check_catches_every_error_for_every_address_by_arithmetic() -> None:
+    """The general argument, checked for all cases rather than a sample: a substitution at data
+    position k changes the value by d·32^k (0 < |d| < 32), an adjacent data swap by
+    d·31·32^k; neither is ever 0 mod 1021. A swap of the last data symbol with the first check
+    symbol goes undetected only if 33·c ≡ 33·d (mod 1021), i.e. c = d: no swap at all."""
+    for k in range(10):
+        for d in range(1, 32):
+            assert (d * 32**k) % 1021 != 0
+            if k < 9:
+                assert (d * 31 * 32**k) % 1021 != 0
+    for c in range(32):
+        for d in range(32):
+            assert ((33 * c - 33 * d) % 1021 == 0) == (c == d)

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ledger.errors import BadSignatureError, DecodeError, SchemaError, UnknownKindError
-from ledger.manifest import DEFAULT_POLICIES, LeagueManifest
+from ledger.manifest import DEFAULT_POLICIES, LeagueManifest, Policies, build_manifest
 from ledger.note_set import DEFAULT_NOTE_SET, NoteIssue, NoteSet
-from ledger.print_runs import DEFAULT_PRINT_RUNS
+from ledger.print_runs import DEFAULT_PRINT_RUNS, PrintRun, PrintRunTable
 from ledger.wire import hash_text
 from tests.ledger.factories import League, key, make_league
 
@@ -91,3 +93,49 @@ def test_manifest_hash_changes_with_any_field() -> None:
     """Two leagues differing only in name have different manifest hashes, so a certificate
     names exactly one manifest."""
     assert make_league(name="A").manifest.hash_text() != make_league(name="B").manifest.hash_text()
+
+
+@settings(max_examples=30)
+@given(
+    league_id=st.from_regex(r"\A[a-z0-9]([a-z0-9-]{0,20}[a-z0-9])?\Z"),
+    name=st.text(st.characters(exclude_categories=["Cc", "Cs"]), min_size=1, max_size=40),
+    sizes=st.lists(st.integers(1, 3000), min_size=1, max_size=5),
+    policies=st.tuples(st.integers(0, 1000), st.integers(0, 1000), st.integers(1, 100)),
+    seeds=st.lists(st.binary(min_size=32, max_size=32), min_size=4, max_size=4),
+)
+def test_manifest_wire_round_trip(
+    league_id: str,
+    name: str,
+    sizes: list[int],
+    policies: tuple[int, int, int],
+    seeds: list[bytes],
+) -> None:
+    """Any manifest (league, name, runs, policies, keys) survives to_wire/from_wire and still
+    verifies under its root."""
+    from ledger.keys import SigningKey
+
+    root, mint, treasury, notary = (SigningKey(s) for s in seeds)
+    titles = ["Tally", "Pairing", "Model-A", "No-Go", "Zenoseal"]
+    runs = PrintRunTable(
+        runs=tuple(
+            PrintRun(title=t, set="base", standard=n, gilt=0, holofoil=0)
+            for t, n in zip(titles, sizes, strict=False)
+        )
+    )
+    faucet, allowance, batch = policies
+    manifest = build_manifest(
+        root,
+        league=league_id,
+        name=name,
+        mint=mint.public,
+        treasury=treasury.public,
+        notary=notary.public,
+        print_runs=runs,
+        policies=Policies(
+            faucet_marks_per_day=faucet, stamp_allowance_per_day=allowance, stamp_batch_limit=batch
+        ),
+    )
+    parsed = LeagueManifest.from_wire(manifest.to_wire())
+    assert parsed == manifest
+    assert parsed.verify_root(root.public) == root.public
+    assert parsed.hash_text() == manifest.hash_text()
