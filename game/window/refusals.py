@@ -112,9 +112,11 @@ def _power_reason(state: State, me: int, kind: int, source: int) -> str | None:
                     f"{state.title_of(source)} does not copy a face-up {name} beside it "
                     "(R-08, Q-02)"
                 )
-            return f"{section} needs your {name} face up"
+            if source != state.where[title]:
+                return f"{state.title_of(source)} carries no {name} power ({section}, R-08)"
+            return f"{A.KIND_NAMES[kind]} needs your {name} face up ({section})"
     elif not state.in_force(title, me):
-        return f"{section} needs your {name} face up"
+        return f"{A.KIND_NAMES[kind]} needs your {name} face up ({section})"
     return None
 
 
