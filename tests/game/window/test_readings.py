@@ -1,0 +1,147 @@
+"""The readings of docs/rulings.md (Q-nn) that other modules do not already pin."""
+
+from __future__ import annotations
+
+import pytest
+
+from game.window import IllegalActionError, parse_action
+from tests.game.window.tables import chain, legal, play, setup
+
+
+# Q-02
+def test_model_adds_no_second_collect_swap_hold_or_convert() -> None:
+    """Q-02: a Model beside Pairing, Reflection, Escrow or Exchange offers nothing new."""
+    s = setup(
+        chains=(
+            ["Pairing", "Model-A", "Reflection", "Model-B", "Escrow", "Exchange"],
+            ["Tally", "Keeping"],
+        ),
+        hoards=(3, 0),
+    )
+    actions = sorted(a for a in legal(s) if not a.startswith("build"))
+    assert actions == ["accelerate", "collect", "convert 3>7", "hold Keeping", "swap"]
+
+
+# Q-02, R-08
+def test_model_copy_of_turn_spends_the_model() -> None:
+    """Q-02: the copier's own face is spent — Turn stays face up after a Model's Turn."""
+    s = setup(chains=(["Turn", "Model-A", "Tally"], []))
+    play(s, "turn mine with Model-A", "place Tally", "place Turn")
+    assert chain(s, 0) == ["Tally", "Turn", "~Model-A"]
+
+
+# Q-03
+def test_swap_folds_reflection_even_under_canonical() -> None:
+    """Q-03: the mirror spent by its own use is not stopped by Canonical."""
+    s = setup(chains=(["Canonical", "Reflection"], ["Tally"]))
+    play(s, "swap")
+    assert chain(s, 1) == ["Canonical", "~Reflection"]
+
+
+# Q-03
+def test_canonical_does_not_stop_a_cut() -> None:
+    """Q-03: Cut takes a card rather than fold it; Canonical does not stand against it."""
+    s = setup(chains=(["Separation"], ["Canonical", "Tally", "Pairing"]))
+    play(s, "cut 1")
+    assert [s.title_of(c) for c in s.spoils[0]] == ["Canonical"]
+
+
+# Q-11, Book III FAITHFUL
+def test_faithful_held_hostage_is_not_in_force() -> None:
+    """Q-11: a Faithful held as hostage is not face up anywhere: Swap opens again."""
+    s = setup(chains=(["Escrow", "Reflection"], ["Tally", "Faithful"]))
+    assert "swap" not in legal(s)
+    play(s, "hold Faithful", "accelerate")
+    assert "swap" in legal(s)
+
+
+# Q-13, Book III EXHAUSTION
+def test_exhaustion_counts_a_models_cut_as_a_cut() -> None:
+    """Q-13: a Model's copy is the copied action; after a Cut no Cut of any source follows."""
+    s = setup(
+        chains=(["Separation", "Model-A"], ["Exhaustion", "Tally", "Pairing", "Escrow"]),
+        to_move=1,
+        last_action=("cut", None),
+    )
+    play(s, "exhaust")
+    assert not any(a.startswith("cut") for a in legal(s))
+
+
+# Q-13
+def test_exhaustion_without_a_previous_turn_forbids_nothing() -> None:
+    """Q-13: a seat with no previous turn is not restricted."""
+    s = setup(chains=(["Exhaustion"], []), hands=([], ["Tally"]))
+    play(s, "exhaust")
+    assert legal(s) == {"build Tally", "accelerate"}
+
+
+# Q-16
+def test_turn_of_a_single_card_chain_needs_no_order() -> None:
+    """Q-16: a chain of one card has one order: Turn is spent, the turn passes at once."""
+    s = setup(chains=(["Turn"], ["Tally"]))
+    play(s, "turn theirs")
+    assert s.pending is None
+    assert s.to_move == 1
+
+
+# Q-17, Q-18
+def test_transport_of_itself_is_an_action_and_keeps_accelerate_uncompelled() -> None:
+    """Q-17, Q-18: Transport may move itself, even to where it is; such moves are actions."""
+    s = setup(chains=(["Transport"], []), last_action=("accelerate", None))
+    assert legal(s) == {"transport Transport inner", "transport Transport outer"}
+    with pytest.raises(IllegalActionError, match="twice in a row"):
+        s.apply(parse_action(s, "accelerate"))
+
+
+# Q-19
+def test_trace_cannot_raise_itself_and_raising_is_not_building() -> None:
+    """Q-19: Trace is face up when used; a raised Spend-Covering takes no strokes."""
+    s = setup(chains=(["Trace", "~Spend-Covering"], []))
+    assert legal(s) == {"trace Spend-Covering", "accelerate"}
+    play(s, "trace Spend-Covering")
+    assert s.hoards == [0, 0]
+    assert chain(s, 0) == ["~Trace", "Spend-Covering"]
+
+
+# Q-12, I.7 RANSOM
+def test_ransom_is_paid_to_the_escrow_controller_not_the_plenum() -> None:
+    """Q-12: without Interface the payment goes to the seat whose chain holds Escrow."""
+    s = setup(
+        chains=(["Tally", "Escrow"], ["Pairing"]),
+        hostage=("Exchange", 1),
+        hoards=(0, 10),
+        to_move=1,
+    )
+    assert legal(s) >= {"ransom"}
+    assert "ransom to plenum" not in legal(s)
+    play(s, "ransom")
+    assert s.hoards == [10, 0]
+
+
+# Q-20
+def test_descent_before_the_close_scores_the_seal_as_it_stands() -> None:
+    """Q-20: provisional columns use the Seal now; the close gives the final step, 12."""
+    s = setup(chains=(["~Descent"], []), seal=5)
+    assert s.columns()[0][0] == 5
+
+
+# Q-24, Book III CONSTRUCTOR
+def test_constructor_needs_two_cards() -> None:
+    """Q-24: build twice means two cards; with one card in reach Constructor is closed."""
+    s = setup(chains=(["Constructor"], []), hands=(["Tally"], []))
+    assert not any(a.startswith("construct") for a in legal(s))
+
+
+# Q-06, Book III FORK
+def test_fork_shielded_by_keeping_cannot_be_thrown() -> None:
+    """Q-06: Fork is taken when thrown; a Fork that Keeping shields cannot be."""
+    s = setup(chains=(["Separation"], ["Tally", "Pairing", "Keeping", "Fork", "Escrow"]))
+    play(s, "cut 1")
+    assert [s.title_of(c) for c in s.spoils[0]] == ["Tally"]
+
+
+# Q-08
+def test_convert_seven_for_three_needs_seven() -> None:
+    """Q-08: 7>3 needs seven strokes in your hoard."""
+    s = setup(chains=(["Exchange"], []), hoards=(6, 0))
+    assert "convert 7>3" not in legal(s)
