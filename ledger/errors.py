@@ -8,6 +8,8 @@ name (``problem_type``) is the stable machine-readable part.
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class LedgerError(Exception):
     """Base of every error the protocol raises on bad input or failed verification."""
@@ -103,10 +105,18 @@ class ProofError(VerificationError):
 
 
 class FraudDetected(VerificationError):
-    """Two valid, different endorsements of one serial at one hop by one key."""
+    """Two valid, different endorsements of one serial at one hop by one key.
+
+    ``proofs`` holds the :class:`ledger.fraud.FraudProof` objects that convict the signer, for
+    the caller to keep (a wallet stores them; the notary answers 409 with the prior record).
+    """
 
     problem_type = "fraud"
     http_status = 409
+
+    def __init__(self, message: str, proofs: tuple[Any, ...] = ()) -> None:
+        super().__init__(message)
+        self.proofs = proofs
 
 
 class InvalidFraudProofError(VerificationError):
