@@ -6,11 +6,20 @@ import pytest
 
 from ledger.armor import SLIP, armor
 from ledger.canonical import jcs
-from ledger.endorsements import verify_league_chain
-from ledger.errors import DecodeError, SchemaError, SizeLimitError, UnknownKindError
+from ledger.endorsements import Chain, endorse, verify_league_chain
+from ledger.errors import (
+    BadSignatureError,
+    ChainError,
+    DecodeError,
+    FraudDetected,
+    SchemaError,
+    SizeLimitError,
+    UnknownKindError,
+)
+from ledger.fraud import SeenRegistry
 from ledger.keys import SigningKey
 from ledger.limits import MAX_ARMOR_BYTES, MAX_CHAINS_PER_SLIP
-from ledger.slips import Slip
+from ledger.slips import Slip, receive_slip
 from tests.ledger.factories import League, chain_of
 
 
@@ -74,3 +83,50 @@ def test_a_ledger_card_is_not_a_slip(alice: SigningKey) -> None:
     card = LedgerCard.for_key(alice.public)
     with pytest.raises(UnknownKindError):
         Slip.from_armor(armor(SLIP, jcs(card.to_wire())))
+
+
+def test_receive_slip_admits_chains_ending_at_the_receiver(
+    slip: Slip, league: League, bob: SigningKey
+) -> None:
+    """Importing a good slip returns its chains and records every hop in the registry."""
+    registry = SeenRegistry()
+    assert receive_slip(Slip.from_armor(slip.to_armor()), league.manifest, bob.public, registry)
+    assert len(registry) == sum(len(c.endorsements) for c in slip.chains)
+
+
+def test_receive_slip_refuses_a_chain_endorsed_to_someone_else(
+    slip: Slip, league: League, carol: SigningKey
+) -> None:
+    """A print endorsed to another key is provably not the receiver's to take (V.6): the
+    whole slip is refused and nothing is recorded."""
+    registry = SeenRegistry()
+    with pytest.raises(ChainError, match="not yours to take"):
+        receive_slip(slip, league.manifest, carol.public, registry)
+    assert len(registry) == 0
+
+
+def test_receive_slip_refuses_a_double_spend_and_hands_over_the_proof(
+    league: League, alice: SigningKey, bob: SigningKey, carol: SigningKey
+) -> None:
+    """Alice endorses one print to carol, then to bob: carol's registry (which saw the first)
+    refuses bob's onward slip with the fraud proof convicting alice, recording nothing."""
+    start = chain_of(league.print_certificate(alice), alice)
+    to_carol = endorse(start, alice, carol.public, 1)
+    to_bob_then_carol = endorse(endorse(start, alice, bob.public, 2), bob, carol.public, 3)
+    registry = SeenRegistry()
+    receive_slip(Slip(chains=(to_carol,)), league.manifest, carol.public, registry)
+    with pytest.raises(FraudDetected, match="signed away twice") as refused:
+        receive_slip(Slip(chains=(to_bob_then_carol,)), league.manifest, carol.public, registry)
+    (proof,) = refused.value.proofs
+    assert proof.verify() == alice.public
+    assert len(registry) == 1
+
+
+def test_receive_slip_refuses_a_forged_chain(slip: Slip, league: League, bob: SigningKey) -> None:
+    """A chain whose certificate was not signed by the league's mint is refused."""
+    forged = slip.chains[0].certificate.sign(
+        bob, **{k: v for k, v in slip.chains[0].certificate.body().items() if k != "kind"}
+    )
+    bad = Slip(chains=(Chain(certificate=forged, endorsements=slip.chains[0].endorsements),))
+    with pytest.raises(BadSignatureError):
+        receive_slip(bad, league.manifest, bob.public, SeenRegistry())
