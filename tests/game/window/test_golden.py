@@ -20,12 +20,14 @@ from game.window import (
     from_deal,
     new_base_table,
     new_market_table,
+    parse_action,
     parse_record,
     reckon,
     replay,
     to_json,
 )
 from game.window.catalog import PLAYING
+from game.window.records import convene
 
 DATA = Path(__file__).parents[2] / "data" / "window"
 GOLDEN = ("base-18", "market-32", "portfolio-269")
@@ -78,6 +80,34 @@ def test_golden_playthrough_replays_to_its_recorded_end(name: str) -> None:
     assert outcome(record) == json.loads(expected_path.read_text())
     assert record["actions"][-1]  # a whole table: it ends at the close
     assert outcome(record)["verdict"] is not None
+
+
+def playthrough(record: dict) -> str:
+    """One line per action: the turn, the action, then the Seal, the strokes and both chains."""
+    state = convene(parse_record(record).deal)
+    lines = []
+    for text in record["actions"]:
+        who = state.current_player
+        state.apply(parse_action(state, text))
+        chains = " | ".join(
+            " ".join(("" if state.up[c] else "~") + state.title_of(c) for c in chain) or "-"
+            for chain in state.chains
+        )
+        lines.append(
+            f"{state.turn:>3} seat {who:>2}  {text:<28} seal {state.seal:>2}  "
+            f"plenum {state.plenum:>2} hoards {state.hoards[0]:>2} {state.hoards[1]:>2}  {chains}"
+        )
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("name", GOLDEN)
+def test_golden_playthrough_line_by_line(name: str) -> None:
+    """Every intermediate position of a golden table, diffed line by line (OpenSpiel-style)."""
+    path = DATA / f"{name}.playthrough.txt"
+    record = json.loads((DATA / f"{name}.record.json").read_text())
+    if os.environ.get("CZ_RECORD_GOLDEN"):
+        path.write_text(playthrough(record))
+    assert playthrough(record).splitlines() == path.read_text().splitlines()
 
 
 @pytest.mark.parametrize("name", GOLDEN)
