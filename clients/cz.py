@@ -114,10 +114,17 @@ def _add_table(commands: argparse._SubParsersAction) -> None:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="cz",
-        description=(
-            "THE WINDOW (Contra-Zero Certificates), the player's client. "
-            "Try: cz table new --kind market --seed 7"
+        description="THE WINDOW (Contra-Zero Certificates), the player's client.",
+        epilog=(
+            "examples:\n"
+            "  cz table new --kind market --seed 7   the opening position of a market table\n"
+            "  cz table replay game.json             replay a record: position, columns, verdict\n"
+            "\n"
+            "Records and the action notation: docs/formats.md. The rulebook's open points\n"
+            "and how the engine reads them: docs/rulings.md. A refusal prints one line on\n"
+            "stderr and exits with status 2."
         ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _add_table(commands)
