@@ -55,7 +55,7 @@ def _check_hash(text: str, info: ValidationInfo) -> str:
 
 
 # Validators raise our own typed errors, which pydantic passes through untouched.
-#: A public key on the wire: canonical unpadded base64url of 32 bytes, a valid Ed25519 point.
+#: A public key on the wire: canonical unpadded base64url of 32 bytes (an Ed25519 key).
 KeyText = Annotated[str, Field(max_length=64), AfterValidator(_check_key)]
 #: A signature on the wire: canonical unpadded base64url of 64 bytes.
 SignatureText = Annotated[str, Field(max_length=128), AfterValidator(_check_signature)]
@@ -78,7 +78,7 @@ def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     result: dict[str, Any] = {}
     for key, value in pairs:
         if key in result:
-            raise DecodeError(f"JSON object repeats the key {key!r}")
+            raise DecodeError(f"JSON object repeats the key {_short(key)}")
         result[key] = value
     return result
 
@@ -95,10 +95,17 @@ def parse_json(text: str | bytes, *, what: str = "object") -> Any:
         raise DecodeError(f"{what} is not valid JSON: {exc}") from exc
 
 
+def _short(value: object, limit: int = 40) -> str:
+    """A bounded repr of an untrusted value, for messages (input can be megabytes)."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def _describe(exc: ValidationError) -> str:
     first = exc.errors(include_url=False)[0]
-    message = first["msg"].removeprefix("Value error, ")
-    where = ".".join(str(part) for part in first["loc"])
+    message = first["msg"].removeprefix("Value error, ")[:200]
+    where = ".".join(_short(part) if isinstance(part, str) else str(part) for part in first["loc"])
+    where = where.replace("'", "")
     more = exc.error_count() - 1
     tail = f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""
     return f"{where}: {message}{tail}" if where else f"{message}{tail}"
@@ -152,7 +159,9 @@ class KindedModel(WireModel):
     def _check_kind(cls, data: Mapping[str, Any]) -> None:
         kind = data.get("kind")
         if kind != cls.KIND:
-            raise UnknownKindError(f"expected a {cls.WHAT} (kind {cls.KIND!r}), got kind {kind!r}")
+            raise UnknownKindError(
+                f"expected a {cls.WHAT} (kind {cls.KIND!r}), got kind {_short(kind)}"
+            )
 
 
 class SignedModel(KindedModel):
