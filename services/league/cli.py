@@ -52,7 +52,7 @@ class OneLineParser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
 
 
-def _version() -> str:
+def package_version() -> str:
     try:
         return importlib.metadata.version(PACKAGE)
     except importlib.metadata.PackageNotFoundError:
@@ -161,7 +161,8 @@ def cmd_serve(args: argparse.Namespace) -> None:
 
 def cmd_openapi(args: argparse.Namespace) -> None:
     names = [args.service] if args.service else list(SERVICES)
-    documents = {name: render(openapi_document(SERVICES[name], _version())) for name in names}
+    version = package_version()
+    documents = {name: render(openapi_document(SERVICES[name], version)) for name in names}
     if args.write:
         OPENAPI_DIR.mkdir(parents=True, exist_ok=True)
         for name, text in documents.items():
@@ -194,7 +195,7 @@ def build_parser() -> argparse.ArgumentParser:
             "database is DATABASE_URL, or an embedded PostgreSQL inside LEAGUE_HOME."
         ),
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {package_version()}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
                                      parser_class=OneLineParser)
 

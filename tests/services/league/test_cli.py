@@ -1,0 +1,237 @@
+"""``league`` run as a subprocess against a temporary LEAGUE_HOME and the test database."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import asyncpg
+import pytest
+
+from clients.league import LeagueClient, stamp_request
+from ledger.address import address_of
+from ledger.keys import PublicKey, SigningKey
+from ledger.manifest import LeagueManifest
+from services.mint.wire import Stamped
+
+SCRIPT = Path(sys.executable).parent / "league"
+COMMAND = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "services.league.cli"]
+#: A guard against a hung child, not a timing assertion.
+GUARD_SECONDS = 120
+
+
+@pytest.fixture
+def env(tmp_path: Path, database_url: str) -> dict[str, str]:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("LEAGUE_")}
+    return {**clean, "LEAGUE_HOME": str(tmp_path / "home"), "DATABASE_URL": database_url}
+
+
+def league(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*COMMAND, *args], env=env, capture_output=True, text=True, timeout=GUARD_SECONDS,
+        check=False,
+    )
+
+
+def one_line_failure(result: subprocess.CompletedProcess[str]) -> str:
+    assert result.returncode == 2, result
+    assert result.stdout == ""
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    return lines[0]
+
+
+def manifest_of(env: dict[str, str]) -> LeagueManifest:
+    manifest = LeagueManifest.from_wire(
+        (Path(env["LEAGUE_HOME"]) / "manifest.json").read_text(encoding="utf-8")
+    )
+    manifest.verify_root()
+    return manifest
+
+
+def test_init_creates_keys_and_a_signed_manifest(env: dict[str, str]) -> None:
+    """init writes four 0600 key files in a 0700 directory and a root-signed manifest naming
+    the service keys, the runs and the note set; it prints every address."""
+    result = league(env, "init", "--name", "Test League")
+    assert result.returncode == 0, result.stderr
+    home = Path(env["LEAGUE_HOME"])
+    assert (home / "keys").stat().st_mode & 0o777 == 0o700
+    for role in ("root", "mint", "treasury", "notary"):
+        assert (home / "keys" / f"{role}.key").stat().st_mode & 0o777 == 0o600
+    manifest = manifest_of(env)
+    assert (manifest.name, manifest.league) == ("Test League", "test-league")
+    assert len(manifest.print_runs.runs) == 41
+    assert manifest.note_set.total_marks == 1_500_000
+    assert manifest.policies.stamp_allowance_per_day == 50
+    for role in ("root", "mint", "treasury", "notary"):
+        assert address_of(PublicKey.from_text(getattr(manifest, role))) in result.stdout
+
+
+def test_init_never_overwrites(env: dict[str, str]) -> None:
+    """A second init is refused on one line, exit 2, and the manifest is untouched."""
+    assert league(env, "init").returncode == 0
+    before = (Path(env["LEAGUE_HOME"]) / "manifest.json").read_bytes()
+    assert "already exists" in one_line_failure(league(env, "init"))
+    assert (Path(env["LEAGUE_HOME"]) / "manifest.json").read_bytes() == before
+
+
+def test_keys_show_prints_the_manifest_keys(env: dict[str, str]) -> None:
+    """keys show prints each role with its address and public key, as the manifest names it."""
+    assert league(env, "init").returncode == 0
+    result = league(env, "keys", "show")
+    assert result.returncode == 0, result.stderr
+    manifest = manifest_of(env)
+    for role in ("root", "mint", "treasury", "notary"):
+        key = getattr(manifest, role)
+        assert f"{role}" in result.stdout
+        assert f"{address_of(PublicKey.from_text(key))}  {key}" in result.stdout
+
+
+def test_errors_are_one_line_with_status_2(env: dict[str, str]) -> None:
+    """No league, an unknown command, an unknown service, a missing option value: each is one
+    line on stderr and exit status 2."""
+    assert "league init" in one_line_failure(league(env, "keys", "show"))
+    assert "invalid choice" in one_line_failure(league(env, "bogus"))
+    assert "no service is called" in one_line_failure(league(env, "serve", "casino"))
+    one_line_failure(league(env, "serve", "--port"))
+
+
+def test_help_teaches_every_command(env: dict[str, str]) -> None:
+    """--help names every command and says where files and the database live."""
+    result = league(env, "--help")
+    assert result.returncode == 0
+    for command in ("init", "keys", "db", "migrate", "serve", "openapi"):
+        assert command in result.stdout
+    assert "LEAGUE_HOME" in result.stdout
+    assert "DATABASE_URL" in result.stdout
+
+
+def test_migrate_creates_the_schemas(env: dict[str, str], database_url: str) -> None:
+    """migrate brings the database to the newest schema (and is idempotent)."""
+    for _ in range(2):
+        result = league(env, "migrate")
+        assert result.returncode == 0, result.stderr
+
+    async def tables() -> set[str]:
+        conn = await asyncpg.connect(database_url)
+        try:
+            rows = await conn.fetch(
+                "SELECT table_name FROM information_schema.tables WHERE table_schema = 'mint'"
+            )
+        finally:
+            await conn.close()
+        return {r[0] for r in rows}
+
+    assert {"events", "runs", "owned", "stamp_requests", "allowances"} <= asyncio.run(tables())
+
+
+def test_openapi_check_passes_on_the_committed_documents(env: dict[str, str]) -> None:
+    """`league openapi --check` agrees with docs/openapi (the drift check the docs promise)."""
+    result = league(env, "openapi", "--check")
+    assert result.returncode == 0, result.stderr
+
+
+def test_db_path_and_status(env: dict[str, str]) -> None:
+    """db path is inside LEAGUE_HOME; status of a never-started server says stopped."""
+    path = league(env, "db", "path")
+    assert path.stdout.strip() == str(Path(env["LEAGUE_HOME"]) / "pgdata")
+    status = league(env, "db", "status")
+    assert status.returncode == 0
+    assert status.stdout.startswith("stopped")
+
+
+class Served:
+    """A `league serve` child: its URL once it says where it listens."""
+
+    def __init__(self, env: dict[str, str], *args: str) -> None:
+        self.process = subprocess.Popen(
+            [*COMMAND, "serve", "--port", "0", *args], env=env, text=True,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        )
+        lines: queue.Queue[str] = queue.Queue()
+        assert self.process.stdout is not None
+        stdout = self.process.stdout
+        threading.Thread(target=lambda: [lines.put(line) for line in stdout], daemon=True).start()
+        try:
+            first = lines.get(timeout=GUARD_SECONDS)
+        except queue.Empty:
+            self.process.kill()
+            raise AssertionError("league serve never said where it listens") from None
+        assert first.startswith("serving on "), first
+        self.url = first.removeprefix("serving on ").strip()
+
+    def stop(self) -> tuple[int, str]:
+        self.process.send_signal(signal.SIGTERM)
+        code = self.process.wait(timeout=GUARD_SECONDS)
+        assert self.process.stderr is not None
+        return code, self.process.stderr.read()
+
+
+@pytest.fixture
+def served(env: dict[str, str]) -> Iterator[Served]:
+    server = Served(env)
+    try:
+        yield server
+    finally:
+        if server.process.poll() is None:
+            server.stop()
+
+
+async def stamp_one(url: str, owner: SigningKey, title: str) -> str:
+    async with LeagueClient(url) as client:
+        manifest = await client.manifest()
+        answer = await client.stamp(stamp_request(owner, manifest, [(title, "standard")]))
+    (item,) = answer.items
+    assert isinstance(item, Stamped)
+    return item.certificate.serial
+
+
+def test_serve_creates_a_league_and_serves_the_mint(
+    env: dict[str, str], served: Served
+) -> None:
+    """A first `league serve` creates the league (saying so on stderr), migrates, serves the
+    mint; stopped and started again it keeps the league and the stamps."""
+    owner = SigningKey.generate()
+    assert asyncio.run(stamp_one(served.url, owner, "Omegafam")) == "CZ-OMEGAFAM-0001"
+    code, stderr = served.stop()
+    assert code == 0
+    assert "created 'THE WINDOW league'" in stderr
+    manifest = manifest_of(env)
+    again = Served(env, "mint")
+    try:
+        assert asyncio.run(stamp_one(again.url, owner, "Omegafam")) == "CZ-OMEGAFAM-0002"
+    finally:
+        code, stderr = again.stop()
+    assert code == 0
+    assert "created" not in stderr
+    assert manifest_of(env) == manifest
+
+
+def test_passphrase_armored_keys(env: dict[str, str], tmp_path: Path) -> None:
+    """init --passphrase-file armors every key (CZ KEY); serve without the passphrase is
+    refused on one line, with it the league serves."""
+    secret = tmp_path / "passphrase"
+    secret.write_text("correct horse battery staple\n", encoding="utf-8")
+    assert league(env, "init", "--passphrase-file", str(secret)).returncode == 0
+    key_text = (Path(env["LEAGUE_HOME"]) / "keys" / "mint.key").read_text(encoding="ascii")
+    assert key_text.startswith("-----BEGIN CZ KEY-----")
+    assert "passphrase" in one_line_failure(league(env, "serve", "--port", "0"))
+    wrong = tmp_path / "wrong"
+    wrong.write_text("incorrect horse\n", encoding="utf-8")
+    refused = league(env, "serve", "--port", "0", "--passphrase-file", str(wrong))
+    assert "passphrase" in one_line_failure(refused)
+    server = Served({**env, "LEAGUE_PASSPHRASE_FILE": str(secret)})
+    try:
+        serial = asyncio.run(stamp_one(server.url, SigningKey.generate(), "Reflection"))
+        assert serial == "CZ-REFLECTION-0001"
+    finally:
+        code, _ = server.stop()
+    assert code == 0
