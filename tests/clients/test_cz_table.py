@@ -25,6 +25,7 @@ def cz(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]
     )
 
 
+# issue 4 (cz)
 def test_help_teaches_the_commands() -> None:
     """cz --help names the table commands; cz table --help names replay and new."""
     top = cz("--help")
@@ -35,6 +36,7 @@ def test_help_teaches_the_commands() -> None:
     assert "new" in table.stdout
 
 
+# I.5, IV.2, Q-09
 def test_table_new_prints_the_seeded_deal() -> None:
     """cz table new --kind market --seed N prints the opening position of that deal."""
     out = cz("table", "new", "--kind", "market", "--seed", "11")
@@ -42,6 +44,7 @@ def test_table_new_prints_the_seeded_deal() -> None:
     assert json.loads(out.stdout) == to_json(new_market_table(11))
 
 
+# Q-09
 def test_table_new_refuses_a_negative_seed() -> None:
     """cz table new: a seed is a whole number from 0 (argparse's usage error, exit 2)."""
     out = cz("table", "new", "--kind", "base", "--seed", "-3")
@@ -49,6 +52,7 @@ def test_table_new_refuses_a_negative_seed() -> None:
     assert "seed" in out.stderr
 
 
+# I.9, I.10, formats.md Record
 def test_table_replay_prints_position_columns_and_verdict() -> None:
     """cz table replay RECORD prints the final position, the columns and the verdict (golden)."""
     out = cz("table", "replay", str(DATA / "market-32.record.json"))
@@ -56,6 +60,7 @@ def test_table_replay_prints_position_columns_and_verdict() -> None:
     assert json.loads(out.stdout) == json.loads((DATA / "market-32.expected.json").read_text())
 
 
+# I.5, I.9
 def test_table_replay_reads_stdin() -> None:
     """cz table replay - reads the record from standard input; an open table has no verdict."""
     record = {"format": "cz-table-record/1", "deal": {"table": "base", "seed": 1}, "actions": []}
@@ -66,6 +71,7 @@ def test_table_replay_reads_stdin() -> None:
     assert result["columns"][0] == {"substance": 3, "form": 0, "holdings": 0}
 
 
+# I.7 COLLECT
 def test_illegal_action_exits_2_naming_action_turn_and_rule(tmp_path: Path) -> None:
     """An illegal action: exit 2, one line on stderr naming the action, the turn and the rule."""
     record = {
@@ -85,6 +91,7 @@ def test_illegal_action_exits_2_naming_action_turn_and_rule(tmp_path: Path) -> N
     assert "I.7 COLLECT" in lines[0]
 
 
+# formats.md Record
 def test_unreadable_records_exit_2_with_one_line(tmp_path: Path) -> None:
     """Not JSON, not a record, a missing file, an unknown action: one line each, exit 2."""
     garbage = tmp_path / "garbage.json"

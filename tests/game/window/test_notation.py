@@ -17,6 +17,7 @@ from game.window.catalog import PLAYING
 from tests.game.window.tables import setup
 
 
+# formats.md Action notation
 def test_every_legal_action_round_trips_through_text() -> None:
     """formats.md: format_action then parse_action gives back the same action, at every step."""
     rng = random.Random(1)
@@ -29,6 +30,7 @@ def test_every_legal_action_round_trips_through_text() -> None:
                 state.apply(rng.choice(state.legal_actions()))
 
 
+# formats.md Action notation
 def test_titles_are_read_without_regard_to_case() -> None:
     """formats.md: titles as printed, matched without regard to case."""
     s = setup(hands=(["Spend-Covering"], []))
@@ -49,6 +51,7 @@ def test_titles_are_read_without_regard_to_case() -> None:
         ("x" * 81, "at most 80"),
     ],
 )
+# formats.md Action notation
 def test_bad_notation_is_a_typed_error(text: str, message: str) -> None:
     """formats.md: text that names no action is a NotationError, never a crash."""
     s = setup(hands=(["Tally", "Separation", "Exchange"], []))

@@ -12,6 +12,7 @@ from ledger.errors import SchemaError
 from tests.game.window.tables import play, setup
 
 
+# formats.md Position, I.7 CUT, Book II TURN, IV.4
 def test_pending_decisions_round_trip() -> None:
     """formats.md: a position inside an action (defender, Turn order, drill) round-trips."""
     cut = play(setup(chains=(["Separation"], ["Tally", "Fork", "Pairing", "Escrow"])), "cut 1")
@@ -27,6 +28,7 @@ def test_pending_decisions_round_trip() -> None:
         assert to_json(from_json(position)) == position
 
 
+# formats.md Position
 def test_replayed_position_continues_identically() -> None:
     """A position read back from JSON plays on exactly as the original."""
     a = new_market_table(9)
@@ -65,12 +67,14 @@ def _mutated(change) -> dict:
         (lambda p: p.update(pending={"step": "drill", "actor": 0, "card": "Escrow"}), "pending"),
     ],
 )
+# formats.md Position, I.2, I.1, I.7
 def test_inconsistent_positions_are_refused(change, message: str) -> None:
     """from_json reads untrusted input: every inconsistency is one SchemaError."""
     with pytest.raises(SchemaError, match=message):
         from_json(_mutated(change))
 
 
+# I.7 HOLD, R-04
 def test_hostage_must_sit_under_escrow_opposite_its_owner() -> None:
     """I.7 HOLD: a hostage exists only under an Escrow in force held by the other seat."""
     position = to_json(setup(chains=(["Escrow"], ["Tally"])))

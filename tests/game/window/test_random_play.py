@@ -122,6 +122,7 @@ def _check_replay(opening: State, actions: list[str], final: State) -> None:
     assert replayed == final
 
 
+# I.2, I.5, I.6, I.8, E-01
 @PLAY
 @given(seed=st.integers(0, 2**32), choices=st.integers(0, 2**32))
 def test_random_base_tables(seed: int, choices: int) -> None:
@@ -129,6 +130,7 @@ def test_random_base_tables(seed: int, choices: int) -> None:
     play_out(new_base_table(seed), choices)
 
 
+# I.2, IV.2, I.6, I.8, E-01
 @PLAY
 @given(seed=st.integers(0, 2**32), choices=st.integers(0, 2**32))
 def test_random_market_tables(seed: int, choices: int) -> None:
@@ -136,6 +138,7 @@ def test_random_market_tables(seed: int, choices: int) -> None:
     play_out(new_market_table(seed), choices)
 
 
+# I.2, IV.3, I.6, I.8, R-13, E-01
 @PLAY
 @given(seed=st.integers(0, 2**32), choices=st.integers(0, 2**32))
 def test_random_portfolio_like_tables(seed: int, choices: int) -> None:

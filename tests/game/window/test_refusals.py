@@ -11,6 +11,7 @@ from game.window.actions import encode
 from game.window.catalog import PLAYING
 
 
+# I.6, I.7
 def test_arbitrary_integers_are_refused_cleanly() -> None:
     """I.6, I.7: every integer that is not a legal action raises IllegalActionError, citing a
     section, and leaves the position exactly as it was."""

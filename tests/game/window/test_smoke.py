@@ -9,6 +9,7 @@ import pytest
 from game.window import new_base_table, new_market_table
 
 
+# I.2, I.6, E-01
 @pytest.mark.parametrize("convene", [new_base_table, new_market_table])
 def test_random_tables_close_with_thirty_strokes(convene) -> None:
     """I.2, I.6: random play closes every table at Seal 12 and never makes or destroys a stroke."""
