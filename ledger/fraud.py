@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Annotated, Any, ClassVar, Literal
 
+from ledger.address import address_of
 from ledger.endorsements import Chain, Endorsement
 from ledger.errors import BadSignatureError, InvalidFraudProofError, SchemaError
 from ledger.keys import PublicKey
@@ -57,9 +58,12 @@ class FraudProof(KindedModel):
 
     def describe(self) -> str:
         """One sentence a person reads."""
+        first, second = self.first, self.second
         return (
-            f"{self.first.serial} was signed away twice at hop {self.first.hop} "
-            f"by the same key: to {self.first.to} and to {self.second.to}"
+            f"{first.serial} was signed away twice at hop {first.hop} by "
+            f"{address_of(PublicKey.from_text(first.from_))}: to "
+            f"{address_of(PublicKey.from_text(first.to))} and to "
+            f"{address_of(PublicKey.from_text(second.to))}"
         )
 
 
