@@ -11,9 +11,14 @@ Seats are 0 (the first seat, I.5) and 1. Seats never move; chains do (Swap).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from game.window import actions as A
 from game.window import titles as T
 from game.window.errors import IllegalActionError
+
+if TYPE_CHECKING:
+    from game.window.scoring import Verdict
 
 # Where a card lies: ``HAND + seat``, ``CHAIN + seat``, ``SPOILS + seat``, the market, set aside
 # (IV.3), or beside the axis as the hostage.
@@ -134,6 +139,7 @@ class State:
     def apply(self, action: int) -> None:
         """Take ``action``; an action not in :meth:`legal_actions` is refused, nothing moves."""
         if action not in self.legal_actions():
+            # Imported on the refusal path only: both modules import this one.
             from game.window.notation import format_action
             from game.window.refusals import why_illegal
 
@@ -143,6 +149,7 @@ class State:
         self._apply(action)
 
     def clone(self) -> State:
+        """An independent copy: the lists are copied, the immutable parts shared."""
         s = State.__new__(State)
         s.titles = self.titles
         s.costs = self.costs
@@ -208,8 +215,7 @@ class State:
             and self.key() == other.key()
         )
 
-    def __hash__(self) -> int:
-        return hash((self.titles, self.key()))
+    __hash__ = None  # type: ignore[assignment]  # mutable: hash key() instead
 
     def columns(self) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
         """(Substance, Form, Holdings) per seat, reckoned as if the table closed now (I.9)."""
@@ -217,7 +223,7 @@ class State:
 
         return reckon(self).columns
 
-    def verdict(self, seat: int):  # -> Verdict (imported lazily to keep this module first)
+    def verdict(self, seat: int) -> Verdict:
         """WIN, LOSS or BALANCE for ``seat`` once the table has closed (I.9, I.10)."""
         from game.window.scoring import reckon
 
