@@ -16,6 +16,7 @@ import hmac
 import json
 import multiprocessing
 import os
+import re
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -27,7 +28,7 @@ from ledger.errors import LedgerError
 from ledger.keys import PublicKey
 from ledger.merkle import CompactRange
 from ledger.signed_note import NoteVerifier
-from services.eventlog.errors import TamperedLog
+from services.eventlog.errors import EventLogError, TamperedLog
 from services.eventlog.leaf import canonical_leaf
 from services.eventlog.sql import Statements
 
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
     from services.eventlog.store import EventLog
 
 PAGE = 5000
+_SNAPSHOT_ID = re.compile(r"[0-9A-F]+-[0-9A-F]+(-[0-9]+)?")
 #: Below this many events a second process costs more than it saves.
 PARALLEL_THRESHOLD = 20_000
 
@@ -120,16 +122,19 @@ async def _verify_leaves(
 
 
 def _verify_leaves_worker(
-    database_url: str, schema: str, public_key: bytes, start: int, end: int
+    database_url: str, snapshot: str, schema: str, public_key: bytes, start: int, end: int
 ) -> tuple[_Bad | None, bytes]:
-    """Process-pool entry point: its own connection, one contiguous range."""
+    """Process-pool entry point: its own connection, in the caller's snapshot, one range."""
 
     async def run() -> tuple[_Bad | None, bytes]:
         conn = await asyncpg.connect(database_url)
         try:
-            return await _verify_leaves(
-                conn, Statements.for_schema(schema), PublicKey(public_key), start, end
-            )
+            async with conn.transaction(isolation="repeatable_read", readonly=True):
+                # Not a parameter in SQL; the id's shape was checked by the caller.
+                await conn.execute(f"SET TRANSACTION SNAPSHOT '{snapshot}'")
+                return await _verify_leaves(
+                    conn, Statements.for_schema(schema), PublicKey(public_key), start, end
+                )
         finally:
             await conn.close()
 
@@ -137,7 +142,11 @@ def _verify_leaves_worker(
 
 
 async def _leaf_pass(
-    log: EventLog, size: int, database_url: str | None, workers: int | None
+    log: EventLog,
+    conn: asyncpg.Connection,
+    size: int,
+    database_url: str | None,
+    workers: int | None,
 ) -> tuple[_Bad | None, bytes, int]:
     if workers is None:
         auto = database_url is not None and size >= PARALLEL_THRESHOLD
@@ -145,9 +154,11 @@ async def _leaf_pass(
     if workers > 1 and database_url is None:
         raise ValueError("verifying on several processes needs the database URL")
     if workers <= 1 or size == 0:
-        async with log.pool.acquire() as conn:
-            bad, hashes = await _verify_leaves(conn, log.sql, log.key.public, 0, size)
+        bad, hashes = await _verify_leaves(conn, log.sql, log.key.public, 0, size)
         return bad, hashes, 1
+    snapshot = await conn.fetchval("SELECT pg_export_snapshot()")
+    if not _SNAPSHOT_ID.fullmatch(snapshot):
+        raise EventLogError(f"unexpected snapshot id {snapshot!r}")
     bounds = [size * i // workers for i in range(workers + 1)]
     loop = asyncio.get_running_loop()
     context = multiprocessing.get_context("forkserver")
@@ -158,6 +169,7 @@ async def _leaf_pass(
                     pool,
                     _verify_leaves_worker,
                     database_url,
+                    snapshot,
                     log.schema,
                     log.key.public.raw,
                     bounds[i],
@@ -256,16 +268,20 @@ async def verify_all(
     connection to ``database_url``. ``None`` chooses: one process per core when the URL is
     given and the log is long enough to repay starting them, else this process alone.
     """
-    async with log.pool.acquire() as conn:
+    # One snapshot for every read (exported to the worker processes), so appends committed
+    # while the audit runs are simply not part of it.
+    async with (
+        log.pool.acquire() as conn,
+        conn.transaction(isolation="repeatable_read", readonly=True),
+    ):
         size = await conn.fetchval(log.sql.head_size)
         last = await conn.fetchval(log.sql.max_seq)
-    if last is not None and last >= size:
-        size_bad: _Bad | None = _Bad(size, f"event {size} lies beyond the head of the log")
-    else:
-        size_bad = None
-    leaf_bad, hashes, used = await _leaf_pass(log, size, database_url, workers)
-    upto = len(hashes) // 32
-    async with log.pool.acquire() as conn:
+        if last is not None and last >= size:
+            size_bad: _Bad | None = _Bad(size, f"event {size} lies beyond the head of the log")
+        else:
+            size_bad = None
+        leaf_bad, hashes, used = await _leaf_pass(log, conn, size, database_url, workers)
+        upto = len(hashes) // 32
         tree_bad, subtrees, checkpoints, root = await _tree_pass(log, conn, hashes, upto, size)
     for bad in (tree_bad, leaf_bad, size_bad):
         if bad is not None:

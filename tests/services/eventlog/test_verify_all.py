@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from services.eventlog import EventLog, NewEvent, TamperedLog
@@ -60,6 +62,32 @@ async def test_edits_are_found_on_several_processes(log: EventLog, migrated_url:
     with pytest.raises(TamperedLog) as caught:
         await log.verify_all(database_url=migrated_url, workers=2)
     assert caught.value.seq == 45
+
+
+async def test_verify_all_reads_one_snapshot_while_appends_go_on(
+    log: EventLog, migrated_url: str
+) -> None:
+    """Appends and checkpoints committed during an audit neither fail it nor get half-read."""
+    await _fill(log, 300)
+    stop = asyncio.Event()
+
+    async def keep_appending() -> int:
+        n = 300
+        while not stop.is_set():
+            await _fill(log, 7, start=n)
+            await log.create_checkpoint()
+            n += 7
+        return n
+
+    appender = asyncio.create_task(keep_appending())
+    try:
+        for workers in (1, 2, 1):
+            summary = await log.verify_all(database_url=migrated_url, workers=workers)
+            assert summary.events >= 300
+    finally:
+        stop.set()
+        total = await appender
+    assert (await log.verify_all()).events == total
 
 
 async def test_a_stored_subtree_edit_is_found(log: EventLog) -> None:
