@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ledger.endorsements import Chain, Endorsement, endorse, verify_chain, verify_league_chain
 from ledger.errors import (
@@ -15,7 +17,7 @@ from ledger.errors import (
 from ledger.keys import SigningKey
 from ledger.limits import MAX_HOPS_PER_CHAIN
 from ledger.wire import hash_text
-from tests.ledger.factories import League, chain_of
+from tests.ledger.factories import League, chain_of, key
 
 
 def _with_hops(chain: Chain, hops: tuple[Endorsement, ...]) -> Chain:
@@ -208,3 +210,28 @@ def test_endorsement_wire_names_the_from_field(
     del wire["from"]
     with pytest.raises(SchemaError):
         Endorsement.from_wire({**wire, "from_": hop.from_})
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    recipients=st.lists(st.integers(10, 13), min_size=1, max_size=5),
+    picks=st.lists(st.integers(0, 9), max_size=7),
+)
+def test_only_a_prefix_of_a_valid_chain_verifies(
+    league: League, recipients: list[int], picks: list[int]
+) -> None:
+    """Any sequence drawn from a chain's own endorsements (reordered, repeated, skipped)
+    verifies exactly when it is a prefix of the chain, and then names that prefix's holder.
+    (A prefix is an honest past state: only the seen-registry and the notary know later hops.)"""
+    holder = key(10)
+    keys = [key(n) for n in recipients]
+    chain = chain_of(league.print_certificate(holder), holder, *keys)
+    links = chain.endorsements
+    chosen = tuple(links[i % len(links)] for i in picks)
+    candidate = Chain(certificate=chain.certificate, endorsements=chosen)
+    if chosen == links[: len(chosen)]:
+        expected = keys[len(chosen) - 1] if chosen else holder
+        assert verify_chain(candidate, league.mint.public) == expected.public
+    else:
+        with pytest.raises(ChainError):
+            verify_chain(candidate, league.mint.public)
