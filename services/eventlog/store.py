@@ -99,14 +99,15 @@ class Transaction:
         self._now: datetime | None = None
         self._versions: dict[str, int] = {}
 
-    async def lock(self) -> None:
-        """Take the log's lock now, before reading projections an append will depend on.
+    async def lock(self) -> int:
+        """Take the log's lock now; return the ``seq`` the next append will get.
 
         Appends take it anyway; take it first when a decision (a run's remaining count, a
-        prior endorsement) must not change between reading it and appending.
+        prior endorsement) must not change between reading it and appending, or when a body
+        must name its own event index before it is appended.
         """
         async with _wrapped():
-            await self._lock()
+            return (await self._lock()).size
 
     async def _lock(self) -> CompactRange:
         """Take the log's head lock (once per transaction) and load its right edge."""

@@ -119,12 +119,13 @@ async def test_lock_first_makes_check_then_append_atomic(log: EventLog) -> None:
 
     async def stamp(who: str) -> bool:
         async with log.transaction() as tx:
-            await tx.lock()
+            next_seq = await tx.lock()
             remaining = await tx.conn.fetchval("SELECT remaining FROM mint.run")
             await asyncio.sleep(0.05)  # widen the window a lock-free check would lose in
             if remaining == 0:
                 return False
-            await tx.append(f"print/{who}", 0, "stamped", {"to": who})
+            event = await tx.append(f"print/{who}", 0, "stamped", {"to": who})
+            assert event.seq == next_seq
             await tx.conn.execute("UPDATE mint.run SET remaining = remaining - 1")
             return True
 
