@@ -111,6 +111,11 @@ def _add_table(commands: argparse._SubParsersAction) -> None:
     new.set_defaults(handler=table_new)
 
 
+#: Each group adds its subcommand (and its own subcommands); stamp, claim, buy, trade and
+#: wallet join this tuple as they are written.
+COMMAND_GROUPS: tuple[Callable[[argparse._SubParsersAction], None], ...] = (_add_table,)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="cz",
@@ -127,7 +132,8 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    _add_table(commands)
+    for add_group in COMMAND_GROUPS:
+        add_group(commands)
     return parser
 
 
