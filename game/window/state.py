@@ -217,6 +217,16 @@ class State:
 
     __hash__ = None  # type: ignore[assignment]  # mutable: hash key() instead
 
+    def __repr__(self) -> str:
+        def row(cards: list[int]) -> str:
+            return " ".join(("" if self.up[c] else "~") + self.title_of(c) for c in cards) or "-"
+
+        return (
+            f"<State {self.table_kind} seal={self.seal} turn={self.turn} "
+            f"player={self.current_player} plenum={self.plenum} hoards={self.hoards} "
+            f"chains=[{row(self.chains[0])} | {row(self.chains[1])}]>"
+        )
+
     def columns(self) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
         """(Substance, Form, Holdings) per seat, reckoned as if the table closed now (I.9)."""
         from game.window.scoring import reckon
