@@ -43,7 +43,10 @@ def domain_tag(kind: str) -> bytes:
 
 
 def jcs(value: Any) -> bytes:
-    """RFC 8785 canonical JSON of ``value`` (floats refused: the protocol is integral)."""
+    """RFC 8785 canonical JSON of ``value``.
+
+    The protocol is integral: the wire models refuse floats before anything is signed.
+    """
     try:
         return rfc8785.dumps(value)
     except (rfc8785.CanonicalizationError, TypeError, ValueError) as exc:

@@ -6,6 +6,7 @@ import hmac
 from collections.abc import Mapping
 from typing import Any
 
+import nacl.bindings
 import nacl.exceptions
 import nacl.signing
 
@@ -26,6 +27,10 @@ class PublicKey:
     def __init__(self, raw: bytes) -> None:
         if not isinstance(raw, bytes) or len(raw) != PUBLIC_KEY_SIZE:
             raise KeyFormatError("an Ed25519 public key is exactly 32 bytes")
+        # Refuse non-canonical encodings and small-order points up front, so a bad key is
+        # named where it is read, not later as a mysterious signature failure.
+        if not nacl.bindings.crypto_core_ed25519_is_valid_point(raw):
+            raise KeyFormatError("not a valid Ed25519 public key (not a point of prime order)")
         try:
             self._verify_key = nacl.signing.VerifyKey(raw)
         except (nacl.exceptions.CryptoError, ValueError, TypeError) as exc:
