@@ -63,6 +63,7 @@ def _check_rows(
 ) -> _Bad | None:
     """Check one page of rows starting at ``expected``; append recomputed leaf hashes."""
     sha256, equal = hashlib.sha256, hmac.compare_digest
+    verify = key.verify_raw
     for row in rows:
         seq = row[0]
         if seq != expected:
@@ -82,7 +83,7 @@ def _check_rows(
         if not equal(digest, row[6]):
             return _Bad(seq, "the stored leaf hash does not match the row")
         try:
-            key.verify_raw(leaf, row[7])
+            verify(leaf, row[7])
         except LedgerError:
             return _Bad(seq, "the service signature does not verify over the row")
         out += digest

@@ -343,9 +343,12 @@ class EventLog:
     async def create_checkpoint(self) -> Checkpoint:
         """Sign a checkpoint of the current head, consistent with the last one signed.
 
-        Holds the head lock, so the size cannot move underneath; re-signing an unchanged head
-        returns the stored checkpoint.
+        Holds the head lock, so the size cannot move underneath; an unchanged head returns the
+        stored checkpoint without taking the lock (readers never queue behind appends for it).
         """
+        latest = await self.latest_checkpoint()
+        if latest is not None and await self.head() == LogHead(latest.size, latest.root):
+            return latest
         async with self.transaction() as tx:
             edge = await tx._lock()
             conn = tx.conn
