@@ -200,17 +200,17 @@ def _closed_ranges(start: int, end: int) -> tuple[list[int], list[int], list[int
 
 
 async def _tree_pass(
-    log: EventLog, conn: asyncpg.Connection, hashes: bytes, upto: int, size: int
-) -> tuple[_Bad | None, int, int, bytes]:
-    """Rebuild the tree over the first ``upto`` leaves; compare subtrees and checkpoints."""
+    log: EventLog, conn: asyncpg.Connection, hashes: bytes, size: int
+) -> tuple[int, int, bytes]:
+    """Rebuild the tree over ``hashes``; compare subtrees, checkpoints and (if the leaves
+    reached ``size``) the head. Returns subtrees and checkpoints checked, and the root."""
+    upto = len(hashes) // 32
     verifier = log_verifier(log.origin, log.key.public)
     checkpoints = {r[0]: r for r in await conn.fetch(log.sql.all_checkpoints)}
     edge = CompactRange()
     subtrees = 0
     if 0 in checkpoints:
-        bad = _check_checkpoint(checkpoints[0], edge, verifier, log.origin)
-        if bad is not None:
-            return bad, subtrees, 0, b""
+        _check_checkpoint(checkpoints[0], edge, verifier, log.origin)
     for start in range(0, upto, PAGE):
         end = min(start + PAGE, upto)
         stored = {
@@ -222,42 +222,42 @@ async def _tree_pass(
                 found = stored.pop((level, index), None)
                 if found is None or not hmac.compare_digest(found, digest):
                     state = "missing" if found is None else "wrong"
-                    bad = _Bad(seq, f"stored subtree ({level}, {index}) is {state}")
-                    return bad, subtrees, 0, b""
+                    raise TamperedLog(seq, f"stored subtree ({level}, {index}) is {state}")
                 subtrees += 1
             if seq + 1 in checkpoints:
-                bad = _check_checkpoint(checkpoints[seq + 1], edge, verifier, log.origin)
-                if bad is not None:
-                    return bad, subtrees, 0, b""
+                _check_checkpoint(checkpoints[seq + 1], edge, verifier, log.origin)
     if upto < size:
-        return None, subtrees, 0, b""
-    extra = await conn.fetchval(log.sql.count_nodes)
-    if extra != subtrees:
-        return _Bad(size - 1, f"{extra - subtrees} stored subtrees lie outside the log"), 0, 0, b""
+        return subtrees, 0, edge.root()
+    last = max(size - 1, 0)
+    extra = await conn.fetchval(log.sql.count_nodes) - subtrees
+    if extra:
+        raise TamperedLog(last, f"{extra} stored subtrees lie outside the log")
     beyond = [s for s in checkpoints if s > size]
     if beyond:
-        return _Bad(size - 1, f"a checkpoint of size {min(beyond)} is beyond the log"), 0, 0, b""
+        raise TamperedLog(last, f"a checkpoint of size {min(beyond)} is beyond the log")
     head = await conn.fetchrow(log.sql.read_head)
     if head[0] != size or [bytes(h) for h in head[1]] != edge.hashes:
-        return _Bad(size - 1, "the head row disagrees with the events"), 0, 0, b""
-    return None, subtrees, len(checkpoints), edge.root()
+        raise TamperedLog(last, "the head row disagrees with the events")
+    return subtrees, len(checkpoints), edge.root()
 
 
 def _check_checkpoint(
     row: asyncpg.Record, edge: CompactRange, verifier: NoteVerifier, origin: str
-) -> _Bad | None:
+) -> None:
+    """The stored checkpoint verifies, matches its row, and has the rebuilt tree's root."""
     size, root, note = row[0], bytes(row[1]), row[2]
     seq = max(size - 1, 0)
     try:
         checkpoint = Checkpoint.from_note(note)
         checkpoint.verify([verifier])
     except LedgerError as exc:
-        return _Bad(seq, f"checkpoint of size {size} does not verify ({exc.diagnostics()})")
+        raise TamperedLog(
+            seq, f"checkpoint of size {size} does not verify ({exc.diagnostics()})"
+        ) from exc
     if checkpoint.origin != origin or checkpoint.size != size or checkpoint.root != root:
-        return _Bad(seq, f"checkpoint of size {size} disagrees with its row")
+        raise TamperedLog(seq, f"checkpoint of size {size} disagrees with its row")
     if not hmac.compare_digest(edge.root(), root):
-        return _Bad(seq, f"checkpoint of size {size} has a root the events do not produce")
-    return None
+        raise TamperedLog(seq, f"checkpoint of size {size} has a root the events do not produce")
 
 
 async def verify_all(
@@ -282,9 +282,9 @@ async def verify_all(
         else:
             size_bad = None
         leaf_bad, hashes, used = await _leaf_pass(log, conn, size, database_url, workers)
-        upto = len(hashes) // 32
-        tree_bad, subtrees, checkpoints, root = await _tree_pass(log, conn, hashes, upto, size)
-    for bad in (tree_bad, leaf_bad, size_bad):
+        # The tree pass covers the leaves before the first bad one, so what it finds is earlier.
+        subtrees, checkpoints, root = await _tree_pass(log, conn, hashes, size)
+    for bad in (leaf_bad, size_bad):
         if bad is not None:
             raise TamperedLog(bad.seq, bad.reason)
     return VerifySummary(
