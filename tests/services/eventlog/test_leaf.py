@@ -6,7 +6,11 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from ledger.errors import SchemaError, SizeLimitError
+from ledger.canonical import DOMAIN_TAGS
+from ledger.checkpoint import Checkpoint, sign_checkpoint
+from ledger.errors import BadSignatureError, DecodeError, SchemaError, SizeLimitError
+from ledger.keys import SigningKey
+from ledger.signed_note import NoteSigner
 from services.eventlog.leaf import event_leaf, format_time, parse_time
 
 MOMENT = datetime(2026, 12, 2, 15, 51, 34, 120000, tzinfo=UTC)
@@ -69,3 +73,17 @@ def test_events_outside_the_limits_are_typed_errors(
     } | fields
     with pytest.raises(error):
         event_leaf(**event)  # type: ignore[arg-type]
+
+
+def test_event_and_checkpoint_signatures_cannot_stand_in_for_each_other() -> None:
+    """The service key signs events and checkpoints; neither's bytes parse as the other."""
+    key = SigningKey(bytes(range(32)))
+    leaf = event_leaf(seq=0, stream="s", stream_version=1, type="t", body={}, recorded_at=MOMENT)
+    with pytest.raises(DecodeError):
+        Checkpoint.from_note(
+            leaf.decode() + "\n\n" + NoteSigner("CZ1/event", key).sign(leaf.decode() + "\n").line()
+        )
+    checkpoint = sign_checkpoint("CZ1/event", 0, bytes(32), key)
+    assert not checkpoint.text.encode().startswith(DOMAIN_TAGS["event"] + b"{")
+    with pytest.raises(BadSignatureError):
+        key.public.verify_raw(leaf, checkpoint.note.signatures[0].signature)
