@@ -18,18 +18,19 @@ from services.league.server import compose
 from services.league.settings import LeagueSettings
 from services.mint import projections
 from services.mint.census import census, owner_census
-from services.mint.stamping import Mint, stamp
+from services.mint.stamping import Mint, Stamper
 from services.mint.wire import Census, OwnerCensus, StampAnswer, StampRequest
 
 MINT = web.AppKey("mint", Mint)
 MINT_LOG = web.AppKey("mint_log", EventLog)
+STAMPER = web.AppKey("stamper", Stamper)
 
 #: Largest stamp request body: a full batch of presented prints with room to spare.
 MAX_STAMP_BODY = 32 * 1024
 
 
 async def stamp_prints(request: web.Request, body: StampRequest) -> StampAnswer:
-    return await stamp(request.app[MINT], body, datetime.now(UTC))
+    return await request.app[STAMPER].stamp(body)
 
 
 async def read_census(request: web.Request) -> Census:
@@ -89,9 +90,12 @@ def _open_mint(manifest: LeagueManifest, key: SigningKey) -> CleanupContext:
         async with pool.acquire() as conn:
             await projections.bind_league(conn, manifest)
         log = EventLog(pool, schema="mint", origin=f"{manifest.league}/mint", key=key)
-        app[MINT] = Mint(manifest, key, log)
+        mint = Mint(manifest, key, log)
+        app[MINT] = mint
         app[MINT_LOG] = log
+        app[STAMPER] = stamper = Stamper(mint)
         yield
+        await stamper.close()
 
     return open_mint
 

@@ -62,14 +62,15 @@ async def owner_census(mint: Mint, address_text: str, today: date) -> OwnerCensu
     address = parse_address(address_text)
     pool = mint.log.pool
     keys = []
-    for key, rows in (await projections.owned_by_address(pool, address)).items():
-        used = await projections.used_allowance(pool, key, today)
+    holdings = await projections.owned_by_address(pool, address)
+    used = await projections.used_allowances(pool, holdings, today)
+    for key, rows in holdings.items():
         keys.append(
             KeyHoldings(
                 key=key,
                 owned=[OwnedCount(title=t, finish=f, owned=n) for t, f, n in rows],
                 total=sum(n for _, _, n in rows),
-                allowance=allowance_of(mint.manifest, used, today),
+                allowance=allowance_of(mint.manifest, used.get(key, 0), today),
             )
         )
     return OwnerCensus(address=address, keys=keys)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
@@ -64,95 +64,83 @@ async def runs(conn: asyncpg.Connection | asyncpg.Pool) -> list[RunRow]:
     return [RunRow(*row) for row in rows]
 
 
-async def runs_of(conn: asyncpg.Connection, titles: Iterable[str]) -> dict[tuple[str, str], RunRow]:
+async def prior_requests(
+    conn: asyncpg.Connection, keys: Sequence[tuple[str, str]]
+) -> dict[tuple[str, str], tuple[bytes, list[dict[str, Any]]]]:
+    """Stored (hash, answer items) of already answered requests, by (owner key, request id)."""
     rows = await conn.fetch(
-        "SELECT title, finish, first_number, size, stamped FROM mint.runs "
-        "WHERE title = ANY($1::text[])",
-        sorted(set(titles)),
+        "SELECT s.owner_key, s.request_id, s.request_hash, s.answer::text "
+        "FROM mint.stamp_requests s JOIN unnest($1::text[], $2::text[]) AS w(owner_key, id) "
+        "ON s.owner_key = w.owner_key AND s.request_id = w.id",
+        [k for k, _ in keys],
+        [i for _, i in keys],
     )
-    return {(row[0], row[1]): RunRow(*row) for row in rows}
+    return {(row[0], row[1]): (bytes(row[2]), json.loads(row[3])) for row in rows}
 
 
-async def prior_request(
-    conn: asyncpg.Connection, owner_key: str, request_id: str
-) -> tuple[bytes, list[dict[str, Any]]] | None:
-    row = await conn.fetchrow(
-        "SELECT request_hash, answer::text FROM mint.stamp_requests "
-        "WHERE owner_key = $1 AND request_id = $2",
-        owner_key,
-        request_id,
-    )
-    return None if row is None else (bytes(row[0]), json.loads(row[1]))
-
-
-async def used_allowance(conn: asyncpg.Connection | asyncpg.Pool, owner_key: str, day: date) -> int:
-    used = await conn.fetchval(
-        "SELECT stamped FROM mint.allowances WHERE owner_key = $1 AND day = $2", owner_key, day
-    )
-    return used or 0
-
-
-async def record_stamps(
-    conn: asyncpg.Connection,
-    *,
-    owner_key: str,
-    address: str,
-    day: date,
-    stamped: Sequence[tuple[str, str]],
-) -> None:
-    """Count ``stamped`` (title, finish) pairs into the runs, the owner and the allowance."""
-    if not stamped:
-        return
-    counts = Counter(stamped)
-    titles = [t for t, _ in counts]
-    finishes = [f for _, f in counts]
-    numbers = list(counts.values())
-    await conn.execute(
-        "UPDATE mint.runs r SET stamped = r.stamped + w.n "
-        "FROM unnest($1::text[], $2::text[], $3::int[]) AS w(title, finish, n) "
-        "WHERE r.title = w.title AND r.finish = w.finish",
-        titles,
-        finishes,
-        numbers,
-    )
-    await conn.execute(
-        "INSERT INTO mint.owned (owner_key, address, title, finish, owned) "
-        "SELECT $1, $2, w.title, w.finish, w.n "
-        "FROM unnest($3::text[], $4::text[], $5::int[]) AS w(title, finish, n) "
-        "ON CONFLICT (owner_key, title, finish) DO UPDATE SET owned = mint.owned.owned + "
-        "excluded.owned",
-        owner_key,
-        address,
-        titles,
-        finishes,
-        numbers,
-    )
-    await conn.execute(
-        "INSERT INTO mint.allowances (owner_key, day, stamped) VALUES ($1, $2, $3) "
-        "ON CONFLICT (owner_key, day) DO UPDATE SET stamped = mint.allowances.stamped + "
-        "excluded.stamped",
-        owner_key,
+async def used_allowances(
+    conn: asyncpg.Connection | asyncpg.Pool, owner_keys: Iterable[str], day: date
+) -> dict[str, int]:
+    """Prints stamped on ``day`` by each key (keys with none are absent)."""
+    rows = await conn.fetch(
+        "SELECT owner_key, stamped FROM mint.allowances WHERE owner_key = ANY($1::text[]) "
+        "AND day = $2",
+        sorted(set(owner_keys)),
         day,
-        len(stamped),
     )
+    return {row[0]: row[1] for row in rows}
 
 
-async def record_request(
-    conn: asyncpg.Connection,
-    *,
-    owner_key: str,
-    request_id: str,
-    request_hash: bytes,
-    items: list[dict[str, Any]],
-) -> None:
-    await conn.execute(
-        "INSERT INTO mint.stamp_requests (owner_key, request_id, request_hash, answer, "
-        "answered_at) VALUES ($1, $2, $3, $4::jsonb, now())",
-        owner_key,
-        request_id,
-        request_hash,
-        json.dumps(items, ensure_ascii=False),
-    )
+@dataclass
+class GroupRecord:
+    """What one stamping transaction adds to the projections, summed before it is written."""
+
+    runs: Counter[tuple[str, str]] = field(default_factory=Counter)
+    owned: Counter[tuple[str, str, str, str]] = field(default_factory=Counter)
+    allowances: Counter[str] = field(default_factory=Counter)
+    requests: list[tuple[str, str, bytes, str]] = field(default_factory=list)
+
+
+async def record_group(conn: asyncpg.Connection, record: GroupRecord, day: date) -> None:
+    """Write a transaction's run counters, owned counts, allowances and answered requests."""
+    if record.runs:
+        await conn.execute(
+            "UPDATE mint.runs r SET stamped = r.stamped + w.n "
+            "FROM unnest($1::text[], $2::text[], $3::int[]) AS w(title, finish, n) "
+            "WHERE r.title = w.title AND r.finish = w.finish",
+            *_columns(record.runs, 2),
+        )
+    if record.owned:
+        await conn.execute(
+            "INSERT INTO mint.owned (owner_key, address, title, finish, owned) "
+            "SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int[]) "
+            "ON CONFLICT (owner_key, title, finish) "
+            "DO UPDATE SET owned = mint.owned.owned + excluded.owned",
+            *_columns(record.owned, 4),
+        )
+    if record.allowances:
+        await conn.execute(
+            "INSERT INTO mint.allowances (owner_key, day, stamped) "
+            "SELECT w.owner_key, $3, w.n FROM unnest($1::text[], $2::int[]) AS w(owner_key, n) "
+            "ON CONFLICT (owner_key, day) "
+            "DO UPDATE SET stamped = mint.allowances.stamped + excluded.stamped",
+            list(record.allowances),
+            list(record.allowances.values()),
+            day,
+        )
+    if record.requests:
+        await conn.execute(
+            "INSERT INTO mint.stamp_requests (owner_key, request_id, request_hash, answer, "
+            "answered_at) SELECT w.k, w.i, w.h, w.a::jsonb, now() "
+            "FROM unnest($1::text[], $2::text[], $3::bytea[], $4::text[]) AS w(k, i, h, a)",
+            *[list(column) for column in zip(*record.requests, strict=True)],
+        )
+
+
+def _columns(counts: Counter[Any], width: int) -> list[list[Any]]:
+    """A counter keyed by ``width``-tuples as ``width`` key columns plus a count column."""
+    keys = list(counts)
+    return [[key[i] for key in keys] for i in range(width)] + [list(counts.values())]
 
 
 async def owned_by_address(

@@ -1,18 +1,29 @@
 """Stamping: presented prints become certificates, drawn from the fixed runs (Book V.4).
 
-Everything that needs no database is checked first (league, signature, batch size, titles).
-Then one event-log transaction, under the log's head lock: a replay is answered from the
-stored answer; otherwise the request must be fresh, each print takes the next serial of its
-finish's range (standard, then gilt, then holofoil, as published), is certified to the owner
-with its event index, and is appended as one event; the run counters, owned counts, daily
-allowance and the answer itself are written in the same transaction.
+Everything that needs no database is checked first, per request (league, signature, batch
+size, titles). Requests then wait for the mint's one writer, which takes every request waiting
+(up to :data:`MAX_GROUP_PRINTS` prints) into one event-log transaction under the log's head
+lock: the requests are answered in arrival order against the run counters, allowances and
+stored answers, every stamped print is appended as one event, and the projections are
+written in the same transaction. One commit serves the whole group, so a busy mint spends
+its time stamping rather than waiting for the disk.
+
+Within a transaction, per request: a replay is answered from the stored answer (a request id
+reused for another body is refused); otherwise the request must be fresh and within the key's
+daily allowance, and each print takes the next serial of its finish's range (standard, then
+gilt, then holofoil, as published), certified to the owner with its event index; an exhausted
+run or a used-up allowance refuses that print alone.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hmac
-from dataclasses import dataclass
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
+from typing import Any
 
 from ledger.address import address_of
 from ledger.certificates import PrintCertificate
@@ -20,7 +31,7 @@ from ledger.errors import LedgerError, RunExhaustedError, SizeLimitError
 from ledger.keys import PublicKey, SigningKey
 from ledger.manifest import LeagueManifest
 from ledger.print_runs import PrintRun, RunFinish
-from services.eventlog import EventLog, NewEvent, Transaction
+from services.eventlog import EventLog, NewEvent
 from services.mint import projections
 from services.mint.errors import (
     AllowanceExhausted,
@@ -43,6 +54,10 @@ from services.mint.wire import (
 MAX_CLOCK_SKEW = 300
 #: The event type of a stamped print; its stream is ``print/<serial>``.
 STAMPED = "print-stamped"
+#: Most prints drawn in one transaction; requests beyond wait for the next one.
+MAX_GROUP_PRINTS = 1000
+#: Refusals decided before a request writes anything: they fail that request alone.
+REFUSALS = (RequestIdReused, StaleRequest, AllowanceExhausted)
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,20 +73,26 @@ class Mint:
         return self.manifest.hash_text()
 
 
-def allowance_of(manifest: LeagueManifest, used: int, day: date) -> Allowance:
-    per_day = manifest.policies.stamp_allowance_per_day
-    midnight = datetime(day.year, day.month, day.day, tzinfo=UTC) + timedelta(days=1)
-    return Allowance(
-        per_day=per_day,
-        used_today=used,
-        remaining_today=max(0, per_day - used),
-        day=day.isoformat(),
-        resets_at=int(midnight.timestamp()),
-    )
+@dataclass(frozen=True, slots=True)
+class Presented:
+    """A stamp request that passed every check needing no database."""
+
+    request: StampRequest
+    address: str
+    runs: tuple[PrintRun, ...]
+    hash: bytes
+
+    @property
+    def owner(self) -> str:
+        return self.request.owner
+
+    @property
+    def id_key(self) -> tuple[str, str]:
+        return (self.request.owner, self.request.request_id)
 
 
-def _check_presentable(mint: Mint, request: StampRequest) -> tuple[PublicKey, list[PrintRun]]:
-    """The checks that need no database: league, signature, batch size, titles."""
+def present(mint: Mint, request: StampRequest) -> Presented:
+    """Check the league, the owner's signature, the batch size and the titles."""
     manifest = mint.manifest
     if request.league != manifest.league or not hmac.compare_digest(
         request.manifest, mint.manifest_hash
@@ -96,135 +117,224 @@ def _check_presentable(mint: Mint, request: StampRequest) -> tuple[PublicKey, li
                 f"(titles are spelled as printed, e.g. Model-A)"
             )
         runs.append(run)
-    return owner, runs
+    return Presented(request, address_of(owner), tuple(runs), request.hash())
 
 
-async def stamp(mint: Mint, request: StampRequest, now: datetime) -> StampAnswer:
-    """Answer ``request``: certificates for what can be stamped, a reason for the rest."""
-    owner, runs = _check_presentable(mint, request)
-    request_hash = request.hash()
-    day = now.astimezone(UTC).date()
-    async with mint.log.transaction() as tx:
-        next_seq = await tx.conn.fetchval(projections.NEXT_SEQ)
-        prior = await projections.prior_request(tx.conn, request.owner, request.request_id)
+def allowance_of(manifest: LeagueManifest, used: int, day: date) -> Allowance:
+    """The published daily allowance with ``used`` of it gone on ``day`` (UTC)."""
+    per_day = manifest.policies.stamp_allowance_per_day
+    midnight = datetime(day.year, day.month, day.day, tzinfo=UTC) + timedelta(days=1)
+    return Allowance(
+        per_day=per_day,
+        used_today=used,
+        remaining_today=max(0, per_day - used),
+        day=day.isoformat(),
+        resets_at=int(midnight.timestamp()),
+    )
+
+
+@dataclass
+class Drawing:
+    """One transaction's allocations, made in memory against the state read under the lock."""
+
+    mint: Mint
+    now: datetime
+    next_seq: int
+    stamped: dict[tuple[str, str], int]
+    used: dict[str, int]
+    answered: dict[tuple[str, str], tuple[bytes, list[dict[str, Any]]]]
+    events: list[NewEvent] = field(default_factory=list)
+    record: projections.GroupRecord = field(default_factory=projections.GroupRecord)
+
+    @property
+    def day(self) -> date:
+        return self.now.date()
+
+    def answer(self, presented: Presented) -> StampAnswer:
+        """Answer one request, or raise one of :data:`REFUSALS` having changed nothing."""
+        request = presented.request
+        prior = self.answered.get(presented.id_key)
         if prior is not None:
-            stored_hash, stored_items = prior
-            if not hmac.compare_digest(stored_hash, request_hash):
+            if not hmac.compare_digest(prior[0], presented.hash):
                 raise RequestIdReused(
                     f"request id {request.request_id!r} was already used by this key for "
                     f"another request; choose a new id for a new request"
                 )
-            used = await projections.used_allowance(tx.conn, request.owner, day)
-            items = ITEMS.validate_python(stored_items)
-            return _answer(mint, request, items, used, day, replayed=True)
-        if abs(now.timestamp() - request.time) > MAX_CLOCK_SKEW:
+            return self._answer(request, ITEMS.validate_python(prior[1]), replayed=True)
+        if abs(self.now.timestamp() - request.time) > MAX_CLOCK_SKEW:
             raise StaleRequest(
                 f"the request was signed at {request.time}, more than {MAX_CLOCK_SKEW} s from "
-                f"the mint's clock ({int(now.timestamp())}); sign it again with the current time"
+                f"the mint's clock ({int(self.now.timestamp())}); sign it again with the "
+                f"current time"
             )
-        used = await projections.used_allowance(tx.conn, request.owner, day)
-        if used >= mint.manifest.policies.stamp_allowance_per_day:
-            allowance = allowance_of(mint.manifest, used, day)
+        per_day = self.mint.manifest.policies.stamp_allowance_per_day
+        if self.used.get(presented.owner, 0) >= per_day:
             raise AllowanceExhausted(
-                f"this key has stamped its {allowance.per_day} prints for {allowance.day} "
-                f"(UTC); the allowance resets at {allowance.resets_at} (Unix seconds)"
+                f"this key has stamped its {per_day} prints for {self.day.isoformat()} (UTC); "
+                f"the allowance resets at midnight UTC"
             )
-        items = await _draw(mint, tx, request, owner, runs, next_seq, used, day)
-        await projections.record_request(
-            tx.conn,
-            owner_key=request.owner,
-            request_id=request.request_id,
-            request_hash=request_hash,
-            items=ITEMS.dump_python(items, mode="json"),
+        items = [
+            self._draw(presented, order.finish, run)
+            for order, run in zip(request.prints, presented.runs, strict=True)
+        ]
+        stored = ITEMS.dump_python(items, mode="json")
+        self.answered[presented.id_key] = (presented.hash, stored)
+        self.record.requests.append(
+            (presented.owner, request.request_id, presented.hash, json.dumps(stored))
         )
-        used += sum(1 for item in items if isinstance(item, Stamped))
-    return _answer(mint, request, items, used, day, replayed=False)
+        return self._answer(request, items, replayed=False)
 
-
-async def _draw(
-    mint: Mint,
-    tx: Transaction,
-    request: StampRequest,
-    owner: PublicKey,
-    runs: list[PrintRun],
-    next_seq: int,
-    used: int,
-    day: date,
-) -> list[Item]:
-    """Allocate serials, certify, append; return the answer's items in presented order."""
-    manifest = mint.manifest
-    remaining = manifest.policies.stamp_allowance_per_day - used
-    counters = await projections.runs_of(tx.conn, {run.title for run in runs})
-    drawn = {key: row.stamped for key, row in counters.items()}
-    items: list[Item] = []
-    events: list[NewEvent] = []
-    stamped: list[tuple[str, str]] = []
-    for order, run in zip(request.prints, runs, strict=True):
-        key = (run.title, order.finish)
-        row = counters[key]
-        if drawn[key] >= row.size:
-            reason = (
-                f"the {order.finish} run of {run.title} is exhausted: all {row.size} are "
-                f"stamped, and runs are never extended"
+    def _draw(self, presented: Presented, finish: RunFinish, run: PrintRun) -> Item:
+        key = (run.title, finish)
+        size = run.size(finish)
+        if self.stamped[key] >= size:
+            return Refused(
+                title=run.title,
+                finish=finish,
+                problem=RunExhaustedError.problem_type,
+                reason=f"the {finish} run of {run.title} is exhausted: all {size} are "
+                f"stamped, and runs are never extended",
             )
-            items.append(_refused(run.title, order.finish, RunExhaustedError, reason))
-            continue
-        if remaining <= 0:
-            reason = (
-                f"this key's allowance of {manifest.policies.stamp_allowance_per_day} prints "
-                f"for {day.isoformat()} (UTC) is used up; present it again tomorrow"
+        per_day = self.mint.manifest.policies.stamp_allowance_per_day
+        if self.used.get(presented.owner, 0) >= per_day:
+            return Refused(
+                title=run.title,
+                finish=finish,
+                problem=AllowanceExhausted.problem_type,
+                reason=f"this key's allowance of {per_day} prints for {self.day.isoformat()} "
+                f"(UTC) is used up; present it again tomorrow",
             )
-            items.append(_refused(run.title, order.finish, AllowanceExhausted, reason))
-            continue
-        number = row.first_number + drawn[key]
-        drawn[key] += 1
-        remaining -= 1
-        certificate = PrintCertificate.sign(
-            mint.key,
-            serial=f"CZ-{run.title.upper()}-{number:04d}",
-            title=run.title,
-            set=run.set,
-            finish=order.finish,
-            issued_to=request.owner,
-            issue=1,
-            event=next_seq + len(events),
-            manifest=mint.manifest_hash,
-        )
-        events.append(
+        number = run.first_number(finish) + self.stamped[key]
+        body = {
+            "kind": PrintCertificate.KIND,
+            "serial": f"CZ-{run.title.upper()}-{number:04d}",
+            "title": run.title,
+            "set": run.set,
+            "finish": finish,
+            "issued_to": presented.owner,
+            "issue": 1,
+            "event": self.next_seq + len(self.events),
+            "manifest": self.mint.manifest_hash,
+        }
+        # Signed once and validated once (SignedModel.sign validates before and after): what
+        # fails validation here is never answered nor logged.
+        signature = self.mint.key.sign(PrintCertificate.KIND, body)
+        certificate = PrintCertificate.from_wire({**body, "sig": signature})
+        self.events.append(
             NewEvent(
                 stream=f"print/{certificate.serial}",
                 expected_version=0,
                 type=STAMPED,
-                body={"certificate": certificate.to_wire(), "request_id": request.request_id},
+                body={
+                    "certificate": certificate.to_wire(),
+                    "request_id": presented.request.request_id,
+                },
             )
         )
-        stamped.append(key)
-        items.append(Stamped(title=run.title, finish=order.finish, certificate=certificate))
-    appended = await tx.append_batch(events)
-    if appended and appended[0].seq != next_seq:
-        raise RuntimeError(f"event store appended at seq {appended[0].seq}, expected {next_seq}")
-    await projections.record_stamps(
-        tx.conn, owner_key=request.owner, address=address_of(owner), day=day, stamped=stamped
-    )
-    return items
+        self.stamped[key] += 1
+        self.used[presented.owner] = self.used.get(presented.owner, 0) + 1
+        self.record.runs[key] += 1
+        self.record.owned[(presented.owner, presented.address, run.title, finish)] += 1
+        self.record.allowances[presented.owner] += 1
+        return Stamped(title=run.title, finish=finish, certificate=certificate)
+
+    def _answer(self, request: StampRequest, items: list[Item], *, replayed: bool) -> StampAnswer:
+        used = self.used.get(request.owner, 0)
+        return StampAnswer(
+            request_id=request.request_id,
+            replayed=replayed,
+            items=items,
+            allowance=allowance_of(self.mint.manifest, used, self.day),
+        )
 
 
-def _refused(title: str, finish: RunFinish, error: type[LedgerError], reason: str) -> Refused:
-    return Refused(title=title, finish=finish, problem=error.problem_type, reason=reason)
+async def stamp_group(
+    mint: Mint, group: Sequence[Presented], now: datetime
+) -> list[StampAnswer | LedgerError]:
+    """Answer ``group`` in one transaction: an answer or a refusal per request, in order."""
+    now = now.astimezone(UTC)
+    async with mint.log.transaction() as tx:
+        conn = tx.conn
+        next_seq = await conn.fetchval(projections.NEXT_SEQ)
+        runs = await projections.runs(conn)
+        answered = await projections.prior_requests(conn, [p.id_key for p in group])
+        used = await projections.used_allowances(conn, [p.owner for p in group], now.date())
+        drawing = Drawing(
+            mint=mint,
+            now=now,
+            next_seq=next_seq,
+            stamped={(r.title, r.finish): r.stamped for r in runs},
+            used=used,
+            answered=answered,
+        )
+        results: list[StampAnswer | LedgerError] = []
+        for presented in group:
+            try:
+                results.append(drawing.answer(presented))
+            except REFUSALS as refusal:
+                results.append(refusal)
+        appended = await tx.append_batch(drawing.events)
+        if appended and appended[0].seq != next_seq:
+            raise RuntimeError(f"the log appended at seq {appended[0].seq}, not {next_seq}")
+        await projections.record_group(conn, drawing.record, now.date())
+    return results
 
 
-def _answer(
-    mint: Mint,
-    request: StampRequest,
-    items: list[Item],
-    used: int,
-    day: date,
-    *,
-    replayed: bool,
-) -> StampAnswer:
-    return StampAnswer(
-        request_id=request.request_id,
-        replayed=replayed,
-        items=items,
-        allowance=allowance_of(mint.manifest, used, day),
-    )
+@dataclass
+class _Waiting:
+    presented: Presented
+    future: asyncio.Future[StampAnswer]
+
+
+class Stamper:
+    """The mint's one writer: requests wait here and are stamped in groups, in arrival order."""
+
+    def __init__(self, mint: Mint) -> None:
+        self.mint = mint
+        self._waiting: list[_Waiting] = []
+        self._writer: asyncio.Task[None] | None = None
+
+    async def stamp(self, request: StampRequest) -> StampAnswer:
+        """Check ``request``, wait for its group's transaction, return its answer."""
+        presented = present(self.mint, request)
+        future: asyncio.Future[StampAnswer] = asyncio.get_running_loop().create_future()
+        self._waiting.append(_Waiting(presented, future))
+        if self._writer is None or self._writer.done():
+            self._writer = asyncio.create_task(self._write())
+        return await future
+
+    def _next_group(self) -> list[_Waiting]:
+        prints = 0
+        taken = 0
+        for waiting in self._waiting:
+            prints += len(waiting.presented.runs)
+            if taken and prints > MAX_GROUP_PRINTS:
+                break
+            taken += 1
+        group, self._waiting = self._waiting[:taken], self._waiting[taken:]
+        return group
+
+    async def _write(self) -> None:
+        while self._waiting:
+            group = self._next_group()
+            try:
+                results = await stamp_group(
+                    self.mint, [w.presented for w in group], datetime.now(UTC)
+                )
+            except Exception as exc:
+                for waiting in group:
+                    if not waiting.future.done():
+                        waiting.future.set_exception(exc)
+                continue
+            for waiting, result in zip(group, results, strict=True):
+                if waiting.future.done():  # its client went away; the answer is stored
+                    continue
+                if isinstance(result, LedgerError):
+                    waiting.future.set_exception(result)
+                else:
+                    waiting.future.set_result(result)
+
+    async def close(self) -> None:
+        """Let the writer finish the groups already waiting."""
+        if self._writer is not None:
+            await self._writer

@@ -1,0 +1,226 @@
+"""Mint throughput and latency, end to end over HTTP from a second process.
+
+Run: ``python bench/mint.py [--prints N] [--concurrency C] [--paced-seconds S]``.
+
+It creates a league in a temporary LEAGUE_HOME, starts ``league serve mint`` as a child
+process (on DATABASE_URL if set — it must be a PostgreSQL server; a fresh database is created
+in it — else on an embedded PostgreSQL in the temporary directory), and from this process:
+
+1. stamps prints in batches of 50 (one fresh key per request: keys are free and each has an
+   allowance of 50 a day) with C requests in flight: prints/s, p50/p99 request latency;
+2. the same with batches of 1;
+3. single-print stamps paced at 100 requests/s (open loop: each request leaves at its
+   scheduled time, whatever the previous ones are doing): p50/p99 latency.
+
+Requests are signed and serialized before each phase starts, and answers are counted from
+their JSON without validating every certificate, so the figures measure the server rather
+than this client sharing its cores (the census at the end is read through the full client).
+
+Targets (issue 3): >= 2,000 prints/s in batches of 50; p99 < 50 ms for single-print stamps
+at 100 requests/s. The bench prints the figures; it never fails on them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import itertools
+import json
+import os
+import platform
+import secrets
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import aiohttp
+import asyncpg
+
+from clients.league import LeagueClient, stamp_request
+from game.window.catalog import PLAYING
+from ledger.keys import SigningKey
+from ledger.manifest import LeagueManifest
+from services.league.database import start_embedded, stop_embedded
+
+LEAGUE = [str(Path(sys.executable).parent / "league")]
+
+
+def titles() -> Iterator[tuple[str, str]]:
+    """Every title's standard finish, round robin: 41 runs to draw from."""
+    return itertools.cycle([(card.name, "standard") for card in PLAYING])
+
+
+def requests(manifest: LeagueManifest, count: int, batch: int) -> list[bytes]:
+    """``count`` signed stamp requests of ``batch`` prints each, as request bodies."""
+    order = titles()
+    return [
+        json.dumps(
+            stamp_request(
+                SigningKey.generate(), manifest, [next(order) for _ in range(batch)]
+            ).to_wire()
+        ).encode()
+        for _ in range(count)
+    ]
+
+
+class Poster:
+    """POSTs ready bodies to /mint/stamp and counts the prints stamped."""
+
+    def __init__(self, session: aiohttp.ClientSession, url: str) -> None:
+        self.session = session
+        self.url = url + "/mint/stamp"
+
+    async def stamp(self, body: bytes) -> int:
+        async with self.session.post(
+            self.url, data=body, headers={"Content-Type": "application/json"}
+        ) as response:
+            answer = json.loads(await response.read())
+        if response.status != 200:
+            raise SystemExit(f"the mint refused a bench request: {answer}")
+        return sum(1 for item in answer["items"] if item["status"] == "stamped")
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+async def closed_loop(
+    poster: Poster, batch: list[bytes], concurrency: int
+) -> tuple[float, list[float], int]:
+    """Send ``batch`` with ``concurrency`` in flight; prints/s, latencies, prints stamped."""
+    pending = iter(batch)
+    latencies: list[float] = []
+    stamped = 0
+
+    async def worker() -> None:
+        nonlocal stamped
+        for request in pending:
+            start = time.perf_counter()
+            count = await poster.stamp(request)
+            latencies.append(time.perf_counter() - start)
+            stamped += count
+
+    start = time.perf_counter()
+    await asyncio.gather(*(worker() for _ in range(concurrency)))
+    elapsed = time.perf_counter() - start
+    return stamped / elapsed, latencies, stamped
+
+
+async def paced(poster: Poster, batch: list[bytes], rate: float) -> tuple[list[float], float]:
+    """Open loop: request i leaves at start + i/rate; latencies, and the rate achieved."""
+    loop = asyncio.get_running_loop()
+    start = loop.time() + 0.1
+    latencies: list[float] = []
+
+    async def one(i: int, request: bytes) -> None:
+        await asyncio.sleep(max(0.0, start + i / rate - loop.time()))
+        sent = time.perf_counter()
+        await poster.stamp(request)
+        latencies.append(time.perf_counter() - sent)
+
+    await asyncio.gather(*(one(i, r) for i, r in enumerate(batch)))
+    return latencies, len(batch) / (loop.time() - start)
+
+
+async def fresh_database(server_url: str) -> str:
+    name = f"cz_bench_{secrets.token_hex(4)}"
+    conn = await asyncpg.connect(server_url)
+    try:
+        await conn.execute(f'CREATE DATABASE "{name}"')
+    finally:
+        await conn.close()
+    head, sep, query = server_url.partition("?")
+    return f"{head.rsplit('/', 1)[0]}/{name}{sep}{query}"
+
+
+def start_server(env: dict[str, str]) -> tuple[subprocess.Popen[str], str]:
+    process = subprocess.Popen(
+        [*LEAGUE, "serve", "mint", "--port", "0"], env=env, text=True,
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+    )
+    assert process.stdout is not None
+    line = process.stdout.readline()
+    if not line.startswith("serving on "):
+        process.kill()
+        raise SystemExit(f"league serve did not start: {line!r}")
+    return process, line.removeprefix("serving on ").strip()
+
+
+async def run(args: argparse.Namespace, url: str) -> list[tuple[str, str]]:
+    rows: list[tuple[str, str]] = []
+    connector = aiohttp.TCPConnector(limit=max(args.concurrency, 200))
+    async with aiohttp.ClientSession(connector=connector) as session, LeagueClient(
+        url, session=session
+    ) as league:
+        manifest = await league.manifest()
+        poster = Poster(session, url)
+        await poster.stamp(requests(manifest, 1, 1)[0])  # warm-up: pool, caches
+        for size in (50, 1):
+            count = max(1, args.prints // size) if size == 50 else args.prints // 10
+            batch = requests(manifest, count, size)
+            rate, latencies, stamped = await closed_loop(poster, batch, args.concurrency)
+            rows.append((
+                f"batches of {size}, {args.concurrency} in flight ({stamped} prints)",
+                f"{rate:8.0f} prints/s   p50 {1000 * statistics.median(latencies):6.1f} ms"
+                f"   p99 {1000 * percentile(latencies, 0.99):6.1f} ms",
+            ))
+        count = int(args.paced_seconds * 100)
+        latencies, achieved = await paced(poster, requests(manifest, count, 1), 100.0)
+        rows.append((
+            f"single prints paced at 100 req/s ({count} requests, {achieved:.0f} req/s achieved)",
+            f"p50 {1000 * statistics.median(latencies):6.1f} ms   "
+            f"p99 {1000 * percentile(latencies, 0.99):6.1f} ms   "
+            f"max {1000 * max(latencies):6.1f} ms",
+        ))
+        census = await league.census()
+        rows.append(("census after the bench", f"{census.totals['all'].stamped} prints stamped"))
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--prints", type=int, default=20_000,
+                        help="prints stamped in batches of 50 (a tenth of it in batches of 1)")
+    parser.add_argument("--concurrency", type=int, default=8, help="requests in flight")
+    parser.add_argument("--paced-seconds", type=float, default=10.0,
+                        help="how long to send single-print stamps at 100 requests/s")
+    args = parser.parse_args()
+    home = Path(tempfile.mkdtemp(prefix="cz-bench-mint-"))
+    home.chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LEAGUE_")}
+    env["LEAGUE_HOME"] = str(home)
+    embedded = None
+    try:
+        if os.environ.get("DATABASE_URL"):
+            env["DATABASE_URL"] = asyncio.run(fresh_database(os.environ["DATABASE_URL"]))
+        else:
+            embedded = home / "pgdata"
+            env["DATABASE_URL"] = start_embedded(embedded).url
+        subprocess.run([*LEAGUE, "init", "--name", "Bench"], env=env, check=True,
+                       stdout=subprocess.DEVNULL)
+        process, url = start_server(env)
+        try:
+            rows = asyncio.run(run(args, url))
+        finally:
+            process.send_signal(signal.SIGTERM)
+            process.wait()
+    finally:
+        if embedded is not None:
+            stop_embedded(embedded)
+        shutil.rmtree(home, ignore_errors=True)
+    print(f"mint bench — {platform.python_implementation()} {platform.python_version()}, "
+          f"{os.cpu_count()} cores, server and client on this machine")
+    width = max(len(name) for name, _ in rows)
+    for name, value in rows:
+        print(f"  {name:<{width}}  {value}")
+
+
+if __name__ == "__main__":
+    main()
