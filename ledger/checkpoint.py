@@ -33,10 +33,12 @@ from ledger.signed_note import (
     check_key_name,
     key_id,
     parse_note,
+    parse_vkey,
     verify_note,
 )
 
 MAX_TREE_SIZE = 2**63 - 1
+MAX_TIMESTAMP = 2**63 - 1
 MAX_EXTENSIONS = 16
 _SIZE = re.compile(r"0|[1-9][0-9]{0,18}")
 _COSIGNATURE_HEADER = "cosignature/v1\n"
@@ -139,7 +141,7 @@ class CosignatureVerifier(NoteVerifier):
         if len(signature.signature) != _TIMESTAMP.size + 64:
             raise BadSignatureError(f"cosignature by {self.name} is not 8 + 64 bytes")
         (timestamp,) = _TIMESTAMP.unpack(signature.signature[: _TIMESTAMP.size])
-        if timestamp > MAX_TREE_SIZE:
+        if timestamp > MAX_TIMESTAMP:
             raise BadSignatureError(f"cosignature by {self.name} has a timestamp beyond 2**63")
         try:
             self.public_key.verify_raw(
@@ -148,6 +150,13 @@ class CosignatureVerifier(NoteVerifier):
         except BadSignatureError as exc:
             raise BadSignatureError(f"cosignature by {self.name} does not verify") from exc
         return timestamp
+
+
+def parse_witness_vkey(text: str) -> CosignatureVerifier:
+    """A witness's cosignature verifier key (type 0x04) from its vkey text."""
+    verifier = parse_vkey(text, CosignatureVerifier)
+    assert isinstance(verifier, CosignatureVerifier)
+    return verifier
 
 
 class Cosigner:
@@ -163,7 +172,7 @@ class Cosigner:
 
         The caller has already checked that the checkpoint consistently extends what it saw.
         """
-        if not 0 <= timestamp <= MAX_TREE_SIZE:
+        if not 0 <= timestamp <= MAX_TIMESTAMP:
             raise ValueError("a cosignature timestamp is between 0 and 2**63 - 1")
         signature = self.key.sign_raw(_cosigned_message(checkpoint.text, timestamp))
         return NoteSignature(self.name, self.key_id, _TIMESTAMP.pack(timestamp) + signature)

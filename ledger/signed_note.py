@@ -35,7 +35,7 @@ MAX_NOTE_BYTES = 64 * 1024
 MAX_SIGNATURES = 64
 
 _EM_DASH = "\u2014"
-_CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f]")
+_CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f]")
 _NAME = re.compile(r"[^\s+]+")
 
 
@@ -175,16 +175,19 @@ class NoteSigner:
         return NoteVerifier(self.name, self.key.public)
 
 
-def parse_vkey(text: str) -> NoteVerifier:
-    """Parse an Ed25519 verifier key ``name+hex id+base64(0x01 || key)``; anything else fails."""
+def parse_vkey(text: str, kind: type[NoteVerifier] = NoteVerifier) -> NoteVerifier:
+    """Parse a verifier key ``name+hex(key id)+base64(type || 32-byte key)`` of ``kind``'s
+    signature type (Ed25519, 0x01, by default); any other type or a wrong id fails."""
     parts = text.split("+") if isinstance(text, str) else []
     if len(parts) != 3:
         raise KeyFormatError("a verifier key is '<name>+<hex key id>+<base64 key>'")
     name, hex_id, material_b64 = parts
     material = decode_b64(material_b64, what="verifier key")
-    if len(material) != 33 or material[0] != ED25519:
-        raise KeyFormatError("only Ed25519 verifier keys (type 0x01, 32 bytes) are supported")
-    verifier = NoteVerifier(name, PublicKey(material[1:]))
+    if len(material) != 33 or material[0] != kind.sig_type:
+        raise KeyFormatError(
+            f"expected a verifier key of type 0x{kind.sig_type:02x} with a 32-byte key"
+        )
+    verifier = kind(name, PublicKey(material[1:]))
     if hex_id != verifier.key_id.hex():
         raise KeyFormatError(f"verifier key id {hex_id} does not match its name and key")
     return verifier

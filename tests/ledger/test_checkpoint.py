@@ -6,7 +6,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ledger.checkpoint import Checkpoint, Cosigner, format_body, log_verifier, sign_checkpoint
+from ledger.checkpoint import (
+    Checkpoint,
+    Cosigner,
+    format_body,
+    log_verifier,
+    parse_witness_vkey,
+    sign_checkpoint,
+)
 from ledger.errors import (
     BadSignatureError,
     DecodeError,
@@ -186,7 +193,13 @@ def test_malformed_checkpoint_bodies_are_refused(body: str) -> None:
 def test_malformed_verifier_keys_are_refused() -> None:
     """A vkey with a wrong id, a wrong type byte or a wrong shape is a KeyFormatError."""
     name, _, material = SPEC_VKEY.split("+")
-    for bad in (f"{name}+530d903b+{material}", f"{name}+{material}", "x+00000000+AQ=="):
+    witness_type = "BA" + material[2:]  # the same key material under type 0x04
+    for bad in (
+        f"{name}+530d903b+{material}",
+        f"{name}+{material}",
+        "x+00000000+AQ==",
+        f"{name}+530d903a+{witness_type}",
+    ):
         with pytest.raises((KeyFormatError, DecodeError)):
             parse_vkey(bad)
 
@@ -197,7 +210,7 @@ def test_cosignatures_verify_and_return_their_time() -> None:
     checkpoint = sign_checkpoint("league.test/mint", 3, ROOT, KEY)
     line = witness.cosign(checkpoint, 1679315147)
     cosigned = Checkpoint.from_note(str(checkpoint.with_signature(line)))
-    verifier = witness.verifier()
+    verifier = parse_witness_vkey(witness.verifier().vkey())
     assert verifier.key_id == key_id("witness.test/w1", 0x04, witness.key.public.raw)
     assert cosigned.verify([verifier]) == [verifier]
     assert verifier.timestamp(cosigned.text, cosigned.note.signatures[1]) == 1679315147
