@@ -285,3 +285,31 @@ async def test_concurrent_requests_never_share_a_serial(league: LeagueClient) ->
     assert events == list(range(5))
     assert sum(len(refusals(a)) for a in answers) == 11
 
+
+
+async def test_the_same_request_at_once_stamps_once(league: LeagueClient) -> None:
+    """A request sent several times at once (one transaction or several) stamps once; every
+    answer carries the same certificates and exactly one is not a replay."""
+    manifest = await league.manifest()
+    request = stamp_request(SigningKey.generate(), manifest, [("Selection", "standard")] * 2)
+    answers = await asyncio.gather(*(league.stamp(request) for _ in range(5)))
+    assert sorted(a.replayed for a in answers) == [False, True, True, True, True]
+    assert all(a.items == answers[0].items for a in answers)
+    assert serials(answers[0]) == ["CZ-SELECTION-0001", "CZ-SELECTION-0002"]
+    assert (await league.census()).totals["all"].stamped == 2
+
+
+async def test_conflicting_bodies_at_once_stamp_one(league: LeagueClient) -> None:
+    """Two bodies under one request id sent at once: the first is stamped, the other is a
+    409, and only the first's prints are drawn."""
+    manifest = await league.manifest()
+    owner = SigningKey.generate()
+    first = stamp_request(owner, manifest, [("Interface", "standard")], request_id="clash-001")
+    second = stamp_request(owner, manifest, [("Interface", "gilt")], request_id="clash-001")
+    results = await asyncio.gather(league.stamp(first), league.stamp(second),
+                                   return_exceptions=True)
+    answers = [r for r in results if isinstance(r, StampAnswer)]
+    problems = [r for r in results if isinstance(r, LeagueProblem)]
+    assert len(answers) == 1
+    assert [p.problem_type for p in problems] == ["request-id-reused"]
+    assert (await league.census()).totals["all"].stamped == 1
