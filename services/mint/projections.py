@@ -19,10 +19,6 @@ from ledger.manifest import LeagueManifest
 from ledger.print_runs import RUN_FINISHES
 from services.league.errors import LeagueError
 
-#: Takes the log's head lock (the event store takes the same row lock on its first append in
-#: the transaction) and reads the next seq: certificates name their event index before append.
-NEXT_SEQ = "SELECT size FROM mint.log_head FOR UPDATE"
-
 
 @dataclass(frozen=True, slots=True)
 class RunRow:

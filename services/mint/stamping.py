@@ -255,7 +255,7 @@ async def stamp_group(
     now = now.astimezone(UTC)
     async with mint.log.transaction() as tx:
         conn = tx.conn
-        next_seq = await conn.fetchval(projections.NEXT_SEQ)
+        next_seq = await tx.lock()
         runs = await projections.runs(conn)
         answered = await projections.prior_requests(conn, [p.id_key for p in group])
         used = await projections.used_allowances(conn, [p.owner for p in group], now.date())
