@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from clients.league import LeagueClient, LeagueProblem, stamp_request
+from ledger.certificates import PrintCertificate
 from ledger.checkpoint import Checkpoint, log_verifier
 from ledger.encoding import decode_b64, decode_b64url
 from ledger.keys import PublicKey, SigningKey
@@ -14,7 +15,7 @@ from services.eventlog.leaf import event_leaf, parse_time
 
 async def test_feed_events_verify_offline(league: LeagueClient) -> None:
     """Every feed event's leaf recomputes to its hash and carries the mint's signature; its
-    body holds the certificate that was answered."""
+    body holds the certificate that was answered, which parses strictly and verifies."""
     manifest = await league.manifest()
     mint_key = PublicKey.from_text(manifest.mint)
     answer = await league.stamp(
@@ -31,6 +32,9 @@ async def test_feed_events_verify_offline(league: LeagueClient) -> None:
         assert leaf_hash(leaf) == decode_b64(event.leaf_hash)
         mint_key.verify_raw(leaf, decode_b64url(event.signature))
         assert event.body["certificate"] == item.certificate.to_wire()  # type: ignore[union-attr]
+        logged = PrintCertificate.from_wire(event.body["certificate"])
+        logged.verify(mint_key)
+        manifest.check_certificate(logged)
     assert (await league.events(after=1)).events == []
     page = await league.events(after=-1, limit=1)
     assert [e.seq for e in page.events] == [0]
