@@ -22,6 +22,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NoReturn
 
+import asyncpg
+import sqlalchemy.exc
+
 from ledger.address import address_of
 from ledger.errors import LedgerError
 from ledger.keys import PublicKey
@@ -145,10 +148,21 @@ def cmd_db_dump(args: argparse.Namespace) -> None:
     print(f"dumped the database to {args.file} (restore with pg_restore; see docs/operations.md)")
 
 
+def _migrate(database_url: str) -> None:
+    """Apply the migrations; a database that cannot be reached or used is one sentence."""
+    try:
+        upgrade(database_url)
+    except ValueError as exc:
+        raise LeagueError(f"DATABASE_URL: {exc}") from None
+    except sqlalchemy.exc.SQLAlchemyError as exc:
+        cause = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
+        raise LeagueError(f"cannot migrate the database: {cause}") from None
+
+
 def cmd_migrate(args: argparse.Namespace) -> None:
     settings = _database_url(_settings(args))
     assert settings.database_url is not None
-    upgrade(settings.database_url)
+    _migrate(settings.database_url)
     print("database schema is up to date")
 
 
@@ -169,7 +183,7 @@ def cmd_serve(args: argparse.Namespace) -> None:
         )
     settings = _database_url(settings)
     assert settings.database_url is not None
-    upgrade(settings.database_url)
+    _migrate(settings.database_url)
     app = compose(settings, [SERVICES[name] for name in names])
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s %(message)s")
     asyncio.run(run_until_stopped(app, settings.host, settings.port))
@@ -290,8 +304,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(exc.diagnostics())
     except OSError as exc:
         return _fail(f"{exc.strerror or exc} ({exc.filename})" if exc.filename else str(exc))
+    except (asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
+        return _fail(f"the database refused: {exc}")
     except KeyboardInterrupt:
         return _fail("interrupted")
+    except Exception as exc:
+        # Still one line; the type says where to look. Messages here carry no secret (URLs
+        # with passwords never reach an exception message in this code).
+        return _fail(f"unexpected failure: {type(exc).__name__}: {exc}")
     return 0
 
 

@@ -250,3 +250,14 @@ def test_db_dump_writes_a_restorable_dump(env: dict[str, str], tmp_path: Path) -
     ).stdout
     assert "TABLE mint events" in listing
     assert "TABLE mint runs" in listing
+
+
+def test_unreachable_database_is_one_line(env: dict[str, str]) -> None:
+    """A database that refuses connections, or a URL of another kind, is one line and exit 2
+    (never a traceback), and the password in the URL is never printed."""
+    refused = {**env, "DATABASE_URL": "postgresql://nobody:s3cret-pw@127.0.0.1:1/league"}
+    line = one_line_failure(league(refused, "migrate"))
+    assert "cannot migrate the database" in line
+    assert "s3cret-pw" not in line
+    wrong = {**env, "DATABASE_URL": "mysql://nobody@localhost/league"}
+    assert "postgresql://" in one_line_failure(league(wrong, "migrate"))
