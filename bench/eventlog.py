@@ -119,6 +119,32 @@ async def proof_times(log: EventLog, size: int, samples: int) -> tuple[list[floa
     return await _timed(inclusion, samples), await _timed(consistency, samples)
 
 
+def raw_rate(workers: int) -> float:
+    return raw_verify_rate() if workers == 1 else raw_verify_rate_parallel(workers)
+
+
+async def verify_rows(log: EventLog, url: str, workers: int) -> list[tuple[str, str]]:
+    """verify_all on ``workers`` processes, next to the raw verify rate of as many processes,
+    measured just before and just after it (the machine is shared: load moves)."""
+    before = raw_rate(workers)
+    start = time.perf_counter()
+    summary = await log.verify_all(database_url=url, workers=workers)
+    rate = summary.events / (time.perf_counter() - start)
+    raw = (before + raw_rate(workers)) / 2
+    return [
+        (
+            f"raw Ed25519 verify, {workers} process(es)",
+            f"{raw:,.0f} /s ({raw / workers:,.0f} per process; before/after {before:,.0f}/"
+            f"{2 * raw - before:,.0f})",
+        ),
+        (
+            f"verify_all at {summary.events:,}, {workers} process(es)",
+            f"{rate:,.0f} events/s = {100 * rate / raw:.0f}% of raw ({rate / workers:,.0f} "
+            "per process)",
+        ),
+    ]
+
+
 def _ms(times: list[float]) -> str:
     times = sorted(times)
     p99 = times[min(len(times) - 1, int(len(times) * 0.99))]
@@ -146,27 +172,8 @@ async def run(
         rows.append((f"append_batch (10,000 per batch) to {first:,}", f"{rate:,.0f} events/s"))
         await log.create_checkpoint()
 
-        raw1 = raw_verify_rate()
-        rawn = raw_verify_rate_parallel(workers)
-        rows.append(("raw Ed25519 verify, 1 core", f"{raw1:,.0f} /s"))
-        rows.append(
-            (
-                f"raw Ed25519 verify, {workers} processes",
-                f"{rawn:,.0f} /s ({rawn / workers:,.0f} per process)",
-            )
-        )
         for w in sorted({1, workers}):
-            start = time.perf_counter()
-            summary = await log.verify_all(database_url=url, workers=w)
-            rate = summary.events / (time.perf_counter() - start)
-            base = raw1 if w == 1 else rawn
-            rows.append(
-                (
-                    f"verify_all at {summary.events:,}, {w} process(es)",
-                    f"{rate:,.0f} events/s = {100 * rate / base:.0f}% of raw "
-                    f"({rate / w:,.0f} per process)",
-                )
-            )
+            rows.extend(await verify_rows(log, url, w))
 
         for size in sorted({first, max_events}):
             if size > first:
@@ -176,15 +183,7 @@ async def run(
                 )
                 await log.create_checkpoint()
                 if verify_at_max:
-                    start = time.perf_counter()
-                    summary = await log.verify_all(database_url=url, workers=workers)
-                    rate = summary.events / (time.perf_counter() - start)
-                    rows.append(
-                        (
-                            f"verify_all at {size:,}, {workers} process(es)",
-                            f"{rate:,.0f} events/s = {100 * rate / rawn:.0f}% of raw",
-                        )
-                    )
+                    rows.extend(await verify_rows(log, url, workers))
             inc, con = await proof_times(log, size, samples=300)
             rows.append((f"inclusion proof at {size:,} (read+verify)", _ms(inc)))
             rows.append((f"consistency proof at {size:,} (read+verify)", _ms(con)))

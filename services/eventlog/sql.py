@@ -23,9 +23,10 @@ class Statements:
     head_size: str = "SELECT size FROM {s}.log_head"
     max_seq: str = "SELECT max(seq) FROM {s}.events"
     update_head: str = "UPDATE {s}.log_head SET size = $1, edge = $2::bytea[]"
+    # One backward index probe per stream (a GROUP BY max() would read whole streams).
     stream_versions: str = (
-        "SELECT stream, max(stream_version) FROM {s}.events "
-        "WHERE stream = ANY($1::text[]) GROUP BY stream"
+        "SELECT w.stream, (SELECT e.stream_version FROM {s}.events e WHERE e.stream = w.stream"
+        " ORDER BY e.stream_version DESC LIMIT 1) FROM unnest($1::text[]) AS w(stream)"
     )
     insert_events: str = (
         "INSERT INTO {s}.events (seq, stream, stream_version, type, body, recorded_at,"

@@ -123,9 +123,8 @@ class Transaction:
         wanted = sorted({s for s in streams if s not in self._versions})
         if wanted:
             rows = await self.conn.fetch(self._log.sql.stream_versions, wanted)
-            found = {r[0]: r[1] for r in rows}
-            for stream in wanted:
-                self._versions[stream] = found.get(stream, 0)
+            for stream, version in rows:
+                self._versions[stream] = version or 0
         return self._versions
 
     async def append(
@@ -283,8 +282,8 @@ class EventLog:
     async def stream_version(self, stream: str) -> int:
         """The stream's current version: how many events it holds (0 for a new stream)."""
         async with _wrapped():
-            rows = await self.pool.fetch(self.sql.stream_versions, [stream])
-        return rows[0][1] if rows else 0
+            version = await self.pool.fetchval(self.sql.stream_versions, [stream], column=1)
+        return version or 0
 
     async def event(self, seq: int) -> Event | None:
         """The event at ``seq``, or None past the end."""
