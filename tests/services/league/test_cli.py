@@ -160,12 +160,21 @@ class Served:
         lines: queue.Queue[str] = queue.Queue()
         assert self.process.stdout is not None
         stdout = self.process.stdout
-        threading.Thread(target=lambda: [lines.put(line) for line in stdout], daemon=True).start()
+
+        def read() -> None:
+            for line in stdout:
+                lines.put(line)
+            lines.put("")  # end of output: the child exited
+
+        threading.Thread(target=read, daemon=True).start()
         try:
             first = lines.get(timeout=GUARD_SECONDS)
         except queue.Empty:
             self.process.kill()
             raise AssertionError("league serve never said where it listens") from None
+        if not first:
+            assert self.process.stderr is not None
+            raise AssertionError(f"league serve exited: {self.process.stderr.read()}")
         assert first.startswith("serving on "), first
         self.url = first.removeprefix("serving on ").strip()
 
@@ -261,3 +270,21 @@ def test_unreachable_database_is_one_line(env: dict[str, str]) -> None:
     assert "s3cret-pw" not in line
     wrong = {**env, "DATABASE_URL": "mysql://nobody@localhost/league"}
     assert "postgresql://" in one_line_failure(league(wrong, "migrate"))
+
+
+def test_serve_without_database_url_uses_the_embedded_server(env: dict[str, str]) -> None:
+    """The README's first command: no DATABASE_URL, no league. `league serve` creates the
+    league, starts the embedded PostgreSQL in LEAGUE_HOME and serves; `league db stop` stops
+    the database afterwards."""
+    embedded = {k: v for k, v in env.items() if k != "DATABASE_URL"}
+    server = Served(embedded)
+    try:
+        serial = asyncio.run(stamp_one(server.url, SigningKey.generate(), "Canonical"))
+        assert serial == "CZ-CANONICAL-0001"
+        status = league(embedded, "db", "status")
+        assert status.stdout.startswith("running: postgresql://")
+    finally:
+        code, _ = server.stop()
+        stopped = league(embedded, "db", "stop")
+    assert code == 0
+    assert stopped.stdout.strip() == "stopped"
