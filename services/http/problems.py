@@ -9,7 +9,7 @@ the relative URI ``/problems/<slug>``, which every service serves as a short des
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from http import HTTPStatus
 
 from aiohttp import web
@@ -61,9 +61,13 @@ def title_of(slug: str) -> str:
 
 
 def problem_response(
-    slug: str, status: int, detail: str, request: web.Request
+    slug: str,
+    status: int,
+    detail: str,
+    request: web.Request,
+    headers: Mapping[str, str] | None = None,
 ) -> web.Response:
-    """A problem+json answer for ``request``."""
+    """A problem+json answer for ``request`` (``headers`` such as Retry-After added)."""
     problem = Problem(
         type=PROBLEM_PREFIX + slug,
         title=title_of(slug),
@@ -72,7 +76,7 @@ def problem_response(
         instance=request.path,
     )
     return web.Response(
-        status=status, text=problem.model_dump_json(), content_type=PROBLEM_JSON
+        status=status, text=problem.model_dump_json(), content_type=PROBLEM_JSON, headers=headers
     )
 
 
@@ -116,7 +120,11 @@ async def problem_middleware(request: web.Request, handler: Handler) -> web.Stre
     try:
         return await handler(request)
     except LedgerError as exc:
-        return problem_response(exc.problem_type, exc.http_status, exc.diagnostics(), request)
+        # An error may carry response headers (a 429's Retry-After) as ``http_headers``.
+        headers = getattr(exc, "http_headers", None)
+        return problem_response(
+            exc.problem_type, exc.http_status, exc.diagnostics(), request, headers
+        )
     except web.HTTPException as exc:
         if exc.status < 400:
             raise

@@ -30,6 +30,11 @@ class AllowanceExhausted(LedgerError):
     problem_type = "allowance-exhausted"
     http_status = 429
 
+    def __init__(self, message: str, retry_after: int) -> None:
+        super().__init__(message)
+        #: Seconds until the allowance resets (sent as the Retry-After header).
+        self.http_headers = {"Retry-After": str(max(1, retry_after))}
+
 
 class UnknownTitle(SchemaError):
     """A presented print of a title the league's print runs do not hold."""

@@ -169,9 +169,11 @@ class Drawing:
             )
         per_day = self.mint.manifest.policies.stamp_allowance_per_day
         if self.used.get(presented.owner, 0) >= per_day:
+            resets_at = allowance_of(self.mint.manifest, per_day, self.day).resets_at
             raise AllowanceExhausted(
                 f"this key has stamped its {per_day} prints for {self.day.isoformat()} (UTC); "
-                f"the allowance resets at midnight UTC"
+                f"the allowance resets at midnight UTC",
+                retry_after=resets_at - int(self.now.timestamp()),
             )
         items = [
             self._draw(presented, order.finish, run)

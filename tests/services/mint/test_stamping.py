@@ -49,6 +49,15 @@ async def post_raw(server: TestServer, body: bytes | dict[str, Any]) -> tuple[in
             return response.status, await response.json(content_type=None)
 
 
+async def league_raw_retry_after(server: TestServer, request: StampRequest) -> int:
+    """The Retry-After header of a refused stamp request, in seconds."""
+    async with aiohttp.ClientSession() as session, session.post(
+        server.make_url("/mint/stamp"), json=request.to_wire()
+    ) as response:
+        assert response.status == 429
+        return int(response.headers["Retry-After"])
+
+
 async def test_stamp_issues_true_serials_to_the_owner(league: LeagueClient) -> None:
     """Each finish draws from its own range: standard 0001-0003, gilt 0004-0005, holofoil 0006;
     certificates are mint-signed, issued to the owner and name their event index."""
@@ -236,7 +245,8 @@ async def test_daily_allowance_is_enforced_and_shown(
     make_settings: Callable[..., LeagueSettings],
 ) -> None:
     """With an allowance of 5 a day: a batch crossing it is served up to 5 and the rest
-    refused per item; the next request is 429; the owner's census shows the allowance."""
+    refused per item; the next request is 429 with Retry-After until midnight UTC; the owner's
+    census shows the allowance."""
     settings = make_settings(
         policies=Policies(faucet_marks_per_day=50, stamp_allowance_per_day=5,
                           stamp_batch_limit=10)
@@ -257,6 +267,10 @@ async def test_daily_allowance_is_enforced_and_shown(
                 league, stamp_request(owner, manifest, [("Stage", "standard")])
             )
             assert (problem.http_status, problem.problem_type) == (429, "allowance-exhausted")
+            retry = await league_raw_retry_after(server, stamp_request(
+                owner, manifest, [("Stage", "gilt")]
+            ))
+            assert 0 < retry <= 24 * 3600
             holdings = (await league.owner(address_of(owner.public))).keys
             assert [(h.total, h.allowance.used_today, h.allowance.per_day) for h in holdings] == [
                 (5, 5, 5)
