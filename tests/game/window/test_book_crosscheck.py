@@ -11,12 +11,14 @@ part ways live in /work/notes/engine-review.md, not here.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
 from typing import Any
 
 import pytest
 
 from game.window import (
+    CHANCE,
     TERMINAL,
     DealError,
     IllegalActionError,
@@ -27,6 +29,7 @@ from game.window import (
     from_deal,
     from_json,
     new_base_table,
+    new_market_table,
     parse_action,
     to_json,
 )
@@ -689,3 +692,282 @@ def test_r03_convert_on_consecutive_turns_without_limit() -> None:
     play(s, "convert 3>7", "accelerate", "convert 3>7", "accelerate", "convert 7>3")
     assert s.hoards == [7, 0]
     assert s.plenum == 23
+
+
+# --------------------------------------------------------------------------- I.8, E-01
+
+
+def _random_table(state: State, rng: random.Random, limit: int = 3000) -> State:
+    """Play uniformly random legal actions (drills included) to the close, checking I.8."""
+    seal = state.seal
+    for _ in range(limit):
+        if state.is_over:
+            return state
+        actions = state.legal_actions()
+        assert actions  # I.6: nothing may ever leave a seat without an action
+        state.apply(rng.choice(actions))
+        everything_somewhere(state)  # I.8
+        assert state.seal >= seal  # I.8: the Seal never runs backward
+        seal = state.seal
+    raise AssertionError("the table did not close")
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_i8_market_tables_conserve_thirty_strokes_and_every_certificate(seed: int) -> None:
+    """I.8: thirty strokes at the start and the close; every certificate always somewhere."""
+    s = _random_table(new_market_table(seed), random.Random(seed))
+    assert s.seal == 12
+    assert s.verdict(0) in (WIN, LOSS, BALANCE)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_i8_archive_deals_conserve_thirty_strokes_and_every_certificate(seed: int) -> None:
+    """I.8 over the Archive: sixteen distinct titles dealt 5/5, 3 to the market, 3 aside."""
+    from game.window.catalog import PLAYING
+
+    rng = random.Random(1000 + seed)
+    pool = rng.sample([c.name for c in PLAYING], 16)
+    s = from_deal([pool[:5], pool[5:10]], pool[10:13], pool[13:], kind="portfolio")
+    _random_table(s, rng)
+    assert s.is_over
+
+
+def test_e01_conservation_forces_24_then_21() -> None:
+    """E-01: with thirty conserved, two Collects of three from 27 show the plenum 24, then 21."""
+    s = from_deal([["Pairing", "Escrow"], ["Tally", "Exchange"]])
+    play(s, "build Pairing", "build Tally")  # plenum 27, hoards 3/0
+    play(s, "collect")  # E-01: N = axis + Pairing + Tally = 3
+    assert (s.plenum, s.hoards) == (24, [6, 0])
+    play(s, "accelerate", "collect")
+    assert (s.plenum, s.hoards) == (21, [9, 0])  # E-01: 24/21, never off by three
+    assert s.plenum + sum(s.hoards) == 30
+
+
+# --------------------------------------------------------------------------- I.9, I.10
+
+
+def test_i9_substance_form_holdings_and_a_balance_verdict() -> None:
+    """I.9, I.10: costs of face-up chained cards plus strokes; longest face-up run; spoils.
+
+    Substance to seat 0, Form level, Holdings to seat 1: no majority forms, a Balance.
+    """
+    s = closed(
+        ["Exchange", "~Tally", "Pairing", "Escrow"],
+        ["Separation", "Reflection"],
+        spoils=([], ["Keeping"]),
+        hoards=(5, 0),
+    )
+    assert s.columns() == ((23, 2, 0), (5, 2, 1))  # I.9
+    assert verdicts(s) == (BALANCE, BALANCE)  # I.10
+
+
+def test_i9_two_columns_of_three_win_with_one_level() -> None:
+    """I.9: whoever takes the majority of columns (two) wins."""
+    s = closed(["Exchange", "Tally"], ["Reflection"])
+    assert s.columns() == ((15, 2, 0), (2, 1, 0))
+    assert verdicts(s) == (WIN, LOSS)
+
+
+def test_i9_columns_are_never_added() -> None:
+    """I.8, I.9: thirty Substance does not outweigh losing Form and Holdings."""
+    s = closed(
+        ["Exchange", "~Tally"],
+        ["Reflection", "Pairing"],
+        spoils=([], ["Separation"]),
+        hoards=(20, 0),
+    )
+    assert s.columns() == ((30, 1, 0), (6, 2, 1))
+    assert verdicts(s) == (LOSS, WIN)  # I.9 never added
+
+
+def test_i9_all_three_level_is_a_balance() -> None:
+    """I.9: all three columns level — a Balance."""
+    s = closed(["Tally"], ["Exchange"], hoards=(5, 0))
+    assert s.columns() == ((10, 1, 0), (10, 1, 0))
+    assert verdicts(s) == (BALANCE, BALANCE)
+
+
+def test_i9_a_hostage_under_your_escrow_at_the_close_is_a_holding() -> None:
+    """I.9 HOLDINGS: plus one if a hostage sits under an Escrow you control at the close."""
+    s = closed(["Escrow"], ["Tally"], hostage=("Pairing", 1))
+    assert (s.columns()[0][2], s.columns()[1][2]) == (1, 0)  # I.9 HOLDINGS
+    assert s.columns()[1][0] == 5  # the hostage adds nothing to its owner's Substance
+
+
+# --------------------------------------------------------------------------- Book II
+
+
+def test_book2_torsor_adds_the_difference_of_the_substances() -> None:
+    """Book II TORSOR: face up at scoring, add |S0 - S1| to your Substance."""
+    s = closed(["Torsor"], ["Exchange"])
+    assert s.columns()[0][0] == 10  # Book II TORSOR: 6 + |6 - 10|
+    assert s.columns()[1][0] == 10
+
+
+def test_r06_torsor_acts_after_the_debts() -> None:
+    """R-06: Torsor reads the Substances after Spend-Covering's debt is settled."""
+    s = closed(["Torsor"], ["Spend-Covering", "Exchange"], hoards=(0, 10))
+    # R-06: theirs 5 + 10 + 10 - 10 = 15; mine 6 + |6 - 15| = 15 (not 6 + 19)
+    assert (s.columns()[0][0], s.columns()[1][0]) == (15, 15)
+
+
+def test_book2_torsor_folded_adds_nothing() -> None:
+    """Book II TORSOR: only while face up at scoring."""
+    s = closed(["~Torsor"], ["Exchange"])
+    assert s.columns()[0][0] == 0
+
+
+def test_r12_independence_blocks_their_torsor() -> None:
+    """R-12, Book III INDEPENDENCE: their Torsor gains nothing from the difference."""
+    s = closed(["Torsor"], ["Exchange", "Independence"])
+    assert (s.columns()[0][0], s.columns()[1][0]) == (6, 13)
+
+
+def test_r12_your_own_independence_leaves_your_torsor_alone() -> None:
+    """R-12: your own scoring cards are unaffected by your Independence."""
+    s = closed(["Torsor", "Independence"], ["Exchange"])
+    assert s.columns()[0][0] == 10  # 9 + |9 - 10|
+
+
+def test_book2_balance_claims_the_single_level_column() -> None:
+    """Book II BALANCE: exactly one column level — it is the Balance holder's; two of three win."""
+    s = closed(["Balance", "Exchange"], ["Tally", "Pairing", "Reflection"])
+    assert s.columns() == ((12, 2, 0), (11, 3, 0))  # Holdings level
+    assert verdicts(s) == (WIN, LOSS)  # Book II BALANCE
+
+
+def test_book2_balance_cannot_claim_two_level_columns() -> None:
+    """Book II BALANCE: *exactly one* level column; with two level it claims nothing."""
+    s = closed(["Balance", "Exchange"], ["Tally", "Escrow", "Separation"])
+    assert s.columns() == ((12, 2, 0), (12, 3, 0))
+    assert verdicts(s) == (BALANCE, BALANCE)  # I.9: one column of three is no majority
+
+
+def test_r12_independence_stops_their_balance_claim() -> None:
+    """R-12: their Balance cannot claim the level column."""
+    s = closed(["Balance", "Exchange"], ["Tally", "Independence", "Reflection"])
+    assert s.columns() == ((12, 2, 0), (10, 3, 0))
+    assert verdicts(s) == (BALANCE, BALANCE)
+
+
+def test_book2_balance_folded_claims_nothing() -> None:
+    """Book II BALANCE: only while face up at scoring."""
+    s = closed(["Exchange", "~Balance", "Tally"], ["Pairing", "Escrow", "Reflection"])
+    assert s.columns() == ((15, 1, 0), (10, 3, 0))
+    assert verdicts(s) == (BALANCE, BALANCE)
+
+
+def test_book2_descent_folded_scores_the_seals_final_step() -> None:
+    """Book II DESCENT: face down in your chain it scores the Seal's final step (12)."""
+    assert closed(["~Descent", "Tally"]).columns()[0][0] == 17
+    assert closed(["Descent", "Tally"]).columns()[0][0] == 8  # built and standing: a plain 3
+
+
+def test_book2_descent_in_spoils_scores_nothing_but_a_holding() -> None:
+    """Book II DESCENT: *in your chain* — as spoils it is a Holding, not the clock."""
+    s = closed([], [], spoils=(["Descent"], []))
+    assert s.columns()[0] == (0, 0, 1)
+
+
+def test_q20_descent_before_the_close_reads_the_seal_as_it_stands() -> None:
+    """Q-20: columns asked before the close use the Seal as it stands."""
+    s = position(["~Descent"], seal=5)
+    assert s.columns()[0][0] == 5
+
+
+def test_book2_turn_reorders_their_chain_keeping_faces() -> None:
+    """Book II TURN, Q-16: spend Turn; the turner places their cards in any order."""
+    s = position(["Turn"], ["Tally", "~Pairing", "Escrow"])
+    play(s, "turn theirs")
+    assert chain(s, 0) == ["~Turn"]
+    assert s.current_player == 0  # the turner chooses the order
+    assert legal(s) == {"place Tally", "place Pairing", "place Escrow"}
+    play(s, "place Escrow", "place Tally")
+    assert chain(s, 1) == ["Escrow", "Tally", "~Pairing"]
+    assert s.current_player == 1
+
+
+def test_book2_turn_reorders_your_own_chain() -> None:
+    """Book II TURN: yours or theirs; the spent Turn moves with the rest."""
+    s = position(["Turn", "Tally", "Exchange"])
+    play(s, "turn mine", "place Exchange", "place Turn")
+    assert chain(s, 0) == ["Exchange", "~Turn", "Tally"]
+
+
+def test_book2_turn_folded_reorders_nothing() -> None:
+    """Book II TURN: a spent Turn has no power until raised."""
+    s = position(["~Turn", "Tally"], ["Pairing", "Escrow"], hands=(["Exchange"], []))
+    assert not any(a.startswith("turn") for a in legal(s))
+
+
+def test_book2_keeping_never_protects_itself_from_cut() -> None:
+    """Book II KEEPING: the seam that yields Keeping may be named."""
+    s = position(["Separation"], ["Keeping", "Tally", "Pairing"])
+    play(s, "cut 1")  # pieces 1/2: Keeping yields
+    assert spoils(s, 0) == ["Keeping"]
+
+
+def test_book2_nogo_success_folds_the_challenged_card() -> None:
+    """Book II NO-GO, R-02: No-Go is spent, the drill is the caller's; success folds."""
+    s = position(["No-Go"], ["Tally", "Pairing"])
+    play(s, "nogo Pairing")
+    assert chain(s, 0) == ["~No-Go"]
+    assert s.current_player == CHANCE  # R-02
+    assert legal(s) == {"drill success", "drill failure"}
+    play(s, "drill success")
+    assert chain(s, 1) == ["Tally", "~Pairing"]
+    assert s.current_player == 1
+
+
+def test_book2_nogo_failure_spends_nogo_for_nothing() -> None:
+    """Book II NO-GO, IV.4: failure spends No-Go for nothing."""
+    s = position(["No-Go"], ["Tally", "Pairing"])
+    play(s, "nogo Pairing", "drill failure")
+    assert chain(s, 0) == ["~No-Go"]
+    assert chain(s, 1) == ["Tally", "Pairing"]
+
+
+def test_book2_nogo_challenges_only_their_face_up_cards() -> None:
+    """Book II NO-GO: one face-up card *of the opponent's*."""
+    s = position(["No-Go", "Tally"], ["Pairing", "~Escrow"])
+    assert {a for a in legal(s) if a.startswith("nogo")} == {"nogo Pairing"}
+
+
+def test_book2_spend_covering_takes_five_on_building() -> None:
+    """Book II SPEND-COVERING: on building it, take five strokes at once from the plenum."""
+    s = position(hands=(["Spend-Covering"], []), hoards=(3, 0))
+    play(s, "build Spend-Covering")
+    assert (s.hoards, s.plenum) == ([8, 0], 22)
+
+
+def test_book2_spend_covering_takes_all_that_remain_if_fewer() -> None:
+    """Book II SPEND-COVERING: or all that remain, if fewer."""
+    s = position(hands=(["Spend-Covering"], []), hoards=(0, 27))
+    play(s, "build Spend-Covering")
+    assert (s.hoards, s.plenum) == ([3, 27], 0)
+
+
+def test_book2_spend_covering_debt_is_the_most_expensive_card_in_the_chain() -> None:
+    """Book II SPEND-COVERING: owe the cost of the most expensive card in your chain."""
+    s = closed(["Spend-Covering", "Exchange"], hoards=(5, 0))
+    assert s.columns()[0][0] == 10  # 5 + 10 + 5 - 10
+    s = closed(["Spend-Covering", "~Exchange", "Tally"], hoards=(12, 0))
+    assert s.columns()[0][0] == 12  # the folded Exchange is still in the chain: 22 - 10
+
+
+def test_i9_a_debt_greater_than_what_you_hold_stops_at_zero() -> None:
+    """I.9: a debt greater than what you hold takes all of it and stops there."""
+    s = closed(["~Spend-Covering", "~Exchange"], hoards=(3, 0))
+    assert s.columns()[0][0] == 0
+
+
+def test_r05_the_debt_binds_a_folded_spend_covering() -> None:
+    """R-05: Spend-Covering's reckoning applies face up or down."""
+    s = closed(["~Spend-Covering", "Tally"], hoards=(2, 0))
+    assert s.columns()[0][0] == 2  # 5 + 2 - 5
+
+
+def test_book2_spend_covering_in_spoils_owes_nothing() -> None:
+    """Book II SPEND-COVERING, I.9: the debt is of *your chain*; spoils are not in it."""
+    s = closed(["Exchange"], [], spoils=(["Spend-Covering"], []))
+    assert s.columns()[0] == (10, 1, 1)
