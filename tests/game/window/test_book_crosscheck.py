@@ -33,6 +33,7 @@ from game.window import (
     parse_action,
     to_json,
 )
+from ledger.errors import SchemaError
 
 BASE_SIX = ("Tally", "Pairing", "Separation", "Escrow", "Reflection", "Exchange")
 WIN, LOSS, BALANCE = Verdict.WIN, Verdict.LOSS, Verdict.BALANCE
@@ -1317,3 +1318,159 @@ def test_q13_a_refused_cut_is_still_the_cut_exhaustion_bars() -> None:
     assert to_json(s)["last_action"][0] == "cut"
     play(s, "exhaust")
     assert not any(a.startswith("cut") for a in legal(s))
+
+
+# --------------------------------------------------------------------------- Book III, Set V
+
+
+def test_book3_plenum_returns_every_stroke_in_both_hoards() -> None:
+    """Book III PLENUM: on building it, every stroke in both hoards returns. Yours too."""
+    s = position(hands=(["Plenum"], []), hoards=(3, 8))
+    play(s, "build Plenum")
+    assert (s.hoards, s.plenum) == ([0, 0], 30)
+
+
+def test_book3_refusal_refuses_a_cut_and_r10_keeps_separation_standing() -> None:
+    """Book III REFUSAL, R-10: the naming is refused, the turn consumed, Separation not spent."""
+    s = position(["Separation"], ["Tally", "Refusal", "Pairing"])
+    play(s, "cut 2")  # 2/1: Pairing would yield
+    assert s.current_player == 1  # the defender decides
+    assert legal(s) == {"yield Pairing", "refuse"}
+    play(s, "refuse")
+    assert chain(s, 0) == ["Separation"]  # R-10
+    assert chain(s, 1) == ["Tally", "~Refusal", "Pairing"]
+    assert (spoils(s, 0), s.current_player, s.turn) == ([], 1, 1)
+
+
+def test_book3_refusal_refuses_a_hold() -> None:
+    """Book III REFUSAL: when the opponent names a hostage."""
+    s = position(["Escrow"], ["Tally", "Pairing", "Refusal"])
+    play(s, "hold Pairing")
+    assert legal(s) == {"yield Pairing", "refuse"}
+    play(s, "refuse")
+    assert (to_json(s)["hostage"], chain(s, 1)) == (None, ["Tally", "Pairing", "~Refusal"])
+    assert chain(s, 0) == ["Escrow"]
+
+
+def test_book3_refusal_folded_refuses_nothing() -> None:
+    """Book III REFUSAL: only while face up; a one-candidate Cut then resolves at once."""
+    s = position(["Separation"], ["Tally", "~Refusal", "Pairing"])
+    play(s, "cut 2")
+    assert (spoils(s, 0), s.pending) == (["Pairing"], None)
+
+
+def test_q23_refusal_does_not_answer_nogo() -> None:
+    """Q-23: No-Go names a card for a challenge, not a seam or a hostage."""
+    s = position(["No-Go"], ["Tally", "Refusal"])
+    play(s, "nogo Tally")
+    assert s.current_player == CHANCE
+
+
+def test_book3_shadow_lets_a_longer_folded_run_stand_as_form() -> None:
+    """Book III SHADOW: your longest face-down run may stand as Form if greater."""
+    assert closed(["Shadow", "~Tally", "~Pairing", "~Escrow"]).columns()[0][1] == 3
+    assert closed(["Shadow", "Tally", "~Pairing"]).columns()[0][1] == 2  # not greater
+    assert closed(["~Shadow", "~Tally", "~Pairing"]).columns()[0][1] == 0  # folded Shadow
+
+
+def test_book3_transport_moves_a_card_of_yours_to_either_end() -> None:
+    """Book III TRANSPORT: move one card of yours to either end, the rest closing in order."""
+    s = position(["Transport", "Tally", "Pairing", "Exchange"])
+    play(s, "transport Exchange inner")
+    assert chain(s, 0) == ["Exchange", "~Transport", "Tally", "Pairing"]
+    s = position(["Transport", "Tally", "Pairing", "Exchange"])
+    play(s, "transport Tally outer")
+    assert chain(s, 0) == ["~Transport", "Pairing", "Exchange", "Tally"]
+
+
+def test_book3_transport_moves_only_your_own_cards() -> None:
+    """Book III TRANSPORT: one card *of yours*."""
+    s = position(["Transport"], ["Tally", "Pairing"])
+    refused(s, "transport Tally inner", "your chain")
+
+
+def test_book3_noninscript_scores_nothing_and_never_breaks_the_run() -> None:
+    """Book III NONINSCRIPT: nothing, face up or down; transparent to Form entirely."""
+    s = closed(["Noninscript", "Tally"])
+    assert s.columns()[0][:2] == (5, 1)  # no Substance, no length
+    s = closed(["Tally", "~Noninscript", "Pairing"])
+    assert s.columns()[0][:2] == (9, 2)  # the folded Noninscript breaks nothing
+
+
+def test_book3_zenoseal_holds_the_seal_at_eleven_and_folds() -> None:
+    """Book III ZENOSEAL: when the Seal would reach twelve it shows eleven; Zenoseal folds."""
+    s = position(["Zenoseal"], hands=(["Tally"], ["Pairing"]), seal=11, to_move=1)
+    play(s, "build Pairing")
+    assert (s.seal, s.is_over, chain(s, 0)) == (11, False, ["~Zenoseal"])
+    play(s, "build Tally")
+    play(s, "accelerate")  # the next twelfth step closes the table
+    assert (s.seal, s.is_over) == (12, True)
+
+
+def test_book3_zenoseal_bends_an_accelerate_too() -> None:
+    """Book III ZENOSEAL: *when the Seal would reach twelve* — by Accelerate as well."""
+    s = position([], ["Zenoseal"], hands=(["Tally"], ["Pairing"]), seal=11)
+    play(s, "accelerate")
+    assert (s.seal, s.is_over, chain(s, 1), s.current_player) == (11, False, ["~Zenoseal"], 1)
+
+
+def test_r13_trace_raises_zenoseal_to_fire_once_more() -> None:
+    """R-13: Zenoseal fires by folding; Trace raises it to fire once more; then twelve."""
+    s = position(["Trace", "~Zenoseal"], hands=(["Tally"], ["Pairing", "Exchange"]), seal=11)
+    play(s, "trace Zenoseal")
+    assert chain(s, 0) == ["~Trace", "Zenoseal"]
+    play(s, "build Pairing")  # round end: fires again
+    assert (s.seal, chain(s, 0)) == (11, ["~Trace", "~Zenoseal"])
+    play(s, "build Tally", "build Exchange")  # round end: nothing bends it now
+    assert (s.seal, s.is_over) == (12, True)
+
+
+# --------------------------------------------------------------------------- zones (Q-11)
+
+
+def test_q11_a_faithful_hostage_does_not_close_swap() -> None:
+    """Q-11, Book III FAITHFUL: the hostage is not face up in a chain; Swap stays open."""
+    s = position(["Escrow", "Reflection"], ["Tally"], hostage=("Faithful", 1))
+    assert "swap" in legal(s)
+
+
+def test_q11_a_stage_held_hostage_does_not_close_accelerate() -> None:
+    """Q-11, Book III STAGE: a held Stage is not in force."""
+    s = position(["Escrow"], ["Tally"], hands=(["Pairing"], []), hostage=("Stage", 1))
+    assert "accelerate" in legal(s)
+
+
+def test_i8_a_spoils_keeping_shields_nothing() -> None:
+    """Book II KEEPING: *in your chain* — as spoils it shields nothing."""
+    s = position(["Escrow"], ["Tally", "Pairing", "Exchange"], spoils=([], ["Keeping"]))
+    assert {a for a in legal(s) if a.startswith("hold")} == {"hold Pairing", "hold Exchange"}
+
+
+def test_book3_stage_held_away_reopens_accelerate() -> None:
+    """Book III STAGE, I.7 HOLD: once Stage is held, its holder's opponent may Accelerate."""
+    s = position(["Escrow", "Tally"], ["Pairing", "Stage"], hands=(["Exchange"], ["Turn"]))
+    assert "accelerate" not in legal(s)
+    play(s, "hold Stage")
+    play(s, "build Turn")
+    assert "accelerate" in legal(s)
+
+
+# --------------------------------------------------------------------------- R-02, R-11
+
+
+def test_r02_the_drill_is_a_chance_node_the_caller_answers() -> None:
+    """R-02, IV.4: the No-Go drill waits at a chance node for the caller's outcome."""
+    s = position(["No-Go"], ["Tally"])
+    play(s, "nogo Tally")
+    assert (s.current_player, legal(s)) == (CHANCE, {"drill success", "drill failure"})
+    refused(s, "accelerate", "drill")
+
+
+def test_r11_a_position_carries_no_finish() -> None:
+    """R-11: finish is never mechanics — a position names titles only and refuses a finish."""
+    s = position(["Tally"])
+    doc = to_json(s)
+    assert "finish" not in str(doc)
+    doc["finishes"] = {"Tally": "holofoil"}
+    with pytest.raises(SchemaError):
+        from_json(doc)
