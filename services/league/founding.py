@@ -44,11 +44,10 @@ def league_exists(settings: LeagueSettings) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class NewLeague:
-    """What ``league init`` made: the manifest and where its files are."""
+    """What ``league init`` made: the manifest and where it is."""
 
     manifest: LeagueManifest
     manifest_path: Path
-    key_paths: dict[str, Path]
 
 
 def create_league(
@@ -83,12 +82,10 @@ def create_league(
     except LedgerError as exc:
         raise LeagueError(f"cannot make the manifest: {exc.diagnostics()}") from None
     settings.data_dir.mkdir(parents=True, exist_ok=True)
-    paths = {
-        role: write_key(settings.keys_dir, role, key, passphrase, kdf)
-        for role, key in keys.items()
-    }
+    for role, key in keys.items():
+        write_key(settings.keys_dir, role, key, passphrase, kdf)
     _write_manifest(settings.manifest_path, manifest)
-    return NewLeague(manifest, settings.manifest_path, paths)
+    return NewLeague(manifest, settings.manifest_path)
 
 
 def _write_manifest(path: Path, manifest: LeagueManifest) -> None:

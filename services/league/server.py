@@ -17,7 +17,7 @@ from aiohttp import web
 from services.http.apps import Service, new_app, pool_context
 from services.http.endpoints import add_endpoints
 from services.league.errors import LeagueError
-from services.league.settings import SETTINGS, LeagueSettings
+from services.league.settings import LeagueSettings
 
 
 def compose(settings: LeagueSettings, services: Sequence[Service]) -> web.Application:
@@ -25,7 +25,6 @@ def compose(settings: LeagueSettings, services: Sequence[Service]) -> web.Applic
     if settings.database_url is None:
         raise LeagueError("no database URL: set DATABASE_URL or let `league serve` start one")
     app = new_app(max_body=max(service.max_body for service in services))
-    app[SETTINGS] = settings
     app.cleanup_ctx.append(pool_context(settings.database_url))
     for service in services:
         add_endpoints(app, service.endpoints)

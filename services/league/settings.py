@@ -11,10 +11,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field
 
-from services.league.database import default_data_dir, embedded_pgdata
+from services.league.database import default_data_dir, embedded_pgdata, start_embedded
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8080
@@ -60,6 +59,9 @@ class LeagueSettings(BaseModel):
         """The embedded PostgreSQL's data directory (unused when ``database_url`` is set)."""
         return embedded_pgdata(self.data_dir)
 
-
-#: The settings an app was built from.
-SETTINGS = web.AppKey("settings", LeagueSettings)
+    def with_database(self) -> LeagueSettings:
+        """These settings with a database URL: DATABASE_URL's, else the embedded server's
+        (started now if it is not running; it keeps running until `league db stop`)."""
+        if self.database_url:
+            return self
+        return self.model_copy(update={"database_url": start_embedded(self.pgdata).url})
