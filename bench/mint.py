@@ -3,8 +3,9 @@
 Run: ``python bench/mint.py [--prints N] [--concurrency C] [--paced-seconds S]``.
 
 It creates a league in a temporary LEAGUE_HOME, starts ``league serve mint`` as a child
-process (on DATABASE_URL if set — it must be a PostgreSQL server; a fresh database is created
-in it — else on an embedded PostgreSQL in the temporary directory), and from this process:
+process (on DATABASE_URL if set — a scratch database is created in that server and dropped
+afterwards — else on an embedded PostgreSQL in the temporary directory), and from this
+process:
 
 1. stamps prints in batches of 50 (one fresh key per request: keys are free and each has an
    allowance of 50 a day) with C requests in flight: prints/s, p50/p99 request latency;
@@ -129,13 +130,16 @@ async def paced(poster: Poster, batch: list[bytes], rate: float) -> tuple[list[f
     return latencies, len(batch) / (loop.time() - start)
 
 
-async def fresh_database(server_url: str) -> str:
-    name = f"cz_bench_{secrets.token_hex(4)}"
+async def admin(server_url: str, sql: str) -> None:
     conn = await asyncpg.connect(server_url)
     try:
-        await conn.execute(f'CREATE DATABASE "{name}"')
+        await conn.execute(sql)
     finally:
         await conn.close()
+
+
+def database_in(server_url: str, name: str) -> str:
+    """``server_url`` pointed at database ``name`` (keeping a socket ``?host=`` query)."""
     head, sep, query = server_url.partition("?")
     return f"{head.rsplit('/', 1)[0]}/{name}{sep}{query}"
 
@@ -197,9 +201,12 @@ def main() -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("LEAGUE_")}
     env["LEAGUE_HOME"] = str(home)
     embedded = None
+    server_url = os.environ.get("DATABASE_URL")
+    scratch = f"cz_bench_{secrets.token_hex(4)}"
     try:
-        if os.environ.get("DATABASE_URL"):
-            env["DATABASE_URL"] = asyncio.run(fresh_database(os.environ["DATABASE_URL"]))
+        if server_url:
+            asyncio.run(admin(server_url, f'CREATE DATABASE "{scratch}"'))
+            env["DATABASE_URL"] = database_in(server_url, scratch)
         else:
             embedded = home / "pgdata"
             env["DATABASE_URL"] = start_embedded(embedded).url
@@ -212,6 +219,8 @@ def main() -> None:
             process.send_signal(signal.SIGTERM)
             process.wait()
     finally:
+        if server_url:
+            asyncio.run(admin(server_url, f'DROP DATABASE IF EXISTS "{scratch}" WITH (FORCE)'))
         if embedded is not None:
             stop_embedded(embedded)
         shutil.rmtree(home, ignore_errors=True)
