@@ -32,6 +32,7 @@ _ORDER = {
     A.BUILD: 4, A.COLLECT: 5, A.CONVERT: 5, A.RANSOM: 5, A.ACCELERATE: 9,
 }  # fmt: skip
 MAX_DEPTH = 64
+SOLVE_SHARE_NUM, SOLVE_SHARE_DEN = 1, 2
 #: Entries kept between decisions at most (solved values only are carried over).
 MAX_TABLE = 400_000
 
@@ -89,7 +90,7 @@ class Search:
         if len(legal) == 1:
             return SearchResult(legal[0], 0, 0, 0, exact=False)
         ordered = _ordered(legal, None)
-        self.limit = max(1, self.budget // 2)
+        self.limit = max(1, self.budget * SOLVE_SHARE_NUM // SOLVE_SHARE_DEN)
         solved, _ = self._root(state, ordered, MAX_DEPTH)
         if solved is not None and solved.exact:
             return solved
