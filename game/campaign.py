@@ -16,12 +16,15 @@ and in docs/modes.md; the readings the book leaves open are named there (M-xx).
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
 from game.economy.collection import Collection
 from game.economy.prints import MISPRINT, Finish, Print
+from game.registrars import convene_registrar_table
+from game.tables import Holding, Table, convene_base, convene_market
 from game.window.catalog import ARCHIVE_SETS, CardSet
 from game.window.scoring import Verdict
 from ledger.errors import LedgerError, SchemaError
@@ -228,6 +231,17 @@ def all_venues() -> list[Venue]:
     clerks = [clerk(n) for n in range(1, CLERKS + 1)]
     registrars = [Venue("registrar", n) for n in range(1, len(ARCHIVE_SETS) + 1)]
     return [*clerks, ASSESSOR, *registrars, *(chair(n) for n in range(1, CHAIRS + 1))]
+
+
+def convene(venue: Venue, seed: int, portfolio: Sequence[Holding] = ()) -> Table:
+    """The table convened at ``venue``: a base table at a clerk's (IV.1), a market table at the
+    Assessor's and the Standing Table (IV.2, M-09), a portfolio table at a Registrar's, where
+    ``portfolio`` is the player's eight (IV.3, IV.5)."""
+    if venue.kind == "clerk":
+        return convene_base(seed)
+    if venue.kind == "registrar":
+        return convene_registrar_table(venue.card_set, portfolio, seed)
+    return convene_market(seed)
 
 
 def settle(state: Campaign, venue: Venue, result: Verdict) -> tuple[Campaign, Reward]:

@@ -202,3 +202,19 @@ def test_unknown_venues_are_refused() -> None:
     for kind, n in (("chair", 13), ("clerk", 0), ("registrar", 5), ("tavern", 1)):
         with pytest.raises(CampaignRefusal):
             Venue(kind, n)
+
+
+def test_each_venue_convenes_its_table() -> None:
+    """IV.1: clerks convene base tables; IV.2/M-09: the Assessor and the Chairs market tables;
+    IV.5: a Registrar a portfolio table with its set in the pool."""
+    from game.campaign import convene
+    from game.economy.collection import Collection
+    from game.registrars import HOUSE_TITLES, player_portfolio, set_titles
+
+    assert convene(clerk(2), 5).kind == "base"
+    assert convene(ASSESSOR, 5).kind == "market"
+    assert convene(chair(9), 5).kind == "market"
+    mine = player_portfolio(Collection(), HOUSE_TITLES[:8])
+    table = convene(registrar(CardSet.BEGOTTEN), 5, mine)
+    assert table.kind == "portfolio"
+    assert set(set_titles(CardSet.BEGOTTEN)) <= set(table.titles_in_deal_order())
