@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib.metadata
 import logging
 import subprocess
 import sys
@@ -42,12 +41,11 @@ from services.league.founding import (
 )
 from services.league.keyring import ROLES
 from services.league.registry import SERVICES
-from services.league.server import compose, run_until_stopped
+from services.league.server import compose, package_version, run_until_stopped
 from services.league.settings import LeagueSettings
 
 #: Where ``league openapi --write`` puts the documents (the source tree's docs/openapi).
 OPENAPI_DIR = Path(__file__).resolve().parents[2] / "docs" / "openapi"
-PACKAGE = "the-window-league"
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -55,13 +53,6 @@ class OneLineParser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
-
-
-def package_version() -> str:
-    try:
-        return importlib.metadata.version(PACKAGE)
-    except importlib.metadata.PackageNotFoundError:
-        return "0+unknown"
 
 
 def _settings(args: argparse.Namespace) -> LeagueSettings:

@@ -8,28 +8,75 @@ and notary, it is the same code path.
 from __future__ import annotations
 
 import asyncio
+import importlib.metadata
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
 from aiohttp import web
 
 from services.http.apps import Service, new_app, pool_context
 from services.http.endpoints import add_endpoints
+from services.http.openapi import openapi_document, render
 from services.league.errors import LeagueError
 from services.league.settings import LeagueSettings
 
+PACKAGE = "the-window-league"
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
 
 def compose(settings: LeagueSettings, services: Sequence[Service]) -> web.Application:
-    """One app serving ``services`` over the database at ``settings.database_url``."""
+    """One app serving ``services`` over the database at ``settings.database_url``, with
+    each service's OpenAPI document at ``/<service>/openapi.json`` and an index at ``/``."""
     if settings.database_url is None:
         raise LeagueError("no database URL: set DATABASE_URL or let `league serve` start one")
     app = new_app(max_body=max(service.max_body for service in services))
     app.cleanup_ctx.append(pool_context(settings.database_url))
+    version = package_version()
     for service in services:
         add_endpoints(app, service.endpoints)
         service.install(app, settings)
+        app.router.add_get(f"/{service.name}/openapi.json", _document(service, version))
+    app.router.add_get("/", _index(services, version))
     return app
+
+
+def package_version() -> str:
+    """The installed distribution's version (it versions the OpenAPI documents too)."""
+    try:
+        return importlib.metadata.version(PACKAGE)
+    except importlib.metadata.PackageNotFoundError:
+        return "0+unknown"
+
+
+def _document(service: Service, version: str) -> Handler:
+    text = render(openapi_document(service, version))
+
+    async def openapi(request: web.Request) -> web.Response:
+        return web.Response(text=text, content_type="application/json")
+
+    return openapi
+
+
+def _index(services: Sequence[Service], version: str) -> Handler:
+    index = {
+        "name": "THE WINDOW league",
+        "version": version,
+        "services": [
+            {
+                "name": service.name,
+                "title": service.title,
+                "openapi": f"/{service.name}/openapi.json",
+                "paths": sorted({endpoint.path for endpoint in service.endpoints}),
+            }
+            for service in services
+        ],
+    }
+
+    async def describe(request: web.Request) -> web.Response:
+        return web.json_response(index)
+
+    return describe
 
 
 async def run_until_stopped(app: web.Application, host: str, port: int) -> None:

@@ -8,8 +8,9 @@ import pytest
 from openapi_spec_validator import validate
 
 from services.http.openapi import openapi_document, render
-from services.league.cli import OPENAPI_DIR, package_version
+from services.league.cli import OPENAPI_DIR
 from services.league.registry import SERVICES
+from services.league.server import package_version
 
 
 @pytest.mark.parametrize("name", sorted(SERVICES))
