@@ -1474,3 +1474,59 @@ def test_r11_a_position_carries_no_finish() -> None:
     doc["finishes"] = {"Tally": "holofoil"}
     with pytest.raises(SchemaError):
         from_json(doc)
+
+
+# --------------------------------------------------------------------------- the deciding seat
+
+
+def test_i7_cut_by_the_second_seat_asks_the_first_seat_for_equal_pieces() -> None:
+    """I.7 CUT: the defender chooses — the first seat, when the second seat cuts."""
+    s = position(["Tally", "Pairing"], ["Separation"], to_move=1)
+    play(s, "cut 1")  # pieces 1/1
+    assert (s.current_player, legal(s)) == (0, {"yield Tally", "yield Pairing"})
+    play(s, "yield Tally")
+    assert (spoils(s, 1), chain(s, 0), s.seal, s.current_player) == (["Tally"], ["Pairing"], 1, 0)
+
+
+def test_i7_refusal_fork_and_equal_pieces_are_all_the_defenders_answers() -> None:
+    """I.7 CUT, Book III FORK, REFUSAL: every answer to one Cut belongs to the defender."""
+    s = position(["Separation"], ["Tally", "Fork", "Refusal", "Pairing"])
+    play(s, "cut 2")  # equal pieces: Fork (inner piece's outermost) or Pairing
+    assert s.current_player == 1
+    assert legal(s) == {"yield Fork", "yield Pairing", "refuse"}
+
+
+def test_r10_a_refused_model_cut_leaves_the_model_standing() -> None:
+    """R-10: the refused player's enabling card is not spent, a Model included."""
+    s = position(["Separation", "Model-A"], ["Tally", "Refusal", "Pairing"])
+    play(s, "cut 2 with Model-A", "refuse")
+    assert (chain(s, 0), spoils(s, 0)) == (["Separation", "Model-A"], [])
+
+
+def test_book3_refusal_answers_the_first_seats_hold_from_the_second_seat() -> None:
+    """Book III REFUSAL: the holder of Refusal (seat 0 here) decides, not the holder of Escrow."""
+    s = position(["Tally", "Pairing", "Refusal"], ["Escrow"], to_move=1)
+    play(s, "hold Pairing")
+    assert (s.current_player, legal(s)) == (0, {"yield Pairing", "refuse"})
+    play(s, "yield Pairing")
+    assert to_json(s)["hostage"] == {"card": "Pairing", "owner": 0}
+
+
+# --------------------------------------------------------------------------- Q-09 deals
+
+
+@pytest.mark.parametrize("seed", [0, 1, 7, 2**40])
+def test_q09_seeded_deals_are_the_documented_shuffle(seed: int) -> None:
+    """Q-09, formats.md: Random(seed).shuffle of the titles in book order, dealt from the front."""
+    from game.window.catalog import BASE_SIX as SIX
+    from game.window.catalog import FOLDED_SEVEN
+
+    deck = [c.name for c in SIX]
+    random.Random(seed).shuffle(deck)
+    j = to_json(new_base_table(seed))
+    assert j["hands"] == [deck[:3], deck[3:6]]
+    deck = [c.name for c in SIX + FOLDED_SEVEN]
+    random.Random(seed).shuffle(deck)
+    j = to_json(new_market_table(seed))
+    assert (j["hands"], j["market"]) == ([deck[:5], deck[5:10]], deck[10:13])
+    assert (j["hoards"], j["plenum"], j["seal"]) == ([3, 0], 27, 0)  # Q-09: as I.5
