@@ -1530,3 +1530,45 @@ def test_q09_seeded_deals_are_the_documented_shuffle(seed: int) -> None:
     j = to_json(new_market_table(seed))
     assert (j["hands"], j["market"]) == ([deck[:5], deck[5:10]], deck[10:13])
     assert (j["hoards"], j["plenum"], j["seal"]) == ([3, 0], 27, 0)  # Q-09: as I.5
+
+
+# --------------------------------------------------------------------------- I.3, I.4: costs
+
+#: Every ring as printed in I.4, Book II and Book III (41 titles: D-01).
+BOOK_COSTS = {
+    **{"Tally": 5, "Pairing": 4, "Separation": 3, "Escrow": 4, "Reflection": 2, "Exchange": 10},
+    **{"Torsor": 6, "Balance": 2, "Descent": 3, "Turn": 2, "Keeping": 3, "No-Go": 1},
+    "Spend-Covering": 5,
+    **{"Alphabet": 2, "Gram": 3, "Canonical": 3, "Wellformed": 4, "Faithful": 3},
+    **{"Admission": 2, "Interface": 4},
+    **{"Constructor": 5, "Generator": 6, "Fork": 3, "Genealogy": 5, "Model-A": 2},
+    **{"Model-B": 2, "Omegafam": 10},
+    **{"Hemiring": 4, "Primeladder": 5, "Eulerfuse": 3, "Trace": 4, "Independence": 3},
+    **{"Selection": 3, "Exhaustion": 1},
+    **{"Plenum": 6, "Refusal": 2, "Shadow": 2, "Stage": 3, "Transport": 2, "Noninscript": 1},
+    "Zenoseal": 7,
+}
+
+
+def test_d01_forty_one_playing_certificates() -> None:
+    """D-01: the sets as printed hold 6 + 7 + 4 × 7 = 41 playing certificates."""
+    assert len(BOOK_COSTS) == 41
+
+
+@pytest.mark.parametrize("title", sorted(set(BOOK_COSTS) - {"Escrow"}))
+def test_i3_the_ransom_is_the_printed_cost(title: str) -> None:
+    """I.3(2), I.7 RANSOM: each title's ransom is the number in its ring, paid to the holder."""
+    s = position(
+        ["Escrow"],
+        ["Tally" if title != "Tally" else "Pairing"],
+        hostage=(title, 1),
+        hoards=(0, 10),
+        to_move=1,
+    )
+    play(s, "ransom")
+    assert s.hoards == [BOOK_COSTS[title], 10 - BOOK_COSTS[title]]
+
+
+def test_i4_escrow_stands_for_its_printed_cost() -> None:
+    """I.3(1), I.4: Escrow in force is worth its 4 in Substance."""
+    assert closed(["Escrow"]).columns()[0][0] == 4
