@@ -3,6 +3,7 @@
 See docs/eventlog.md for the API, the exact leaf bytes and the proof policy.
 """
 
+from services.eventlog.audit import VerifySummary
 from services.eventlog.errors import (
     CheckpointRefused,
     EventLogError,
@@ -27,5 +28,6 @@ __all__ = [
     "StreamConflict",
     "TamperedLog",
     "Transaction",
+    "VerifySummary",
     "event_leaf",
 ]

@@ -22,22 +22,21 @@ class Statements:
     read_head: str = "SELECT size, edge FROM {s}.log_head"
     head_size: str = "SELECT size FROM {s}.log_head"
     max_seq: str = "SELECT max(seq) FROM {s}.events"
-    update_head: str = "UPDATE {s}.log_head SET size = $1, edge = $2::bytea[]"
     # One backward index probe per stream (a GROUP BY max() would read whole streams).
     stream_versions: str = (
         "SELECT w.stream, (SELECT e.stream_version FROM {s}.events e WHERE e.stream = w.stream"
         " ORDER BY e.stream_version DESC LIMIT 1) FROM unnest($1::text[]) AS w(stream)"
     )
-    insert_events: str = (
-        "INSERT INTO {s}.events (seq, stream, stream_version, type, body, recorded_at,"
-        " leaf_hash, signature) SELECT e.seq, e.stream, e.version, e.type, e.body::jsonb, $6,"
-        " e.leaf_hash, e.signature FROM unnest($1::bigint[], $2::text[], $3::int[],"
-        " $4::text[], $5::text[], $7::bytea[], $8::bytea[])"
-        " AS e(seq, stream, version, type, body, leaf_hash, signature)"
-    )
-    insert_nodes: str = (
-        "INSERT INTO {s}.tree_nodes (level, idx, hash) "
-        "SELECT * FROM unnest($1::smallint[], $2::bigint[], $3::bytea[])"
+    # One round trip per append: the events, the subtrees they close, the new head.
+    append: str = (
+        "WITH new_events AS (INSERT INTO {s}.events (seq, stream, stream_version, type, body,"
+        " recorded_at, leaf_hash, signature) SELECT e.seq, e.stream, e.version, e.type,"
+        " e.body::jsonb, $6, e.leaf_hash, e.signature FROM unnest($1::bigint[], $2::text[],"
+        " $3::int[], $4::text[], $5::text[], $7::bytea[], $8::bytea[])"
+        " AS e(seq, stream, version, type, body, leaf_hash, signature)),"
+        " new_nodes AS (INSERT INTO {s}.tree_nodes (level, idx, hash)"
+        " SELECT * FROM unnest($9::smallint[], $10::bigint[], $11::bytea[]))"
+        " UPDATE {s}.log_head SET size = $12, edge = $13::bytea[]"
     )
     read_feed: str = "SELECT {e} FROM {s}.events WHERE seq > $1 ORDER BY seq LIMIT $2"
     read_range: str = "SELECT {e} FROM {s}.events WHERE seq >= $1 AND seq < $2 ORDER BY seq"

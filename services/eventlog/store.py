@@ -154,10 +154,9 @@ class Transaction:
     async def _insert(
         self, events: list[Event], nodes: list[tuple[int, int, bytes]], edge: CompactRange
     ) -> None:
-        sql = self._log.sql
         try:
             await self.conn.execute(
-                sql.insert_events,
+                self._log.sql.append,
                 [e.seq for e in events],
                 [e.stream for e in events],
                 [e.stream_version for e in events],
@@ -166,18 +165,15 @@ class Transaction:
                 events[0].recorded_at,
                 [e.leaf_hash for e in events],
                 [e.signature for e in events],
+                [n[0] for n in nodes],
+                [n[1] for n in nodes],
+                [n[2] for n in nodes],
+                edge.size,
+                edge.hashes,
             )
         except asyncpg.UniqueViolationError as exc:
             # Only a writer bypassing the head lock can get here: never a caller's conflict.
             raise EventLogError(f"concurrent write outside the log's lock: {exc}") from exc
-        if nodes:
-            await self.conn.execute(
-                sql.insert_nodes,
-                [n[0] for n in nodes],
-                [n[1] for n in nodes],
-                [n[2] for n in nodes],
-            )
-        await self.conn.execute(sql.update_head, edge.size, edge.hashes)
 
 
 class EventLog:
