@@ -1572,3 +1572,50 @@ def test_i3_the_ransom_is_the_printed_cost(title: str) -> None:
 def test_i4_escrow_stands_for_its_printed_cost() -> None:
     """I.3(1), I.4: Escrow in force is worth its 4 in Substance."""
     assert closed(["Escrow"]).columns()[0][0] == 4
+
+
+# --------------------------------------------------------------------------- I.8, records
+
+
+def test_i8_a_folded_certificate_holds_its_place_in_the_chain() -> None:
+    """I.8: a folded card lies face down, in place, and may be raised again where it lies."""
+    s = position(["No-Go"], ["Tally", "Pairing", "Escrow"], hands=([], ["Trace"]))
+    play(s, "nogo Pairing", "drill success")
+    assert chain(s, 1) == ["Tally", "~Pairing", "Escrow"]
+    play(s, "build Trace", "accelerate", "trace Pairing")
+    assert chain(s, 1) == ["Tally", "Pairing", "Escrow", "~Trace"]
+
+
+def test_formats_a_record_replays_to_the_position_played_by_hand() -> None:
+    """formats.md Table records: the deal plus the actions replays to the same position."""
+    from game.window import parse_record, replay
+
+    actions = ["build Separation", "build Tally", "build Pairing", "build Exchange", "cut 1"]
+    record = {
+        "format": "cz-table-record/1",
+        "deal": {"table": "deal", "hands": [["Separation", "Pairing"], ["Tally", "Exchange"]]},
+        "actions": [*actions, "yield Exchange"],
+    }
+    by_hand = from_deal([["Separation", "Pairing"], ["Tally", "Exchange"]])
+    play(by_hand, *actions)
+    assert by_hand.current_player == 1  # I.7 CUT: equal pieces, the defender chooses
+    play(by_hand, "yield Exchange")
+    replayed = replay(parse_record(record))
+    assert to_json(replayed) == to_json(by_hand)
+    assert spoils(replayed, 0) == ["Exchange"]
+    assert from_json(to_json(replayed)) == replayed
+
+
+def test_formats_a_record_stops_at_the_first_illegal_action_naming_its_turn() -> None:
+    """formats.md: an illegal action is refused with its turn and the rule that forbids it."""
+    from game.window import parse_record, replay
+
+    record = {
+        "format": "cz-table-record/1",
+        "deal": {"table": "deal", "hands": [["Tally"], ["Exchange"]]},
+        "actions": ["accelerate", "build Exchange", "accelerate"],
+    }
+    with pytest.raises(IllegalActionError) as caught:
+        replay(parse_record(record))
+    assert caught.value.turn == 3
+    assert "twice" in caught.value.rule  # I.7 ACCELERATE
