@@ -32,7 +32,8 @@ _ORDER = {
     A.BUILD: 4, A.COLLECT: 5, A.CONVERT: 5, A.RANSOM: 5, A.ACCELERATE: 9,
 }  # fmt: skip
 MAX_DEPTH = 64
-SOLVE_SHARE_NUM, SOLVE_SHARE_DEN = 1, 2
+#: The solve attempt may spend 1/SOLVE_SHARE of the budget before iterative deepening.
+SOLVE_SHARE = 2
 #: Entries kept between decisions at most (solved values only are carried over).
 MAX_TABLE = 400_000
 
@@ -89,8 +90,8 @@ class Search:
         self.nodes = 0
         if len(legal) == 1:
             return SearchResult(legal[0], 0, 0, 0, exact=False)
-        ordered = _ordered(legal, None)
-        self.limit = max(1, self.budget * SOLVE_SHARE_NUM // SOLVE_SHARE_DEN)
+        ordered = self._ordered(legal, None)
+        self.limit = max(1, self.budget // SOLVE_SHARE)
         solved, _ = self._root(state, ordered, MAX_DEPTH)
         if solved is not None and solved.exact:
             return solved
@@ -100,12 +101,16 @@ class Search:
             found, complete = self._root(state, ordered, depth)
             if found is not None:
                 best = found
-                ordered = _ordered(legal, found.action)
+                ordered = self._ordered(legal, found.action)
             if not complete or best.exact:
                 break
         return best
 
-    def _root(self, state: State, ordered: tuple[int, ...], depth: int):
+    def _root(
+        self, state: State, ordered: list[int], depth: int
+    ) -> tuple[SearchResult | None, bool]:
+        """One pass over the root's actions to ``depth``: the best found, and whether the pass
+        completed (an abandoned pass still names the best of the actions it finished)."""
         best_action, best_value, exact = -1, -_INF, True
         try:
             for action in ordered:
@@ -150,7 +155,7 @@ class Search:
         best = -_INF if maximizing else _INF
         best_move = -1
         exact = True
-        for action in self._ordered_by_history(s.legal_actions(), hint):
+        for action in self._ordered(s.legal_actions(), hint):
             child = s.clone()
             child.apply(action)
             value, child_exact = self._value(child, depth - 1, alpha, beta)
@@ -174,7 +179,8 @@ class Search:
         self.table[key] = (_SOLVED if exact else depth, best, flag, best_move)
         return best, exact
 
-    def _ordered_by_history(self, legal: tuple[int, ...], first: int | None) -> list[int]:
+    def _ordered(self, legal: tuple[int, ...], first: int | None) -> list[int]:
+        """``first`` (the table's best move) first, then by cutoffs seen, then takings first."""
         history = self.history
         ranked = sorted(legal, key=lambda a: (-history.get(a, 0), _ORDER.get(a & 31, 6)))
         if first is not None and first in legal:
@@ -194,11 +200,3 @@ class Search:
             total += probability * value
             exact = exact and child_exact
         return round(total), exact
-
-
-def _ordered(legal: tuple[int, ...], first: int | None) -> tuple[int, ...]:
-    ranked = sorted(legal, key=lambda a: _ORDER.get(a & 31, 6))
-    if first is not None and first in legal:
-        ranked.remove(first)
-        ranked.insert(0, first)
-    return tuple(ranked)
