@@ -5,6 +5,7 @@
     league db path|start|stop|status|dump FILE     the embedded PostgreSQL, a backup dump
     league migrate                                 bring the database schema up to date
     league serve [SERVICE ...] [--host H] [--port N]   serve (all services by default)
+    league verify                                  re-verify the mint's log and census
     league openapi [SERVICE] [--write | --check]   the services' OpenAPI documents
 
 Every failure is one line on stderr and exit status 2.
@@ -25,9 +26,12 @@ import asyncpg
 import sqlalchemy.exc
 
 from ledger.address import address_of
+from ledger.encoding import encode_b64
 from ledger.errors import LedgerError
-from ledger.keys import PublicKey
+from ledger.keys import PublicKey, SigningKey
 from ledger.manifest import LeagueManifest
+from services.eventlog import EventLog
+from services.eventlog.audit import VerifySummary
 from services.eventlog.migrate import upgrade
 from services.http.openapi import openapi_document, render
 from services.league import database
@@ -37,12 +41,15 @@ from services.league.founding import (
     create_league,
     league_exists,
     load_manifest,
+    load_service_key,
     read_passphrase,
 )
 from services.league.keyring import ROLES
 from services.league.registry import SERVICES
 from services.league.server import compose, package_version, run_until_stopped
 from services.league.settings import LeagueSettings
+from services.mint.audit import CensusAudit, audit_census
+from services.mint.stamping import Mint
 
 #: Where ``league openapi --write`` puts the documents (the source tree's docs/openapi).
 OPENAPI_DIR = Path(__file__).resolve().parents[2] / "docs" / "openapi"
@@ -170,6 +177,31 @@ def cmd_serve(args: argparse.Namespace) -> None:
     asyncio.run(run_until_stopped(app, settings.host, settings.port))
 
 
+def cmd_verify(args: argparse.Namespace) -> None:
+    settings = _settings(args).with_database()
+    assert settings.database_url is not None
+    manifest = load_manifest(settings)
+    key = load_service_key(settings, manifest, "mint", read_passphrase(settings))
+    log_summary, census = asyncio.run(_verify_mint(settings.database_url, manifest, key))
+    print(
+        f"mint log: {log_summary.events} events, {log_summary.subtrees} subtrees and "
+        f"{log_summary.checkpoints} checkpoints verified (root {encode_b64(log_summary.root)})"
+    )
+    print(
+        f"mint census: {census.prints} prints in {census.runs} runs to {census.owners} keys "
+        f"agree with the log"
+    )
+
+
+async def _verify_mint(
+    database_url: str, manifest: LeagueManifest, key: SigningKey
+) -> tuple[VerifySummary, CensusAudit]:
+    async with asyncpg.create_pool(database_url, min_size=1, max_size=2) as pool:
+        log = EventLog(pool, schema="mint", origin=f"{manifest.league}/mint", key=key)
+        summary = await log.verify_all(database_url=database_url)
+        return summary, await audit_census(Mint(manifest, key, log))
+
+
 def cmd_openapi(args: argparse.Namespace) -> None:
     names = [args.service] if args.service else list(SERVICES)
     version = package_version()
@@ -258,6 +290,15 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, help="port (default 8080, LEAGUE_PORT; 0 picks one)")
     _passphrase_option(serve, "the passphrase of armored keys")
     serve.set_defaults(run=cmd_serve)
+
+    verify = commands.add_parser(
+        "verify", help="re-verify the mint's log and recount its census from it",
+        description="Re-derive every event's leaf hash and signature, every Merkle subtree and "
+        "checkpoint of the mint's log (naming the first bad seq), then recount the census from "
+        "the log and compare it with the served counts.",
+    )
+    _passphrase_option(verify, "the passphrase of armored keys")
+    verify.set_defaults(run=cmd_verify)
 
     openapi = commands.add_parser("openapi", help="print, write or check the OpenAPI documents")
     openapi.add_argument("service", nargs="?", choices=list(SERVICES), help="one service only")

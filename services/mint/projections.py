@@ -152,3 +152,9 @@ async def owned_by_address(
     for row in rows:
         found.setdefault(row[0], []).append((row[1], row[2], row[3]))
     return found
+
+
+async def all_owned(pool: asyncpg.Pool) -> Counter[tuple[str, str, str]]:
+    """Every owned count, keyed by (owner key, title, finish)."""
+    rows = await pool.fetch("SELECT owner_key, title, finish, owned FROM mint.owned")
+    return Counter({(row[0], row[1], row[2]): row[3] for row in rows})

@@ -288,3 +288,29 @@ def test_serve_without_database_url_uses_the_embedded_server(env: dict[str, str]
         stopped = league(embedded, "db", "stop")
     assert code == 0
     assert stopped.stdout.strip() == "stopped"
+
+
+def test_verify_checks_the_log_and_the_census(
+    env: dict[str, str], served: Served, database_url: str
+) -> None:
+    """verify passes on a served league; an edited event body is named by its seq (exit 2)."""
+    for title in ("Wellformed", "Faithful"):
+        asyncio.run(stamp_one(served.url, SigningKey.generate(), title))
+    served.stop()
+    result = league(env, "verify")
+    assert result.returncode == 0, result.stderr
+    assert "mint log: 2 events" in result.stdout
+    assert "mint census: 2 prints" in result.stdout
+
+    async def tamper() -> None:
+        conn = await asyncpg.connect(database_url)
+        try:
+            await conn.execute(
+                "UPDATE mint.events SET body = jsonb_set(body, '{request_id}', '\"forged-1\"') "
+                "WHERE seq = 1"
+            )
+        finally:
+            await conn.close()
+
+    asyncio.run(tamper())
+    assert "seq 1" in one_line_failure(league(env, "verify"))
