@@ -1619,3 +1619,94 @@ def test_formats_a_record_stops_at_the_first_illegal_action_naming_its_turn() ->
         replay(parse_record(record))
     assert caught.value.turn == 3
     assert "twice" in caught.value.rule  # I.7 ACCELERATE
+
+
+# --------------------------------------------------------------------------- more orders and zones
+
+
+def test_i6_round_end_generator_then_zenoseal_holds_eleven() -> None:
+    """Q-04, Book III GENERATOR and ZENOSEAL: at the round's end the trickle, then the bent step."""
+    s = position(
+        ["Generator", "Zenoseal"], hands=([], ["Tally"]), seal=11, to_move=1, hoards=(3, 0)
+    )
+    play(s, "build Tally")
+    assert (s.hoards, s.seal, s.is_over) == ([4, 0], 11, False)
+    assert chain(s, 0) == ["Generator", "~Zenoseal"]
+
+
+def test_book2_torsor_acts_before_balance_claims_the_level_column() -> None:
+    """I.9, Book II TORSOR then BALANCE: Torsor levels Substance; Balance then claims it."""
+    s = closed(["Torsor"], ["Exchange", "Balance"], spoils=(["Tally"], []))
+    # Substance 6 + |6 - 12| = 12 against 12: level; Form to seat 1; Holdings to seat 0.
+    assert s.columns() == ((12, 1, 1), (12, 2, 0))
+    assert verdicts(s) == (LOSS, WIN)
+
+
+def test_r12_independence_leaves_their_own_scoring_cards_alone() -> None:
+    """R-12, Q-21: Independence stops their Torsor and Balance only; Genealogy still doubles."""
+    s = closed(["Exchange", "Genealogy"], ["Independence"])
+    assert s.columns()[0][0] == 25
+
+
+def test_book3_eulerfuse_then_a_folded_descent_is_worth_the_clock() -> None:
+    """Book III EULERFUSE, Book II DESCENT: spoils returned face down become future Substance."""
+    s = position(["Eulerfuse"], spoils=(["Descent"], []), seal=11, hands=([], ["Tally"]))
+    play(s, "eulerfuse Descent", "build Tally")
+    assert s.is_over
+    assert s.columns()[0] == (12, 0, 0)
+
+
+def test_i7_swap_carries_the_debt_with_the_chain() -> None:
+    """I.7 SWAP, Book II SPEND-COVERING: the debt is owed by whoever's chain holds it."""
+    s = position(["Exchange"], ["Reflection", "Spend-Covering"], hoards=(0, 8), seal=11, to_move=1)
+    play(s, "swap")  # the round ends at 12
+    assert s.is_over
+    assert chain(s, 0) == ["~Reflection", "Spend-Covering"]
+    # seat 0: 5 - 5 owes nothing but itself; seat 1: 10 + 8 strokes, no debt
+    assert (s.columns()[0][0], s.columns()[1][0]) == (0, 18)
+
+
+def test_book2_spend_covering_ransomed_and_rebuilt_takes_five_again() -> None:
+    """Book II SPEND-COVERING: *on building it* — a second building takes again."""
+    s = position(["Escrow"], ["Tally"], hostage=("Spend-Covering", 1), hoards=(0, 5), to_move=1)
+    play(s, "ransom")
+    assert s.hoards == [5, 0]
+    play(s, "accelerate", "build Spend-Covering")
+    assert (s.hoards, s.plenum) == ([5, 5], 20)
+
+
+def test_q16_turn_of_a_single_card_chain_is_simply_spent() -> None:
+    """Q-16: a chain of one card has one order; Turn is spent, no decision follows."""
+    s = position(["Turn"], ["Tally"])
+    play(s, "turn theirs")
+    assert (chain(s, 0), s.pending, s.current_player) == (["~Turn"], None, 1)
+
+
+def test_book3_trace_raises_a_reflection_to_swap_again() -> None:
+    """Book III TRACE: spent powers can be raised again — a folded Reflection mirrors once more."""
+    s = position(["Trace", "~Reflection"], ["Tally"], hands=([], ["Pairing"]))
+    play(s, "trace Reflection", "build Pairing", "swap")
+    assert (chain(s, 0), chain(s, 1)) == (["Tally", "Pairing"], ["~Trace", "~Reflection"])
+
+
+def test_r04_escrow_cut_away_by_a_model_releases_the_hostage() -> None:
+    """I.7 RANSOM, R-08: Escrow cut away by a Model's copied Cut releases the hostage free."""
+    s = position(
+        ["Tally", "Exchange", "Escrow"],
+        ["Separation", "Model-A"],
+        hostage=("Pairing", 1),
+        to_move=1,
+    )
+    play(s, "cut 2 with Model-A")
+    assert (spoils(s, 1), hand(s, 1), to_json(s)["hostage"]) == (["Escrow"], ["Pairing"], None)
+    assert chain(s, 1) == ["Separation", "~Model-A"]
+
+
+def test_i8_the_seal_steps_every_round_and_twelve_rounds_close_a_table() -> None:
+    """I.6, I.8: the Seal never stops; without Zenoseal a table closes by round twelve."""
+    for seed in range(6):
+        s = new_base_table(seed)
+        rng = random.Random(seed)
+        while not s.is_over:
+            s.apply(rng.choice(s.legal_actions()))
+        assert s.turn <= 24
