@@ -262,10 +262,13 @@ def test_book3_stage_closes_accelerate_when_another_action_is_open() -> None:
 def test_r09_exhaustion_cannot_forbid_a_compelled_accelerate() -> None:
     """R-09, Book III EXHAUSTION: Exhaustion plus Stage leave only the compelled Accelerate."""
     s = position(theirs=["Stage"], hands=(["Tally"], []), last=("build", None))
+    assert legal(s) == {"build Tally"}  # Stage alone leaves the Build
     s = position(
         theirs=["Stage"], hands=(["Tally"], []), last=("build", None), exhausted=(True, False)
     )  # R-09: build is banned by Exhaustion, Accelerate by Stage
     assert legal(s) == {"accelerate"}
+    play(s, "accelerate")
+    assert s.seal == 1
 
 
 def test_r09_exhaustion_after_a_compelled_accelerate_still_compels_it() -> None:
