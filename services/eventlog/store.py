@@ -221,16 +221,16 @@ class EventLog:
             if item.expected_version != actual:
                 raise StreamConflict(item.stream, item.expected_version, actual)
             pending[item.stream] = actual + 1
-            body = dict(item.body)
             seq = edge.size + offset
             leaf = event_leaf(
                 seq=seq,
                 stream=item.stream,
                 stream_version=actual + 1,
                 type=item.type,
-                body=body,
+                body=item.body,
                 recorded_at=now,
             )
+            body = dict(item.body)
             events.append(
                 Event(
                     seq=seq,

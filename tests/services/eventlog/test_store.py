@@ -81,6 +81,7 @@ async def test_a_batch_is_all_or_nothing(log: EventLog) -> None:
         ("", {}),
         ("s" * 201, {}),
         ("s", {"big": "x" * 70_000}),
+        ("s", ["not", "an", "object"]),
     ],
 )
 async def test_bad_events_are_refused_before_writing(
