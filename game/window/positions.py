@@ -14,6 +14,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from game.window import actions as A
 from game.window import titles as T
+from game.window.catalog import BASE_SIX, FOLDED_SEVEN
+from game.window.records import MAX_ACTIONS
 from game.window.state import (
     ASIDE,
     CHAIN,
@@ -36,12 +38,32 @@ FORMAT = "cz-position/1"
 MAX_CARDS = 63
 _TURN_KIND_NAMES = {A.KIND_NAMES[k]: k for k in A.TURN_KINDS}
 _STEPS = {P_CUT: "cut", P_HOLD: "hold", P_DRILL: "drill", P_PLACE: "place"}
+#: The fields each pending step carries, besides ``step`` and ``actor``.
+_STEP_FIELDS = {
+    "cut": {"source", "candidates"},
+    "hold": {"card"},
+    "drill": {"card"},
+    "place": {"chain", "placed", "remaining"},
+}
+#: The titles each seeded table kind convenes with (I.5, IV.2); None: any deal.
+_KIND_TITLES: dict[str, frozenset[str] | None] = {
+    "base": frozenset(c.name for c in BASE_SIX),
+    "market": frozenset(c.name for c in BASE_SIX + FOLDED_SEVEN),
+    "portfolio": None,
+    "deal": None,
+}
+#: IV.3: two portfolios of eight certificates make a pool of at most sixteen.
+PORTFOLIO_POOL = 16
+#: IV.2, IV.3: three certificates are dealt to the market.
+MARKET_DEAL = 3
 
 Title = str
 Seat = Literal[0, 1]
 T_ = TypeVar("T_")
 #: One value per seat, seat 0 first.
 Pair = Annotated[list[T_], Field(min_length=2, max_length=2)]
+#: A list of cards: never longer than a table holds.
+Cards = Annotated[list[T_], Field(max_length=MAX_CARDS)]
 
 
 class _Strict(BaseModel):
@@ -63,27 +85,27 @@ class Pending(_Strict):
     actor: Seat
     card: Title | None = None  # hold, drill: the named card
     source: Title | None = None  # cut: the card whose power cuts
-    candidates: list[Title] | None = None  # cut: the cards that may yield
+    candidates: Cards[Title] | None = None  # cut: the cards that may yield
     chain: Seat | None = None  # place: the seat whose chain is reordered
-    placed: list[Title] | None = None
-    remaining: list[Title] | None = None
+    placed: Cards[Title] | None = None
+    remaining: Cards[Title] | None = None
 
 
 class Position(_Strict):
     format: Literal["cz-position/1"]
     table: Literal["base", "market", "portfolio", "deal"]
-    cards: list[Title] = Field(max_length=MAX_CARDS)
-    hands: Pair[list[Title]]
-    chains: Pair[list[ChainCard]]
-    spoils: Pair[list[Title]]
-    market: list[Title]
-    aside: list[Title]
+    cards: Cards[Title]
+    hands: Pair[Cards[Title]]
+    chains: Pair[Cards[ChainCard]]
+    spoils: Pair[Cards[Title]]
+    market: Cards[Title]
+    aside: Cards[Title]
     hostage: Hostage | None
     hoards: Pair[int]
     plenum: int
     seal: int
     to_move: Seat
-    turn: int = Field(ge=0)
+    turn: int = Field(ge=0, le=MAX_ACTIONS)
     ransoms: Pair[int]
     last_action: Pair[str | None]
     exhausted: Pair[bool]
@@ -198,6 +220,7 @@ def _build(pos: Position) -> State:
         place([hostage], HOSTAGE)
     if 255 in loc:
         raise SchemaError(f"not a position: {pos.cards[loc.index(255)]} lies nowhere")
+    _check_kind(pos)
     if min(*pos.hoards, pos.plenum) < 0 or sum(pos.hoards) + pos.plenum != STROKES:
         raise SchemaError(f"not a position: the strokes do not sum to {STROKES} (I.2)")
     if not 0 <= pos.seal <= SEAL_CLOSE or pos.closed != (pos.seal == SEAL_CLOSE):
@@ -208,6 +231,11 @@ def _build(pos: Position) -> State:
         )
     if any(not 0 <= r <= RANSOMS_PER_GAME for r in pos.ransoms):
         raise SchemaError("not a position: a seat ransoms at most twice per game (I.7)")
+    if not pos.closed and pos.exhausted[1 - pos.to_move]:
+        raise SchemaError(
+            "not a position: Exhaustion binds the next action of the seat to move, and only "
+            "until that seat acts (Book III EXHAUSTION)"
+        )
     last = []
     for name in pos.last_action:
         if name is not None and name not in _TURN_KIND_NAMES:
@@ -241,37 +269,172 @@ def _build(pos: Position) -> State:
         raise SchemaError(
             "not a position: a hostage sits only under Escrow in force opposite its owner (I.7)"
         )
+    if s.closed and s.in_force_anywhere(T.ZENOSEAL) >= 0:
+        raise SchemaError(
+            "not a position: the Seal cannot reach twelve while Zenoseal stands face up; "
+            "it shows eleven and Zenoseal folds (Book III ZENOSEAL, R-13)"
+        )
     s.pending = _pending_from(pos.pending, s, card)
     return s
 
 
+def _check_kind(pos: Position) -> None:
+    """A seeded table holds exactly the titles it convenes with (I.5, IV.2, IV.3)."""
+    titles = _KIND_TITLES[pos.table]
+    if titles is not None and set(pos.cards) != titles:
+        section = "I.5" if pos.table == "base" else "IV.2"
+        raise SchemaError(
+            f"not a position: a {pos.table} table holds exactly its {len(titles)} titles "
+            f"({section}); use table 'deal' for any other"
+        )
+    if pos.table == "base" and (pos.market or pos.aside):
+        raise SchemaError(
+            "not a position: a base table deals no market and sets nothing aside (I.5, I.7 BUILD)"
+        )
+    if pos.table == "market" and pos.aside:
+        raise SchemaError("not a position: a market table deals all thirteen; none aside (IV.2)")
+    if pos.table in ("market", "portfolio") and len(pos.market) > MARKET_DEAL:
+        raise SchemaError(
+            f"not a position: the market is dealt {MARKET_DEAL} cards and only shrinks (IV.2, IV.3)"
+        )
+    if pos.table == "portfolio" and len(pos.cards) > PORTFOLIO_POOL:
+        raise SchemaError(
+            f"not a position: two portfolios of eight pool at most {PORTFOLIO_POOL} "
+            "certificates (IV.3)"
+        )
+
+
 def _pending_from(p: Pending | None, s: State, card) -> tuple | None:
+    """The pending decision ``p`` describes, refused unless an action of the rules leaves it."""
     if p is None:
         return None
     if s.closed:
         raise SchemaError("not a position: a closed table has no pending decision")
-    actor, defender = p.actor, 1 - p.actor
-    try:
-        if p.step == "cut":
-            src = card(p.source)  # type: ignore[arg-type]
-            candidates = tuple(card(t) for t in p.candidates)  # type: ignore[union-attr]
-            ok = s.loc[src] == CHAIN + actor and all(
-                s.loc[c] == CHAIN + defender for c in candidates
-            )
-            ok = ok and 0 < len(candidates) <= 2
-            result: tuple = (P_CUT, actor, src, candidates)
-        elif p.step == "place":
-            placed = tuple(card(t) for t in p.placed)  # type: ignore[union-attr]
-            remaining = tuple(card(t) for t in p.remaining)  # type: ignore[union-attr]
-            chain = s.chains[p.chain]  # type: ignore[index]
-            ok = len(remaining) > 1 and sorted(placed + remaining) == sorted(chain)
-            result = (P_PLACE, actor, p.chain, placed, remaining)
-        else:
-            target = card(p.card)  # type: ignore[arg-type]
-            ok = s.loc[target] == CHAIN + defender and s.up[target] == 1
-            result = (P_HOLD if p.step == "hold" else P_DRILL, actor, target)
-    except (TypeError, IndexError):
-        ok = False
-    if not ok:
-        raise SchemaError(f"not a position: the pending {p.step} does not fit the table")
+    given = {f for f in Pending.model_fields if getattr(p, f) is not None} - {"step", "actor"}
+    if given != _STEP_FIELDS[p.step]:
+        raise SchemaError(
+            f"not a position: a pending {p.step} carries exactly "
+            f"{', '.join(sorted(_STEP_FIELDS[p.step]))}"
+        )
+    if p.actor != s.to_move:
+        raise SchemaError(
+            f"not a position: a pending {p.step} is inside the turn of the seat to move (I.6)"
+        )
+    kind = {"cut": A.CUT, "hold": A.HOLD, "drill": A.NOGO, "place": A.TURN}[p.step]
+    if s.exhausted[p.actor] and s.last_kind[p.actor] == kind:
+        raise SchemaError(
+            f"not a position: an exhausted seat cannot have repeated its {A.KIND_NAMES[kind]} "
+            "(Book III EXHAUSTION)"
+        )
+    if p.step == "cut":
+        return _pending_cut(p, s, card)
+    if p.step == "hold":
+        return _pending_hold(p, s, card)
+    if p.step == "drill":
+        return _pending_drill(p, s, card)
+    return _pending_place(p, s, card)
+
+
+def _refuse(step: str, why: str) -> SchemaError:
+    return SchemaError(f"not a position: the pending {step} {why}")
+
+
+def _pending_cut(p: Pending, s: State, card) -> tuple:
+    actor = p.actor
+    src = card(p.source)
+    candidates = tuple(card(t) for t in p.candidates)  # type: ignore[union-attr]
+    if src not in s.power_sources(T.SEPARATION, actor):
+        raise _refuse(
+            "cut",
+            f"is made by {p.source}, which is neither the actor's Separation face up nor a "
+            "face-up Model copying it (I.7 CUT, R-08)",
+        )
+    seams = range(1, len(s.chains[1 - actor]))
+    if not candidates or all(s.cut_candidates(k) != candidates for k in seams):
+        raise _refuse(
+            "cut",
+            "names yielding cards no seam yields: the smaller piece's outermost card, or "
+            "the two equal pieces' outermost cards, inner piece first, none Keeping shields "
+            "(I.7 CUT, Book II KEEPING)",
+        )
+    result = (P_CUT, actor, src, candidates)
+    if len(s._response_options(result)) < 2:
+        raise _refuse(
+            "cut",
+            "leaves the defender no choice (no equal pieces, Fork or Refusal), so it would "
+            "have resolved at once (I.7 CUT)",
+        )
     return result
+
+
+def _pending_hold(p: Pending, s: State, card) -> tuple:
+    actor, defender = p.actor, 1 - p.actor
+    target = card(p.card)
+    if not s.power_sources(T.ESCROW, actor):
+        raise _refuse("hold", "has no Escrow of the actor's, nor a Model copying it (I.7 HOLD)")
+    if s.hostage >= 0:
+        raise _refuse("hold", "is made while a hostage exists; only one may (I.7 HOLD)")
+    chain = s.chains[defender]
+    if s.loc[target] != CHAIN + defender or not s.up[target]:
+        raise _refuse("hold", "names no face-up card of the defender's chain (I.7 HOLD)")
+    index = chain.index(target)
+    if index == 0:
+        raise _refuse("hold", "names the defender's innermost card (I.7 HOLD)")
+    if s.shielded(defender, index):
+        raise _refuse("hold", "names a card Keeping shields (Book II KEEPING)")
+    if not s.in_force(T.REFUSAL, defender):
+        raise _refuse(
+            "hold",
+            "waits on a defender with no Refusal in force, so it would have resolved at once "
+            "(Book III REFUSAL)",
+        )
+    return (P_HOLD, actor, target)
+
+
+def _pending_drill(p: Pending, s: State, card) -> tuple:
+    actor, defender = p.actor, 1 - p.actor
+    target = card(p.card)
+    if s.loc[target] != CHAIN + defender or not s.up[target]:
+        raise _refuse("drill", "challenges no face-up card of the opponent's (Book II NO-GO)")
+    if not _spent_sources(s, T.NOGO, actor):
+        raise _refuse(
+            "drill",
+            "follows no spent No-Go (nor a spent Model beside it) in the actor's chain "
+            "(Book II NO-GO, IV.4, R-08)",
+        )
+    return (P_DRILL, actor, target)
+
+
+def _pending_place(p: Pending, s: State, card) -> tuple:
+    placed = tuple(card(t) for t in p.placed)  # type: ignore[union-attr]
+    remaining = tuple(card(t) for t in p.remaining)  # type: ignore[union-attr]
+    chain = s.chains[p.chain]  # type: ignore[index]
+    if len(remaining) < 2 or sorted(placed + remaining) != sorted(chain):
+        raise _refuse(
+            "place",
+            "does not split the chain being turned into placed and (two or more) remaining "
+            "cards (Book II TURN, Q-16)",
+        )
+    if not _spent_sources(s, T.TURN, p.actor):
+        raise _refuse(
+            "place",
+            "follows no spent Turn (nor a spent Model beside it) in the actor's chain "
+            "(Book II TURN, R-08)",
+        )
+    return (P_PLACE, p.actor, p.chain, placed, remaining)
+
+
+def _spent_sources(s: State, title: int, seat: int) -> list[int]:
+    """The folded cards of ``seat`` whose spending may have used ``title``'s power: the card
+    itself, or a Model beside it that copies it (R-08, Q-02)."""
+    c = s.where[title]
+    if c < 0 or s.loc[c] != CHAIN + seat:
+        return []
+    chain = s.chains[seat]
+    i = chain.index(c)
+    spent = [c] if not s.up[c] else []
+    if i + 1 < len(chain) and s.titles[chain[i + 1]] == T.MODEL_A and not s.up[chain[i + 1]]:
+        spent.append(chain[i + 1])
+    if i > 0 and s.titles[chain[i - 1]] == T.MODEL_B and not s.up[chain[i - 1]]:
+        spent.append(chain[i - 1])
+    return spent
