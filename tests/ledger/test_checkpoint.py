@@ -1,4 +1,4 @@
-"""C2SP signed notes, tlog checkpoints and cosignatures: the specs' examples and strict parsing."""
+"""C2SP tlog checkpoints and cosignatures: the specs' examples, round trips, strict parsing."""
 
 from __future__ import annotations
 
@@ -17,8 +17,6 @@ from ledger.checkpoint import (
 from ledger.errors import (
     BadSignatureError,
     DecodeError,
-    KeyFormatError,
-    SizeLimitError,
     VerificationError,
 )
 from ledger.keys import SigningKey
@@ -26,20 +24,9 @@ from ledger.merkle import EMPTY_ROOT
 from ledger.signed_note import (
     NoteSigner,
     key_id,
-    parse_note,
-    parse_vkey,
     sign_note,
-    verify_note,
 )
 
-# c2sp.org/signed-note, "Verifier keys" example.
-SPEC_VKEY = "example.com/foo+530d903a+AekyeRrm56hApGFkyQR4ZCbV54Id2LKaANYcrnKv3U2k"
-SPEC_NOTE = (
-    "This is an example message.\n"
-    "\n"
-    "— example.com/foo Uw2QOkn8srV1yJGh2VYRlL1Tnagv1YEq6TfXppzi2ONncAlTgK7Ztg1ERYNZXsYjOBH3"
-    "mFXmRKuwHjG1Yu72IneyaQM=\n"
-)
 # c2sp.org/tlog-cosignature example: a checkpoint with a log signature and a cosignature.
 SPEC_COSIGNED = (
     "example.com/behind-the-sofa\n"
@@ -56,20 +43,6 @@ KEY = SigningKey(bytes(range(32)))
 ROOT = bytes(range(32))
 
 
-def test_the_signed_note_worked_example_verifies() -> None:
-    """The spec's example note verifies under the spec's verifier key, and only under it."""
-    verifier = parse_vkey(SPEC_VKEY)
-    assert verifier.key_id.hex() == "530d903a"
-    assert verifier.vkey() == SPEC_VKEY
-    note = parse_note(SPEC_NOTE)
-    assert note.text == "This is an example message.\n"
-    assert str(note) == SPEC_NOTE
-    assert verify_note(note, [verifier]) == [verifier]
-    altered = parse_note(SPEC_NOTE.replace("example message", "example massage"))
-    with pytest.raises(BadSignatureError, match=r"example\.com/foo"):
-        verify_note(altered, [verifier])
-
-
 def test_the_cosignature_example_parses_into_checkpoint_and_cosignature() -> None:
     """The tlog-cosignature example parses: checkpoint fields, a log line, a 72-byte cosig."""
     checkpoint = Checkpoint.from_note(SPEC_COSIGNED)
@@ -82,27 +55,6 @@ def test_the_cosignature_example_parses_into_checkpoint_and_cosignature() -> Non
     assert len(witness_line.signature) == 8 + 64
     with pytest.raises(VerificationError, match="no signature from a known key"):
         checkpoint.verify([log_verifier(checkpoint.origin, KEY.public)])
-
-
-def test_unknown_signers_are_ignored_but_one_known_signature_is_required() -> None:
-    """Signatures with an unknown name or id are skipped; a note with none known is refused."""
-    other = SigningKey(bytes([9] * 32))
-    note = sign_note("hello\n", [NoteSigner("a.example/x", other), NoteSigner("a.example/k", KEY)])
-    known = NoteSigner("a.example/k", KEY).verifier()
-    assert verify_note(note, [known]) == [known]
-    same_name_other_key = NoteSigner("a.example/x", KEY).verifier()
-    assert verify_note(note, [same_name_other_key, known]) == [known]
-    with pytest.raises(VerificationError):
-        verify_note(note, [same_name_other_key])
-
-
-def test_a_known_key_with_a_bad_signature_rejects_the_note() -> None:
-    """When the name and key id match a known key, a failing signature rejects the whole note."""
-    signer = NoteSigner("a.example/k", KEY)
-    good = sign_note("one\n", [signer])
-    forged = parse_note(str(good).replace("one\n\n", "two\n\n"))
-    with pytest.raises(BadSignatureError):
-        verify_note(forged, [signer.verifier()])
 
 
 def test_checkpoint_sign_parse_verify_round_trip() -> None:
@@ -148,29 +100,6 @@ def test_flipping_any_byte_of_a_signed_checkpoint_fails() -> None:
 
 
 @pytest.mark.parametrize(
-    ("text", "error"),
-    [
-        ("no blank line\n— a/b AAAAAAAA\n", DecodeError),
-        ("text\n\n— a/b AAAAAAAA", DecodeError),
-        ("text\n\n- a/b AAAAAAAA\n", DecodeError),
-        ("text\n\n— a b AAAAAAAA\n", DecodeError),
-        ("text\n\n— a+b AAAAAAAA\n", DecodeError),
-        ("text\n\n— a/b AAAA\n", DecodeError),
-        ("text\n\n— a/b AAAAAAB=\n", DecodeError),
-        ("text\n\n— a/b AAAAAAAA\n\n", DecodeError),
-        ("te\txt\n\n— a/b AAAAAAAA\n", DecodeError),
-        ("text\r\n\n— a/b AAAAAAAA\n", DecodeError),
-        ("text\n\n" + "— a/b AAAAAAAA\n" * 65, SizeLimitError),
-        (b"text\xff\n\n\xe2\x80\x94 a/b AAAAAAAA\n", DecodeError),
-    ],
-)
-def test_malformed_notes_are_typed_errors(text: str | bytes, error: type[Exception]) -> None:
-    """Every malformation of the note format raises a typed error, never a partial note."""
-    with pytest.raises(error):
-        parse_note(text)
-
-
-@pytest.mark.parametrize(
     "body",
     [
         "origin\n42\n",
@@ -188,20 +117,6 @@ def test_malformed_checkpoint_bodies_are_refused(body: str) -> None:
     signed = sign_note(body, [NoteSigner("origin", KEY)]) if body.endswith("\n") else None
     with pytest.raises(DecodeError):
         Checkpoint.from_note(str(signed))
-
-
-def test_malformed_verifier_keys_are_refused() -> None:
-    """A vkey with a wrong id, a wrong type byte or a wrong shape is a KeyFormatError."""
-    name, _, material = SPEC_VKEY.split("+")
-    witness_type = "BA" + material[2:]  # the same key material under type 0x04
-    for bad in (
-        f"{name}+530d903b+{material}",
-        f"{name}+{material}",
-        "x+00000000+AQ==",
-        f"{name}+530d903a+{witness_type}",
-    ):
-        with pytest.raises((KeyFormatError, DecodeError)):
-            parse_vkey(bad)
 
 
 def test_cosignatures_verify_and_return_their_time() -> None:
