@@ -11,6 +11,7 @@ signed by the log under the key name = origin. :class:`Checkpoint` parses one st
 :func:`sign_checkpoint` makes one, :meth:`Checkpoint.verify` checks it against known keys.
 Witnesses add tlog-cosignature v1 lines (type 0x04): :class:`Cosigner` makes them and
 :class:`CosignatureVerifier` checks them (the timestamp is returned, not judged).
+:class:`AddCheckpoint` is the tlog-witness request body a log sends to a witness.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from dataclasses import dataclass
 from ledger.encoding import decode_b64, encode_b64
 from ledger.errors import BadSignatureError, DecodeError, SchemaError
 from ledger.keys import PublicKey, SigningKey
-from ledger.merkle import HASH_SIZE
+from ledger.merkle import HASH_SIZE, verify_consistency
 from ledger.signed_note import (
     COSIGNATURE_V1,
     Note,
@@ -179,3 +180,51 @@ class Cosigner:
 
     def verifier(self) -> CosignatureVerifier:
         return CosignatureVerifier(self.name, self.key.public)
+
+
+MAX_WITNESS_PROOF_LINES = 63
+_OLD_SIZE = re.compile(r"old (0|[1-9][0-9]{0,18})")
+
+
+@dataclass(frozen=True, slots=True)
+class AddCheckpoint:
+    """A tlog-witness ``add-checkpoint`` request body: the size the witness last cosigned,
+    a consistency proof from it, and the new checkpoint."""
+
+    old_size: int
+    proof: tuple[bytes, ...]
+    checkpoint: Checkpoint
+
+    def __str__(self) -> str:
+        lines = [f"old {self.old_size}", *(encode_b64(h) for h in self.proof)]
+        return "".join(f"{line}\n" for line in lines) + "\n" + str(self.checkpoint)
+
+    @classmethod
+    def parse(cls, data: str | bytes) -> AddCheckpoint:
+        """Parse a request body strictly (the checkpoint's signatures are not checked here)."""
+        if isinstance(data, bytes):
+            try:
+                data = data.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise DecodeError("add-checkpoint body is not valid UTF-8") from exc
+        head, sep, note = data.partition("\n\n")
+        if not sep:
+            raise DecodeError("add-checkpoint body has no blank line before the checkpoint")
+        old_line, *proof_lines = head.split("\n")
+        match = _OLD_SIZE.fullmatch(old_line)
+        if match is None or int(match.group(1)) > MAX_TREE_SIZE:
+            raise DecodeError("add-checkpoint body must start with 'old <size>'")
+        if len(proof_lines) > MAX_WITNESS_PROOF_LINES:
+            raise DecodeError(f"at most {MAX_WITNESS_PROOF_LINES} consistency proof lines")
+        proof = tuple(
+            decode_b64(line, length=HASH_SIZE, what="consistency proof hash")
+            for line in proof_lines
+        )
+        return cls(int(match.group(1)), proof, Checkpoint.from_note(note))
+
+    def verify_extension(self, old_root: bytes) -> None:
+        """Raise :class:`ProofError` unless the checkpoint consistently extends the tree of
+        ``old_size`` leaves with root ``old_root`` (the empty root when ``old_size`` is 0)."""
+        verify_consistency(
+            self.old_size, self.checkpoint.size, old_root, self.checkpoint.root, self.proof
+        )

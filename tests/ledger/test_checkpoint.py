@@ -7,6 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ledger.checkpoint import (
+    AddCheckpoint,
     Checkpoint,
     Cosigner,
     format_body,
@@ -17,10 +18,11 @@ from ledger.checkpoint import (
 from ledger.errors import (
     BadSignatureError,
     DecodeError,
+    ProofError,
     VerificationError,
 )
 from ledger.keys import SigningKey
-from ledger.merkle import EMPTY_ROOT
+from ledger.merkle import EMPTY_ROOT, LeafHashes, consistency_proof, leaf_hash
 from ledger.signed_note import (
     NoteSigner,
     key_id,
@@ -135,3 +137,65 @@ def test_cosignatures_verify_and_return_their_time() -> None:
     with pytest.raises(BadSignatureError, match="cosignature"):
         other.verify([verifier])
     assert format_body("o", 0, EMPTY_ROOT) == "o\n0\n47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=\n"
+
+
+# c2sp.org/tlog-witness, the add-checkpoint example request body.
+SPEC_ADD_CHECKPOINT = (
+    "old 20852014\n"
+    "PlRNCrwHpqhGrupue0L7gxbjbMiKA9temvuZZDDpkaw=\n"
+    "jrJZDmY8Y7SyJE0MWLpLozkIVMSMZcD5kvuKxPC3swk=\n"
+    "5+pKlUdi2LeF/BcMHBn+Ku6yhPGNCswZZD1X/6QgPd8=\n"
+    "/6WVhPs2CwSsb5rYBH5cjHV/wSmA79abXAwhXw3Kj/0=\n"
+    "\n"
+    "example.com/behind-the-sofa\n"
+    "20852163\n"
+    "CsUYapGGPo4dkMgIAUqom/Xajj7h2fB2MPA3j2jxq2I=\n"
+    "\n"
+    "— example.com/behind-the-sofa Az3grlgtzPICa5OS8npVmf1Myq/5IZniMp+ZJurmRDeOoRDe4URYN7u5/Zhcy"
+    "v2q1gGzGku9nTo+zyWE+xeMcTOAYQ8=\n"
+    "— example.com/behind-the-sofa opLqBQsREYCgu6xQkYQwJr9fo45a62DN9EdmHXnZdXNqlcVGlCum2Wks+49/V6"
+    "267UEjw6QUXTS5Rovnzv++qbSzm9Q=\n"
+)
+
+
+def test_the_witness_request_example_parses_and_prints_back() -> None:
+    """The tlog-witness example body parses into old size, four proof hashes and a checkpoint."""
+    request = AddCheckpoint.parse(SPEC_ADD_CHECKPOINT.encode())
+    assert request.old_size == 20852014
+    assert len(request.proof) == 4
+    assert (request.checkpoint.size, len(request.checkpoint.note.signatures)) == (20852163, 2)
+    assert str(request) == SPEC_ADD_CHECKPOINT
+
+
+def test_a_witness_request_proves_the_extension_or_fails() -> None:
+    """A request built from real proofs verifies; a wrong old root or size does not."""
+    leaves = LeafHashes([leaf_hash(bytes([i])) for i in range(11)])
+    old = LeafHashes([leaf_hash(bytes([i])) for i in range(6)])
+    checkpoint = sign_checkpoint("league.test/mint", 11, leaves.root(), KEY)
+    request = AddCheckpoint(6, tuple(consistency_proof(6, 11, leaves)), checkpoint)
+    AddCheckpoint.parse(str(request)).verify_extension(old.root())
+    with pytest.raises(ProofError):
+        request.verify_extension(leaves.root())
+    first = AddCheckpoint(0, (), checkpoint)
+    first.verify_extension(EMPTY_ROOT)
+    with pytest.raises(ProofError):
+        AddCheckpoint(0, request.proof, checkpoint).verify_extension(EMPTY_ROOT)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "old 01\n\nx",
+        "old -1\n\nx",
+        "new 5\n\nx",
+        "old 5\nnot-base64\n\nx",
+        "old 5\nAAAA\n\nx",
+        "old 5\n" + "PlRNCrwHpqhGrupue0L7gxbjbMiKA9temvuZZDDpkaw=\n" * 64 + "\nx",
+        "old 5\n",
+        "old 5\n\nno checkpoint here\n",
+    ],
+)
+def test_malformed_witness_requests_are_typed_errors(body: str) -> None:
+    """Bad old-size lines, bad or too many proof lines, a missing checkpoint: DecodeError."""
+    with pytest.raises(DecodeError):
+        AddCheckpoint.parse(body)
