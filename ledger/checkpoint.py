@@ -22,11 +22,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ledger.encoding import decode_b64, encode_b64
-from ledger.errors import BadSignatureError, DecodeError, SchemaError
+from ledger.errors import BadSignatureError, DecodeError, SchemaError, SizeLimitError
 from ledger.keys import PublicKey, SigningKey
 from ledger.merkle import HASH_SIZE, verify_consistency
 from ledger.signed_note import (
     COSIGNATURE_V1,
+    MAX_NOTE_BYTES,
     Note,
     NoteSignature,
     NoteSigner,
@@ -183,6 +184,8 @@ class Cosigner:
 
 
 MAX_WITNESS_PROOF_LINES = 63
+#: 63 proof lines of 45 bytes, the old-size line, and a note at its own limit.
+MAX_ADD_CHECKPOINT_BYTES = MAX_NOTE_BYTES + 64 * 45 + 32
 _OLD_SIZE = re.compile(r"old (0|[1-9][0-9]{0,18})")
 
 
@@ -202,6 +205,10 @@ class AddCheckpoint:
     @classmethod
     def parse(cls, data: str | bytes) -> AddCheckpoint:
         """Parse a request body strictly (the checkpoint's signatures are not checked here)."""
+        if len(data) > MAX_ADD_CHECKPOINT_BYTES:
+            raise SizeLimitError(
+                f"an add-checkpoint body is at most {MAX_ADD_CHECKPOINT_BYTES} bytes"
+            )
         if isinstance(data, bytes):
             try:
                 data = data.decode("utf-8")

@@ -19,6 +19,7 @@ from ledger.errors import (
     BadSignatureError,
     DecodeError,
     ProofError,
+    SizeLimitError,
     VerificationError,
 )
 from ledger.keys import SigningKey
@@ -199,3 +200,9 @@ def test_malformed_witness_requests_are_typed_errors(body: str) -> None:
     """Bad old-size lines, bad or too many proof lines, a missing checkpoint: DecodeError."""
     with pytest.raises(DecodeError):
         AddCheckpoint.parse(body)
+
+
+def test_an_oversized_witness_request_is_refused_before_parsing() -> None:
+    """A body larger than any valid request is a SizeLimitError, whatever it holds."""
+    with pytest.raises(SizeLimitError):
+        AddCheckpoint.parse(b"old 5\n" + b"A" * 100_000)
