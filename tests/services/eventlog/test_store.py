@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import json
 
 import asyncpg
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from ledger.encoding import decode_b64, decode_b64url, encode_b64, encode_b64url
 from ledger.errors import LedgerError
 from ledger.keys import SigningKey
 from ledger.merkle import leaf_hash
@@ -21,6 +23,7 @@ from services.eventlog import (
     StoreUnavailable,
     StreamConflict,
 )
+from services.eventlog.leaf import canonical_leaf, format_time, parse_time
 from tests.services.eventlog.conftest import ORIGIN
 
 
@@ -256,3 +259,33 @@ async def test_any_body_round_trips_through_jsonb_with_its_signature(
     assert stored.body == body
     assert leaf_hash(stored.leaf()) == event.leaf_hash
     key.public.verify_raw(stored.leaf(), stored.signature)
+
+
+async def test_an_auditor_recomputes_a_leaf_from_the_feed_json_alone(
+    log: EventLog, key: SigningKey
+) -> None:
+    """From the event as JSON text (time as text, hashes encoded), the leaf and both checks hold."""
+    event = await log.append("print/A", 0, "stamped", {"serial": "A", "to": "Ž"})
+    wire = json.dumps(
+        {
+            "seq": event.seq,
+            "stream": event.stream,
+            "stream_version": event.stream_version,
+            "type": event.type,
+            "body": event.body,
+            "recorded_at": format_time(event.recorded_at),
+            "leaf_hash": encode_b64(event.leaf_hash),
+            "signature": encode_b64url(event.signature),
+        }
+    )
+    seen = json.loads(wire)
+    leaf = canonical_leaf(
+        seq=seen["seq"],
+        stream=seen["stream"],
+        stream_version=seen["stream_version"],
+        type=seen["type"],
+        body=seen["body"],
+        recorded_at=parse_time(seen["recorded_at"]),
+    )
+    assert leaf_hash(leaf) == decode_b64(seen["leaf_hash"])
+    key.public.verify_raw(leaf, decode_b64url(seen["signature"]))
