@@ -109,14 +109,20 @@ def _power_reason(state: State, me: int, kind: int, source: int) -> str | None:
         if source not in state.power_sources(title, me):
             if state.titles[source] in (T.MODEL_A, T.MODEL_B):
                 return (
-                    f"{state.title_of(source)} does not copy a face-up {name} beside it "
-                    "(R-08, Q-02)"
+                    f"{state.title_of(source)} is not a face-up Model beside your {name} "
+                    "(Model-A copies its inner neighbour, Model-B its outer: R-08, Q-02)"
                 )
             if source != state.where[title]:
                 return f"{state.title_of(source)} carries no {name} power ({section}, R-08)"
-            return f"{A.KIND_NAMES[kind]} needs your {name} face up ({section})"
-    elif not state.in_force(title, me):
-        return f"{A.KIND_NAMES[kind]} needs your {name} face up ({section})"
+            return (
+                f"{A.KIND_NAMES[kind]} needs your {name} face up, or a face-up Model beside it "
+                f"named with 'with' ({section}, R-08, Q-02)"
+            )
+    elif not state.power_sources(title, me):
+        return (
+            f"{A.KIND_NAMES[kind]} needs your {name} face up, or a face-up Model beside it "
+            f"({section}, R-08, Q-02)"
+        )
     return None
 
 

@@ -299,15 +299,16 @@ class State:
     def power_sources(self, title: int, seat: int) -> list[int]:
         """The cards of ``seat`` that may use ``title``'s action power: the card, and Models.
 
-        A Model copies the card next to it (Model-A the inner, Model-B the outer neighbour)
-        while the Model is face up and the copied card is face up (Q-02); one hop, and a Model
-        copies only the seven core powers (R-08), so two Models never copy each other.
+        The card itself while face up. A Model copies the card next to it (Model-A the inner,
+        Model-B the outer neighbour) whatever that card's face, while the Model itself stands
+        face up: the copier's own face governs (R-08, Q-02). One hop, and a Model copies only
+        the seven core powers (R-08), so two Models never copy each other.
         """
         c = self.where[title]
         loc, up = self.loc, self.up
-        if c < 0 or loc[c] != CHAIN + seat or not up[c]:
+        if c < 0 or loc[c] != CHAIN + seat:
             return []
-        sources = [c]
+        sources = [c] if up[c] else []
         chain = self.chains[seat]
         i = chain.index(c)
         titles = self.titles
@@ -320,6 +321,21 @@ class State:
             if titles[m] == T.MODEL_B and up[m]:
                 sources.append(m)
         return sources
+
+    def copied_powers(self, seat: int) -> set[int]:
+        """The core powers ``seat``'s face-up Models copy from their neighbours (R-08, Q-02)."""
+        chain, up, titles = self.chains[seat], self.up, self.titles
+        copied = set()
+        last = len(chain) - 1
+        for i, c in enumerate(chain):
+            if not up[c]:
+                continue
+            t = titles[c]
+            if t == T.MODEL_A and i > 0:
+                copied.add(titles[chain[i - 1]])
+            elif t == T.MODEL_B and i < last:
+                copied.add(titles[chain[i + 1]])
+        return copied & T.MODEL_COPYABLE
 
     def collect_count(self, seat: int) -> int:
         """N for ``seat``'s Collect: the axis, plus chained cards as Omegafam and Selection say."""
@@ -376,6 +392,8 @@ class State:
         up, titles = self.up, self.titles
         chain, ochain = self.chains[me], self.chains[opp]
         force = {titles[c] for c in chain if up[c]}
+        # The seven core powers: a card's own in force, and those its face-up Models copy.
+        powers = force | self.copied_powers(me) if not force.isdisjoint(_MODELS) else force
         acts: list[int] = []
         append = acts.append
 
@@ -386,20 +404,20 @@ class State:
                 if inner:
                     append(c << 5 | 1 << 11)
 
-        if T.PAIRING in force and self.plenum >= self.collect_count(me):
+        if T.PAIRING in powers and self.plenum >= self.collect_count(me):
             append(A.COLLECT)
 
-        if T.SEPARATION in force and len(ochain) >= 2:
+        if T.SEPARATION in powers and len(ochain) >= 2:
             seams = [s for s in range(1, len(ochain)) if self.cut_candidates(s)]
             if seams:
                 for src in self.power_sources(T.SEPARATION, me):
                     for s in seams:
                         append(A.CUT | s << 5 | src << 11)
 
-        if T.REFLECTION in force and self.in_force_anywhere(T.FAITHFUL) < 0:
+        if T.REFLECTION in powers and self.in_force_anywhere(T.FAITHFUL) < 0:
             append(A.SWAP)
 
-        if T.ESCROW in force and self.hostage < 0:
+        if T.ESCROW in powers and self.hostage < 0:
             for i in range(1, len(ochain)):
                 c = ochain[i]
                 if up[c] and not self.shielded(opp, i):
@@ -416,19 +434,19 @@ class State:
             if T.INTERFACE in force:
                 append(A.RANSOM | 1 << 5)
 
-        if T.EXCHANGE in force:
+        if T.EXCHANGE in powers:
             hoard = self.hoards[me]
             if hoard >= 3 and self.plenum + 3 >= 7:
                 append(A.CONVERT)
             if hoard >= 7:
                 append(A.CONVERT | 1 << 5)
 
-        if T.TURN in force:
+        if T.TURN in powers:
             for src in self.power_sources(T.TURN, me):
                 append(A.TURN | me << 5 | src << 11)
                 append(A.TURN | opp << 5 | src << 11)
 
-        if T.NOGO in force:
+        if T.NOGO in powers:
             targets = [c for c in ochain if up[c]]
             if targets:
                 for src in self.power_sources(T.NOGO, me):
@@ -700,6 +718,7 @@ class State:
         self.to_move = 1 - me
 
 
+_MODELS = frozenset({T.MODEL_A, T.MODEL_B})
 _SPELL_TITLES = frozenset(
     {T.TRACE, T.EULERFUSE, T.ADMISSION, T.CONSTRUCTOR, T.TRANSPORT, T.EXHAUSTION}
 )

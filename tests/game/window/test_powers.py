@@ -233,11 +233,17 @@ def test_model_b_copies_its_outer_neighbour() -> None:
     assert chain(s, 1) == ["~Tally"]
 
 
-# Q-02
-def test_model_copies_nothing_from_a_folded_card() -> None:
-    """Q-02: a folded card's rule is silent (I.1); a Model beside it has nothing to copy."""
-    s = setup(chains=(["~Separation", "Model-A"], ["Tally", "Pairing"]))
-    assert not any(a.startswith("cut") for a in legal(s))
+# Book III MODEL-A, R-08, Q-02 (changed: this test pinned the old Q-02, under which a Model
+# copied only a face-up card and this position offered no Cut; the new Q-02 reads R-08's
+# "with the copier's own face" as the only face that counts)
+def test_model_copies_the_cut_of_a_folded_card_and_spends_itself() -> None:
+    """Q-02, R-08: Model-A face up beside a spent Separation has its Cut; the Model folds."""
+    s = setup(chains=(["~Separation", "Model-A"], ["Tally", "Pairing", "Escrow"]))
+    cuts = {a for a in legal(s) if a.startswith("cut")}
+    assert cuts == {"cut 1 with Model-A", "cut 2 with Model-A"}
+    play(s, "cut 2 with Model-A")  # pieces 2/1: the outer piece's Escrow yields
+    assert chain(s, 0) == ["~Separation", "~Model-A"]
+    assert titles(s, s.spoils[0]) == ["Escrow"]
 
 
 # R-08
