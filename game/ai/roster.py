@@ -16,27 +16,27 @@ from game.campaign import Venue
 
 CHAIR_STRENGTH: MappingProxyType[int, Strength] = MappingProxyType(
     {
-        1: Strength(node_budget=10, error_rate=0.60, drill_competence=0.40),
-        2: Strength(node_budget=20, error_rate=0.45, drill_competence=0.45),
-        3: Strength(node_budget=40, error_rate=0.34, drill_competence=0.50),
-        4: Strength(node_budget=90, error_rate=0.26, drill_competence=0.55),
-        5: Strength(node_budget=200, error_rate=0.20, drill_competence=0.60),
-        6: Strength(node_budget=450, error_rate=0.15, drill_competence=0.65),
-        7: Strength(node_budget=1_000, error_rate=0.11, drill_competence=0.70),
-        8: Strength(node_budget=2_200, error_rate=0.08, drill_competence=0.75),
-        9: Strength(node_budget=5_000, error_rate=0.05, drill_competence=0.80),
-        10: Strength(node_budget=11_000, error_rate=0.03, drill_competence=0.85),
-        11: Strength(node_budget=24_000, error_rate=0.015, drill_competence=0.90),
+        1: Strength(node_budget=30, error_rate=0.85, drill_competence=0.40),
+        2: Strength(node_budget=60, error_rate=0.55, drill_competence=0.45),
+        3: Strength(node_budget=120, error_rate=0.35, drill_competence=0.50),
+        4: Strength(node_budget=250, error_rate=0.24, drill_competence=0.55),
+        5: Strength(node_budget=500, error_rate=0.17, drill_competence=0.60),
+        6: Strength(node_budget=1_000, error_rate=0.12, drill_competence=0.65),
+        7: Strength(node_budget=2_000, error_rate=0.08, drill_competence=0.70),
+        8: Strength(node_budget=4_000, error_rate=0.05, drill_competence=0.75),
+        9: Strength(node_budget=8_000, error_rate=0.03, drill_competence=0.80),
+        10: Strength(node_budget=15_000, error_rate=0.02, drill_competence=0.85),
+        11: Strength(node_budget=28_000, error_rate=0.01, drill_competence=0.90),
         12: Strength(node_budget=50_000, error_rate=0.00, drill_competence=0.95),
     }
 )
 #: The four clerks of the Plenum (IV.1), weakest first.
 CLERK_STRENGTH: MappingProxyType[int, Strength] = MappingProxyType(
     {
-        1: Strength(node_budget=10, error_rate=0.50, drill_competence=0.40),
-        2: Strength(node_budget=15, error_rate=0.45, drill_competence=0.40),
-        3: Strength(node_budget=20, error_rate=0.40, drill_competence=0.40),
-        4: Strength(node_budget=30, error_rate=0.35, drill_competence=0.40),
+        1: Strength(node_budget=10, error_rate=0.95, drill_competence=0.40),
+        2: Strength(node_budget=15, error_rate=0.92, drill_competence=0.40),
+        3: Strength(node_budget=20, error_rate=0.89, drill_competence=0.40),
+        4: Strength(node_budget=30, error_rate=0.86, drill_competence=0.40),
     }
 )
 ASSESSOR_STRENGTH = Strength(node_budget=200, error_rate=0.20, drill_competence=0.50)
