@@ -4,10 +4,11 @@ The path: the four clerks' base tables (IV.1; settle three of four — a win or 
 — and the market seal breaks), the Assessor's market table (IV.2), then the four Registrars
 (IV.5) and the Standing Table's twelve Chairs (IV.6; beat Chair n to unlock Chair n+1).
 
-:func:`settle` takes a state, the venue a table was played at and its verdict, and returns the
-new state and the :class:`Reward` paid. It never plays a table: the tables are convened by
-``game.tables`` and played by the engine; the campaign records what they settled. Every result
-is kept in its own column — wins, losses and Balances apart, never added (I.10, IV.6).
+:func:`convene` gives the table a venue convenes (``game.tables``); :func:`settle` takes a
+state, the venue a table was played at and its verdict, and returns the new state and the
+:class:`Reward` paid. The campaign never plays a table: the engine and the players do; it records
+what they settled. Every result is kept in its own column — wins, losses and Balances apart,
+never added (I.10, IV.6).
 
 All published numbers (marks per result, the Chair and Registrar payments) are in this module
 and in docs/modes.md; the readings the book leaves open are named there (M-xx).
