@@ -6,12 +6,14 @@ from __future__ import annotations
 import random
 
 from game.ai.evaluation import WIN_VALUE
+from game.ai.roster import CHAIR_STRENGTH
 from game.ai.search import Search
 from game.window import Verdict, new_base_table, new_market_table
 from game.window import actions as A
 from game.window.state import CHANCE, State
 
 _SIGN = {Verdict.WIN: 1, Verdict.LOSS: -1, Verdict.BALANCE: 0}
+CHAIR_XII_BUDGET = CHAIR_STRENGTH[12].node_budget
 
 
 def _minimax(state: State, memo: dict) -> int:
@@ -51,7 +53,7 @@ def test_solved_base_positions_are_played_perfectly() -> None:
         memo: dict = {}
         seat = state.current_player
         truth = _minimax(state, memo) * (1 if seat == 0 else -1)
-        result = Search(50_000, (0.5, 0.5)).choose(state)
+        result = Search(CHAIR_XII_BUDGET, (0.5, 0.5)).choose(state)
         if len(state.legal_actions()) == 1:
             continue
         assert result.exact
@@ -66,7 +68,7 @@ def test_solved_base_positions_are_played_perfectly() -> None:
 def test_base_opening_is_solved_within_chair_twelve_budget() -> None:
     """Chair XII's budget solves base tables outright at the first decision for these deals."""
     for seed in (0, 2, 3, 4):
-        result = Search(50_000, (0.5, 0.5)).choose(new_base_table(seed))
+        result = Search(CHAIR_XII_BUDGET, (0.5, 0.5)).choose(new_base_table(seed))
         assert result.exact
         assert abs(result.value) in (0, WIN_VALUE)
 
