@@ -146,3 +146,63 @@ def test_convert_seven_for_three_needs_seven() -> None:
     """Q-08: 7>3 needs seven strokes in your hoard."""
     s = setup(chains=(["Exchange"], []), hoards=(6, 0))
     assert "convert 7>3" not in legal(s)
+
+
+# Q-01, Book III PRIMELADDER (the review's signed-step scenario, answered)
+def test_primeladder_steps_up_and_down_are_one_unsigned_step() -> None:
+    """Q-01: costs 2 5 2 5 have one step (3), not two (+3, -3): no direction is given."""
+    s = setup(chains=(["Reflection", "Tally", "Turn", "Primeladder"], []), seal=12)
+    assert s.columns()[0][0] == 2 + 5 + 2 + 5 + 1
+
+
+# Q-03, Book III CANONICAL, Book III ZENOSEAL, R-13, I.6
+def test_canonical_beside_zenoseal_never_holds_the_seal_at_eleven() -> None:
+    """Q-03: Zenoseal fires under Canonical (a self-spend), so the next twelfth step closes."""
+    s = setup(chains=(["Canonical", "Zenoseal"], ["Tally"]), seal=11, to_move=1)
+    play(s, "accelerate")  # the Accelerate's step is bent; the round's own step closes
+    assert chain(s, 0) == ["Canonical", "~Zenoseal"]
+    assert s.is_over
+    assert s.seal == 12
+
+
+# Q-10, R-05, Book III GENEALOGY, Book II SPEND-COVERING
+def test_a_folded_scoring_clause_is_silent_unless_a_ruling_binds_it() -> None:
+    """Q-10: folded Genealogy doubles nothing; folded Spend-Covering still owes (R-05)."""
+    genealogy = setup(chains=(["Exchange", "~Genealogy"], []), seal=12)
+    assert genealogy.columns()[0][0] == 10
+    debt = setup(chains=(["Exchange", "~Spend-Covering"], []), hoards=(12, 0), seal=12)
+    assert debt.columns()[0][0] == 10 + 12 - 10
+
+
+# Q-13, Book III EXHAUSTION, Book III CONSTRUCTOR
+def test_exhaustion_after_a_build_leaves_constructor_open() -> None:
+    """Q-13: Constructor is its own kind ("Spend it as your action"), not a Build."""
+    s = setup(
+        chains=(["Exhaustion"], ["Constructor"]),
+        hands=([], ["Tally", "Pairing"]),
+        last_action=(None, "build"),
+    )
+    play(s, "exhaust")
+    assert "construct Tally Pairing" in legal(s)
+    assert not any(a.startswith("build") for a in legal(s))
+
+
+# D-09, I.6, Q-13, Q-02
+def test_a_card_power_is_an_action_of_its_own_kind() -> None:
+    """D-09: a card power taken as the turn is an action: it takes the turn and is a kind."""
+    s = setup(chains=(["Turn", "Model-A"], ["Exhaustion"]))
+    play(s, "turn theirs")  # a chain of one card: Turn is simply spent (Q-16), the turn passes
+    assert s.to_move == 1
+    play(s, "exhaust")
+    assert not any(a.startswith("turn") for a in legal(s))
+    unexhausted = setup(chains=(["~Turn", "Model-A"], ["~Exhaustion"]), to_move=0)
+    assert "turn theirs with Model-A" in legal(unexhausted)
+
+
+# D-08, Q-05, Book II BALANCE, IV.3
+def test_two_portfolios_bringing_balance_put_one_copy_at_the_table() -> None:
+    """D-08: the single copy rule answers BALANCE's "impossible from one pool"."""
+    from game.window import DealError, from_deal
+
+    with pytest.raises(DealError, match="Balance is dealt twice"):
+        from_deal([["Balance"], ["Balance"]], kind="portfolio")
