@@ -24,7 +24,12 @@ class Rarity(StrEnum):
 
 
 class CardSet(StrEnum):
-    """The five sets of playing certificates, in the book's order."""
+    """The six sets of playing certificates, in the book's order.
+
+    The book prints six: the base six (I.4), the Folded seven (Book II) and the Archive's four
+    sets of seven (Book III numbers them Set II–V). I.1 says "Forty-three exist across five sets";
+    that count is a defect of the book (docs/rulings.md, D-01).
+    """
 
     BASE = "base"  # I.4, the base six
     FOLDED = "folded"  # Book II

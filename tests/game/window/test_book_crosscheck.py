@@ -1558,6 +1558,18 @@ def test_d01_forty_one_playing_certificates() -> None:
     assert len(BOOK_COSTS) == 41
 
 
+def test_d01_the_catalog_holds_six_sets_as_printed() -> None:
+    """D-01, I.4, Book II, Book III: six sets (6, then five of 7), not I.1's "five sets"."""
+    from collections import Counter
+
+    from game.window.catalog import PLAYING, CardSet
+
+    sizes = Counter(c.card_set for c in PLAYING)
+    assert list(CardSet) == list(sizes)  # the book's order: base, Folded, Sets II-V
+    assert [sizes[s] for s in CardSet] == [6, 7, 7, 7, 7, 7]
+    assert {c.name: c.cost for c in PLAYING} == BOOK_COSTS
+
+
 @pytest.mark.parametrize("title", sorted(set(BOOK_COSTS) - {"Escrow"}))
 def test_i3_the_ransom_is_the_printed_cost(title: str) -> None:
     """I.3(2), I.7 RANSOM: each title's ransom is the number in its ring, paid to the holder."""
