@@ -1198,6 +1198,24 @@ def test_r08_model_copies_one_hop_only() -> None:
     assert cuts == {"cut 1", "cut 1 with Model-A", "cut 1 with Model-B"}
 
 
+# Q-02 as revised (the review's D-a scenarios; under the first Q-02 both failed)
+def test_r08_a_model_copies_with_its_own_face_beside_a_folded_card() -> None:
+    """R-08, Q-02: Model-A up beside a spent Separation still has its Cut, and spends itself."""
+    s = position(["~Separation", "Model-A"], ["Tally", "Pairing", "Escrow"])
+    assert "cut 2 with Model-A" in legal(s)
+    play(s, "cut 2 with Model-A")
+    assert chain(s, 0) == ["~Separation", "~Model-A"]
+    assert spoils(s, 0) == ["Escrow"]
+
+
+def test_r08_a_model_collects_beside_a_folded_pairing() -> None:
+    """R-08, MODEL-A, Q-02: Collect is among the seven; the Model's own face is what counts."""
+    s = position(["~Pairing", "Model-A"], ["Exchange"], hands=(["Tally"], []))
+    assert "collect" in legal(s)  # N = 1 + Model-A + Exchange = 3
+    play(s, "collect")
+    assert to_json(s)["hoards"] == [3, 0]
+
+
 def test_book3_omegafam_collect_counts_every_chained_card() -> None:
     """Book III OMEGAFAM: Collect counts face-down chained cards too, both sides, plus axis."""
     s = position(["Pairing", "Omegafam", "~Tally"], ["~Escrow", "Exchange"])
