@@ -48,6 +48,7 @@ def from_deal(
     if len(set(order)) != len(order):
         twice = next(t for t in order if order.count(t) > 1)
         raise DealError(f"{twice} is dealt twice; a table holds one copy of each title (Q-05)")
+    _check_kind(kind, hands, market, aside)
     titles = tuple(T.INDEX[t] for t in order)
     where = [-1] * T.COUNT
     for card, title in enumerate(titles):
@@ -80,6 +81,39 @@ def from_deal(
     s.closed = False
     s._legal = None
     return s
+
+
+#: The titles a base (I.5) and a market (IV.2) table convene with; other kinds deal any.
+KIND_TITLES: dict[str, frozenset[str]] = {
+    "base": frozenset(c.name for c in BASE_SIX),
+    "market": frozenset(c.name for c in BASE_SIX + FOLDED_SEVEN),
+}
+PORTFOLIO_POOL = 16  # IV.3: two portfolios of eight
+MARKET_DEAL = 3  # IV.2, IV.3
+
+
+def _check_kind(
+    kind: str, hands: Sequence[Sequence[str]], market: Sequence[str], aside: Sequence[str]
+) -> None:
+    """A base or market table is dealt as I.5 and IV.2 say; a portfolio pool is at most 16."""
+    dealt = {*hands[0], *hands[1], *market, *aside}
+    if kind == "base" and (dealt != KIND_TITLES["base"] or market or aside or _uneven(hands, 3)):
+        raise DealError("a base table deals the base six, three to each seat, no market (I.5)")
+    if kind == "market" and (
+        dealt != KIND_TITLES["market"] or aside or len(market) != MARKET_DEAL or _uneven(hands, 5)
+    ):
+        raise DealError(
+            "a market table deals the thirteen, five to each seat and three to the market (IV.2)"
+        )
+    if kind == "portfolio" and (len(dealt) > PORTFOLIO_POOL or len(market) > MARKET_DEAL):
+        raise DealError(
+            f"a portfolio pool holds at most {PORTFOLIO_POOL} certificates and deals "
+            f"{MARKET_DEAL} to the market (IV.3)"
+        )
+
+
+def _uneven(hands: Sequence[Sequence[str]], each: int) -> bool:
+    return len(hands[0]) != each or len(hands[1]) != each
 
 
 def shuffled(titles: Sequence[str], seed: int) -> list[str]:

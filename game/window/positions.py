@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from game.window import actions as A
 from game.window import titles as T
-from game.window.catalog import BASE_SIX, FOLDED_SEVEN
+from game.window.convening import KIND_TITLES, MARKET_DEAL, PORTFOLIO_POOL
 from game.window.records import MAX_ACTIONS
 from game.window.state import (
     ASIDE,
@@ -45,17 +45,6 @@ _STEP_FIELDS = {
     "drill": {"card"},
     "place": {"chain", "placed", "remaining"},
 }
-#: The titles each seeded table kind convenes with (I.5, IV.2); None: any deal.
-_KIND_TITLES: dict[str, frozenset[str] | None] = {
-    "base": frozenset(c.name for c in BASE_SIX),
-    "market": frozenset(c.name for c in BASE_SIX + FOLDED_SEVEN),
-    "portfolio": None,
-    "deal": None,
-}
-#: IV.3: two portfolios of eight certificates make a pool of at most sixteen.
-PORTFOLIO_POOL = 16
-#: IV.2, IV.3: three certificates are dealt to the market.
-MARKET_DEAL = 3
 
 Title = str
 Seat = Literal[0, 1]
@@ -280,7 +269,7 @@ def _build(pos: Position) -> State:
 
 def _check_kind(pos: Position) -> None:
     """A seeded table holds exactly the titles it convenes with (I.5, IV.2, IV.3)."""
-    titles = _KIND_TITLES[pos.table]
+    titles = KIND_TITLES.get(pos.table)
     if titles is not None and set(pos.cards) != titles:
         section = "I.5" if pos.table == "base" else "IV.2"
         raise SchemaError(

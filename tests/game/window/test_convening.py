@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from game.window import DealError, from_deal, new_base_table, new_market_table, to_json
@@ -82,3 +84,45 @@ def test_portfolio_kind_is_kept_through_json_and_records() -> None:
     assert replay(parse_record(record)) == s
     with pytest.raises(DealError, match="not 'arena'"):
         from_deal([["Tally"], []], kind="arena")
+
+
+# I.5, IV.2, IV.3 (one check for deals and positions: a named table is dealt as the book says)
+@pytest.mark.parametrize(
+    ("hands", "market", "kind", "section"),
+    [
+        (
+            [["Tally", "Pairing", "Separation"], ["Escrow", "Reflection", "Torsor"]],
+            [],
+            "base",
+            "I.5",
+        ),
+        (
+            [["Tally", "Pairing"], ["Separation", "Escrow", "Reflection", "Exchange"]],
+            [],
+            "base",
+            "I.5",
+        ),
+        (
+            [["Tally", "Pairing", "Separation"], ["Escrow", "Reflection"]],
+            ["Exchange"],
+            "base",
+            "I.5",
+        ),
+        ([["Tally"], ["Gram"]], ["Torsor", "Balance", "Descent", "Turn"], "portfolio", "IV.3"),
+    ],
+)
+def test_a_named_table_is_dealt_as_the_book_says(hands, market, kind: str, section: str) -> None:
+    """I.5, IV.3: from_deal refuses a base or portfolio deal the book does not make."""
+    with pytest.raises(DealError, match=re.escape(section)):
+        from_deal(hands, market, kind=kind)
+
+
+# IV.2
+def test_a_market_deal_is_five_five_and_three_of_the_thirteen() -> None:
+    """IV.2: the thirteen, five to each seat, three to the market; and it reads back."""
+    state = new_market_table(11)
+    deal = to_json(state)
+    hands, market = deal["hands"], deal["market"]
+    assert from_deal(hands, market, kind="market") == state
+    with pytest.raises(DealError, match=r"IV\.2"):
+        from_deal([hands[0][:4], hands[1]], [*market, hands[0][4]], kind="market")
