@@ -60,18 +60,55 @@ async def runs(conn: asyncpg.Connection | asyncpg.Pool) -> list[RunRow]:
     return [RunRow(*row) for row in rows]
 
 
-async def prior_requests(
-    conn: asyncpg.Connection, keys: Sequence[tuple[str, str]]
-) -> dict[tuple[str, str], tuple[bytes, list[dict[str, Any]]]]:
-    """Stored (hash, answer items) of already answered requests, by (owner key, request id)."""
-    rows = await conn.fetch(
-        "SELECT s.owner_key, s.request_id, s.request_hash, s.answer::text "
-        "FROM mint.stamp_requests s JOIN unnest($1::text[], $2::text[]) AS w(owner_key, id) "
-        "ON s.owner_key = w.owner_key AND s.request_id = w.id",
-        [k for k, _ in keys],
-        [i for _, i in keys],
+@dataclass(frozen=True, slots=True)
+class GroupState:
+    """What a stamping transaction reads under the log lock before it draws."""
+
+    #: Prints stamped so far, by (title, finish), for the titles the group presents.
+    stamped: dict[tuple[str, str], int]
+    #: Stored (hash, answer items) of already answered requests, by (owner key, request id).
+    answered: dict[tuple[str, str], tuple[bytes, list[dict[str, Any]]]]
+    #: Prints stamped today by each presenting key (keys with none are absent).
+    used: dict[str, int]
+
+
+#: The three reads of a stamping transaction as one statement (one round trip under the lock).
+READ_GROUP = """
+SELECT
+    (SELECT coalesce(json_agg(json_build_array(title, finish, stamped)), '[]')
+     FROM mint.runs WHERE title = ANY($1::text[])),
+    (SELECT coalesce(json_agg(json_build_array(s.owner_key, s.request_id,
+                                               encode(s.request_hash, 'hex'), s.answer)), '[]')
+     FROM mint.stamp_requests s JOIN unnest($2::text[], $3::text[]) AS w(owner_key, id)
+     ON s.owner_key = w.owner_key AND s.request_id = w.id),
+    (SELECT coalesce(json_agg(json_build_array(owner_key, stamped)), '[]')
+     FROM mint.allowances WHERE owner_key = ANY($4::text[]) AND day = $5)
+"""
+
+
+async def read_group(
+    conn: asyncpg.Connection,
+    titles: Iterable[str],
+    request_keys: Sequence[tuple[str, str]],
+    day: date,
+) -> GroupState:
+    """The run counters, prior answers and today's allowances a group of requests needs."""
+    runs, answered, used = await conn.fetchrow(
+        READ_GROUP,
+        sorted(set(titles)),
+        [k for k, _ in request_keys],
+        [i for _, i in request_keys],
+        sorted({k for k, _ in request_keys}),
+        day,
     )
-    return {(row[0], row[1]): (bytes(row[2]), json.loads(row[3])) for row in rows}
+    return GroupState(
+        stamped={(title, finish): n for title, finish, n in json.loads(runs)},
+        answered={
+            (key, rid): (bytes.fromhex(digest), items)
+            for key, rid, digest, items in json.loads(answered)
+        },
+        used=dict(json.loads(used)),
+    )
 
 
 async def used_allowances(

@@ -261,16 +261,19 @@ async def stamp_group(
     async with mint.log.transaction() as tx:
         conn = tx.conn
         next_seq = await tx.lock()
-        runs = await projections.runs(conn)
-        answered = await projections.prior_requests(conn, [p.id_key for p in group])
-        used = await projections.used_allowances(conn, [p.owner for p in group], now.date())
+        state = await projections.read_group(
+            conn,
+            {run.title for presented in group for run in presented.runs},
+            [presented.id_key for presented in group],
+            now.date(),
+        )
         drawing = Drawing(
             mint=mint,
             now=now,
             next_seq=next_seq,
-            stamped={(r.title, r.finish): r.stamped for r in runs},
-            used=used,
-            answered=answered,
+            stamped=state.stamped,
+            used=state.used,
+            answered=state.answered,
         )
         results: list[StampAnswer | LedgerError] = []
         for presented in group:
