@@ -167,3 +167,17 @@ def test_a_models_cut_beside_a_folded_separation_is_a_readable_position() -> Non
     )
     assert s.pending is not None
     assert from_json(to_json(s)) == s
+
+
+# formats.md Position, R-08, Q-02, Book III REFUSAL, IV.4
+def test_a_models_hold_and_drill_beside_folded_cards_are_readable_positions() -> None:
+    """formats.md: a Model's pending Hold (folded Escrow, their Refusal) and drill round-trip."""
+    from game.window import from_json, to_json
+
+    hold = play(setup(chains=(["~Escrow", "Model-A"], ["Refusal", "Tally"])), "hold Tally")
+    drill = play(setup(chains=(["Model-B", "~No-Go"], ["Tally"])), "nogo Tally with Model-B")
+    for s in (hold, drill):
+        assert s.pending is not None
+        assert from_json(to_json(s)) == s
+    play(hold, "yield Tally")  # no Escrow in force: released at once (I.7 RANSOM)
+    assert titles(hold, hold.hands[1]) == ["Tally"]
