@@ -27,10 +27,19 @@ HTTP_SLUGS: dict[int, str] = {
     400: "bad-request",
     404: "not-found",
     405: "method-not-allowed",
-    406: "not-acceptable",
     413: "too-large",
     415: "unsupported-media-type",
     500: "internal",
+}
+
+#: What the HTTP-only problem types mean (LedgerErrors describe themselves).
+HTTP_DESCRIPTIONS: dict[str, str] = {
+    "bad-request": "A request the server could not read as HTTP.",
+    "not-found": "Nothing is served at this path.",
+    "method-not-allowed": "This path does not answer this method; the detail names those it does.",
+    "too-large": "A request body larger than the endpoint accepts.",
+    "unsupported-media-type": "A request body that is not declared as application/json.",
+    "internal": "The server failed to answer; the cause is in the operator's log, never here.",
 }
 
 
@@ -95,10 +104,7 @@ def problem_catalog() -> dict[str, ProblemType]:
     catalog: dict[str, ProblemType] = {}
     for status, slug in HTTP_SLUGS.items():
         catalog[slug] = ProblemType(
-            slug=slug,
-            title=title_of(slug),
-            status=status,
-            description=HTTPStatus(status).description + ".",
+            slug=slug, title=title_of(slug), status=status, description=HTTP_DESCRIPTIONS[slug]
         )
     for cls in _ledger_error_classes():
         doc = (cls.__doc__ or "").strip().split("\n\n")[0]

@@ -1,16 +1,20 @@
-"""The committed OpenAPI documents: valid OpenAPI 3.1, and identical to what the code says."""
+"""The committed API documents agree with the code: OpenAPI 3.1, and the problem table."""
 
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from openapi_spec_validator import validate
 
 from services.http.openapi import openapi_document, render
+from services.http.problems import problem_catalog
 from services.league.cli import OPENAPI_DIR
 from services.league.registry import SERVICES
 from services.league.server import package_version
+
+DOCS = OPENAPI_DIR.parent
 
 
 @pytest.mark.parametrize("name", sorted(SERVICES))
@@ -38,3 +42,15 @@ def test_every_route_is_documented_with_its_problems() -> None:
     assert problem == {"$ref": "#/components/schemas/Problem"}
     feed = document["paths"]["/mint/events"]["get"]
     assert [p["name"] for p in feed["parameters"]] == ["after", "limit"]
+
+
+def test_api_doc_problem_table_matches_the_code() -> None:
+    """Every problem type docs/api.md lists exists with the status the doc gives it."""
+    rows = re.findall(
+        r"^\| `([a-z-]+)` \| (\d{3}) \|", (DOCS / "api.md").read_text(encoding="utf-8"), re.M
+    )
+    catalog = problem_catalog()
+    assert len(rows) >= 15
+    assert {slug: int(status) for slug, status in rows} == {
+        slug: catalog[slug].status for slug, _ in rows
+    }
