@@ -13,9 +13,11 @@ import signal
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 
+import asyncpg
 from aiohttp import web
 
-from services.http.apps import Service, new_app, pool_context
+from services.eventlog import StoreUnavailable
+from services.http.apps import POOL, Service, new_app, pool_context
 from services.http.endpoints import add_endpoints
 from services.http.openapi import openapi_document, render
 from services.league.errors import LeagueError
@@ -27,7 +29,8 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 def compose(settings: LeagueSettings, services: Sequence[Service]) -> web.Application:
     """One app serving ``services`` over the database at ``settings.database_url``, with
-    each service's OpenAPI document at ``/<service>/openapi.json`` and an index at ``/``."""
+    each service's OpenAPI document at ``/<service>/openapi.json``, an index at ``/`` and a
+    health check at ``/health``."""
     if settings.database_url is None:
         raise LeagueError("no database URL: set DATABASE_URL or let `league serve` start one")
     app = new_app(max_body=max(service.max_body for service in services))
@@ -38,7 +41,17 @@ def compose(settings: LeagueSettings, services: Sequence[Service]) -> web.Applic
         service.install(app, settings)
         app.router.add_get(f"/{service.name}/openapi.json", _document(service, version))
     app.router.add_get("/", _index(services, version))
+    app.router.add_get("/health", health)
     return app
+
+
+async def health(request: web.Request) -> web.Response:
+    """200 when the server answers and its database does; a 503 problem otherwise."""
+    try:
+        await request.app[POOL].fetchval("SELECT 1")
+    except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError) as exc:
+        raise StoreUnavailable(f"the database does not answer: {type(exc).__name__}") from None
+    return web.json_response({"status": "ok"})
 
 
 def package_version() -> str:
