@@ -73,14 +73,6 @@ def write_key(
     return path
 
 
-def is_armored(keys_dir: Path, role: str) -> bool:
-    """Whether ``role``'s key file is passphrase-armored."""
-    try:
-        return key_path(keys_dir, role).read_text(encoding="ascii").startswith(_ARMOR_BEGIN)
-    except (OSError, UnicodeDecodeError):
-        return False
-
-
 def read_key(keys_dir: Path, role: str, passphrase: str | None = None) -> SigningKey:
     """Load ``role``'s key; a missing, unreadable or group/world-readable file is refused."""
     path = key_path(keys_dir, role)
