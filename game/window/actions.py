@@ -15,7 +15,7 @@ from __future__ import annotations
 BUILD = 0  # a = card id, b = 1 to place at the inner end (Alphabet)
 COLLECT = 1
 CUT = 2  # a = seam (1-based from the axis), b = the card whose power cuts (and is spent)
-SWAP = 3
+SWAP = 3  # b = the card whose power swaps: Reflection, or a Model (which is spent, Q-02)
 HOLD = 4  # a = card id named as hostage
 RANSOM = 5  # a = 1 to pay the plenum (Interface)
 CONVERT = 6  # a = 0: give 3 take 7; a = 1: give 7 take 3

@@ -1,7 +1,8 @@
 """The text notation of actions (docs/formats.md, "Table records").
 
 One action is one line of lower-case words and titles as printed, e.g. ``build Tally``,
-``cut 2``, ``cut 1 with Model-A``, ``nogo Exchange``, ``yield Fork``, ``drill success``.
+``cut 2``, ``cut 1 with Model-A``, ``swap with Model-B``, ``nogo Exchange``, ``yield Fork``,
+``drill success``.
 Titles identify cards because a table holds one copy of each title (Q-05). ``mine`` and
 ``theirs`` are read from the deciding seat. Parsing needs the position (titles, the deciding
 seat); it never judges legality — :meth:`State.apply` does, with the rule that forbids.
@@ -17,7 +18,7 @@ from game.window.state import State
 MAX_ACTION_CHARS = 80
 _TITLES_LOWER = {name.lower(): name for name in T.NAMES}
 #: The card whose power a spend action uses unless ``with <Model>`` names another.
-_DEFAULT_SOURCE = {A.CUT: "Separation", A.TURN: "Turn", A.NOGO: "No-Go"}
+_DEFAULT_SOURCE = {A.CUT: "Separation", A.SWAP: "Reflection", A.TURN: "Turn", A.NOGO: "No-Go"}
 _CONVERT = {"3>7": 0, "7>3": 1}
 _ENDS = {"outer": 0, "inner": 1}
 _DRILL = {"success": 1, "failure": 0}
@@ -43,6 +44,8 @@ def format_action(state: State, action: int) -> str:
         return f"{name} {title(a)}"
     if kind == A.CUT:
         return f"cut {a}" + _with(state, kind, b)
+    if kind == A.SWAP:
+        return "swap" + _with(state, kind, b)
     if kind == A.NOGO:
         return f"nogo {title(a)}" + _with(state, kind, b)
     if kind == A.TURN:
@@ -96,9 +99,12 @@ def _parse_args(state: State, kind: int, args: list[str], source: int, text: str
         if len(args) != n:
             raise ValueError
 
-    if kind in (A.COLLECT, A.SWAP, A.ACCELERATE, A.EXHAUST, A.REFUSE):
+    if kind in (A.COLLECT, A.ACCELERATE, A.EXHAUST, A.REFUSE):
         arity(0)
         return A.encode(kind)
+    if kind == A.SWAP:
+        arity(0)
+        return A.encode(kind, 0, source)
     if kind == A.BUILD:
         if len(args) == 2 and args[1].lower() == "inner":
             return A.encode(kind, _card(state, args[0], text), 1)

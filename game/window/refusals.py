@@ -69,7 +69,7 @@ def why_illegal(state: State, action: int) -> str:
     return _specific_reason(state, me, kind, a, b)
 
 
-_NO_ARGUMENTS = frozenset({A.COLLECT, A.SWAP, A.ACCELERATE, A.EXHAUST, A.REFUSE})
+_NO_ARGUMENTS = frozenset({A.COLLECT, A.ACCELERATE, A.EXHAUST, A.REFUSE})
 _FLAG_ONLY = frozenset({A.RANSOM, A.CONVERT, A.DRILL})
 _CARD_ONLY = frozenset({A.HOLD, A.TRACE, A.EULERFUSE, A.ADMISSION, A.YIELD, A.PLACE})
 
@@ -86,6 +86,8 @@ def _well_formed(kind: int, a: int, b: int) -> bool:
         return b <= 1
     if kind == A.TURN:
         return a <= 1
+    if kind == A.SWAP:
+        return a == 0
     return True
 
 
@@ -103,7 +105,7 @@ def _pending_reason(p: tuple) -> str:
 def _power_reason(state: State, me: int, kind: int, source: int) -> str | None:
     title, section = _POWERS[kind]
     name = T.NAMES[title]
-    if kind in (A.CUT, A.TURN, A.NOGO):
+    if kind in (A.CUT, A.SWAP, A.TURN, A.NOGO):
         if source >= len(state.titles):
             return "no such card at this table (I.4, formats.md)"
         if source not in state.power_sources(title, me):

@@ -415,7 +415,8 @@ class State:
                         append(A.CUT | s << 5 | src << 11)
 
         if T.REFLECTION in powers and self.in_force_anywhere(T.FAITHFUL) < 0:
-            append(A.SWAP)
+            for src in self.power_sources(T.REFLECTION, me):
+                append(A.SWAP | src << 11)
 
         if T.ESCROW in powers and self.hostage < 0:
             for i in range(1, len(ochain)):
@@ -523,7 +524,7 @@ class State:
             self._resolve(p, A.YIELD, options[0] >> 5 & 63)
             return
         elif kind == A.SWAP:
-            self._swap()
+            self._swap(b)
         elif kind == A.HOLD:
             p = (P_HOLD, me, a)
             if self.in_force(T.REFUSAL, opp):
@@ -653,17 +654,21 @@ class State:
             self.plenum += self.hoards[0] + self.hoards[1]
             self.hoards[0] = self.hoards[1] = 0
 
-    def _swap(self) -> None:
+    def _swap(self, source: int) -> None:
+        """I.7 SWAP: the chains change owners, then every Reflection on the table folds and so
+        does the mirror used, a Model that copied the Swap included, now in the other seat's
+        chain (Q-02); then the hostage check (R-04)."""
         c0, c1 = self.chains
         self.chains = [c1, c0]
-        loc = self.loc
+        loc, up = self.loc, self.up
         for c in c1:
             loc[c] = CHAIN
         for c in c0:
             loc[c] = CHAIN + 1
         r = self.where[T.REFLECTION]
         if r >= 0 and (loc[r] == CHAIN or loc[r] == CHAIN + 1):
-            self.up[r] = 0  # the mirror is spent by its own use
+            up[r] = 0
+        up[source] = 0  # the mirror is spent by its own use: Reflection, or the Model (Q-02)
         self._release_if_escrow_gone()
 
     def _ransom(self, me: int, to_plenum: bool) -> None:

@@ -1,8 +1,9 @@
 """Models (Book III MODEL-A, MODEL-B, R-08, docs/rulings.md Q-02): the copier's own face.
 
 A face-up Model has the core action power of its neighbour in the chain whatever that card's
-face; a copied spend-power spends the Model, never the neighbour; a folded Model, a Model beside
-a Model, and a Model with no neighbour in the chain copy nothing.
+face; a copied spend-power spends the Model, never the neighbour, and a Model that copies Swap
+is spent by it like every Reflection; a folded Model, a Model beside a Model, and a Model with
+no neighbour in the chain copy nothing.
 """
 
 from __future__ import annotations
@@ -28,22 +29,145 @@ def test_model_collects_beside_a_folded_pairing() -> None:
     assert chain(s, 0) == ["~Pairing", "Model-A"]  # Collect spends nothing
 
 
-# Book III MODEL-B, I.7 SWAP, R-08, Q-02
-def test_model_swaps_beside_a_folded_reflection_and_stays_up() -> None:
-    """Q-02: Model-B copies the outer neighbour's Swap; Swap folds every Reflection, not the
-    Model (the Model is no Reflection)."""
-    s = setup(chains=(["Model-B", "~Reflection"], ["Tally"]))
-    assert "swap" in legal(s)
-    play(s, "swap")
+# I.7 SWAP
+# R-08
+# Q-02
+def test_a_model_that_copies_swap_is_spent_by_it_in_the_other_seats_chain() -> None:
+    """I.7 SWAP "the mirror is spent by its own use", R-08 "mirrors", Q-02: Model-B beside a
+    folded Reflection swaps (named ``with Model-B``) and turns face down, in the chain it now
+    lies in (the other seat's); hands, strokes and spoils do not move."""
+    s = setup(
+        chains=(["Model-B", "~Reflection"], ["Tally"]),
+        hands=(["Pairing"], ["Escrow"]),
+        spoils=(["Separation"], []),
+        hoards=(3, 5),
+    )
+    assert {a for a in legal(s) if a.startswith("swap")} == {"swap with Model-B"}
+    play(s, "swap with Model-B")
     assert chain(s, 0) == ["Tally"]
-    assert chain(s, 1) == ["Model-B", "~Reflection"]
+    assert chain(s, 1) == ["~Model-B", "~Reflection"]
+    assert titles(s, s.hands[0]) == ["Pairing"]
+    assert titles(s, s.hands[1]) == ["Escrow"]
+    assert titles(s, s.spoils[0]) == ["Separation"]
+    assert s.hoards == [3, 5]
+    assert s.to_move == 1
+
+
+# I.7 SWAP
+# R-08
+# Q-02
+def test_a_model_swap_cannot_be_swapped_back() -> None:
+    """Q-02: the loop of the counter-reading is closed: once the Model is spent by its Swap,
+    neither seat has a Swap left (the Reflection and the Model both lie folded)."""
+    s = setup(chains=(["Model-B", "~Reflection"], ["Tally"]), hands=(["Pairing"], ["Escrow"]))
+    play(s, "swap with Model-B")
+    assert not any(a.startswith("swap") for a in legal(s))
+    play(s, "build Escrow")
+    assert not any(a.startswith("swap") for a in legal(s))
+
+
+# I.7 SWAP
+# R-08
+# Q-02
+def test_beside_a_face_up_reflection_the_model_swap_is_a_second_action() -> None:
+    """Q-02: beside Reflection in force both Swaps are offered, as with Cut; plain ``swap`` is
+    Reflection's and leaves the Model up; ``swap with Model-A`` folds the Model as well."""
+    s = setup(chains=(["Reflection", "Model-A"], ["Tally"]))
+    assert {a for a in legal(s) if a.startswith("swap")} == {"swap", "swap with Model-A"}
+    plain = play(s.clone(), "swap")
+    assert chain(plain, 1) == ["~Reflection", "Model-A"]
+    copied = play(s, "swap with Model-A")
+    assert chain(copied, 1) == ["~Reflection", "~Model-A"]
+
+
+# I.7 SWAP
+# R-08
+# Q-02
+def test_every_reflection_still_folds_when_a_model_swaps() -> None:
+    """I.7 SWAP: "Every Reflection on the table then turns face down", whichever mirror is
+    used; a Model-A whose Reflection is face up folds with it."""
+    s = setup(chains=(["Tally", "Reflection", "Model-A"], ["Pairing"]))
+    play(s, "swap with Model-A")
+    assert chain(s, 0) == ["Pairing"]
+    assert chain(s, 1) == ["Tally", "~Reflection", "~Model-A"]
+
+
+# I.7 SWAP
+# R-04
+# Q-02
+def test_a_model_swap_that_gives_the_owner_escrow_releases_the_hostage() -> None:
+    """R-04, I.7 RANSOM: the hostage check follows a Model's Swap as any Swap: the owner's
+    Model swaps Escrow into its own control, the hostage goes home free, the Model folds."""
+    s = setup(
+        chains=(["Pairing", "Escrow"], ["Model-B", "~Reflection"]),
+        hostage=("Tally", 1),
+        to_move=1,
+    )
+    play(s, "swap with Model-B")
+    assert chain(s, 1) == ["Pairing", "Escrow"]
+    assert chain(s, 0) == ["~Model-B", "~Reflection"]
+    assert s.hostage == -1
+    assert titles(s, s.hands[1]) == ["Tally"]
+    assert s.ransoms == [0, 0]
+
+
+# Book III CANONICAL, Q-03, Q-02
+def test_canonical_never_stops_a_model_spent_by_its_swap() -> None:
+    """Q-03: the mirror spent by its own use is a self-spend, the Model's included."""
+    s = setup(chains=(["Canonical", "Model-B", "Reflection"], ["Tally"]))
+    play(s, "swap with Model-B")
+    assert chain(s, 1) == ["Canonical", "~Model-B", "~Reflection"]
+
+
+# Book III REFUSAL, Q-23, Q-02
+def test_refusal_cannot_answer_a_model_swap() -> None:
+    """Q-23: Refusal answers the naming of a seam or a hostage; a Swap names neither, so a
+    Model's Swap resolves at once and the defender's Refusal stays up."""
+    s = setup(chains=(["Model-B", "~Reflection"], ["Refusal"]))
+    play(s, "swap with Model-B")
+    assert s.pending is None
+    assert chain(s, 0) == ["Refusal"]
+    assert chain(s, 1) == ["~Model-B", "~Reflection"]
+
+
+# Book III EXHAUSTION, Q-13, Q-02
+def test_a_model_swap_is_a_swap_for_exhaustion() -> None:
+    """Q-13: a Model's Swap is recorded as a Swap, and an exhausted seat whose previous turn
+    was a Swap may not make a Model's Swap."""
+    from game.window import to_json
+
+    s = play(setup(chains=(["Model-B", "~Reflection"], ["Tally"])), "swap with Model-B")
+    assert to_json(s)["last_action"] == ["swap", None]
+    s = setup(
+        chains=(["Model-B", "~Reflection"], ["Tally"]),
+        hands=(["Pairing"], []),
+        last_action=("swap", "exhaust"),
+        exhausted=(True, False),
+    )
+    assert legal(s) == {"build Pairing", "accelerate"}
 
 
 # Book III FAITHFUL, Q-02
 def test_faithful_closes_a_models_swap_too() -> None:
     """Book III FAITHFUL: "Swap is closed to both seats", whoever's power makes it."""
     s = setup(chains=(["Model-B", "~Reflection"], ["Faithful"]))
-    assert "swap" not in legal(s)
+    assert not any(a.startswith("swap") for a in legal(s))
+    with pytest.raises(IllegalActionError, match="Faithful"):
+        s.apply(parse_action(s, "swap with Model-B"))
+
+
+# I.7 SWAP, R-08, Q-02
+def test_a_swap_needs_a_mirror_that_may_use_it() -> None:
+    """Q-02: plain ``swap`` is Reflection's (face up); a Model swaps only face up beside it;
+    another card is no source. Each refusal names its rule."""
+    s = setup(chains=(["Model-B", "~Reflection", "Tally"], ["Pairing"]))
+    with pytest.raises(IllegalActionError, match="needs your Reflection face up"):
+        s.apply(parse_action(s, "swap"))
+    with pytest.raises(IllegalActionError, match="carries no Reflection power"):
+        s.apply(parse_action(s, "swap with Tally"))
+    s = setup(chains=(["~Model-B", "~Reflection"], ["Pairing"]))
+    with pytest.raises(IllegalActionError, match="not a face-up Model beside your Reflection"):
+        s.apply(parse_action(s, "swap with Model-B"))
 
 
 # I.7 HOLD, I.7 RANSOM, R-08, Q-02
@@ -181,3 +305,19 @@ def test_a_models_hold_and_drill_beside_folded_cards_are_readable_positions() ->
         assert from_json(to_json(s)) == s
     play(hold, "yield Tally")  # no Escrow in force: released at once (I.7 RANSOM)
     assert titles(hold, hold.hands[1]) == ["Tally"]
+
+
+# formats.md Position, I.7 SWAP, R-08, Q-02
+def test_the_position_after_a_model_swap_round_trips() -> None:
+    """formats.md: the folded Model in the other seat's chain is a readable position, and
+    reading it back gives the same state and the same (Swap-free) legal actions."""
+    from game.window import from_json, to_json
+
+    s = play(
+        setup(chains=(["Model-B", "~Reflection"], ["Tally"]), hands=([], ["Pairing"])),
+        "swap with Model-B",
+    )
+    back = from_json(to_json(s))
+    assert back == s
+    assert to_json(back) == to_json(s)
+    assert back.legal_actions() == s.legal_actions()

@@ -9,9 +9,10 @@ from tests.game.window.tables import chain, legal, play, setup
 
 
 # Q-02
-def test_model_beside_face_up_originals_lists_no_second_collect_swap_hold_or_convert() -> None:
-    """Q-02: beside face-up originals a Model's Collect, Swap, Hold or Convert is the same
-    action (none spends its source), so each is listed once."""
+def test_model_beside_face_up_originals_lists_no_second_collect_hold_or_convert() -> None:
+    """Q-02: beside face-up originals a Model's Collect, Hold or Convert is the same action
+    (none spends its source), so each is listed once; Reflection's own Swap is listed once (no
+    Model here copies it: a Model's Swap spends the Model and is named ``with``)."""
     s = setup(
         chains=(
             ["Pairing", "Model-A", "Reflection", "Model-B", "Escrow", "Exchange"],
