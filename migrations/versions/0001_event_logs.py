@@ -27,6 +27,8 @@ CREATE TABLE {s}.log_head (
 INSERT INTO {s}.log_head DEFAULT VALUES;
 
 -- seq is the dense Merkle leaf index, assigned under the head lock (never a bigserial).
+-- leaf holds the exact bytes the service signed and the tree hashes (domain tag + JCS of the
+-- event); the columns before it are the same event, queryable. verify_all checks they agree.
 CREATE TABLE {s}.events (
     seq bigint PRIMARY KEY CHECK (seq >= 0),
     stream text NOT NULL,
@@ -34,6 +36,7 @@ CREATE TABLE {s}.events (
     type text NOT NULL,
     body jsonb NOT NULL,
     recorded_at timestamptz NOT NULL,
+    leaf bytea NOT NULL CHECK (octet_length(leaf) BETWEEN 1 AND 65536),
     leaf_hash bytea NOT NULL CHECK (octet_length(leaf_hash) = 32),
     signature bytea NOT NULL CHECK (octet_length(signature) = 64),
     UNIQUE (stream, stream_version)

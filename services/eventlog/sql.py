@@ -30,16 +30,15 @@ class Statements:
     # One round trip per append: the events, the subtrees they close, the new head.
     append: str = (
         "WITH new_events AS (INSERT INTO {s}.events (seq, stream, stream_version, type, body,"
-        " recorded_at, leaf_hash, signature) SELECT e.seq, e.stream, e.version, e.type,"
-        " e.body::jsonb, $6, e.leaf_hash, e.signature FROM unnest($1::bigint[], $2::text[],"
-        " $3::int[], $4::text[], $5::text[], $7::bytea[], $8::bytea[])"
-        " AS e(seq, stream, version, type, body, leaf_hash, signature)),"
+        " recorded_at, leaf, leaf_hash, signature) SELECT e.seq, e.stream, e.version, e.type,"
+        " e.body::jsonb, $6, e.leaf, e.leaf_hash, e.signature FROM unnest($1::bigint[],"
+        " $2::text[], $3::int[], $4::text[], $5::text[], $7::bytea[], $8::bytea[], $9::bytea[])"
+        " AS e(seq, stream, version, type, body, leaf, leaf_hash, signature)),"
         " new_nodes AS (INSERT INTO {s}.tree_nodes (level, idx, hash)"
-        " SELECT * FROM unnest($9::smallint[], $10::bigint[], $11::bytea[]))"
-        " UPDATE {s}.log_head SET size = $12, edge = $13::bytea[]"
+        " SELECT * FROM unnest($10::smallint[], $11::bigint[], $12::bytea[]))"
+        " UPDATE {s}.log_head SET size = $13, edge = $14::bytea[]"
     )
     read_feed: str = "SELECT {e} FROM {s}.events WHERE seq > $1 ORDER BY seq LIMIT $2"
-    read_range: str = "SELECT {e} FROM {s}.events WHERE seq >= $1 AND seq < $2 ORDER BY seq"
     read_stream: str = (
         "SELECT {e} FROM {s}.events WHERE stream = $1 AND stream_version > $2"
         " ORDER BY stream_version LIMIT $3"
@@ -51,10 +50,20 @@ class Statements:
         "JOIN unnest($2::smallint[], $3::bigint[]) AS w(level, idx) "
         "ON t.level = w.level AND t.idx = w.idx"
     )
-    read_nodes_closed_by: str = (
-        "SELECT t.level, t.idx, t.hash FROM {s}.tree_nodes t "
-        "JOIN unnest($1::smallint[], $2::bigint[], $3::bigint[]) AS w(level, lo, hi) "
-        "ON t.level = w.level AND t.idx >= w.lo AND t.idx < w.hi"
+    # The audit's reads: every column of a range of events (the leaf last), then the stored
+    # subtrees of one level in index order, concatenated (compared in one piece), or as rows
+    # (to find which one is wrong).
+    audit_range: str = (
+        "SELECT seq, stream, stream_version, type, body::text, recorded_at, leaf_hash,"
+        " signature, leaf FROM {s}.events WHERE seq >= $1 AND seq < $2 ORDER BY seq"
+    )
+    nodes_joined: str = (
+        "SELECT count(*), coalesce(string_agg(hash, ''::bytea ORDER BY idx), ''::bytea)"
+        " FROM {s}.tree_nodes WHERE level = $1 AND idx >= $2 AND idx < $3"
+    )
+    nodes_listed: str = (
+        "SELECT idx, hash FROM {s}.tree_nodes WHERE level = $1 AND idx >= $2 AND idx < $3"
+        " ORDER BY idx"
     )
     count_nodes: str = "SELECT count(*) FROM {s}.tree_nodes"
     latest_checkpoint: str = (

@@ -144,15 +144,19 @@ class Transaction:
             edge = await self._lock()
             versions = await self._current_versions(item.stream for item in items)
             assert self._now is not None
-            events = self._log._sign(edge, versions, items, self._now)
+            events, leaves = self._log._sign(edge, versions, items, self._now)
             nodes: list[tuple[int, int, bytes]] = []
             for event in events:
                 nodes.extend(edge.append(event.leaf_hash))
-            await self._insert(events, nodes, edge)
+            await self._insert(events, leaves, nodes, edge)
         return events
 
     async def _insert(
-        self, events: list[Event], nodes: list[tuple[int, int, bytes]], edge: CompactRange
+        self,
+        events: list[Event],
+        leaves: list[bytes],
+        nodes: list[tuple[int, int, bytes]],
+        edge: CompactRange,
     ) -> None:
         try:
             await self.conn.execute(
@@ -163,6 +167,7 @@ class Transaction:
                 [e.type for e in events],
                 [json.dumps(e.body, ensure_ascii=False) for e in events],
                 events[0].recorded_at,
+                leaves,
                 [e.leaf_hash for e in events],
                 [e.signature for e in events],
                 [n[0] for n in nodes],
@@ -212,9 +217,11 @@ class EventLog:
         versions: dict[str, int],
         items: Sequence[NewEvent],
         now: datetime,
-    ) -> list[Event]:
-        """Number, version-check, canonicalize, hash and sign ``items`` (nothing written)."""
+    ) -> tuple[list[Event], list[bytes]]:
+        """Number, version-check, canonicalize, hash and sign ``items`` (nothing written);
+        the events, and the leaf bytes signed for each (stored beside it for the audit)."""
         events: list[Event] = []
+        leaves: list[bytes] = []
         pending = dict(versions)
         for offset, item in enumerate(items):
             actual = pending[item.stream]
@@ -231,6 +238,7 @@ class EventLog:
                 recorded_at=now,
             )
             body = dict(item.body)
+            leaves.append(leaf)
             events.append(
                 Event(
                     seq=seq,
@@ -244,7 +252,7 @@ class EventLog:
                 )
             )
         versions.update(pending)
-        return events
+        return events, leaves
 
     # -- reading ---------------------------------------------------------------------------
 

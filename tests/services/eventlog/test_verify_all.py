@@ -3,21 +3,56 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import json
 
 import pytest
 
-from services.eventlog import EventLog, NewEvent, TamperedLog
+from ledger.canonical import signing_bytes
+from ledger.keys import SigningKey
+from ledger.merkle import leaf_hash
+from services.eventlog import EventLog, NewEvent, TamperedLog, event_leaf
 
+#: An edit of one row, and what verify_all says about it.
 EDITS = {
-    "body": "UPDATE mint.events SET body = jsonb_set(body, '{i}', '999') WHERE seq = $1",
-    "stream": "UPDATE mint.events SET stream = 'elsewhere' WHERE seq = $1",
-    "type": "UPDATE mint.events SET type = 'burned' WHERE seq = $1",
-    "recorded_at": "UPDATE mint.events SET recorded_at = recorded_at + interval '1 us' "
-    "WHERE seq = $1",
-    "leaf_hash": "UPDATE mint.events SET leaf_hash = sha256(leaf_hash) WHERE seq = $1",
-    "signature": "UPDATE mint.events SET signature = "
-    "overlay(signature placing '\\x00'::bytea from 1) WHERE seq = $1",
-    "deleted": "DELETE FROM mint.events WHERE seq = $1",
+    "body": (
+        "UPDATE mint.events SET body = jsonb_set(body, '{i}', '999') WHERE seq = $1",
+        "disagree on body",
+    ),
+    "stream": (
+        "UPDATE mint.events SET stream = 'elsewhere' WHERE seq = $1",
+        "disagree on stream",
+    ),
+    "stream_version": (
+        "UPDATE mint.events SET stream_version = stream_version + 100 WHERE seq = $1",
+        "disagree on stream_version",
+    ),
+    "type": ("UPDATE mint.events SET type = 'burned' WHERE seq = $1", "disagree on type"),
+    "recorded_at": (
+        "UPDATE mint.events SET recorded_at = recorded_at + interval '1 us' WHERE seq = $1",
+        "disagree on recorded_at",
+    ),
+    "leaf_hash": (
+        "UPDATE mint.events SET leaf_hash = sha256(leaf_hash) WHERE seq = $1",
+        "leaf hash is not the hash of the stored leaf",
+    ),
+    "signature": (
+        "UPDATE mint.events SET signature = overlay(signature placing '\\x00'::bytea from 1)"
+        " WHERE seq = $1",
+        "signature does not verify",
+    ),
+    # Byte 30 of a leaf lies inside its JSON (the tag is 10 bytes).
+    "leaf": (
+        "UPDATE mint.events SET leaf = overlay(leaf placing '~' from 30) WHERE seq = $1",
+        "leaf hash is not the hash of the stored leaf",
+    ),
+    "leaf_and_leaf_hash": (
+        "UPDATE mint.events SET leaf = overlay(leaf placing '~' from 30), leaf_hash ="
+        " sha256('\\x00'::bytea || overlay(leaf placing '~' from 30)) WHERE seq = $1",
+        "signature does not verify",
+    ),
+    "seq": ("UPDATE mint.events SET seq = seq + 1000 WHERE seq = $1", "is missing"),
+    "deleted": ("DELETE FROM mint.events WHERE seq = $1", "is missing"),
 }
 
 
@@ -39,6 +74,7 @@ async def test_an_untouched_log_verifies(log: EventLog) -> None:
     assert (summary.events, summary.checkpoints) == (49, 2)
     assert summary.subtrees == 49 - (49).bit_count()
     assert summary.root == (await log.head()).root
+    assert summary.cpu_seconds > 0
 
 
 @pytest.mark.parametrize("edit", sorted(EDITS))
@@ -46,22 +82,134 @@ async def test_an_untouched_log_verifies(log: EventLog) -> None:
 async def test_an_edited_row_is_named_by_its_seq(log: EventLog, edit: str, seq: int) -> None:
     """Editing any column of one row (or deleting it) makes verify_all name exactly that seq."""
     await _fill(log, 49)
-    await log.pool.execute(EDITS[edit], seq)
+    sql, reason = EDITS[edit]
+    await log.pool.execute(sql, seq)
     with pytest.raises(TamperedLog) as caught:
         await log.verify_all()
     assert caught.value.seq == seq, caught.value.diagnostics()
     assert f"seq {seq}" in caught.value.diagnostics()
+    assert reason in caught.value.diagnostics()
+
+
+@pytest.mark.parametrize(
+    ("signed", "stored", "reason"),
+    [
+        ("1", "true", "disagree on body"),
+        ("0", "false", "disagree on body"),
+        ("true", "1", "disagree on body"),
+        ("[1, false]", "[true, 0]", "disagree on body"),
+        ("null", "0", "disagree on body"),
+        ("7", "7.0", "body is not integral JSON"),
+        ("7", "70e-1", "body is not integral JSON"),
+    ],
+)
+async def test_a_body_value_of_another_json_type_is_named(
+    log: EventLog, signed: str, stored: str, reason: str
+) -> None:
+    """A value swapped for one Python calls equal (1 == True, 0 == False, 7 == 7.0) is named."""
+    await log.append("s", 0, "t", {"x": json.loads(signed)})
+    await log.append("s", 1, "t", {"x": json.loads(signed)})
+    await log.pool.execute(
+        "UPDATE mint.events SET body = jsonb_set(body, '{x}', $1::jsonb) WHERE seq = 1", stored
+    )
+    with pytest.raises(TamperedLog, match=reason) as caught:
+        await log.verify_all()
+    assert caught.value.seq == 1
+
+
+async def _store_signed_leaf(log: EventLog, key: SigningKey, seq: int, leaf: bytes) -> None:
+    await log.pool.execute(
+        "UPDATE mint.events SET leaf = $2, leaf_hash = $3, signature = $4 WHERE seq = $1",
+        seq,
+        leaf,
+        leaf_hash(leaf),
+        key.sign_raw(leaf),
+    )
+
+
+async def test_another_rows_signed_leaf_is_named(log: EventLog) -> None:
+    """A row given another row's leaf, hash and signature (all valid) is named by its seq."""
+    await _fill(log, 49)
+    await log.pool.execute(
+        "UPDATE mint.events AS e SET leaf = o.leaf, leaf_hash = o.leaf_hash,"
+        " signature = o.signature FROM mint.events AS o WHERE e.seq = 23 AND o.seq = 26"
+    )
+    with pytest.raises(TamperedLog) as caught:
+        await log.verify_all()
+    assert caught.value.seq == 23
+    assert "disagree on body, seq, stream_version" in caught.value.diagnostics()
+
+
+@pytest.mark.parametrize(
+    ("change", "reason"),
+    [
+        ({"body": {"i": 999}}, "disagree on body"),
+        ({"type": "burned", "stream": "s0"}, "disagree on stream, type"),
+        ({"recorded_at": "2026-01-01T00:00:00.000000Z"}, "disagree on recorded_at"),
+        ({"stream_version": True}, "disagree on stream_version"),
+        ({"extra": 1}, "disagree on extra"),
+    ],
+)
+async def test_a_signed_leaf_that_says_something_else_than_its_row_is_named(
+    log: EventLog, key: SigningKey, change: dict[str, object], reason: str
+) -> None:
+    """A leaf hashed and signed by the service key but not matching the columns is named."""
+    await _fill(log, 49)
+    row = await log.event(23)
+    assert row is not None
+    leaf = event_leaf(
+        seq=23,
+        stream=row.stream,
+        stream_version=row.stream_version,
+        type=row.type,
+        body=row.body,
+        recorded_at=row.recorded_at,
+    )
+    await _store_signed_leaf(log, key, 23, leaf)
+    await log.verify_all()  # the same content, signed again: nothing to name
+    content = json.loads(leaf[len(b"CZ1/event\n") :]) | change
+    await _store_signed_leaf(log, key, 23, signing_bytes("event", content))
+    with pytest.raises(TamperedLog, match=reason) as caught:
+        await log.verify_all()
+    assert caught.value.seq == 23
+
+
+@pytest.mark.parametrize(
+    "leaf",
+    [
+        b'CZ1/event\n{"seq":23',
+        b'CZ1/event\n{"seq":23} ',
+        b'CZ1/event\n{"seq":2.3e1}',
+        b"CZ1/event\n\xff",
+        b'CZ1/print\n{"seq":23}',
+        b"",
+    ],
+)
+async def test_a_signed_leaf_that_is_not_an_event_is_named(
+    log: EventLog, key: SigningKey, leaf: bytes
+) -> None:
+    """Signed bytes that are not the event tag and one integral JSON object are named."""
+    await _fill(log, 49)
+    await log.pool.execute("ALTER TABLE mint.events DROP CONSTRAINT events_leaf_check")
+    await _store_signed_leaf(log, key, 23, leaf)
+    with pytest.raises(TamperedLog, match="not an event") as caught:
+        await log.verify_all()
+    assert caught.value.seq == 23
 
 
 async def test_edits_are_found_on_several_processes(log: EventLog, migrated_url: str) -> None:
     """With the leaf pass spread over two processes, the first bad seq is still named."""
     await _fill(log, 60)
-    assert (await log.verify_all(database_url=migrated_url, workers=2)).workers == 2
-    await log.pool.execute(EDITS["signature"], 45)
-    await log.pool.execute(EDITS["body"], 50)
+    whole = await log.verify_all(database_url=migrated_url, workers=2)
+    assert whole.workers == 2
+    alone = await log.verify_all()
+    assert whole == dataclasses.replace(alone, workers=2, cpu_seconds=whole.cpu_seconds)
+    await log.pool.execute(EDITS["body"][0], 50)
+    await log.pool.execute(EDITS["signature"][0], 12)
+    await log.pool.execute(EDITS["leaf"][0], 45)
     with pytest.raises(TamperedLog) as caught:
         await log.verify_all(database_url=migrated_url, workers=2)
-    assert caught.value.seq == 45
+    assert caught.value.seq == 12
 
 
 async def test_verify_all_reads_one_snapshot_while_appends_go_on(
