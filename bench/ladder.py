@@ -63,10 +63,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--deals", type=int, default=200, help="market deals per pair")
     parser.add_argument("--adjacent", action="store_true", help="only pairs n, n+1")
-    parser.add_argument("--chairs", type=int, default=12, help="play Chairs I..N only")
+    parser.add_argument("--first", type=int, default=1, help="the lowest Chair to play")
+    parser.add_argument("--chairs", type=int, default=12, help="the highest Chair to play")
     parser.add_argument("--jobs", type=int, default=1, help="worker processes")
     args = parser.parse_args(argv)
-    chairs = range(1, args.chairs + 1)
+    chairs = range(args.first, args.chairs + 1)
     pairs = (
         [(n, n + 1) for n in chairs if n + 1 in chairs]
         if args.adjacent

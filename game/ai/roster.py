@@ -24,9 +24,9 @@ CHAIR_STRENGTH: MappingProxyType[int, Strength] = MappingProxyType(
         6: Strength(node_budget=1_000, error_rate=0.12, drill_competence=0.65),
         7: Strength(node_budget=2_000, error_rate=0.08, drill_competence=0.70),
         8: Strength(node_budget=4_000, error_rate=0.05, drill_competence=0.75),
-        9: Strength(node_budget=8_000, error_rate=0.03, drill_competence=0.80),
-        10: Strength(node_budget=15_000, error_rate=0.02, drill_competence=0.85),
-        11: Strength(node_budget=28_000, error_rate=0.01, drill_competence=0.90),
+        9: Strength(node_budget=7_000, error_rate=0.045, drill_competence=0.80),
+        10: Strength(node_budget=14_000, error_rate=0.02, drill_competence=0.85),
+        11: Strength(node_budget=28_000, error_rate=0.008, drill_competence=0.90),
         12: Strength(node_budget=50_000, error_rate=0.00, drill_competence=0.95),
     }
 )
