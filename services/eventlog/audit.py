@@ -37,7 +37,6 @@ from ledger.keys import PublicKey
 from ledger.merkle import CompactRange
 from ledger.signed_note import NoteVerifier
 from services.eventlog.errors import EventLogError, TamperedLog
-from services.eventlog.leaf import format_time
 from services.eventlog.sql import Statements
 
 if TYPE_CHECKING:
@@ -138,7 +137,7 @@ def _check_rows(
         try:
             columns = {
                 "body": parse(body),
-                "recorded_at": format_time(recorded_at),
+                "recorded_at": recorded_at,
                 "seq": b"%d" % seq,
                 "stream": stream,
                 "stream_version": b"%d" % version,

@@ -52,10 +52,13 @@ class Statements:
     )
     # The audit's reads: every column of a range of events (the leaf last), then the stored
     # subtrees of one level in index order, concatenated (compared in one piece), or as rows
-    # (to find which one is wrong).
+    # (to find which one is wrong). recorded_at comes as the leaf's time text (UTC, six
+    # fraction digits, Z), rendered by the server: any stored value renders, even one no
+    # Python datetime can hold ('-infinity', year 10000), and a wrong one is simply unequal.
     audit_range: str = (
-        "SELECT seq, stream, stream_version, type, body::text, recorded_at, leaf_hash,"
-        " signature, leaf FROM {s}.events WHERE seq >= $1 AND seq < $2 ORDER BY seq"
+        "SELECT seq, stream, stream_version, type, body::text,"
+        """ to_char(recorded_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),"""
+        " leaf_hash, signature, leaf FROM {s}.events WHERE seq >= $1 AND seq < $2 ORDER BY seq"
     )
     nodes_joined: str = (
         "SELECT count(*), coalesce(string_agg(hash, ''::bytea ORDER BY idx), ''::bytea)"

@@ -6,6 +6,7 @@ import asyncio
 import dataclasses
 import json
 
+import asyncpg
 import pytest
 
 from ledger.canonical import signing_bytes
@@ -115,6 +116,34 @@ async def test_a_body_value_of_another_json_type_is_named(
     with pytest.raises(TamperedLog, match=reason) as caught:
         await log.verify_all()
     assert caught.value.seq == 1
+
+
+@pytest.mark.parametrize("moment", ["infinity", "-infinity", "10000-01-01 00:00:00+00"])
+async def test_a_time_no_event_can_hold_is_named(log: EventLog, moment: str) -> None:
+    """recorded_at set to a value no Python datetime holds is named, not a driver error."""
+    await _fill(log, 49)
+    await log.pool.execute(
+        "UPDATE mint.events SET recorded_at = $2::text::timestamptz WHERE seq = $1", 23, moment
+    )
+    with pytest.raises(TamperedLog, match="disagree on recorded_at") as caught:
+        await log.verify_all()
+    assert caught.value.seq == 23
+
+
+async def test_the_sessions_time_zone_does_not_matter(
+    log: EventLog, migrated_url: str, key: SigningKey
+) -> None:
+    """Times are compared as UTC text, so an audit over a session in another zone passes."""
+    await _fill(log, 10)
+    pool = await asyncpg.create_pool(
+        migrated_url, min_size=1, max_size=2, server_settings={"timezone": "Pacific/Chatham"}
+    )
+    try:
+        elsewhere = EventLog(pool, schema="mint", origin=log.origin, key=key)
+        assert await pool.fetchval("SHOW timezone") == "Pacific/Chatham"
+        assert (await elsewhere.verify_all()).root == (await log.head()).root
+    finally:
+        await pool.close()
 
 
 async def _store_signed_leaf(log: EventLog, key: SigningKey, seq: int, leaf: bytes) -> None:
