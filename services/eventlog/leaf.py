@@ -37,7 +37,7 @@ _TIME_PATTERN = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z")
 def format_time(moment: datetime) -> str:
     """The canonical text of a timestamp: UTC, microseconds, a ``Z`` suffix.
 
-    Cached: every event of one transaction shares its time, and audits format millions.
+    Cached: every event of one transaction shares its time.
     """
     if moment.tzinfo is None:
         raise SchemaError("event times must carry a time zone")
