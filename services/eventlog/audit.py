@@ -17,6 +17,7 @@ size, and its signature) and the head row.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import hmac
 import json
@@ -26,6 +27,7 @@ import re
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
+from multiprocessing.context import BaseContext
 from typing import TYPE_CHECKING, NoReturn
 
 import asyncpg
@@ -42,13 +44,9 @@ from services.eventlog.sql import Statements
 if TYPE_CHECKING:
     from services.eventlog.store import EventLog
 
-#: Rows per fetch, and rows checked between two turns of the event loop.
-PAGE = 5000
-SLICE = 1000
-#: Most events in one unit of work of a parallel leaf pass (each unit opens a connection).
-UNIT = 10_000
-#: Fewest units per process, so that a process slowed by other load just takes fewer.
-UNITS_PER_PROCESS = 4
+#: Events per page: one fetch, checked while the next page is fetched. Pages are also what
+#: the processes of a parallel pass take turns to claim, so they stay small.
+PAGE = 2000
 #: Stored subtrees of one level compared per query in the tree pass.
 NODE_CHUNK = 65_536
 _SNAPSHOT_ID = re.compile(r"[0-9A-F]+-[0-9A-F]+(-[0-9]+)?")
@@ -152,64 +150,111 @@ def _check_rows(
     return None
 
 
-async def _verify_leaves(
-    conn: asyncpg.Connection, sql: Statements, key: PublicKey, start: int, end: int
-) -> tuple[_Bad | None, bytes]:
-    """Leaf pass over ``[start, end)``: the first bad row, and the re-derived leaf hashes."""
-    hashes = bytearray()
-    nxt: asyncio.Task[list[asyncpg.Record]] | None = None
-    position = start
-    while position < end:
-        upto = min(position + PAGE, end)
-        page = (
-            nxt
-            if nxt is not None
-            else asyncio.ensure_future(conn.fetch(sql.audit_range, position, upto))
-        )
+class _Pages:
+    """The pages of a log of ``size`` events, handed out in order to whoever asks first.
+
+    None is handed out once every page is, or past a page already found faulty (the pages
+    before it must still be checked: an earlier fault is the one to name); ``found_fault(-1)``
+    stops the hand-out altogether.
+    """
+
+    def __init__(self, size: int, context: BaseContext | None = None) -> None:
+        self.size = size
+        self.page = PAGE  # travels with the pages to the worker processes
+        self.count = -(-size // self.page)
+        # Shared memory when several processes claim, a plain counter otherwise.
+        self._next = _Counter(0) if context is None else context.Value("q", 0)
+        self._fault = _Counter(self.count) if context is None else context.Value("q", self.count)
+
+    def claim(self) -> int | None:
+        with self._next.get_lock():
+            index = self._next.value
+            if index >= min(self.count, self._fault.value + 1):
+                return None
+            self._next.value = index + 1
+        return index
+
+    def found_fault(self, index: int) -> None:
+        with self._fault.get_lock():
+            self._fault.value = min(self._fault.value, index)
+
+    def bounds(self, index: int) -> tuple[int, int]:
+        return index * self.page, min((index + 1) * self.page, self.size)
+
+
+class _Counter:
+    """A ``multiprocessing.Value`` stand-in for one process."""
+
+    def __init__(self, value: int) -> None:
+        self.value = value
+
+    def get_lock(self) -> contextlib.nullcontext[None]:
+        return contextlib.nullcontext()
+
+
+#: The pages a worker process claims from; set when the process starts (:func:`_share`).
+_shared_pages: _Pages | None = None
+
+
+def _share(pages: _Pages) -> None:
+    global _shared_pages
+    _shared_pages = pages
+
+
+async def _verify_pages(
+    conn: asyncpg.Connection, sql: Statements, key: PublicKey, pages: _Pages
+) -> dict[int, tuple[_Bad | None, bytes]]:
+    """Check pages as they are claimed, each fetched while the one before is checked; per
+    page, its first bad row (if any) and its re-derived leaf hashes."""
+    done: dict[int, tuple[_Bad | None, bytes]] = {}
+
+    def fetch(index: int | None) -> asyncio.Future[list[asyncpg.Record]] | None:
+        if index is None:
+            return None
+        return asyncio.ensure_future(conn.fetch(sql.audit_range, *pages.bounds(index)))
+
+    index = pages.claim()
+    page = fetch(index)
+    while index is not None and page is not None:
         rows = await page
-        nxt = None
-        if upto < end:
-            # Let the server produce the next page while this one is checked.
-            nxt = asyncio.ensure_future(conn.fetch(sql.audit_range, upto, min(upto + PAGE, end)))
-        bad = None
-        for first in range(0, len(rows), SLICE):
-            # A turn of the event loop between slices: the next page's query goes out, and a
-            # parallel pass hands worker processes their next unit without waiting on us.
-            await asyncio.sleep(0)
-            bad = _check_rows(rows[first : first + SLICE], position + first, key, hashes)
-            if bad is not None:
-                break
-        if bad is None and len(rows) != upto - position:
-            bad = _Bad(position + len(rows), f"event {position + len(rows)} is missing")
+        following = pages.claim()
+        page = fetch(following)
+        await asyncio.sleep(0)  # send the next page's query before checking this one
+        start, end = pages.bounds(index)
+        hashes = bytearray()
+        bad = _check_rows(rows, start, key, hashes)
+        if bad is None and len(rows) != end - start:
+            bad = _Bad(start + len(rows), f"event {start + len(rows)} is missing")
         if bad is not None:
-            if nxt is not None:
-                await nxt
-            return bad, bytes(hashes)
-        position = upto
-    return None, bytes(hashes)
+            pages.found_fault(index)
+        done[index] = bad, bytes(hashes)
+        index = following
+    return done
 
 
-def _verify_leaves_worker(
-    database_url: str, snapshot: str, schema: str, public_key: bytes, start: int, end: int
-) -> tuple[_Bad | None, bytes, float]:
-    """Process-pool entry point: its own connection, in the caller's snapshot, one unit.
-    Returns the unit's first bad row, its leaf hashes and the CPU seconds it took."""
+def _verify_pages_worker(
+    database_url: str, snapshot: str, schema: str, public_key: bytes
+) -> tuple[dict[int, tuple[_Bad | None, bytes]], float]:
+    """Process-pool entry point: its own connection in the caller's snapshot, checking the
+    pages it claims until none are left. Returns them and the CPU seconds it took."""
+    assert _shared_pages is not None, "the pool's initializer shares the pages"
+    pages = _shared_pages
 
-    async def run() -> tuple[_Bad | None, bytes]:
+    async def run() -> dict[int, tuple[_Bad | None, bytes]]:
         conn = await asyncpg.connect(database_url)
         try:
             async with conn.transaction(isolation="repeatable_read", readonly=True):
                 # Not a parameter in SQL; the id's shape was checked by the caller.
                 await conn.execute(f"SET TRANSACTION SNAPSHOT '{snapshot}'")
-                return await _verify_leaves(
-                    conn, Statements.for_schema(schema), PublicKey(public_key), start, end
+                return await _verify_pages(
+                    conn, Statements.for_schema(schema), PublicKey(public_key), pages
                 )
         finally:
             await conn.close()
 
     cpu = time.process_time()
-    bad, hashes = asyncio.run(run())
-    return bad, hashes, time.process_time() - cpu
+    done = asyncio.run(run())
+    return done, time.process_time() - cpu
 
 
 async def _leaf_pass(
@@ -227,67 +272,54 @@ async def _leaf_pass(
     if workers > 1 and database_url is None:
         raise ValueError("verifying on several processes needs the database URL")
     if workers <= 1 or size == 0:
-        bad, hashes = await _verify_leaves(conn, log.sql, log.key.public, 0, size)
+        pages = _Pages(size)
+        done = await _verify_pages(conn, log.sql, log.key.public, pages)
+        bad, hashes = _in_order(pages, done)
         return bad, hashes, 1, 0.0
     snapshot = await conn.fetchval("SELECT pg_export_snapshot()")
     if not _SNAPSHOT_ID.fullmatch(snapshot):
         raise EventLogError(f"unexpected snapshot id {snapshot!r}")
-    step = min(UNIT, -(-size // (UNITS_PER_PROCESS * workers)))
-    units = [(start, min(start + step, size)) for start in range(0, size, step)]
-    results: list[tuple[_Bad | None, bytes] | None] = [None] * len(units)
-    claimed = 0
-    first_fault = len(units)
-    elsewhere = 0.0
-
-    def claim() -> int | None:
-        """The next unit nobody has taken; none past a unit already found faulty."""
-        nonlocal claimed
-        if claimed >= min(len(units), first_fault + 1):
-            return None
-        claimed += 1
-        return claimed - 1
-
-    def record(index: int, result: tuple[_Bad | None, bytes]) -> None:
-        nonlocal first_fault
-        results[index] = result
-        if result[0] is not None:
-            first_fault = min(first_fault, index)
-
-    async def here() -> None:
-        while (index := claim()) is not None:
-            record(index, await _verify_leaves(conn, log.sql, log.key.public, *units[index]))
-
-    async def there(pool: ProcessPoolExecutor) -> None:
-        nonlocal elsewhere
-        loop = asyncio.get_running_loop()
-        while (index := claim()) is not None:
-            args = (database_url, snapshot, log.schema, log.key.public.raw, *units[index])
-            bad, part, cpu = await loop.run_in_executor(pool, _verify_leaves_worker, *args)
-            record(index, (bad, part))
-            elsewhere += cpu
-
-    # This process verifies units too, so no core idles while the others start.
     context = multiprocessing.get_context("forkserver")
-    with ProcessPoolExecutor(max_workers=workers - 1, mp_context=context) as pool:
-        tasks = [asyncio.ensure_future(here())]
-        tasks += [asyncio.ensure_future(there(pool)) for _ in range(workers - 1)]
+    pages = _Pages(size, context)
+    args = (database_url, snapshot, log.schema, log.key.public.raw)
+    # This process checks pages too, so no core idles while the others start, and each
+    # process claims the next page when it is ready for it, so a core slowed by other jobs
+    # simply checks fewer.
+    with ProcessPoolExecutor(
+        max_workers=workers - 1, mp_context=context, initializer=_share, initargs=(pages,)
+    ) as pool:
+        loop = asyncio.get_running_loop()
+        elsewhere = [
+            loop.run_in_executor(pool, _verify_pages_worker, *args) for _ in range(1, workers)
+        ]
+        here = asyncio.ensure_future(_verify_pages(conn, log.sql, log.key.public, pages))
         try:
-            await asyncio.gather(*tasks)
+            done = await here
+            others = await asyncio.gather(*elsewhere)
         except BaseException:
-            # Stop this process's share too: its query must end before the snapshot's
-            # transaction can roll back.
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
+            # Stop every process at its current page; this one's query must end before the
+            # snapshot's transaction can roll back.
+            pages.found_fault(-1)
+            here.cancel()
+            await asyncio.gather(here, *elsewhere, return_exceptions=True)
             raise
+    for part, _ in others:
+        done |= part
+    bad, hashes = _in_order(pages, done)
+    return bad, hashes, workers, sum(cpu for _, cpu in others)
+
+
+def _in_order(
+    pages: _Pages, done: dict[int, tuple[_Bad | None, bytes]]
+) -> tuple[_Bad | None, bytes]:
+    """The checked pages joined in order, up to the first bad row."""
     hashes = bytearray()
-    for result in results:
-        assert result is not None  # every unit up to the first faulty one was verified
-        bad, part = result
+    for index in range(pages.count):
+        bad, part = done[index]  # every page up to the first faulty one was checked
         hashes += part
         if bad is not None:
-            return bad, bytes(hashes), workers, elsewhere
-    return None, bytes(hashes), workers, elsewhere
+            return bad, bytes(hashes)
+    return None, bytes(hashes)
 
 
 def _level_above(below: bytes) -> bytes:

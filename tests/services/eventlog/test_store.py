@@ -251,7 +251,8 @@ _streams = itertools.count()
 async def test_any_body_round_trips_through_jsonb_with_its_signature(
     log: EventLog, key: SigningKey, body: dict[str, object]
 ) -> None:
-    """Any integral JSON body reads back equal, and its leaf re-derives to the signed bytes."""
+    """Any integral JSON body reads back equal, its leaf re-derives to the signed bytes, and
+    the audit finds the jsonb column equal to the stored leaf."""
     stream = f"prop/{next(_streams)}"
     event = await log.append(stream, 0, "t", body)
     (stored,) = await log.read_stream(stream)
@@ -259,6 +260,7 @@ async def test_any_body_round_trips_through_jsonb_with_its_signature(
     assert stored.body == body
     assert leaf_hash(stored.leaf()) == event.leaf_hash
     key.public.verify_raw(stored.leaf(), stored.signature)
+    await log.verify_all()
 
 
 async def test_an_auditor_recomputes_a_leaf_from_the_feed_json_alone(

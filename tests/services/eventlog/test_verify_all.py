@@ -12,7 +12,7 @@ import pytest
 from ledger.canonical import signing_bytes
 from ledger.keys import SigningKey
 from ledger.merkle import leaf_hash
-from services.eventlog import EventLog, NewEvent, TamperedLog, event_leaf
+from services.eventlog import EventLog, NewEvent, TamperedLog, audit, event_leaf
 
 #: An edit of one row, and what verify_all says about it.
 EDITS = {
@@ -38,18 +38,18 @@ EDITS = {
         "leaf hash is not the hash of the stored leaf",
     ),
     "signature": (
-        "UPDATE mint.events SET signature = overlay(signature placing '\\x00'::bytea from 1)"
+        "UPDATE mint.events SET signature = set_byte(signature, 0, get_byte(signature, 0) # 1)"
         " WHERE seq = $1",
         "signature does not verify",
     ),
-    # Byte 30 of a leaf lies inside its JSON (the tag is 10 bytes).
+    # Byte 29 of a leaf lies inside its JSON (the tag is 10 bytes); one bit of it flips.
     "leaf": (
-        "UPDATE mint.events SET leaf = overlay(leaf placing '~' from 30) WHERE seq = $1",
+        "UPDATE mint.events SET leaf = set_byte(leaf, 29, get_byte(leaf, 29) # 1) WHERE seq = $1",
         "leaf hash is not the hash of the stored leaf",
     ),
     "leaf_and_leaf_hash": (
-        "UPDATE mint.events SET leaf = overlay(leaf placing '~' from 30), leaf_hash ="
-        " sha256('\\x00'::bytea || overlay(leaf placing '~' from 30)) WHERE seq = $1",
+        "UPDATE mint.events SET leaf = set_byte(leaf, 29, get_byte(leaf, 29) # 1), leaf_hash ="
+        " sha256('\\x00'::bytea || set_byte(leaf, 29, get_byte(leaf, 29) # 1)) WHERE seq = $1",
         "signature does not verify",
     ),
     "seq": ("UPDATE mint.events SET seq = seq + 1000 WHERE seq = $1", "is missing"),
@@ -226,7 +226,16 @@ async def test_a_signed_leaf_that_is_not_an_event_is_named(
     assert caught.value.seq == 23
 
 
-async def test_edits_are_found_on_several_processes(log: EventLog, migrated_url: str) -> None:
+@pytest.fixture
+def small_pages(monkeypatch: pytest.MonkeyPatch) -> int:
+    """Pages of 8 events, so that a short log spans many (the size travels to the workers)."""
+    monkeypatch.setattr(audit, "PAGE", 8)
+    return 8
+
+
+async def test_edits_are_found_on_several_processes(
+    log: EventLog, migrated_url: str, small_pages: int
+) -> None:
     """With the leaf pass spread over two processes, the first bad seq is still named."""
     await _fill(log, 60)
     whole = await log.verify_all(database_url=migrated_url, workers=2)
@@ -239,6 +248,33 @@ async def test_edits_are_found_on_several_processes(log: EventLog, migrated_url:
     with pytest.raises(TamperedLog) as caught:
         await log.verify_all(database_url=migrated_url, workers=2)
     assert caught.value.seq == 12
+
+
+async def test_a_worker_checks_the_pages_it_claims_in_the_exported_snapshot(
+    log: EventLog, migrated_url: str, small_pages: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker's entry point imports the snapshot (an edit committed later is not its to
+    see), checks every page left to claim, and reports a bad row on the page that holds it."""
+    await _fill(log, 30)
+    await log.pool.execute(EDITS["type"][0], 27)
+    rows = await log.pool.fetch("SELECT leaf_hash FROM mint.events ORDER BY seq")
+    async with log.pool.acquire() as conn, conn.transaction(isolation="repeatable_read"):
+        snapshot = await conn.fetchval("SELECT pg_export_snapshot()")
+        await log.pool.execute(EDITS["signature"][0], 10)
+        pages = audit._Pages(30)
+        assert pages.claim() == 0  # another process has taken the first page
+        monkeypatch.setattr(audit, "_shared_pages", pages)
+        done, cpu = await asyncio.to_thread(
+            audit._verify_pages_worker, migrated_url, snapshot, "mint", log.key.public.raw
+        )
+    assert sorted(done) == [1, 2, 3]
+    assert done[1] == (None, b"".join(r[0] for r in rows[8:16]))
+    assert done[2] == (None, b"".join(r[0] for r in rows[16:24]))
+    bad, hashes = done[3]
+    assert bad is not None
+    assert (bad.seq, bad.reason) == (27, "the row and its signed leaf disagree on type")
+    assert hashes == b"".join(r[0] for r in rows[24:27])
+    assert cpu > 0
 
 
 async def test_verify_all_reads_one_snapshot_while_appends_go_on(
