@@ -41,7 +41,7 @@ def test_chairs_never_make_an_illegal_move() -> None:
     """IV.6: the Chairs play the same law you do: every decision (turns, a defender's answers,
     a Turn's order) is one of the legal actions, at base and market tables."""
     decisions = 0
-    for n in range(1, 10, 2):
+    for n in range(1, 8, 2):
         decisions += _play(
             convene_market(n).new_state(), chair_player(n, n), chair_player(n + 1, n)
         )
