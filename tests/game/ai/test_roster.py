@@ -46,7 +46,7 @@ def test_chairs_never_make_an_illegal_move() -> None:
             convene_market(n).new_state(), chair_player(n, n), chair_player(n + 1, n)
         )
     decisions += _play(convene_base(1).new_state(), chair_player(12, 1), chair_player(11, 1))
-    assert decisions > 100
+    assert decisions > 60
 
 
 def test_every_venue_has_an_opponent_that_plays_legally() -> None:
