@@ -218,3 +218,32 @@ def test_each_venue_convenes_its_table() -> None:
     table = convene(registrar(CardSet.BEGOTTEN), 5, mine)
     assert table.kind == "portfolio"
     assert set(set_titles(CardSet.BEGOTTEN)) <= set(table.titles_in_deal_order())
+
+
+def test_random_campaigns_keep_their_invariants() -> None:
+    """Seeded random campaigns: only open venues are ever played, every settlement lands in one
+    column of one venue (never added), no Chair is played before the one below it is beaten, the
+    Misprint is paid at most once, and the collection holds exactly what the rewards paid."""
+    import random
+
+    for seed in range(30):
+        rng = random.Random(seed)
+        state = Campaign(seed)
+        paid_marks = paid_bundles = paid_prints = 0
+        steps = 150
+        for _ in range(steps):
+            venue = rng.choice(state.open_venues())
+            state, reward = settle(state, venue, rng.choice([W, L, B, W]))
+            paid_marks += reward.marks
+            paid_bundles += reward.bundles
+            paid_prints += len(reward.prints)
+        tallies = [t for _, t in state.record]
+        assert sum(t.wins + t.losses + t.balances for t in tallies) == steps
+        for venue, _ in state.record:
+            if venue.kind == "chair" and venue.number > 1:
+                assert state.tally(chair(venue.number - 1)).wins > 0
+        assert sum(p == MISPRINT for p in state.collection.prints) <= 1
+        assert state.collection.marks == paid_marks
+        assert state.collection.bundles == paid_bundles
+        assert len(state.collection.prints) == paid_prints
+        assert Campaign.from_json(state.to_json()) == state
