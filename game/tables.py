@@ -78,14 +78,14 @@ class Table:
             return new_base_table(self.seed)
         if self.kind == "market":
             return new_market_table(self.seed)
-        return from_deal(self.hands, self.market, self.aside)
+        return from_deal(self.hands, self.market, self.aside, kind=self.kind)
 
     def deal_record(self) -> SeededDeal | ExplicitDeal:
         """The deal as a table record names it (docs/formats.md), so the table replays."""
         if self.kind in ("base", "market"):
             return SeededDeal(table=self.kind, seed=self.seed)
         return ExplicitDeal(
-            table="deal",
+            table=self.kind,
             hands=[list(self.hands[0]), list(self.hands[1])],
             market=list(self.market),
             aside=list(self.aside),

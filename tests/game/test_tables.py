@@ -59,6 +59,9 @@ def test_portfolio_table_counts_and_set_aside() -> None:
     reachable = {state.title_of(c) for c in [*state.hands[0], *state.hands[1], *state.market]}
     assert reachable.isdisjoint(table.aside)
     assert {state.title_of(c) for c in state.aside} == set(table.aside)
+    # The position and the record name the table for what it is (IV.3), not a bare deal.
+    assert state.table_kind == "portfolio"
+    assert table.deal_record().table == "portfolio"
 
 
 def test_single_copy_rule_one_print_per_shared_title() -> None:
