@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Annotated, Any, ClassVar, Self
 
 from pydantic import (
@@ -36,9 +36,19 @@ HASH_SIZE = 32
 MAX_SAFE_INTEGER = 2**53 - 1
 
 
+@lru_cache(maxsize=4096)
+def _valid_key_text(text: str) -> None:
+    """Raise unless ``text`` is a valid key; valid ones are remembered (errors never are).
+
+    The point check costs more than a signature: a mint issues fifty certificates to one
+    owner per request, and a chain names the same few keys hop after hop.
+    """
+    PublicKey.from_text(text)
+
+
 def _check_key(text: str, info: ValidationInfo) -> str:
     try:
-        PublicKey.from_text(text)
+        _valid_key_text(text)
     except LedgerError as exc:
         raise KeyFormatError(f"{info.field_name}: {exc.diagnostics()}") from None
     return text
@@ -61,6 +71,8 @@ KeyText = Annotated[str, Field(max_length=64), AfterValidator(_check_key)]
 SignatureText = Annotated[str, Field(max_length=128), AfterValidator(_check_signature)]
 #: A SHA-256 hash on the wire: canonical unpadded base64url of 32 bytes.
 HashText = Annotated[str, Field(max_length=64), AfterValidator(_check_hash)]
+#: A placeholder signature (64 zero bytes) for validating fields before they are signed.
+_UNSIGNED = encode_b64url(bytes(SIGNATURE_SIZE))
 #: A list on the wire, held as a tuple (JSON arrays validate; the items stay strict).
 WireTuple = Field(strict=False)
 
@@ -202,10 +214,12 @@ class SignedModel(KindedModel):
     def sign(cls, key: SigningKey, **fields: Any) -> Self:
         """Build the object from wire-form ``fields`` (``kind`` is filled in) and sign it.
 
-        The fields are validated before signing, so nothing malformed is ever signed.
+        The fields are validated once, before signing, so nothing malformed is ever signed;
+        the signature (well-formed by construction) is then set without validating again.
         """
-        body = cls.from_wire({**fields, "kind": cls.KIND, "sig": "A" * 86}).body()
-        return cls.from_wire({**body, "sig": key.sign(cls.KIND, body)})
+        unsigned = cls.from_wire({**fields, "kind": cls.KIND, "sig": _UNSIGNED})
+        sig = encode_b64url(key.sign_raw(unsigned.signing_bytes))
+        return unsigned.model_copy(update={"sig": sig})
 
 
 class ArmoredModel(KindedModel):
