@@ -30,7 +30,7 @@ from ledger.certificates import PrintCertificate
 from ledger.errors import LedgerError, RunExhaustedError, SizeLimitError
 from ledger.keys import PublicKey, SigningKey
 from ledger.manifest import LeagueManifest
-from ledger.print_runs import PrintRun, RunFinish
+from ledger.print_runs import PrintRun, RunFinish, serial_for
 from services.eventlog import EventLog, NewEvent
 from services.mint import projections
 from services.mint.errors import (
@@ -206,24 +206,18 @@ class Drawing:
                 reason=f"this key's allowance of {per_day} prints for {self.day.isoformat()} "
                 f"(UTC) is used up; present it again tomorrow",
             )
-        number = run.first_number(finish) + self.stamped[key]
-        body = {
-            "kind": PrintCertificate.KIND,
-            "serial": f"CZ-{run.title.upper()}-{number:04d}",
-            "title": run.title,
-            "set": run.set,
-            "finish": finish,
-            "issued_to": presented.owner,
-            "issue": 1,
-            "event": self.next_seq + len(self.events),
-            "manifest": self.mint.manifest_hash,
-        }
-        # Every field is already validated: the owner key by the request's parse, title, set
-        # and sizes by the manifest's, the serial by construction from them (tests parse each
-        # answered certificate strictly). Validating 50 certificates per request again costs
-        # more than signing them, so the model is built as is.
-        certificate = PrintCertificate.model_construct(
-            **body, sig=self.mint.key.sign(PrintCertificate.KIND, body)
+        certificate = PrintCertificate.sign(
+            self.mint.key,
+            serial=serial_for(
+                run.title, finish, self.stamped[key] + 1, self.mint.manifest.print_runs
+            ),
+            title=run.title,
+            set=run.set,
+            finish=finish,
+            issued_to=presented.owner,
+            issue=1,
+            event=self.next_seq + len(self.events),
+            manifest=self.mint.manifest_hash,
         )
         self.events.append(
             NewEvent(
