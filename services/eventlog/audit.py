@@ -7,7 +7,7 @@ verifies the service's signature over them, and parses them (C ``json``) to chec
 column says what the signed leaf says. So no column, leaf, hash or signature can be edited
 without its ``seq`` being named, and no RFC 8785 canonicalization runs per event: the leaf
 was canonicalized once, when it was signed. The pass can run on several processes, the
-calling one included, each taking units of the log as it becomes free.
+calling one included, each claiming the next page of the log when it is ready for it.
 
 The *tree pass* rebuilds the Merkle tree level by level from the re-derived leaf hashes and
 compares each level's stored subtree hashes in bulk, then every stored checkpoint (root,
