@@ -21,9 +21,10 @@ from ledger.certificates import PrintCertificate
 from ledger.errors import LedgerError, SchemaError, VerificationError
 from ledger.keys import PublicKey, SigningKey
 from ledger.manifest import LeagueManifest
+from ledger.requests import StampRequest
 from services.http.logs import ConsistencyProof, Feed, InclusionProof
 from services.http.problems import PROBLEM_JSON, Problem
-from services.mint.wire import Census, OwnerCensus, StampAnswer, Stamped, StampRequest
+from services.mint.wire import Census, OwnerCensus, StampAnswer, Stamped
 
 M = TypeVar("M", bound=BaseModel)
 

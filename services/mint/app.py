@@ -9,6 +9,7 @@ from aiohttp import web
 
 from ledger.keys import SigningKey
 from ledger.manifest import LeagueManifest
+from ledger.requests import StampRequest
 from services.eventlog import EventLog
 from services.http.apps import POOL, CleanupContext, Service
 from services.http.endpoints import Endpoint
@@ -19,7 +20,7 @@ from services.league.settings import LeagueSettings
 from services.mint import projections
 from services.mint.census import census, owner_census
 from services.mint.stamping import Mint, Stamper
-from services.mint.wire import Census, OwnerCensus, StampAnswer, StampRequest
+from services.mint.wire import Census, OwnerCensus, StampAnswer
 
 MINT = web.AppKey("mint", Mint)
 MINT_LOG = web.AppKey("mint_log", EventLog)

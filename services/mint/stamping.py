@@ -31,6 +31,7 @@ from ledger.errors import LedgerError, RunExhaustedError, SizeLimitError
 from ledger.keys import PublicKey, SigningKey
 from ledger.manifest import LeagueManifest
 from ledger.print_runs import PrintRun, RunFinish, serial_for
+from ledger.requests import StampRequest
 from services.eventlog import EventLog, NewEvent
 from services.mint import projections
 from services.mint.errors import (
@@ -47,7 +48,6 @@ from services.mint.wire import (
     Refused,
     StampAnswer,
     Stamped,
-    StampRequest,
 )
 
 #: How far a request's signing time may be from the mint's clock, either way (seconds).

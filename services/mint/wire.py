@@ -1,54 +1,16 @@
-"""What the mint's API speaks: the signed stamp request and every answer, as pydantic models.
+"""What the mint's API answers, as pydantic models.
 
-The stamp request is a protocol object (signed by the owner's key under the domain kind
-``stamp-request``), so clients build it from this module and the mint verifies it here too.
+The request it reads, the owner-signed stamp request, is a protocol object: ``ledger.requests``.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, ClassVar, Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from ledger.certificates import PrintCertificate
-from ledger.endorsements import UnixTime
-from ledger.limits import MAX_STAMP_BATCH
-from ledger.manifest import LeagueId
-from ledger.print_runs import RunFinish, SetName, TitleText
-from ledger.wire import HashText, KeyText, SignedModel, WireModel, WireTuple
-
-#: A client's name for one request: letters, digits, ``.``, ``_``, ``-`` (a UUID fits).
-RequestId = Annotated[str, Field(pattern=r"^[A-Za-z0-9._-]{8,64}$")]
-
-
-class PrintOrder(WireModel):
-    """One unstamped print presented for stamping: which title, in which finish."""
-
-    WHAT = "presented print"
-
-    title: TitleText
-    finish: RunFinish
-
-
-class StampRequest(SignedModel):
-    """Unstamped prints presented by their owner, signed by the owner's key."""
-
-    KIND: ClassVar[str] = "stamp-request"
-    WHAT = "stamp request"
-
-    kind: Literal["stamp-request"]
-    #: The league id and the hash of its manifest: a request for another league is refused.
-    league: LeagueId
-    manifest: HashText
-    #: Unique per owner: a replay answers the same certificates and stamps nothing new.
-    request_id: RequestId
-    #: Unix seconds when the owner signed; too far from the mint's clock is refused as stale.
-    time: UnixTime
-    #: The key the certificates are issued to; it signs this request.
-    owner: KeyText
-    prints: Annotated[
-        tuple[PrintOrder, ...], WireTuple, Field(min_length=1, max_length=MAX_STAMP_BATCH)
-    ]
+from ledger.print_runs import RunFinish, SetName
 
 
 class Answer(BaseModel):

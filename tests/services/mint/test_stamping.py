@@ -15,10 +15,11 @@ from clients.league import LeagueClient, LeagueProblem, stamp_request, verify_st
 from ledger.address import address_of
 from ledger.keys import SigningKey
 from ledger.manifest import Policies
+from ledger.requests import StampRequest
 from services.league.founding import load_manifest
 from services.league.settings import LeagueSettings
 from services.mint.stamping import MAX_CLOCK_SKEW
-from services.mint.wire import Refused, StampAnswer, Stamped, StampRequest
+from services.mint.wire import Refused, StampAnswer, Stamped
 from tests.services.mint.conftest import serve
 
 
