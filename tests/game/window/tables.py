@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from game.window import State, from_json, parse_action, to_json
+from game.window import State, format_action, from_json, parse_action, to_json
 
 
 def setup(
@@ -74,8 +74,6 @@ def play(state: State, *actions: str) -> State:
 
 def legal(state: State) -> set[str]:
     """The legal actions of ``state`` in notation."""
-    from game.window import format_action
-
     return {format_action(state, a) for a in state.legal_actions()}
 
 

@@ -4,9 +4,11 @@ Each test builds a position through the engine's public API only (a deal with ``
 or a hand-written cz-position/1 read by ``from_json``), plays actions in the notation of
 docs/formats.md, and compares the position, the columns, the verdict, the set of legal
 actions or the refusal with the book's own words, worked out by hand from the text (never
-read back from the engine). The helpers are written apart from tests/game/window/tables.py on
-purpose, so the two readings do not share a mistake. Findings where the engine and the book
-part ways live in /work/notes/engine-review.md, not here.
+read back from the engine). The scenarios and their expected results are worked out apart
+from the other window tests, so the two readings do not share a mistake; the mechanical
+helpers (write a position document, play notation) hold no reading and are shared with them
+(tests/game/window/tables.py). Findings where the engine and the book part ways live in
+/work/notes/engine-review.md, not here.
 """
 
 from __future__ import annotations
@@ -25,7 +27,6 @@ from game.window import (
     NotationError,
     State,
     Verdict,
-    format_action,
     from_deal,
     from_json,
     new_base_table,
@@ -34,6 +35,7 @@ from game.window import (
     to_json,
 )
 from ledger.errors import SchemaError
+from tests.game.window.tables import chain, legal, play, setup
 
 BASE_SIX = ("Tally", "Pairing", "Separation", "Escrow", "Reflection", "Exchange")
 WIN, LOSS, BALANCE = Verdict.WIN, Verdict.LOSS, Verdict.BALANCE
@@ -42,77 +44,23 @@ WIN, LOSS, BALANCE = Verdict.WIN, Verdict.LOSS, Verdict.BALANCE
 # --------------------------------------------------------------------------- helpers
 
 
-def _face(title: str) -> dict[str, str]:
-    return {"card": title.lstrip("~"), "face": "down" if title.startswith("~") else "up"}
-
-
 def position(
     mine: Sequence[str] = (),
     theirs: Sequence[str] = (),
     *,
-    hands: Sequence[Sequence[str]] = ((), ()),
-    market: Sequence[str] = (),
-    spoils: Sequence[Sequence[str]] = ((), ()),
-    hostage: tuple[str, int] | None = None,
-    hoards: tuple[int, int] = (0, 0),
-    seal: int = 0,
-    to_move: int = 0,
     last: tuple[str | None, str | None] = (None, None),
-    exhausted: tuple[bool, bool] = (False, False),
-    ransoms: tuple[int, int] = (0, 0),
+    **kw: Any,
 ) -> State:
     """A hand-written cz-position/1: ``mine`` is seat 0's chain, ``theirs`` seat 1's.
 
     Chains run from the axis outward; ``~`` marks a folded card. Seal 12 writes a closed table.
     """
-    cards = [
-        *(t.lstrip("~") for t in (*mine, *theirs)),
-        *(t for hand in hands for t in hand),
-        *market,
-        *(t for pile in spoils for t in pile),
-        *([hostage[0]] if hostage else []),
-    ]
-    doc: dict[str, Any] = {
-        "format": "cz-position/1",
-        "table": "deal",
-        "cards": cards,
-        "hands": [list(h) for h in hands],
-        "chains": [[_face(t) for t in mine], [_face(t) for t in theirs]],
-        "spoils": [list(p) for p in spoils],
-        "market": list(market),
-        "aside": [],
-        "hostage": None if hostage is None else {"card": hostage[0], "owner": hostage[1]},
-        "hoards": list(hoards),
-        "plenum": 30 - sum(hoards),
-        "seal": seal,
-        "to_move": to_move,
-        "turn": to_move,
-        "ransoms": list(ransoms),
-        "last_action": list(last),
-        "exhausted": list(exhausted),
-        "pending": None,
-        "closed": seal == 12,
-    }
-    return from_json(doc)
+    return setup((mine, theirs), last_action=last, **kw)
 
 
 def closed(mine: Sequence[str] = (), theirs: Sequence[str] = (), **kw: Any) -> State:
     """A table the Seal has closed (twelve), ready to be reckoned."""
     return position(mine, theirs, seal=12, **kw)
-
-
-def play(state: State, *actions: str) -> State:
-    for text in actions:
-        state.apply(parse_action(state, text))
-    return state
-
-
-def legal(state: State) -> set[str]:
-    return {format_action(state, a) for a in state.legal_actions()}
-
-
-def chain(state: State, seat: int) -> list[str]:
-    return [("" if c["face"] == "up" else "~") + c["card"] for c in to_json(state)["chains"][seat]]
 
 
 def hand(state: State, seat: int) -> list[str]:
