@@ -25,11 +25,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import itertools
 import json
 import os
 import platform
-import secrets
 import shutil
 import signal
 import statistics
@@ -41,13 +41,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import aiohttp
-import asyncpg
 
 from clients.league import LeagueClient, stamp_request
 from game.window.catalog import PLAYING, Rarity
 from ledger.keys import SigningKey
 from ledger.manifest import LeagueManifest
-from services.league.database import start_embedded, stop_embedded
+from services.league.database import scratch_database, start_embedded, stop_embedded
 
 LEAGUE = [str(Path(sys.executable).parent / "league")]
 
@@ -132,20 +131,6 @@ async def paced(poster: Poster, batch: list[bytes], rate: float) -> tuple[list[f
     return latencies, len(batch) / (loop.time() - start)
 
 
-async def admin(server_url: str, sql: str) -> None:
-    conn = await asyncpg.connect(server_url)
-    try:
-        await conn.execute(sql)
-    finally:
-        await conn.close()
-
-
-def database_in(server_url: str, name: str) -> str:
-    """``server_url`` pointed at database ``name`` (keeping a socket ``?host=`` query)."""
-    head, sep, query = server_url.partition("?")
-    return f"{head.rsplit('/', 1)[0]}/{name}{sep}{query}"
-
-
 def start_server(env: dict[str, str]) -> tuple[subprocess.Popen[str], str]:
     process = subprocess.Popen(
         [*LEAGUE, "serve", "mint", "--port", "0"], env=env, text=True,
@@ -202,16 +187,15 @@ def main() -> None:
     home.chmod(0o755)
     env = {k: v for k, v in os.environ.items() if not k.startswith("LEAGUE_")}
     env["LEAGUE_HOME"] = str(home)
-    embedded = None
     server_url = os.environ.get("DATABASE_URL")
-    scratch = f"cz_bench_{secrets.token_hex(4)}"
-    try:
+    with contextlib.ExitStack() as cleanup:
+        cleanup.callback(shutil.rmtree, home, ignore_errors=True)
         if server_url:
-            asyncio.run(admin(server_url, f'CREATE DATABASE "{scratch}"'))
-            env["DATABASE_URL"] = database_in(server_url, scratch)
+            env["DATABASE_URL"] = cleanup.enter_context(scratch_database(server_url, "cz_bench"))
         else:
-            embedded = home / "pgdata"
-            env["DATABASE_URL"] = start_embedded(embedded).url
+            pgdata = home / "pgdata"
+            env["DATABASE_URL"] = start_embedded(pgdata).url
+            cleanup.callback(stop_embedded, pgdata)
         subprocess.run([*LEAGUE, "init", "--name", "Bench"], env=env, check=True,
                        stdout=subprocess.DEVNULL)
         process, url = start_server(env)
@@ -220,12 +204,6 @@ def main() -> None:
         finally:
             process.send_signal(signal.SIGTERM)
             process.wait()
-    finally:
-        if server_url:
-            asyncio.run(admin(server_url, f'DROP DATABASE IF EXISTS "{scratch}" WITH (FORCE)'))
-        if embedded is not None:
-            stop_embedded(embedded)
-        shutil.rmtree(home, ignore_errors=True)
     print(f"mint bench — {platform.python_implementation()} {platform.python_version()}, "
           f"{os.cpu_count()} cores, server and client on this machine")
     width = max(len(name) for name, _ in rows)

