@@ -11,18 +11,15 @@ afterwards, so tests never see each other's rows.
 
 from __future__ import annotations
 
-import asyncio
 import os
-import secrets
 import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-import asyncpg
 import pytest
 
-from services.league.database import start_embedded, stop_embedded
+from services.league.database import scratch_database, start_embedded, stop_embedded
 
 
 def _docker_postgres() -> tuple[str, object] | None:
@@ -62,27 +59,8 @@ def server_url() -> Iterator[str]:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _with_database(url: str, name: str) -> str:
-    """``url`` pointed at database ``name`` (handles the embedded server's socket query)."""
-    head, sep, query = url.partition("?")
-    base = head.rsplit("/", 1)[0]
-    return f"{base}/{name}{sep}{query}"
-
-
-async def _admin(url: str, sql: str) -> None:
-    conn = await asyncpg.connect(url)
-    try:
-        await conn.execute(sql)
-    finally:
-        await conn.close()
-
-
 @pytest.fixture
 def database_url(server_url: str) -> Iterator[str]:
     """A fresh, empty database for one test; dropped when the test ends."""
-    name = f"cz_test_{secrets.token_hex(6)}"
-    asyncio.run(_admin(server_url, f'CREATE DATABASE "{name}"'))
-    try:
-        yield _with_database(server_url, name)
-    finally:
-        asyncio.run(_admin(server_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    with scratch_database(server_url, "cz_test") as url:
+        yield url
