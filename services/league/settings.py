@@ -25,7 +25,9 @@ class LeagueSettings(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     data_dir: Path
-    database_url: str | None = None
+    #: May hold a password: kept out of the settings' repr, so a logged or printed
+    #: ``LeagueSettings`` never shows it.
+    database_url: str | None = Field(default=None, repr=False)
     host: str = DEFAULT_HOST
     port: int = Field(default=DEFAULT_PORT, ge=0, le=65535)
     passphrase_file: Path | None = None
