@@ -16,10 +16,18 @@ from typing import Any, Self, TypeVar
 
 import aiohttp
 from pydantic import BaseModel, ValidationError
+from yarl import URL
 
 from ledger.certificates import PrintCertificate
-from ledger.errors import LedgerError, SchemaError, VerificationError
+from ledger.errors import (
+    DecodeError,
+    LedgerError,
+    SchemaError,
+    SizeLimitError,
+    VerificationError,
+)
 from ledger.keys import PublicKey, SigningKey
+from ledger.limits import KIB, MAX_ANSWER_BYTES
 from ledger.manifest import LeagueManifest
 from ledger.requests import StampRequest
 from services.http.logs import ConsistencyProof, Feed, InclusionProof
@@ -90,6 +98,22 @@ def check_certificate(
         raise VerificationError(f"{certificate.serial} is issued to another key")
 
 
+async def _read_answer(response: aiohttp.ClientResponse) -> str:
+    """The answer's text (UTF-8, as JSON and signed notes are), read no further than
+    :data:`MAX_ANSWER_BYTES`: a league is not trusted to keep its answers small."""
+    if (response.content_length or 0) > MAX_ANSWER_BYTES:
+        raise SizeLimitError(f"the league's answer is larger than {MAX_ANSWER_BYTES} bytes")
+    body = bytearray()
+    async for chunk in response.content.iter_chunked(64 * KIB):
+        body += chunk
+        if len(body) > MAX_ANSWER_BYTES:
+            raise SizeLimitError(f"the league's answer is larger than {MAX_ANSWER_BYTES} bytes")
+    try:
+        return body.decode("utf-8")
+    except UnicodeDecodeError:
+        raise DecodeError("the league's answer is not UTF-8 text") from None
+
+
 class LeagueClient:
     """``async with LeagueClient(url) as league: await league.census()``."""
 
@@ -101,6 +125,8 @@ class LeagueClient:
         timeout: float = DEFAULT_TIMEOUT,
     ) -> None:
         self.base_url = base_url.rstrip("/")
+        #: The URL as errors name it: without any user or password it may carry.
+        self.shown_url = str(URL(self.base_url).with_user(None))
         self._session = session
         self._owns_session = session is None
         self._timeout = aiohttp.ClientTimeout(total=timeout)
@@ -129,12 +155,12 @@ class LeagueClient:
             async with self._session.request(
                 method, self.base_url + path, json=json, params=params
             ) as response:
-                text = await response.text()
+                text = await _read_answer(response)
                 if response.status >= 400:
                     raise self._problem(response.status, response.content_type, text)
                 return response.status, response.content_type, text
         except (aiohttp.ClientError, TimeoutError) as exc:
-            raise LeagueUnreachable(f"{self.base_url} did not answer: {exc}") from None
+            raise LeagueUnreachable(f"{self.shown_url} did not answer: {exc}") from None
 
     @staticmethod
     def _problem(status: int, content_type: str, text: str) -> LedgerError:

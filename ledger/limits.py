@@ -45,6 +45,9 @@ MAX_FEED_PAGE = 1000
 #: Largest JSON request body any service accepts (a full slip plus its envelope).
 MAX_REQUEST_BODY_BYTES = 3 * MIB
 
+#: Largest answer a client reads from a league (a full feed page is well under 2 MiB).
+MAX_ANSWER_BYTES = 16 * MIB
+
 #: Longest league id and display name in a manifest.
 MAX_LEAGUE_ID_CHARS = 64
 MAX_LEAGUE_NAME_CHARS = 120
