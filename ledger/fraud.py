@@ -15,6 +15,7 @@ The seen-registry is what a wallet remembers of every endorsement it has seen, k
 
 from __future__ import annotations
 
+import hmac
 from collections.abc import Iterable, Mapping
 from typing import Annotated, Any, ClassVar, Literal
 
@@ -44,7 +45,7 @@ class FraudProof(KindedModel):
             )
         if a.from_ != b.from_:
             raise InvalidFraudProofError("the two endorsements are signed by different keys")
-        if a.hash() == b.hash():
+        if hmac.compare_digest(a.hash(), b.hash()):
             raise InvalidFraudProofError("the two endorsements are one and the same")
         signer = PublicKey.from_text(a.from_)
         for which, endorsement in (("first", a), ("second", b)):
@@ -106,7 +107,7 @@ class SeenRegistry:
         proofs = []
         for endorsement in chain.endorsements:
             seen = self._seen.get(_seen_key(endorsement))
-            if seen is not None and seen.hash() != endorsement.hash():
+            if seen is not None and not hmac.compare_digest(seen.hash(), endorsement.hash()):
                 proofs.append(FraudProof(first=seen, second=endorsement))
         return tuple(proofs)
 
