@@ -20,7 +20,7 @@ from ledger.note_set import DEFAULT_NOTE_SET, NoteSet
 from ledger.print_runs import DEFAULT_PRINT_RUNS, PrintRunTable
 from ledger.savecode import DEFAULT_KDF, KdfParams
 from services.league.errors import LeagueError, LeagueExistsError, NoLeagueError
-from services.league.keyring import ROLES, key_path, read_key, write_key
+from services.league.keyring import ROLES, key_path, read_key, read_private_text, write_key
 from services.league.settings import LeagueSettings
 
 DEFAULT_NAME = "THE WINDOW league"
@@ -128,13 +128,16 @@ def load_service_key(
 
 
 def read_passphrase(settings: LeagueSettings) -> str | None:
-    """The passphrase from ``settings.passphrase_file`` (its last newline dropped), if any."""
+    """The passphrase from ``settings.passphrase_file`` (its last newline dropped), if any.
+
+    The file is a secret like a key file: refused unless only its owner may read it (0600).
+    """
     if settings.passphrase_file is None:
         return None
     try:
-        text = settings.passphrase_file.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise LeagueError(f"cannot read the passphrase file: {exc}") from None
+        text = read_private_text(settings.passphrase_file, encoding="utf-8")
+    except FileNotFoundError:
+        raise LeagueError(f"no passphrase file at {settings.passphrase_file}") from None
     passphrase = text.removesuffix("\n")
     if not passphrase:
         raise LeagueError(f"the passphrase file {settings.passphrase_file} is empty")

@@ -73,20 +73,29 @@ def write_key(
     return path
 
 
-def read_key(keys_dir: Path, role: str, passphrase: str | None = None) -> SigningKey:
-    """Load ``role``'s key; a missing, unreadable or group/world-readable file is refused."""
-    path = key_path(keys_dir, role)
+def read_private_text(path: Path, encoding: str = "ascii") -> str:
+    """The text of a file holding a secret (a key, a passphrase); refused when group or
+    others may read or write it. A missing file raises :class:`FileNotFoundError`."""
     try:
         mode = path.stat().st_mode & 0o777
         if mode & 0o077:
             raise LeagueError(
                 f"{path} is readable by others (mode {mode:o}); run: chmod 600 {path}"
             )
-        text = path.read_text(encoding="ascii")
+        return path.read_text(encoding=encoding)
     except FileNotFoundError:
-        raise LeagueError(f"no {role} key at {path}") from None
+        raise
     except (OSError, UnicodeDecodeError) as exc:
         raise LeagueError(f"cannot read {path}: {exc}") from None
+
+
+def read_key(keys_dir: Path, role: str, passphrase: str | None = None) -> SigningKey:
+    """Load ``role``'s key; a missing, unreadable or group/world-readable file is refused."""
+    path = key_path(keys_dir, role)
+    try:
+        text = read_private_text(path)
+    except FileNotFoundError:
+        raise LeagueError(f"no {role} key at {path}") from None
     if not text.startswith(_ARMOR_BEGIN):
         return _parse_plain(role, text, path)
     if passphrase is None:

@@ -226,16 +226,20 @@ def test_serve_creates_a_league_and_serves_the_mint(
 
 
 def test_passphrase_armored_keys(env: dict[str, str], tmp_path: Path) -> None:
-    """init --passphrase-file armors every key (CZ KEY); serve without the passphrase is
-    refused on one line, with it the league serves."""
+    """init --passphrase-file armors every key (CZ KEY), and refuses a passphrase file others
+    may read; serve without the passphrase is refused on one line, with it the league serves."""
     secret = tmp_path / "passphrase"
     secret.write_text("correct horse battery staple\n", encoding="utf-8")
+    secret.chmod(0o644)
+    assert "chmod 600" in one_line_failure(league(env, "init", "--passphrase-file", str(secret)))
+    secret.chmod(0o600)
     assert league(env, "init", "--passphrase-file", str(secret)).returncode == 0
     key_text = (Path(env["LEAGUE_HOME"]) / "keys" / "mint.key").read_text(encoding="ascii")
     assert key_text.startswith("-----BEGIN CZ KEY-----")
     assert "passphrase" in one_line_failure(league(env, "serve", "--port", "0"))
     wrong = tmp_path / "wrong"
     wrong.write_text("incorrect horse\n", encoding="utf-8")
+    wrong.chmod(0o600)
     refused = league(env, "serve", "--port", "0", "--passphrase-file", str(wrong))
     assert "passphrase" in one_line_failure(refused)
     server = Served({**env, "LEAGUE_PASSPHRASE_FILE": str(secret)})

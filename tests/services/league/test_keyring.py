@@ -10,7 +10,9 @@ import pytest
 from ledger.keys import SigningKey
 from ledger.savecode import MINIMUM_KDF
 from services.league.errors import LeagueError
+from services.league.founding import read_passphrase
 from services.league.keyring import key_path, read_key, write_key
+from services.league.settings import LeagueSettings
 
 
 def test_plain_key_round_trips_with_mode_0600(tmp_path: Path) -> None:
@@ -60,3 +62,17 @@ def test_never_overwrites_a_key(tmp_path: Path) -> None:
     write_key(tmp_path, "root", SigningKey.generate())
     with pytest.raises(FileExistsError):
         write_key(tmp_path, "root", SigningKey.generate())
+
+
+def test_a_passphrase_file_others_may_read_is_refused(tmp_path: Path) -> None:
+    """The passphrase file is a secret like a key file: read at 0600, refused at 0640."""
+    secret = tmp_path / "passphrase"
+    secret.write_text("correct horse battery staple\n", encoding="utf-8")
+    settings = LeagueSettings(data_dir=tmp_path, passphrase_file=secret)
+    secret.chmod(0o640)
+    with pytest.raises(LeagueError, match="chmod 600"):
+        read_passphrase(settings)
+    secret.chmod(0o600)
+    assert read_passphrase(settings) == "correct horse battery staple"
+    with pytest.raises(LeagueError, match="no passphrase file"):
+        read_passphrase(LeagueSettings(data_dir=tmp_path, passphrase_file=tmp_path / "none"))
