@@ -17,6 +17,7 @@ from typing import Any
 
 from game.window import new_base_table, new_market_table, parse_record, reckon, replay, to_json
 from ledger.errors import DecodeError, LedgerError, SizeLimitError
+from ledger.wire import parse_json
 
 #: The largest record file ``cz table replay`` reads.
 MAX_RECORD_BYTES = 1 << 20
@@ -39,10 +40,7 @@ def _read_record(path: str) -> Any:
             raise DecodeError(f"cannot read {path}: {exc.strerror}") from None
     if len(raw) > MAX_RECORD_BYTES:
         raise SizeLimitError(f"a record is at most {MAX_RECORD_BYTES} bytes")
-    try:
-        return json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise DecodeError(f"{path} is not JSON: {exc}") from None
+    return parse_json(raw, what=f"the record {path}")
 
 
 def _seed(text: str) -> int:

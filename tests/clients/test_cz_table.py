@@ -93,9 +93,14 @@ def test_illegal_action_exits_2_naming_action_turn_and_rule(tmp_path: Path) -> N
 
 # formats.md Record
 def test_unreadable_records_exit_2_with_one_line(tmp_path: Path) -> None:
-    """Not JSON, not a record, a missing file, an unknown action: one line each, exit 2."""
+    """Not JSON (or nested past the parser, or a key twice), not a record, a missing file, an
+    unknown action: one line each, exit 2, never a traceback."""
     garbage = tmp_path / "garbage.json"
     garbage.write_text("{nope")
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 200_000)
+    twice = tmp_path / "twice.json"
+    twice.write_text('{"format": "cz-table-record/1", "format": "cz-table-record/1"}')
     wrong = tmp_path / "wrong.json"
     wrong.write_text(json.dumps({"format": "cz-table-record/1", "deal": {"table": "base"}}))
     unknown = tmp_path / "unknown.json"
@@ -109,7 +114,9 @@ def test_unreadable_records_exit_2_with_one_line(tmp_path: Path) -> None:
         )
     )
     for path, needle in (
-        (garbage, "not JSON"),
+        (garbage, "not valid JSON"),
+        (deep, "not valid JSON"),
+        (twice, "repeats the key"),
         (wrong, "not a table record"),
         (tmp_path / "missing.json", "cannot read"),
         (unknown, "turn 1"),
