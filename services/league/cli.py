@@ -16,8 +16,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import os
 import subprocess
 import sys
+import urllib.parse
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NoReturn
@@ -121,15 +123,39 @@ def cmd_db_status(args: argparse.Namespace) -> None:
         print("note: DATABASE_URL is set, so the league uses that database, not this one")
 
 
+def split_password(database_url: str) -> tuple[str, str | None]:
+    """``database_url`` without its password, and the password.
+
+    A child process gets the password in its environment (PGPASSWORD), never on its command
+    line, where any local user could read it with ps.
+    """
+    url = urllib.parse.urlsplit(database_url)
+    if url.password is None:
+        return database_url, None
+    userinfo, host = url.netloc.rsplit("@", 1)
+    user = userinfo.split(":", 1)[0]
+    netloc = f"{user}@{host}" if user else host
+    # Rebuilt by hand: urlunsplit drops the "//" of an empty host (a Unix-socket URL).
+    query = f"?{url.query}" if url.query else ""
+    stripped = f"{url.scheme}://{netloc}{url.path}{query}"
+    return stripped, urllib.parse.unquote(url.password)
+
+
 def cmd_db_dump(args: argparse.Namespace) -> None:
     settings = _settings(args).with_database()
     assert settings.database_url is not None
+    dbname, password = split_password(settings.database_url)
+    env = dict(os.environ)
+    if password is not None:
+        env["PGPASSWORD"] = password
     command = [
         str(database.embedded_tool("pg_dump")), "--format=custom", "--file", str(args.file),
-        "--dbname", settings.database_url,
+        "--dbname", dbname,
     ]
     # A fixed program with an argument list (no shell): nothing here is parsed by a shell.
-    done = subprocess.run(command, capture_output=True, text=True, check=False)  # noqa: S603
+    done = subprocess.run(  # noqa: S603
+        command, capture_output=True, text=True, check=False, env=env
+    )
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["no message"])[-1]
         raise LeagueError(f"pg_dump failed: {last}")

@@ -19,6 +19,7 @@ from clients.league import LeagueClient, stamp_request
 from ledger.address import address_of
 from ledger.keys import PublicKey, SigningKey
 from ledger.manifest import LeagueManifest
+from services.league.cli import split_password
 from services.league.database import embedded_tool
 from services.mint.wire import Stamped
 
@@ -318,3 +319,18 @@ def test_verify_checks_the_log_and_the_census(
 
     asyncio.run(tamper())
     assert "seq 1" in one_line_failure(league(env, "verify"))
+
+
+@pytest.mark.parametrize(
+    ("url", "dbname", "password"),
+    [
+        ("postgresql://app:s%40cret@db:5432/league", "postgresql://app@db:5432/league", "s@cret"),
+        ("postgresql://:pw@/league?host=/run/pg", "postgresql:///league?host=/run/pg", "pw"),
+        ("postgresql://pg@/postgres?host=/tmp/x", "postgresql://pg@/postgres?host=/tmp/x", None),
+    ],
+)
+def test_db_dump_keeps_the_password_off_the_command_line(
+    url: str, dbname: str, password: str | None
+) -> None:
+    """pg_dump's --dbname never carries the password; it goes to the child's environment."""
+    assert split_password(url) == (dbname, password)
