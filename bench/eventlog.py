@@ -16,7 +16,6 @@ import asyncio
 import multiprocessing
 import os
 import random
-import secrets
 import shutil
 import statistics
 import tempfile
@@ -32,7 +31,7 @@ from ledger.keys import SigningKey
 from ledger.merkle import verify_consistency, verify_inclusion
 from services.eventlog import EventLog, NewEvent
 from services.eventlog.migrate import upgrade
-from services.league.database import start_embedded, stop_embedded
+from services.league.database import scratch_database, start_embedded, stop_embedded
 
 SAMPLE_BODY = {
     "serial": "CZ-MODEL-A-0042",
@@ -181,7 +180,8 @@ async def run(
     pool = await asyncpg.create_pool(url, min_size=2, max_size=4)
     log = EventLog(pool, schema="mint", origin="bench.local/mint", key=SigningKey.generate())
     try:
-        single = 2000
+        # A short form (small --max-events) still leaves the batched stage most of the log.
+        single = min(2000, max(1, max_events // 10))
         start = time.perf_counter()
         for i in range(single):
             await log.append(f"one/{i}", 0, "stamped", _body(i))
@@ -214,19 +214,6 @@ async def run(
     return rows
 
 
-async def _admin(url: str, sql: str) -> None:
-    conn = await asyncpg.connect(url)
-    try:
-        await conn.execute(sql)
-    finally:
-        await conn.close()
-
-
-def _with_database(url: str, name: str) -> str:
-    head, sep, query = url.partition("?")
-    return f"{head.rsplit('/', 1)[0]}/{name}{sep}{query}"
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--max-events", type=int, default=1_000_000)
@@ -244,14 +231,10 @@ def main() -> None:
         tmp = Path(tempfile.mkdtemp(prefix="cz-bench-pg-"))
         tmp.chmod(0o755)
         server_url = start_embedded(tmp / "pgdata").url
-    name = f"cz_bench_{secrets.token_hex(4)}"
-    asyncio.run(_admin(server_url, f'CREATE DATABASE "{name}"'))
     try:
-        rows = asyncio.run(
-            run(_with_database(server_url, name), args.max_events, args.workers, args.verify_at_max)
-        )
+        with scratch_database(server_url, "cz_bench") as url:
+            rows = asyncio.run(run(url, args.max_events, args.workers, args.verify_at_max))
     finally:
-        asyncio.run(_admin(server_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
         if tmp is not None:
             stop_embedded(tmp / "pgdata")
             shutil.rmtree(tmp, ignore_errors=True)
