@@ -29,9 +29,9 @@ import nacl.signing
 
 from ledger.keys import SigningKey
 from ledger.merkle import verify_consistency, verify_inclusion
-from services.eventlog import EventLog, NewEvent
+from services.eventlog import NewEvent, PostgresEventStore
 from services.eventlog.migrate import upgrade
-from services.league.database import scratch_database, start_embedded, stop_embedded
+from services.kernel.database import scratch_database, start_embedded, stop_embedded
 
 SAMPLE_BODY = {
     "serial": "CZ-MODEL-A-0042",
@@ -91,7 +91,7 @@ async def _timed(make: Callable[[], Awaitable[object]], samples: int) -> list[fl
     return times
 
 
-async def fill(log: EventLog, upto: int, batch: int = 10_000) -> float:
+async def fill(log: PostgresEventStore, upto: int, batch: int = 10_000) -> float:
     """Batched appends until the log holds ``upto`` events; returns events per second."""
     size = (await log.head()).size
     start, added = time.perf_counter(), 0
@@ -105,7 +105,9 @@ async def fill(log: EventLog, upto: int, batch: int = 10_000) -> float:
     return added / (time.perf_counter() - start) if added else 0.0
 
 
-async def proof_times(log: EventLog, size: int, samples: int) -> tuple[list[float], list[float]]:
+async def proof_times(
+    log: PostgresEventStore, size: int, samples: int
+) -> tuple[list[float], list[float]]:
     """Milliseconds per inclusion and per consistency proof (fetch + verify) at ``size``."""
     rng = random.Random(size)
     root = await log.root(size)
@@ -135,7 +137,7 @@ def raw_rate(workers: int) -> float:
     return raw_verify_rate() if workers == 1 else raw_verify_rate_parallel(workers)
 
 
-async def verify_rows(log: EventLog, url: str, workers: int) -> list[tuple[str, str]]:
+async def verify_rows(log: PostgresEventStore, url: str, workers: int) -> list[tuple[str, str]]:
     """verify_all on ``workers`` processes, next to the raw verify rate of as many processes,
     measured just before and just after it (the machine is shared: load moves), by the wall
     clock and per CPU-second of the processes doing the work."""
@@ -178,7 +180,9 @@ async def run(
     rows: list[tuple[str, str]] = []
     await asyncio.to_thread(upgrade, url)
     pool = await asyncpg.create_pool(url, min_size=2, max_size=4)
-    log = EventLog(pool, schema="mint", origin="bench.local/mint", key=SigningKey.generate())
+    log = PostgresEventStore(
+        pool, schema="mint", origin="bench.local/mint", key=SigningKey.generate()
+    )
     try:
         # A short form (small --max-events) still leaves the batched stage most of the log.
         single = min(2000, max(1, max_events // 10))
@@ -192,7 +196,7 @@ async def run(
         first = min(100_000, max_events)
         rate = await fill(log, first)
         rows.append((f"append_batch (10,000 per batch) to {first:,}", f"{rate:,.0f} events/s"))
-        await log.create_checkpoint()
+        await log.sign_checkpoint()
 
         for w in sorted({1, workers}):
             rows.extend(await verify_rows(log, url, w))
@@ -203,7 +207,7 @@ async def run(
                 rows.append(
                     (f"append_batch (20,000 per batch) to {size:,}", f"{rate:,.0f} events/s")
                 )
-                await log.create_checkpoint()
+                await log.sign_checkpoint()
                 if verify_at_max:
                     rows.extend(await verify_rows(log, url, workers))
             inc, con = await proof_times(log, size, samples=300)

@@ -43,10 +43,10 @@ from pathlib import Path
 import aiohttp
 
 from clients.league import LeagueClient, stamp_request
-from game.window.catalog import PLAYING, Rarity
+from ledger.catalog import PLAYING, Rarity
 from ledger.keys import SigningKey
 from ledger.manifest import LeagueManifest
-from services.league.database import scratch_database, start_embedded, stop_embedded
+from services.kernel.database import scratch_database, start_embedded, stop_embedded
 
 LEAGUE = [str(Path(sys.executable).parent / "league")]
 

@@ -18,7 +18,11 @@ import aiohttp
 from pydantic import BaseModel, ValidationError
 from yarl import URL
 
+from ledger.api.logs import ConsistencyProof, Feed, InclusionProof
+from ledger.api.mint import Census, OwnerCensus, StampAnswer, Stamped
+from ledger.api.problems import PROBLEM_JSON, Problem
 from ledger.certificates import PrintCertificate
+from ledger.checkpoint import Checkpoint
 from ledger.errors import (
     DecodeError,
     LedgerError,
@@ -30,9 +34,6 @@ from ledger.keys import PublicKey, SigningKey
 from ledger.limits import KIB, MAX_ANSWER_BYTES
 from ledger.manifest import LeagueManifest
 from ledger.requests import StampRequest
-from services.http.logs import ConsistencyProof, Feed, InclusionProof
-from services.http.problems import PROBLEM_JSON, Problem
-from services.mint.wire import Census, OwnerCensus, StampAnswer, Stamped
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -46,15 +47,19 @@ class LeagueProblem(LedgerError):
     def __init__(self, problem: Problem) -> None:
         super().__init__(f"{problem.title}: {problem.detail}")
         self.problem = problem
-        self.problem_type = problem.type.removeprefix("/problems/")
-        self.http_status = problem.status
+
+    @property
+    def slug(self) -> str:
+        """The problem type's slug, e.g. ``run-exhausted``."""
+        return self.problem.slug
+
+    @property
+    def status(self) -> int:
+        return self.problem.status
 
 
 class LeagueUnreachable(LedgerError):
     """The league server could not be reached, or did not answer in time."""
-
-    problem_type = "unreachable"
-    http_status = 503
 
 
 def new_request_id() -> str:
@@ -198,24 +203,39 @@ class LeagueClient:
     async def owner(self, address: str) -> OwnerCensus:
         return await self._json(OwnerCensus, "GET", f"/ledger/owners/{address}")
 
-    async def events(self, after: int = -1, limit: int = 100) -> Feed:
+    # -- every service's log ----------------------------------------------------------------
+
+    async def events(self, after: int = -1, limit: int = 100, *, service: str = "mint") -> Feed:
+        """A page of ``service``'s signed feed (verify each event with ``FeedEvent.verified``)."""
         return await self._json(
-            Feed, "GET", "/mint/events", params={"after": after, "limit": limit}
+            Feed, "GET", f"/{service}/events", params={"after": after, "limit": limit}
         )
 
-    async def checkpoint(self) -> str:
-        _, _, text = await self._call("GET", "/mint/checkpoint")
+    async def checkpoint(self, *, service: str = "mint") -> str:
+        """``service``'s latest signed checkpoint, as the note's text."""
+        _, _, text = await self._call("GET", f"/{service}/checkpoint")
         return text
 
-    async def inclusion_proof(self, index: int, size: int) -> InclusionProof:
+    async def signed_checkpoint(self, *, service: str = "mint") -> Checkpoint:
+        """``service``'s latest checkpoint, parsed (verify it with the service's key)."""
+        return Checkpoint.from_note(await self.checkpoint(service=service))
+
+    async def inclusion_proof(
+        self, index: int, size: int, *, service: str = "mint"
+    ) -> InclusionProof:
         return await self._json(
-            InclusionProof, "GET", "/mint/proof/inclusion", params={"index": index, "size": size}
+            InclusionProof,
+            "GET",
+            f"/{service}/proof/inclusion",
+            params={"index": index, "size": size},
         )
 
-    async def consistency_proof(self, first: int, second: int) -> ConsistencyProof:
+    async def consistency_proof(
+        self, first: int, second: int, *, service: str = "mint"
+    ) -> ConsistencyProof:
         return await self._json(
             ConsistencyProof,
             "GET",
-            "/mint/proof/consistency",
+            f"/{service}/proof/consistency",
             params={"first": first, "second": second},
         )

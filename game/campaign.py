@@ -26,8 +26,8 @@ from game.economy.collection import Collection
 from game.economy.prints import MISPRINT, Finish, Print
 from game.registrars import convene_registrar_table
 from game.tables import Holding, Table, convene_base, convene_market
-from game.window.catalog import ARCHIVE_SETS, CardSet
 from game.window.scoring import Verdict
+from ledger.catalog import ARCHIVE_SETS, CardSet
 from ledger.errors import LedgerError, SchemaError
 
 CLERKS = 4

@@ -21,9 +21,9 @@ from game.economy.collection import Collection
 from game.economy.prints import Finish
 from game.tables import PORTFOLIO_SIZE, Holding, Table, convene_portfolio
 from game.window import actions as A
-from game.window.catalog import ARCHIVE_SETS, BASE_SIX, FOLDED_SEVEN, CardSet
 from game.window.errors import DealError
 from game.window.state import State
+from ledger.catalog import ARCHIVE_SETS, BASE_SIX, FOLDED_SEVEN, CardSet
 
 #: The Assessor's thirteen: the titles anyone may bring as house copies (M-11).
 HOUSE_TITLES: tuple[str, ...] = tuple(c.name for c in BASE_SIX + FOLDED_SEVEN)

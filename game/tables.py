@@ -24,11 +24,11 @@ from typing import Protocol
 from game.drill import DrillOutcome
 from game.economy.prints import Print
 from game.window import actions as A
-from game.window.catalog import BY_NAME, PLAYING
 from game.window.convening import from_deal, new_base_table, new_market_table, shuffled
 from game.window.errors import DealError
 from game.window.records import ExplicitDeal, SeededDeal
 from game.window.state import CHANCE, State
+from ledger.catalog import BY_NAME, PLAYING
 
 PORTFOLIO_SIZE = 8
 HAND_SIZE = 5

@@ -22,7 +22,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ledger.encoding import decode_b64, encode_b64
-from ledger.errors import BadSignatureError, DecodeError, SchemaError, SizeLimitError
+from ledger.errors import (
+    BadSignatureError,
+    DecodeError,
+    KeyFormatError,
+    SchemaError,
+    SizeLimitError,
+)
 from ledger.keys import PublicKey, SigningKey
 from ledger.merkle import HASH_SIZE, verify_consistency
 from ledger.signed_note import (
@@ -157,7 +163,8 @@ class CosignatureVerifier(NoteVerifier):
 def parse_witness_vkey(text: str) -> CosignatureVerifier:
     """A witness's cosignature verifier key (type 0x04) from its vkey text."""
     verifier = parse_vkey(text, CosignatureVerifier)
-    assert isinstance(verifier, CosignatureVerifier)
+    if not isinstance(verifier, CosignatureVerifier):
+        raise KeyFormatError("not a witness cosignature key")
     return verifier
 
 

@@ -41,6 +41,11 @@ class Policies(WireModel):
     stamp_allowance_per_day: Count
     #: Prints in one stamping request.
     stamp_batch_limit: Annotated[int, Field(ge=1, le=MAX_STAMP_BATCH)]
+    #: Each service signs a checkpoint of its log at least this often while it grows
+    #: (milliseconds): a receipt's checkpoint is at most this old.
+    checkpoint_interval_ms: Annotated[int, Field(ge=10, le=3_600_000)] = 1000
+    #: ... and sooner, once this many events wait for one.
+    checkpoint_max_pending: Annotated[int, Field(ge=1, le=1_000_000)] = 10_000
 
 
 DEFAULT_POLICIES = Policies(

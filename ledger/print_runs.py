@@ -20,7 +20,7 @@ from typing import Annotated, Literal, NamedTuple, Self
 
 from pydantic import Field, model_validator
 
-from game.window.catalog import PLAYING, Rarity
+from ledger.catalog import PLAYING, Rarity
 from ledger.errors import RunExhaustedError, SchemaError, SerialError
 from ledger.limits import MAX_RUN_TOTAL, MAX_SERIAL_CHARS
 from ledger.wire import WireModel, WireTuple
@@ -30,7 +30,7 @@ RunFinish = Literal["standard", "gilt", "holofoil"]
 RUN_FINISHES: tuple[RunFinish, ...] = ("standard", "gilt", "holofoil")
 #: Every finish a print certificate may name: the run finishes and the unique misprint.
 PrintFinish = Literal["standard", "gilt", "holofoil", "misprint"]
-#: The card sets a run may belong to (values of ``game.window.catalog.CardSet``).
+#: The card sets a run may belong to (values of ``ledger.catalog.CardSet``).
 SetName = Literal["base", "folded", "lettered", "begotten", "counted", "sealed"]
 
 MISPRINT = "misprint"

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from services.league.database import scratch_database, start_embedded, stop_embedded
+from services.kernel.database import scratch_database, start_embedded, stop_embedded
 
 
 def _docker_postgres() -> tuple[str, object] | None:

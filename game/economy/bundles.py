@@ -12,7 +12,7 @@ import random
 
 from game.economy.prices import BUNDLE_PRINTS, FINISH_ODDS, RARITY_ODDS
 from game.economy.prints import Finish, Print
-from game.window.catalog import PLAYING, Rarity
+from ledger.catalog import PLAYING, Rarity
 
 TITLES_BY_RARITY: dict[Rarity, tuple[str, ...]] = {
     rarity: tuple(c.name for c in PLAYING if c.rarity is rarity) for rarity in Rarity

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from game.window.catalog import BY_NAME
+from ledger.catalog import BY_NAME
 
 
 class Finish(StrEnum):

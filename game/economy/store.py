@@ -13,7 +13,7 @@ from game.economy import bundles
 from game.economy.collection import Collection
 from game.economy.prices import BUNDLE_PRICE, SINGLE_PRICE, UPGRADE_PRICE
 from game.economy.prints import Finish, Print
-from game.window.catalog import BY_NAME
+from ledger.catalog import BY_NAME
 from ledger.errors import LedgerError
 
 _FINISH_ORDER = (Finish.STANDARD, Finish.GILT, Finish.HOLOFOIL)

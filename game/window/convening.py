@@ -15,9 +15,9 @@ import random
 from collections.abc import Sequence
 
 from game.window import titles as T
-from game.window.catalog import BASE_SIX, FOLDED_SEVEN
 from game.window.errors import DealError
 from game.window.state import ASIDE, HAND, MARKET, STROKES, State
+from ledger.catalog import BASE_SIX, FOLDED_SEVEN
 
 FIRST_SEAT_STROKES = 3
 TABLE_KINDS = ("base", "market", "portfolio", "deal")

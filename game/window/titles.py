@@ -1,12 +1,12 @@
 """Titles as small integers for the engine's hot path, read from the catalog.
 
-A title's integer is its index in :data:`game.window.catalog.PLAYING` (book order), so the
+A title's integer is its index in :data:`ledger.catalog.PLAYING` (book order), so the
 catalog stays the single source of names and costs.
 """
 
 from __future__ import annotations
 
-from game.window.catalog import PLAYING
+from ledger.catalog import PLAYING
 
 NAMES: tuple[str, ...] = tuple(c.name for c in PLAYING)
 COSTS: tuple[int, ...] = tuple(c.cost for c in PLAYING)

@@ -1,9 +1,18 @@
 """The shared event store: signed, append-only, Merkle-tree event logs on PostgreSQL.
 
-See docs/eventlog.md for the API, the exact leaf bytes and the proof policy.
+Services program against :class:`EventStore` (``contract``); :class:`PostgresEventStore` is
+its implementation. See docs/eventlog.md for the API, the proof policy and the audit; the
+exact leaf bytes are protocol, in :mod:`ledger.leaf`.
 """
 
-from services.eventlog.audit import VerifySummary
+from ledger.leaf import Event, NewEvent
+from services.eventlog.contract import (
+    EventStore,
+    LogHead,
+    Row,
+    StoreTransaction,
+    VerifySummary,
+)
 from services.eventlog.errors import (
     CheckpointRefused,
     EventLogError,
@@ -12,22 +21,21 @@ from services.eventlog.errors import (
     StreamConflict,
     TamperedLog,
 )
-from services.eventlog.leaf import Event, NewEvent, event_leaf
-from services.eventlog.store import SCHEMAS, EventLog, LogHead, Transaction
+from services.eventlog.store import PostgresEventStore
 
 __all__ = [
-    "SCHEMAS",
     "CheckpointRefused",
     "Event",
-    "EventLog",
     "EventLogError",
+    "EventStore",
     "LogHead",
     "NewEvent",
+    "PostgresEventStore",
+    "Row",
     "StoreIntegrityError",
+    "StoreTransaction",
     "StoreUnavailable",
     "StreamConflict",
     "TamperedLog",
-    "Transaction",
     "VerifySummary",
-    "event_leaf",
 ]

@@ -38,11 +38,12 @@ from ledger.errors import LedgerError
 from ledger.keys import PublicKey
 from ledger.merkle import CompactRange
 from ledger.signed_note import NoteVerifier
+from services.eventlog.contract import VerifySummary
 from services.eventlog.errors import EventLogError, TamperedLog
 from services.eventlog.sql import Statements
 
 if TYPE_CHECKING:
-    from services.eventlog.store import EventLog
+    from services.eventlog.store import PostgresEventStore
 
 #: Events per page: one fetch, checked while the next page is fetched. Pages are also what
 #: the processes of a parallel pass take turns to claim, so they stay small.
@@ -91,20 +92,6 @@ def _disagreement(signed: object, columns: dict[str, object]) -> str:
         if name not in signed or name not in columns or signed[name] != columns[name]
     )
     return f"the row and its signed leaf disagree on {', '.join(differ)}"
-
-
-@dataclass(frozen=True, slots=True)
-class VerifySummary:
-    """What ``verify_all`` checked, when everything held."""
-
-    events: int
-    subtrees: int
-    checkpoints: int
-    root: bytes
-    workers: int
-    #: CPU time the audit's processes spent: this one while it ran (anything else it ran
-    #: meanwhile included), plus every worker process. The database server's is not counted.
-    cpu_seconds: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,8 +224,9 @@ def _verify_pages_worker(
 ) -> tuple[dict[int, tuple[_Bad | None, bytes]], float]:
     """Process-pool entry point: its own connection in the caller's snapshot, checking the
     pages it claims until none are left. Returns them and the CPU seconds it took."""
-    assert _shared_pages is not None, "the pool's initializer shares the pages"
     pages = _shared_pages
+    if pages is None:
+        raise RuntimeError("the worker started without the shared pages its initializer sets")
 
     async def run() -> dict[int, tuple[_Bad | None, bytes]]:
         conn = await asyncpg.connect(database_url)
@@ -258,7 +246,7 @@ def _verify_pages_worker(
 
 
 async def _leaf_pass(
-    log: EventLog,
+    log: PostgresEventStore,
     conn: asyncpg.Connection,
     size: int,
     database_url: str | None,
@@ -273,7 +261,7 @@ async def _leaf_pass(
         raise ValueError("verifying on several processes needs the database URL")
     if workers <= 1 or size == 0:
         pages = _Pages(size)
-        done = await _verify_pages(conn, log.sql, log.key.public, pages)
+        done = await _verify_pages(conn, log._sql, log.public_key, pages)
         bad, hashes = _in_order(pages, done)
         return bad, hashes, 1, 0.0
     snapshot = await conn.fetchval("SELECT pg_export_snapshot()")
@@ -281,7 +269,7 @@ async def _leaf_pass(
         raise EventLogError(f"unexpected snapshot id {snapshot!r}")
     context = multiprocessing.get_context("forkserver")
     pages = _Pages(size, context)
-    args = (database_url, snapshot, log.schema, log.key.public.raw)
+    args = (database_url, snapshot, log.schema, log.public_key.raw)
     # This process checks pages too, so no core idles while the others start, and each
     # process claims the next page when it is ready for it, so a core slowed by other jobs
     # simply checks fewer.
@@ -292,7 +280,7 @@ async def _leaf_pass(
         elsewhere = [
             loop.run_in_executor(pool, _verify_pages_worker, *args) for _ in range(1, workers)
         ]
-        here = asyncio.ensure_future(_verify_pages(conn, log.sql, log.key.public, pages))
+        here = asyncio.ensure_future(_verify_pages(conn, log._sql, log.public_key, pages))
         try:
             done = await here
             others = await asyncio.gather(*elsewhere)
@@ -380,7 +368,7 @@ def _bad_checkpoint(
 
 
 async def _tree_pass(
-    log: EventLog, conn: asyncpg.Connection, hashes: bytes, size: int
+    log: PostgresEventStore, conn: asyncpg.Connection, hashes: bytes, size: int
 ) -> tuple[int, int, bytes]:
     """Rebuild the tree over ``hashes``; compare subtrees, checkpoints and (if the leaves
     reached ``size``) the head. Returns subtrees and checkpoints checked, and the root."""
@@ -392,11 +380,11 @@ async def _tree_pass(
     while upto >> len(levels):
         level = len(levels)
         levels.append(_level_above(levels[-1]))
-        bad = await _bad_node(conn, log.sql, level, levels[-1])
+        bad = await _bad_node(conn, log._sql, level, levels[-1])
         if bad is not None:
             faults.append((bad.seq, level, bad))
-    verifier = log_verifier(log.origin, log.key.public)
-    checkpoints = await conn.fetch(log.sql.all_checkpoints)
+    verifier = log_verifier(log.origin, log.public_key)
+    checkpoints = await conn.fetch(log._sql.all_checkpoints)
     for row in checkpoints:
         bad = _bad_checkpoint(row, levels, verifier, log.origin) if row[0] <= upto else None
         if bad is not None:
@@ -409,20 +397,20 @@ async def _tree_pass(
     if upto < size:
         return subtrees, 0, CompactRange(upto, edge).root()
     last = max(size - 1, 0)
-    extra = await conn.fetchval(log.sql.count_nodes) - subtrees
+    extra = await conn.fetchval(log._sql.count_nodes) - subtrees
     if extra:
         raise TamperedLog(last, f"{extra} stored subtrees lie outside the log")
     beyond = [row[0] for row in checkpoints if row[0] > size]
     if beyond:
         raise TamperedLog(last, f"a checkpoint of size {min(beyond)} is beyond the log")
-    head = await conn.fetchrow(log.sql.read_head)
+    head = await conn.fetchrow(log._sql.read_head)
     if head is None or head[0] != size or [bytes(h) for h in head[1]] != edge:
         raise TamperedLog(last, "the head row disagrees with the events")
     return subtrees, len(checkpoints), CompactRange(size, edge).root()
 
 
 async def verify_all(
-    log: EventLog, *, database_url: str | None = None, workers: int | None = None
+    log: PostgresEventStore, *, database_url: str | None = None, workers: int | None = None
 ) -> VerifySummary:
     """Check every row, subtree and checkpoint; raise :class:`TamperedLog` at the first fault.
 
@@ -435,11 +423,11 @@ async def verify_all(
     # One snapshot for every read (exported to the worker processes), so appends committed
     # while the audit runs are simply not part of it.
     async with (
-        log.pool.acquire() as conn,
+        log._pool.acquire() as conn,
         conn.transaction(isolation="repeatable_read", readonly=True),
     ):
-        size = await conn.fetchval(log.sql.head_size)
-        last = await conn.fetchval(log.sql.max_seq)
+        size = await conn.fetchval(log._sql.head_size)
+        last = await conn.fetchval(log._sql.max_seq)
         if last is not None and last >= size:
             size_bad: _Bad | None = _Bad(size, f"event {size} lies beyond the head of the log")
         else:

@@ -1,32 +1,37 @@
 """The signed, append-only event log of one service, on PostgreSQL (asyncpg).
 
-Every append takes the row lock on the log's head row first and holds it until commit, so
-appends to one log are serialized: ``seq`` is dense (0, 1, 2, ... = the Merkle leaf index)
-and commit order is ``seq`` order, which is what lets a feed reader poll ``seq > N`` without
-ever skipping an event. Projections join the same transaction::
+The implementation of :class:`services.eventlog.contract.EventStore`. Every append takes the
+row lock on the log's head row first and holds it until commit, so appends to one log are
+serialized: ``seq`` is dense (0, 1, 2, ... = the Merkle leaf index) and commit order is
+``seq`` order, which is what lets a feed reader poll ``seq > N`` without ever skipping an
+event. Projections join the same transaction, through the store's own wrapped statements::
 
-    async with log.transaction() as tx:
+    async with store.transaction() as tx:
         event = await tx.append("print/CZ-MODEL-A-0042", 0, "stamped", {...})
-        await tx.conn.execute("INSERT INTO mint.prints ...", ...)
+        await tx.execute("INSERT INTO mint.prints ...", ...)
 
-Each append stores the complete Merkle subtrees it closes, so proofs are served from
-O(log n) stored hashes however long the log grows.
+Canonicalizing and signing a batch runs in a worker thread, so the event loop keeps answering
+while a large group is signed under the lock. The time of a transaction is the database's
+(read with the lock), unless a test gives the store a clock of its own. Each append stores the
+complete Merkle subtrees it closes, so proofs are served from O(log n) stored hashes however
+long the log grows.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeVar
 
 import asyncpg
 
 from ledger.checkpoint import Checkpoint, sign_checkpoint
-from ledger.errors import LedgerError, ProofError
-from ledger.keys import SigningKey
+from ledger.errors import LedgerError, Overloaded, ProofError
+from ledger.keys import PublicKey, SigningKey
+from ledger.leaf import Event, NewEvent, event_leaf
 from ledger.merkle import (
     CompactRange,
     consistency_proof,
@@ -36,7 +41,8 @@ from ledger.merkle import (
     root_from,
     verify_consistency,
 )
-from services.eventlog.audit import VerifySummary, verify_all
+from services.eventlog.audit import verify_all
+from services.eventlog.contract import LogHead, Row, VerifySummary
 from services.eventlog.errors import (
     CheckpointRefused,
     EventLogError,
@@ -44,13 +50,13 @@ from services.eventlog.errors import (
     StoreUnavailable,
     StreamConflict,
 )
-from services.eventlog.leaf import Event, NewEvent, event_leaf
 from services.eventlog.sql import Statements
 
 T = TypeVar("T")
 
-#: The schemas the migrations create, one per service.
-SCHEMAS = ("mint", "treasury", "notary")
+#: A clock a test gives the store in place of the database's.
+Clock = Callable[[], datetime]
+
 MAX_BATCH = 50_000
 MAX_READ = 10_000
 
@@ -68,14 +74,6 @@ def _event(row: asyncpg.Record) -> Event:
     )
 
 
-@dataclass(frozen=True, slots=True)
-class LogHead:
-    """The log's current size and Merkle root."""
-
-    size: int
-    root: bytes
-
-
 @asynccontextmanager
 async def _wrapped() -> AsyncIterator[None]:
     """Turn driver failures into :class:`StoreUnavailable`; our own errors pass through."""
@@ -89,15 +87,40 @@ async def _wrapped() -> AsyncIterator[None]:
         raise StoreUnavailable(f"event store failure: {exc.__class__.__name__}: {exc}") from exc
 
 
-class Transaction:
+class PostgresTransaction:
     """One database transaction on the log: appends plus the caller's projection SQL."""
 
-    def __init__(self, log: EventLog, conn: asyncpg.Connection) -> None:
+    def __init__(self, log: PostgresEventStore, conn: asyncpg.Connection) -> None:
         self._log = log
-        self.conn = conn
+        self._conn = conn
         self._edge: CompactRange | None = None
         self._now: datetime | None = None
         self._versions: dict[str, int] = {}
+        #: Events appended so far in this transaction.
+        self.appended = 0
+
+    @property
+    def now(self) -> datetime:
+        if self._now is None:
+            raise EventLogError("the transaction has no time before it takes the log's lock")
+        return self._now
+
+    async def execute(self, statement: str, *args: object) -> str:
+        async with _wrapped():
+            result: str = await self._conn.execute(statement, *args)
+            return result
+
+    async def fetch(self, statement: str, *args: object) -> list[Row]:
+        async with _wrapped():
+            return list(await self._conn.fetch(statement, *args))
+
+    async def fetchrow(self, statement: str, *args: object) -> Row | None:
+        async with _wrapped():
+            return await self._conn.fetchrow(statement, *args)
+
+    async def fetchval(self, statement: str, *args: object) -> Any:
+        async with _wrapped():
+            return await self._conn.fetchval(statement, *args)
 
     async def lock(self) -> int:
         """Take the log's lock now; return the ``seq`` the next append will get.
@@ -112,23 +135,23 @@ class Transaction:
     async def _lock(self) -> CompactRange:
         """Take the log's head lock (once per transaction) and load its right edge."""
         if self._edge is None:
-            row = await self.conn.fetchrow(self._log.sql.lock_head)
+            row = await self._conn.fetchrow(self._log._sql.lock_head)
             if row is None:
                 raise EventLogError(f"log {self._log.schema} has no head row: run migrations")
             self._edge = CompactRange(row[0], list(row[1]))
-            self._now = row[2]
+            self._now = self._log._clock() if self._log._clock is not None else row[2]
         return self._edge
 
     async def _current_versions(self, streams: Iterable[str]) -> dict[str, int]:
         wanted = sorted({s for s in streams if s not in self._versions})
         if wanted:
-            rows = await self.conn.fetch(self._log.sql.stream_versions, wanted)
+            rows = await self._conn.fetch(self._log._sql.stream_versions, wanted)
             for stream, version in rows:
                 self._versions[stream] = version or 0
         return self._versions
 
     async def append(
-        self, stream: str, expected_version: int, type: str, body: Mapping[str, Any]
+        self, stream: str, expected_version: int, type: str, body: dict[str, Any]
     ) -> Event:
         """Append one event; ``expected_version`` is the stream's current version (0 if new)."""
         (event,) = await self.append_batch([NewEvent(stream, expected_version, type, body)])
@@ -143,12 +166,15 @@ class Transaction:
         async with _wrapped():
             edge = await self._lock()
             versions = await self._current_versions(item.stream for item in items)
-            assert self._now is not None
-            events, leaves = self._log._sign(edge, versions, items, self._now)
+            # CPU-bound (JCS and Ed25519 per event): off the event loop, though under the lock.
+            events, leaves = await asyncio.to_thread(
+                self._log._sign, edge.size, versions, items, self.now
+            )
             nodes: list[tuple[int, int, bytes]] = []
             for event in events:
                 nodes.extend(edge.append(event.leaf_hash))
             await self._insert(events, leaves, nodes, edge)
+        self.appended += len(events)
         return events
 
     async def _insert(
@@ -159,8 +185,8 @@ class Transaction:
         edge: CompactRange,
     ) -> None:
         try:
-            await self.conn.execute(
-                self._log.sql.append,
+            await self._conn.execute(
+                self._log._sql.append,
                 [e.seq for e in events],
                 [e.stream for e in events],
                 [e.stream_version for e in events],
@@ -181,26 +207,64 @@ class Transaction:
             raise EventLogError(f"concurrent write outside the log's lock: {exc}") from exc
 
 
-class EventLog:
+class PostgresEventStore:
     """The event log of one service, in its own schema, signed by the service's key."""
 
-    def __init__(self, pool: asyncpg.Pool, *, schema: str, origin: str, key: SigningKey) -> None:
-        self.sql = Statements.for_schema(schema)
-        self.pool = pool
-        self.schema = schema
-        self.origin = origin
-        self.key = key
+    def __init__(
+        self,
+        pool: asyncpg.Pool,
+        *,
+        schema: str,
+        origin: str,
+        key: SigningKey,
+        clock: Clock | None = None,
+    ) -> None:
+        self._sql = Statements.for_schema(schema)
+        self._pool = pool
+        self._schema = schema
+        self._origin = origin
+        self._key = key
+        self._clock = clock
+        self._listeners: list[Callable[[int], None]] = []
+
+    def on_commit(self, listener: Callable[[int], None]) -> None:
+        """Call ``listener(n)`` after each commit that appended ``n`` > 0 events."""
+        self._listeners.append(listener)
+
+    @property
+    def schema(self) -> str:
+        return self._schema
+
+    @property
+    def origin(self) -> str:
+        return self._origin
+
+    @property
+    def public_key(self) -> PublicKey:
+        return self._key.public
+
+    async def now(self) -> datetime:
+        if self._clock is not None:
+            return self._clock()
+        async with _wrapped():
+            moment: datetime = await self._pool.fetchval("SELECT clock_timestamp()")
+        return moment
 
     # -- appending -------------------------------------------------------------------------
 
     @asynccontextmanager
-    async def transaction(self) -> AsyncIterator[Transaction]:
+    async def transaction(self) -> AsyncIterator[PostgresTransaction]:
         """A transaction for appends and projections; it commits when the block exits."""
-        async with _wrapped(), self.pool.acquire() as conn, conn.transaction():
-            yield Transaction(self, conn)
+        async with _wrapped(), self._pool.acquire() as conn:
+            async with conn.transaction():
+                tx = PostgresTransaction(self, conn)
+                yield tx
+            if tx.appended:
+                for listener in self._listeners:
+                    listener(tx.appended)
 
     async def append(
-        self, stream: str, expected_version: int, type: str, body: Mapping[str, Any]
+        self, stream: str, expected_version: int, type: str, body: dict[str, Any]
     ) -> Event:
         """Append one event in a transaction of its own."""
         async with self.transaction() as tx:
@@ -213,7 +277,7 @@ class EventLog:
 
     def _sign(
         self,
-        edge: CompactRange,
+        size: int,
         versions: dict[str, int],
         items: Sequence[NewEvent],
         now: datetime,
@@ -228,7 +292,7 @@ class EventLog:
             if item.expected_version != actual:
                 raise StreamConflict(item.stream, item.expected_version, actual)
             pending[item.stream] = actual + 1
-            seq = edge.size + offset
+            seq = size + offset
             leaf = event_leaf(
                 seq=seq,
                 stream=item.stream,
@@ -248,7 +312,7 @@ class EventLog:
                     body=body,
                     recorded_at=now,
                     leaf_hash=leaf_hash(leaf),
-                    signature=self.key.sign_raw(leaf),
+                    signature=self._key.sign_raw(leaf),
                 )
             )
         versions.update(pending)
@@ -256,10 +320,22 @@ class EventLog:
 
     # -- reading ---------------------------------------------------------------------------
 
+    async def fetch(self, statement: str, *args: object) -> list[Row]:
+        async with _wrapped():
+            return list(await self._pool.fetch(statement, *args))
+
+    async def fetchrow(self, statement: str, *args: object) -> Row | None:
+        async with _wrapped():
+            return await self._pool.fetchrow(statement, *args)
+
+    async def fetchval(self, statement: str, *args: object) -> Any:
+        async with _wrapped():
+            return await self._pool.fetchval(statement, *args)
+
     async def head(self) -> LogHead:
         """Size and root of the log as of the last commit."""
         async with _wrapped():
-            row = await self.pool.fetchrow(self.sql.read_head)
+            row = await self._pool.fetchrow(self._sql.read_head)
         if row is None:
             raise EventLogError(f"log {self.schema} has no head row: run migrations")
         edge = CompactRange(row[0], list(row[1]))
@@ -269,14 +345,14 @@ class EventLog:
         """The feed: events with ``seq > after`` in ``seq`` order, at most ``limit`` of them."""
         limit = max(1, min(limit, MAX_READ))
         async with _wrapped():
-            rows = await self.pool.fetch(self.sql.read_feed, after, limit)
+            rows = await self._pool.fetch(self._sql.read_feed, after, limit)
         return [_event(r) for r in rows]
 
     async def read_stream(self, stream: str, after_version: int = 0) -> list[Event]:
         """The events of one stream with a version above ``after_version``, in order."""
         async with _wrapped():
-            rows = await self.pool.fetch(
-                self.sql.read_stream,
+            rows = await self._pool.fetch(
+                self._sql.read_stream,
                 stream,
                 after_version,
                 MAX_READ,
@@ -286,13 +362,13 @@ class EventLog:
     async def stream_version(self, stream: str) -> int:
         """The stream's current version: how many events it holds (0 for a new stream)."""
         async with _wrapped():
-            version = await self.pool.fetchval(self.sql.stream_versions, [stream], column=1)
+            version = await self._pool.fetchval(self._sql.stream_versions, [stream], column=1)
         return version or 0
 
     async def event(self, seq: int) -> Event | None:
         """The event at ``seq``, or None past the end."""
         async with _wrapped():
-            row = await self.pool.fetchrow(self.sql.read_event, seq)
+            row = await self._pool.fetchrow(self._sql.read_event, seq)
         return None if row is None else _event(row)
 
     # -- proofs ----------------------------------------------------------------------------
@@ -303,7 +379,7 @@ class EventLog:
         """Run a proof builder over the stored subtree hashes it needs, fetched in one query."""
         needed = required_subtrees(build)
         rows = await conn.fetch(
-            self.sql.read_subtrees,
+            self._sql.read_subtrees,
             [i for level, i in needed if level == 0],
             [level for level, _ in needed if level > 0],
             [i for level, i in needed if level > 0],
@@ -319,44 +395,45 @@ class EventLog:
         return build(get)
 
     async def _checked_size(self, conn: asyncpg.Connection, size: int) -> None:
-        current = await conn.fetchval(self.sql.head_size)
+        current = await conn.fetchval(self._sql.head_size)
         if size > current:
             raise ProofError(f"tree size {size} is beyond the log's size {current}")
 
     async def inclusion_proof(self, index: int, size: int) -> list[bytes]:
         """Audit path of leaf ``index`` in the tree of ``size`` leaves."""
-        async with _wrapped(), self.pool.acquire() as conn:
+        async with _wrapped(), self._pool.acquire() as conn:
             await self._checked_size(conn, size)
             return await self._serve(conn, lambda get: inclusion_proof(index, size, get))
 
     async def consistency_proof(self, size1: int, size2: int) -> list[bytes]:
         """Proof that the tree of ``size1`` leaves is a prefix of the tree of ``size2``."""
-        async with _wrapped(), self.pool.acquire() as conn:
+        async with _wrapped(), self._pool.acquire() as conn:
             await self._checked_size(conn, size2)
             return await self._serve(conn, lambda get: consistency_proof(size1, size2, get))
 
     async def root(self, size: int) -> bytes:
         """The Merkle root of the first ``size`` events, from stored subtrees."""
-        async with _wrapped(), self.pool.acquire() as conn:
+        async with _wrapped(), self._pool.acquire() as conn:
             await self._checked_size(conn, size)
             return await self._serve(conn, lambda get: root_from(size, get))
 
     # -- checkpoints -----------------------------------------------------------------------
 
-    async def create_checkpoint(self) -> Checkpoint:
+    async def sign_checkpoint(self) -> Checkpoint:
         """Sign a checkpoint of the current head, consistent with the last one signed.
 
-        Holds the head lock, so the size cannot move underneath; an unchanged head returns the
-        stored checkpoint without taking the lock (readers never queue behind appends for it).
+        For the service's background checkpointer alone (readers call
+        :meth:`served_checkpoint`). Holds the head lock, so the size cannot move underneath;
+        an unchanged head returns the stored checkpoint without taking the lock.
         """
         latest = await self.latest_checkpoint()
         if latest is not None and await self.head() == LogHead(latest.size, latest.root):
             return latest
         async with self.transaction() as tx:
             edge = await tx._lock()
-            conn = tx.conn
+            conn = tx._conn
             size, root = edge.size, edge.root()
-            previous = await conn.fetchrow(self.sql.latest_checkpoint)
+            previous = await conn.fetchrow(self._sql.latest_checkpoint)
             if previous is not None:
                 old_size, old_root = previous[0], bytes(previous[1])
                 if old_size == size and old_root == root:
@@ -374,15 +451,23 @@ class EventLog:
                         f"refusing to sign size {size}: not consistent with the checkpoint "
                         f"of size {old_size} ({exc.diagnostics()})"
                     ) from exc
-            checkpoint = sign_checkpoint(self.origin, size, root, self.key)
-            await conn.execute(self.sql.insert_checkpoint, size, root, str(checkpoint))
+            checkpoint = sign_checkpoint(self.origin, size, root, self._key)
+            await conn.execute(self._sql.insert_checkpoint, size, root, str(checkpoint))
             return checkpoint
 
     async def latest_checkpoint(self) -> Checkpoint | None:
         """The most recent signed checkpoint, or None before the first."""
         async with _wrapped():
-            row = await self.pool.fetchrow(self.sql.latest_checkpoint)
+            row = await self._pool.fetchrow(self._sql.latest_checkpoint)
         return None if row is None else Checkpoint.from_note(row[2])
+
+    async def served_checkpoint(self) -> Checkpoint:
+        """The latest checkpoint, for readers; before the first is signed, a refusal that
+        says to come back (the checkpointer signs one as the service starts)."""
+        latest = await self.latest_checkpoint()
+        if latest is None:
+            raise Overloaded(f"the {self._schema} log has signed no checkpoint yet", 1)
+        return latest
 
     async def verify_all(
         self, *, database_url: str | None = None, workers: int | None = None
@@ -393,10 +478,11 @@ class EventLog:
         ``workers`` > 1 spreads the leaf pass over processes that connect to ``database_url``
         (callers must be importable without side effects: workers start by forkserver).
         """
-        return await verify_all(self, database_url=database_url, workers=workers)
+        async with _wrapped():
+            return await verify_all(self, database_url=database_url, workers=workers)
 
     async def checkpoints(self) -> list[Checkpoint]:
         """Every signed checkpoint, oldest first."""
         async with _wrapped():
-            rows = await self.pool.fetch(self.sql.all_checkpoints)
+            rows = await self._pool.fetch(self._sql.all_checkpoints)
         return [Checkpoint.from_note(r[2]) for r in rows]

@@ -7,18 +7,21 @@ composition, so there is one way to run either.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 import asyncpg
 from aiohttp import web
 
+from ledger.api.problems import ProblemType
 from services.http.endpoints import Endpoint, add_endpoints
-from services.http.problems import ProblemType, problem_catalog, problem_middleware
+from services.http.problems import problem_middleware, problem_types
 
 #: The connection pool every service of an app shares (one process, one pool).
 POOL = web.AppKey("pool", asyncpg.Pool)
+#: The problem types the app's endpoints can answer, by slug (served at /problems/{slug}).
+PROBLEM_TYPES = web.AppKey("problem_types", dict[str, ProblemType])
 
 #: Default bound on a request body (bytes) when no service asks for more.
 DEFAULT_MAX_BODY = 64 * 1024
@@ -40,7 +43,7 @@ class Service:
 async def describe_problem(request: web.Request) -> ProblemType:
     """What a problem type means (the ``type`` URI of every problem answer points here)."""
     slug = request.match_info["slug"]
-    found = problem_catalog().get(slug)
+    found = request.app[PROBLEM_TYPES].get(slug)
     if found is None:
         raise web.HTTPNotFound(text=f"no problem type is called {slug!r}")
     return found
@@ -53,11 +56,19 @@ PROBLEM_ENDPOINTS = (
 )
 
 
-def new_app(*, max_body: int = DEFAULT_MAX_BODY) -> web.Application:
-    """An empty app with the problem middleware, the body bound and ``/problems/{slug}``."""
+def new_app(endpoints: Iterable[Endpoint], *, max_body: int = DEFAULT_MAX_BODY) -> web.Application:
+    """An app serving ``endpoints`` with the problem middleware, the body bound, and
+    ``/problems/{slug}`` describing exactly the problem types those endpoints can answer."""
+    served = (*endpoints, *PROBLEM_ENDPOINTS)
     app = web.Application(client_max_size=max_body, middlewares=[problem_middleware])
-    add_endpoints(app, PROBLEM_ENDPOINTS)
+    app[PROBLEM_TYPES] = catalog_of(served)
+    add_endpoints(app, served)
     return app
+
+
+def catalog_of(endpoints: Iterable[Endpoint]) -> dict[str, ProblemType]:
+    """The problem types ``endpoints`` can answer, by slug."""
+    return problem_types(error for endpoint in endpoints for error in endpoint.refusals)
 
 
 #: A cleanup context: code before its ``yield`` runs at start-up, after it at shutdown.

@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 from aiohttp import web
 from pydantic import BaseModel, ValidationError
 
-from ledger.errors import LedgerError, SchemaError, SizeLimitError
+from ledger.errors import SchemaError, SizeLimitError, UnsupportedMediaType
 from ledger.wire import WireModel, parse_json
 
 M = TypeVar("M", bound=BaseModel)
@@ -22,13 +22,6 @@ M = TypeVar("M", bound=BaseModel)
 #: How many validation errors a problem's detail names before it says "and N more".
 MAX_REPORTED_ERRORS = 3
 MAX_ERROR_TEXT = 160
-
-
-class UnsupportedMediaType(LedgerError):
-    """A request body that is not declared as JSON (Content-Type application/json)."""
-
-    problem_type = "unsupported-media-type"
-    http_status = 415
 
 
 def describe_validation(exc: ValidationError) -> str:

@@ -14,7 +14,9 @@ from typing import Any
 from aiohttp import web
 from pydantic import BaseModel
 
+from ledger.errors import LedgerError
 from services.http.bodies import read_json_body, read_query
+from services.http.problems import BODY_REFUSALS, EVERY_ENDPOINT, QUERY_REFUSALS
 
 EndpointHandler = Callable[..., Awaitable[Any]]
 
@@ -30,8 +32,9 @@ class Endpoint:
     response: type[BaseModel] | type[str]
     body: type[BaseModel] | None = None
     query: type[BaseModel] | None = None
-    #: Error statuses this endpoint documents beyond those every endpoint can answer.
-    problems: tuple[int, ...] = ()
+    #: The refusals this endpoint answers beyond those of every endpoint and of its body and
+    #: query parsing (which :attr:`refusals` adds).
+    problems: tuple[type[LedgerError], ...] = ()
     description: str = ""
     #: Largest body accepted, in bytes (the app's client_max_size bounds it too).
     max_body: int | None = None
@@ -39,6 +42,16 @@ class Endpoint:
     @property
     def operation_id(self) -> str:
         return self.handler.__name__
+
+    @property
+    def refusals(self) -> tuple[type[LedgerError], ...]:
+        """Every refusal class this endpoint can answer with."""
+        found = EVERY_ENDPOINT + self.problems
+        if self.body is not None:
+            found += BODY_REFUSALS
+        if self.query is not None:
+            found += QUERY_REFUSALS
+        return tuple(dict.fromkeys(found))
 
 
 def _render(endpoint: Endpoint, result: Any) -> web.StreamResponse:

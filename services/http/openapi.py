@@ -15,17 +15,17 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic.json_schema import JsonSchemaMode, models_json_schema
 
-from services.http.apps import PROBLEM_ENDPOINTS, Service
+from ledger.api.problems import PROBLEM_JSON, Problem
+from services.http.apps import PROBLEM_ENDPOINTS, Service, catalog_of
 from services.http.endpoints import Endpoint
-from services.http.problems import PROBLEM_JSON, Problem
+from services.http.problems import HTTP_SLUGS, problem_of
 
 OPENAPI_VERSION = "3.1.0"
 REF_TEMPLATE = "#/components/schemas/{model}"
 PATH_PARAM = re.compile(r"\{(\w+)\}")
 
-#: Statuses every endpoint can answer: a refused request, and a server failure.
-COMMON_PROBLEMS = (400, 500)
-BODY_PROBLEMS = (413, 415, 422)
+#: The plain HTTP problems every endpoint can answer: an unreadable request, a failure.
+EVERY_ENDPOINT_HTTP = ("bad-request", "internal")
 
 ModelKey = tuple[type[BaseModel], JsonSchemaMode]
 
@@ -63,16 +63,22 @@ def _parameters(ep: Endpoint) -> list[dict[str, Any]]:
 
 
 def _problem_answers(ep: Endpoint) -> dict[str, Any]:
-    statuses = set(COMMON_PROBLEMS) | set(ep.problems)
-    if ep.body is not None:
-        statuses |= set(BODY_PROBLEMS)
+    """One response per status the endpoint can answer, naming the problem types behind it."""
+    http_status = {slug: status for status, slug in HTTP_SLUGS.items()}
+    slugs: dict[int, set[str]] = {}
+    for slug in EVERY_ENDPOINT_HTTP:
+        slugs.setdefault(http_status[slug], set()).add(slug)
+    for error in ep.refusals:
+        slug, status = problem_of(error)
+        slugs.setdefault(status, set()).add(slug)
     ref = {"$ref": REF_TEMPLATE.format(model="Problem")}
     return {
         str(status): {
-            "description": "A problem details object (RFC 9457)",
+            "description": "A problem details object (RFC 9457): "
+            + ", ".join(sorted(slugs[status])),
             "content": {PROBLEM_JSON: {"schema": ref}},
         }
-        for status in sorted(statuses)
+        for status in sorted(slugs)
     }
 
 
@@ -106,11 +112,18 @@ def openapi_document(service: Service, version: str) -> dict[str, Any]:
     paths: dict[str, dict[str, Any]] = {}
     for ep in endpoints:
         paths.setdefault(ep.path, {})[ep.method.lower()] = _operation(ep, refs)
+    problems = {
+        slug: problem.model_dump(exclude={"slug"})
+        for slug, problem in catalog_of(endpoints).items()
+    }
     return {
         "openapi": OPENAPI_VERSION,
         "info": {"title": service.title, "version": version, "description": service.description},
         "paths": paths,
         "components": {"schemas": defs.get("$defs", {})},
+        # Every problem type this service can answer (and only those): what GET
+        # /problems/{slug} serves for it.
+        "x-problem-types": problems,
     }
 
 

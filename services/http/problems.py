@@ -1,26 +1,72 @@
-"""RFC 9457 problem details: every error a service answers, in one shape.
+"""RFC 9457 problem details: every error a service answers, in one shape, from one table.
 
-A :class:`~ledger.errors.LedgerError` carries its own ``problem_type`` and ``http_status``;
-aiohttp's HTTP errors map by status; anything else is a 500 whose detail says nothing about
-the cause (the traceback goes to the server log, never to the client). The ``type`` member is
-the relative URI ``/problems/<slug>``, which every service serves as a short description.
+:data:`PROBLEMS` maps each refusal class to its problem slug and HTTP status; an error answers
+as the nearest class of its MRO that the table names. aiohttp's own HTTP errors (routing,
+methods, limits) map by status; anything else is a 500 whose detail says nothing about the
+cause (the traceback goes to the server log, never to the client). The ``type`` member is the
+relative URI ``/problems/<slug>``; each app serves the meaning of exactly the slugs its
+services can answer there, and each service's OpenAPI document lists the same set.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from http import HTTPStatus
+from typing import NamedTuple
 
 from aiohttp import web
-from pydantic import BaseModel, ConfigDict, Field
 
-from ledger.errors import LedgerError
+from ledger import errors as e
+from ledger.api.problems import PROBLEM_JSON, PROBLEM_PREFIX, Problem, ProblemType
+from services.eventlog import errors as store
 
 log = logging.getLogger(__name__)
 
-PROBLEM_JSON = "application/problem+json"
-PROBLEM_PREFIX = "/problems/"
+
+class ProblemSpec(NamedTuple):
+    """How one refusal class answers over HTTP."""
+
+    slug: str
+    status: int
+
+
+#: The one table from refusal class to problem slug and status (no HTTP lives in ledger/).
+PROBLEMS: dict[type[e.LedgerError], ProblemSpec] = {
+    e.LedgerError: ProblemSpec("ledger-error", 400),
+    e.DecodeError: ProblemSpec("malformed", 400),
+    e.ArmorError: ProblemSpec("malformed-armor", 400),
+    e.SizeLimitError: ProblemSpec("too-large", 413),
+    e.SchemaError: ProblemSpec("invalid-object", 422),
+    e.UnknownKindError: ProblemSpec("unknown-kind", 400),
+    e.KeyFormatError: ProblemSpec("bad-key", 400),
+    e.AddressError: ProblemSpec("bad-address", 400),
+    e.SerialError: ProblemSpec("bad-serial", 400),
+    e.UnsupportedMediaType: ProblemSpec("unsupported-media-type", 415),
+    e.UnknownTitle: ProblemSpec("unknown-title", 422),
+    e.VerificationError: ProblemSpec("verification-failed", 422),
+    e.BadSignatureError: ProblemSpec("bad-signature", 422),
+    e.ChainError: ProblemSpec("broken-chain", 422),
+    e.StaleIssueError: ProblemSpec("stale-issue", 409),
+    e.ProofError: ProblemSpec("bad-proof", 422),
+    e.FraudDetected: ProblemSpec("fraud", 409),
+    e.InvalidFraudProofError: ProblemSpec("invalid-fraud-proof", 422),
+    e.WrongLeague: ProblemSpec("wrong-league", 422),
+    e.StaleRequest: ProblemSpec("stale-request", 422),
+    e.RunExhaustedError: ProblemSpec("run-exhausted", 409),
+    e.RequestIdReused: ProblemSpec("request-id-reused", 409),
+    e.WrongPassphraseError: ProblemSpec("wrong-passphrase", 401),
+    e.RetryLater: ProblemSpec("retry-later", 503),
+    e.RateLimited: ProblemSpec("rate-limited", 429),
+    e.AllowanceExhausted: ProblemSpec("allowance-exhausted", 429),
+    e.Overloaded: ProblemSpec("overloaded", 503),
+    store.EventLogError: ProblemSpec("event-log", 500),
+    store.StreamConflict: ProblemSpec("stream-conflict", 409),
+    store.StoreUnavailable: ProblemSpec("store-unavailable", 503),
+    store.StoreIntegrityError: ProblemSpec("store-integrity", 409),
+    store.CheckpointRefused: ProblemSpec("checkpoint-refused", 500),
+    store.TamperedLog: ProblemSpec("tampered-log", 500),
+}
 
 #: Problem slugs of plain HTTP errors (routing, methods, limits) that are not LedgerErrors.
 HTTP_SLUGS: dict[int, str] = {
@@ -32,41 +78,65 @@ HTTP_SLUGS: dict[int, str] = {
     500: "internal",
 }
 
-#: What the HTTP-only problem types mean (LedgerErrors describe themselves).
+#: What the HTTP-only problem types mean (refusal classes describe themselves).
 HTTP_DESCRIPTIONS: dict[str, str] = {
     "bad-request": "A request the server could not read as HTTP.",
     "not-found": "Nothing is served at this path.",
     "method-not-allowed": "This path does not answer this method; the detail names those it does.",
-    "too-large": "A request body larger than the endpoint accepts.",
-    "unsupported-media-type": "A request body that is not declared as application/json.",
     "internal": "The server failed to answer; the cause is in the operator's log, never here.",
 }
 
+#: What any endpoint may answer: an unknown path or method, an unreadable request, a failure.
+EVERY_ENDPOINT: tuple[type[e.LedgerError], ...] = (store.StoreUnavailable,)
+#: What an endpoint with a JSON body may answer besides.
+BODY_REFUSALS: tuple[type[e.LedgerError], ...] = (
+    e.DecodeError,
+    e.SizeLimitError,
+    e.SchemaError,
+    e.UnsupportedMediaType,
+)
+#: What an endpoint with query parameters may answer besides.
+QUERY_REFUSALS: tuple[type[e.LedgerError], ...] = (e.SchemaError,)
 
-class Problem(BaseModel):
-    """An RFC 9457 problem details object."""
 
-    model_config = ConfigDict(extra="forbid")
-
-    type: str = Field(description="URI reference naming the problem type: /problems/<slug>")
-    title: str = Field(description="Short summary of the problem type")
-    status: int = Field(description="The HTTP status code of this answer")
-    detail: str = Field(description="What went wrong with this request, for a person")
-    instance: str = Field(description="The request path this problem occurred at")
+def problem_of(error: type[e.LedgerError]) -> ProblemSpec:
+    """The slug and status of ``error``: its nearest ancestor that :data:`PROBLEMS` names."""
+    for cls in error.__mro__:
+        spec = _BY_CLASS.get(cls)
+        if spec is not None:
+            return spec
+    raise TypeError(f"{error.__name__} is not a LedgerError")
 
 
-class ProblemType(BaseModel):
-    """What one problem type means: served at ``/problems/<slug>``."""
-
-    slug: str
-    title: str
-    status: int
-    description: str
+_BY_CLASS: dict[type, ProblemSpec] = dict(PROBLEMS)
 
 
 def title_of(slug: str) -> str:
     """The title of a problem slug: ``bad-signature`` reads ``Bad signature``."""
     return slug.replace("-", " ").capitalize()
+
+
+def _description(error: type[e.LedgerError]) -> str:
+    doc = (error.__doc__ or "").strip().split("\n\n")[0]
+    return " ".join(doc.split())
+
+
+def problem_types(errors: Iterable[type[e.LedgerError]]) -> dict[str, ProblemType]:
+    """The problem types an app answers with ``errors`` among its refusals, by slug: those
+    errors' slugs and the plain HTTP ones."""
+    catalog: dict[str, ProblemType] = {}
+    for status, slug in HTTP_SLUGS.items():
+        if slug in HTTP_DESCRIPTIONS:
+            catalog[slug] = ProblemType(
+                slug=slug, title=title_of(slug), status=status, description=HTTP_DESCRIPTIONS[slug]
+            )
+    for error in errors:
+        slug, status = problem_of(error)
+        canonical = next(cls for cls in PROBLEMS if PROBLEMS[cls].slug == slug)
+        catalog[slug] = ProblemType(
+            slug=slug, title=title_of(slug), status=status, description=_description(canonical)
+        )
+    return dict(sorted(catalog.items()))
 
 
 def problem_response(
@@ -89,34 +159,6 @@ def problem_response(
     )
 
 
-def _ledger_error_classes(root: type[LedgerError] = LedgerError) -> Iterator[type[LedgerError]]:
-    yield root
-    for sub in root.__subclasses__():
-        yield from _ledger_error_classes(sub)
-
-
-def problem_catalog() -> dict[str, ProblemType]:
-    """Every problem type a service can answer with, by slug.
-
-    LedgerError subclasses are included as soon as their module is imported, so a service's
-    own errors (defined beside it) appear here with no registration step.
-    """
-    catalog: dict[str, ProblemType] = {}
-    for status, slug in HTTP_SLUGS.items():
-        catalog[slug] = ProblemType(
-            slug=slug, title=title_of(slug), status=status, description=HTTP_DESCRIPTIONS[slug]
-        )
-    for cls in _ledger_error_classes():
-        doc = (cls.__doc__ or "").strip().split("\n\n")[0]
-        catalog[cls.problem_type] = ProblemType(
-            slug=cls.problem_type,
-            title=title_of(cls.problem_type),
-            status=cls.http_status,
-            description=" ".join(doc.split()),
-        )
-    return catalog
-
-
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
@@ -125,12 +167,12 @@ async def problem_middleware(request: web.Request, handler: Handler) -> web.Stre
     """Turn every refusal into problem+json; never a traceback, never a secret."""
     try:
         return await handler(request)
-    except LedgerError as exc:
-        # An error may carry response headers (a 429's Retry-After) as ``http_headers``.
-        headers = getattr(exc, "http_headers", None)
-        return problem_response(
-            exc.problem_type, exc.http_status, exc.diagnostics(), request, headers
+    except e.LedgerError as exc:
+        slug, status = problem_of(type(exc))
+        headers = (
+            {"Retry-After": str(exc.retry_after)} if isinstance(exc, e.RetryLater) else None
         )
+        return problem_response(slug, status, exc.diagnostics(), request, headers)
     except web.HTTPException as exc:
         if exc.status < 400:
             raise

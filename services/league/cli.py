@@ -6,6 +6,7 @@
     league migrate                                 bring the database schema up to date
     league serve [SERVICE ...] [--host H] [--port N]   serve (all services by default)
     league verify                                  re-verify the mint's log and census
+    league rebuild [SERVICE ...]                   rebuild projections from the logs
     league openapi [SERVICE] [--write | --check]   the services' OpenAPI documents
 
 Every failure is one line on stderr and exit status 2.
@@ -32,13 +33,13 @@ from ledger.encoding import encode_b64
 from ledger.errors import LedgerError
 from ledger.keys import PublicKey, SigningKey
 from ledger.manifest import LeagueManifest
-from services.eventlog import EventLog
-from services.eventlog.audit import VerifySummary
+from services.eventlog import PostgresEventStore, VerifySummary
 from services.eventlog.migrate import upgrade
 from services.http.openapi import openapi_document, render
-from services.league import database
-from services.league.errors import LeagueError
-from services.league.founding import (
+from services.kernel import database
+from services.kernel.compose import compose, package_version, run_until_stopped
+from services.kernel.errors import LeagueError
+from services.kernel.founding import (
     DEFAULT_NAME,
     create_league,
     league_exists,
@@ -46,10 +47,10 @@ from services.league.founding import (
     load_service_key,
     read_passphrase,
 )
-from services.league.keyring import ROLES
-from services.league.registry import SERVICES
-from services.league.server import compose, package_version, run_until_stopped
-from services.league.settings import LeagueSettings
+from services.kernel.keyring import ROLES
+from services.kernel.projections import RebuildReport, rebuild
+from services.kernel.settings import LeagueSettings
+from services.league.registry import PROJECTIONS, SERVICES
 from services.mint.audit import CensusAudit, audit_census
 from services.mint.stamping import Mint
 
@@ -143,8 +144,7 @@ def split_password(database_url: str) -> tuple[str, str | None]:
 
 def cmd_db_dump(args: argparse.Namespace) -> None:
     settings = _settings(args).with_database()
-    assert settings.database_url is not None
-    dbname, password = split_password(settings.database_url)
+    dbname, password = split_password(settings.database)
     env = dict(os.environ)
     if password is not None:
         env["PGPASSWORD"] = password
@@ -175,8 +175,7 @@ def _migrate(database_url: str) -> None:
 
 def cmd_migrate(args: argparse.Namespace) -> None:
     settings = _settings(args).with_database()
-    assert settings.database_url is not None
-    _migrate(settings.database_url)
+    _migrate(settings.database)
     print("database schema is up to date")
 
 
@@ -196,8 +195,7 @@ def cmd_serve(args: argparse.Namespace) -> None:
             file=sys.stderr,
         )
     settings = settings.with_database()
-    assert settings.database_url is not None
-    _migrate(settings.database_url)
+    _migrate(settings.database)
     app = compose(settings, [SERVICES[name] for name in names])
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s %(message)s")
     asyncio.run(run_until_stopped(app, settings.host, settings.port))
@@ -205,27 +203,67 @@ def cmd_serve(args: argparse.Namespace) -> None:
 
 def cmd_verify(args: argparse.Namespace) -> None:
     settings = _settings(args).with_database()
-    assert settings.database_url is not None
     manifest = load_manifest(settings)
     key = load_service_key(settings, manifest, "mint", read_passphrase(settings))
-    log_summary, census = asyncio.run(_verify_mint(settings.database_url, manifest, key))
+    log_summary, census = asyncio.run(_verify_mint(settings.database, manifest, key))
     print(
         f"mint log: {log_summary.events} events, {log_summary.subtrees} subtrees and "
         f"{log_summary.checkpoints} checkpoints verified (root {encode_b64(log_summary.root)})"
     )
     print(
-        f"mint census: {census.prints} prints in {census.runs} runs to {census.owners} keys "
-        f"agree with the log"
+        f"mint census: {census.prints} prints in {census.runs} runs to {census.owners} keys; "
+        f"its {census.rows} projection rows are what the log folds to"
     )
+
+
+def _store(
+    pool: asyncpg.Pool, manifest: LeagueManifest, name: str, key: SigningKey
+) -> PostgresEventStore:
+    return PostgresEventStore(pool, schema=name, origin=f"{manifest.league}/{name}", key=key)
 
 
 async def _verify_mint(
     database_url: str, manifest: LeagueManifest, key: SigningKey
 ) -> tuple[VerifySummary, CensusAudit]:
     async with asyncpg.create_pool(database_url, min_size=1, max_size=2) as pool:
-        log = EventLog(pool, schema="mint", origin=f"{manifest.league}/mint", key=key)
-        summary = await log.verify_all(database_url=database_url)
-        return summary, await audit_census(Mint(manifest, key, log))
+        store = _store(pool, manifest, "mint", key)
+        summary = await store.verify_all(database_url=database_url)
+        return summary, await audit_census(Mint(manifest, key, store))
+
+
+def cmd_rebuild(args: argparse.Namespace) -> None:
+    names = args.services or list(PROJECTIONS)
+    unknown = [name for name in names if name not in PROJECTIONS]
+    if unknown:
+        raise LeagueError(
+            f"no service is called {unknown[0]!r} (choose from {', '.join(PROJECTIONS)})"
+        )
+    settings = _settings(args).with_database()
+    manifest = load_manifest(settings)
+    passphrase = read_passphrase(settings)
+    keys = {name: load_service_key(settings, manifest, name, passphrase) for name in names}
+    reports = asyncio.run(
+        _rebuild(settings.database, manifest, keys, commit=not args.check)
+    )
+    differed = False
+    for report in reports:
+        done = "checked" if args.check else "rebuilt"
+        print(f"{report.projection}: {done} {report.rows} rows from {report.events} events")
+        for difference in report.differences:
+            differed = True
+            print(f"  differed: {difference.describe()}")
+    if differed and args.check:
+        raise LeagueError("the projections differ from what their logs fold to (see above)")
+
+
+async def _rebuild(
+    database_url: str, manifest: LeagueManifest, keys: dict[str, SigningKey], *, commit: bool
+) -> list[RebuildReport]:
+    async with asyncpg.create_pool(database_url, min_size=1, max_size=2) as pool:
+        return [
+            await rebuild(_store(pool, manifest, name, key), PROJECTIONS[name], commit=commit)
+            for name, key in keys.items()
+        ]
 
 
 def cmd_openapi(args: argparse.Namespace) -> None:
@@ -326,6 +364,20 @@ def build_parser() -> argparse.ArgumentParser:
     _passphrase_option(verify, "the passphrase of armored keys")
     verify.set_defaults(run=cmd_verify)
 
+    rebuild_parser = commands.add_parser(
+        "rebuild", help="rebuild projection tables from the logs and report what differed",
+        description="Fold each named service's whole log (default: every service) through its "
+        "projection into fresh tables, under the log's lock, and print every row that differs "
+        "from what was there. With --check nothing is written (exit 2 when anything differs).",
+    )
+    rebuild_parser.add_argument("services", nargs="*", metavar="SERVICE",
+                                help=f"services to rebuild: {', '.join(PROJECTIONS)} "
+                                "(default: all)")
+    rebuild_parser.add_argument("--check", action="store_true",
+                                help="compare only; change nothing")
+    _passphrase_option(rebuild_parser, "the passphrase of armored keys")
+    rebuild_parser.set_defaults(run=cmd_rebuild)
+
     openapi = commands.add_parser("openapi", help="print, write or check the OpenAPI documents")
     openapi.add_argument("service", nargs="?", choices=list(SERVICES), help="one service only")
     mode = openapi.add_mutually_exclusive_group()
@@ -348,7 +400,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     run: Callable[[argparse.Namespace], None] = args.run
     try:
         run(args)
-    except (LeagueError, LedgerError) as exc:
+    except LedgerError as exc:
         return _fail(exc.diagnostics())
     except OSError as exc:
         return _fail(f"{exc.strerror or exc} ({exc.filename})" if exc.filename else str(exc))

@@ -1,9 +1,17 @@
 """Every service a league runs, by name: ``league serve`` mounts them, ``league openapi``
-documents them. The treasury and notary join here the way the mint does."""
+documents them, ``league verify`` and ``league rebuild`` fold their logs through their
+projections. The treasury and notary join here the way the mint does."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from services.http.apps import Service
+from services.kernel.projections import Projection
 from services.mint.app import SERVICE as MINT
+from services.mint.projection import PROJECTION as MINT_PROJECTION
 
 SERVICES: dict[str, Service] = {service.name: service for service in (MINT,)}
+
+#: Each service's projection, by service name (its log lives in the schema of that name).
+PROJECTIONS: dict[str, Projection[Any]] = {"mint": MINT_PROJECTION}

@@ -2,7 +2,7 @@
 
 ``create_app(settings)`` serves it alone; ``league serve`` mounts :data:`SERVICE` beside the
 other services. Handlers are thin: the request is a signed protocol object
-(``ledger.requests``; the answers are ``services.mint.wire``), stamping is one event-log
+(``ledger.requests``; the answers are ``ledger.api.mint``), stamping is one event-log
 transaction (``services.mint.stamping``), the census reads the projections
 (``services.mint.census``).
 """

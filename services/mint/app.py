@@ -3,27 +3,38 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from datetime import UTC, datetime
 
 from aiohttp import web
 
+from ledger.api.mint import Census, OwnerCensus, StampAnswer
+from ledger.errors import (
+    AddressError,
+    AllowanceExhausted,
+    BadSignatureError,
+    KeyFormatError,
+    Overloaded,
+    RequestIdReused,
+    StaleRequest,
+    UnknownTitle,
+    WrongLeague,
+)
 from ledger.keys import SigningKey
 from ledger.manifest import LeagueManifest
 from ledger.requests import StampRequest
-from services.eventlog import EventLog
+from services.eventlog import EventStore, PostgresEventStore
 from services.http.apps import POOL, CleanupContext, Service
 from services.http.endpoints import Endpoint
 from services.http.logs import log_endpoints
-from services.league.founding import load_manifest, load_service_key, read_passphrase
-from services.league.server import compose
-from services.league.settings import LeagueSettings
-from services.mint import projections
+from services.kernel.checkpoints import Checkpointer
+from services.kernel.compose import compose
+from services.kernel.founding import load_manifest, load_service_key, read_passphrase
+from services.kernel.settings import LeagueSettings
+from services.mint import tables
 from services.mint.census import census, owner_census
 from services.mint.stamping import Mint, Stamper
-from services.mint.wire import Census, OwnerCensus, StampAnswer
 
 MINT = web.AppKey("mint", Mint)
-MINT_LOG = web.AppKey("mint_log", EventLog)
+MINT_LOG = web.AppKey("mint_log", EventStore)
 STAMPER = web.AppKey("stamper", Stamper)
 
 #: Largest stamp request body: a full batch of presented prints with room to spare.
@@ -39,8 +50,7 @@ async def read_census(request: web.Request) -> Census:
 
 
 async def read_owner(request: web.Request) -> OwnerCensus:
-    today = datetime.now(UTC).date()
-    return await owner_census(request.app[MINT], request.match_info["address"], today)
+    return await owner_census(request.app[MINT], request.match_info["address"])
 
 
 async def read_manifest(request: web.Request) -> LeagueManifest:
@@ -55,7 +65,16 @@ ENDPOINTS = (
         stamp_prints,
         StampAnswer,
         body=StampRequest,
-        problems=(409, 429),
+        problems=(
+            BadSignatureError,
+            KeyFormatError,
+            WrongLeague,
+            StaleRequest,
+            UnknownTitle,
+            RequestIdReused,
+            AllowanceExhausted,
+            Overloaded,
+        ),
         max_body=MAX_STAMP_BODY,
         description=(
             "Presents unstamped prints in a request signed by the owner's key. Each print "
@@ -72,6 +91,7 @@ ENDPOINTS = (
         "What the mint has stamped to the keys of an address",
         read_owner,
         OwnerCensus,
+        problems=(AddressError,),
     ),
     Endpoint("GET", "/mint/manifest", "The league manifest", read_manifest, LeagueManifest),
 )
@@ -87,16 +107,17 @@ def install(app: web.Application, settings: LeagueSettings) -> None:
 
 def _open_mint(manifest: LeagueManifest, key: SigningKey) -> CleanupContext:
     async def open_mint(app: web.Application) -> AsyncIterator[None]:
-        pool = app[POOL]
-        async with pool.acquire() as conn:
-            await projections.bind_league(conn, manifest)
-        log = EventLog(pool, schema="mint", origin=f"{manifest.league}/mint", key=key)
-        mint = Mint(manifest, key, log)
+        store = PostgresEventStore(
+            app[POOL], schema="mint", origin=f"{manifest.league}/mint", key=key
+        )
+        await tables.bind_league(store, manifest)
+        mint = Mint(manifest, key, store)
         app[MINT] = mint
-        app[MINT_LOG] = log
+        app[MINT_LOG] = store
         app[STAMPER] = stamper = Stamper(mint)
-        yield
-        await stamper.close()
+        async with Checkpointer(store, manifest.policies).running():
+            yield
+            await stamper.close()
 
     return open_mint
 

@@ -1,61 +1,72 @@
-"""Recount the census from the log: every projection must be what the events say.
+"""Audit the mint from its log: certificates, serials, and a projection that agrees.
 
 The event log is the truth and ``verify_all`` (services.eventlog) proves it unaltered; this
-checks the rest: every stamped event holds a mint-signed certificate of this league's runs
-naming its own event index, each run's serials are exactly first..first+stamped-1 with none
-twice, and the run counters and owned counts equal what the events add up to.
+checks the rest: every event is a ``print-stamped`` holding a mint-signed certificate of this
+league's runs that names its own event index, each run's serials are exactly
+first..first+stamped-1 with none twice, and the projection tables are what folding the log
+through the mint's one ``project`` gives (``services.kernel.projections.rebuild``, rolled
+back).
 """
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import defaultdict
 from dataclasses import dataclass
 
-from ledger.certificates import PrintCertificate
 from ledger.errors import LedgerError, VerificationError
+from ledger.events import PrintStamped, body_as
 from ledger.keys import PublicKey
 from ledger.print_runs import parse_serial
-from services.mint import projections
-from services.mint.stamping import STAMPED, Mint
+from services.kernel.projections import rebuild
+from services.mint import tables
+from services.mint.projection import PROJECTION
+from services.mint.stamping import Mint
 
-#: Events read per page while recounting.
+#: Events read per page while checking certificates.
 PAGE = 5000
 
 
 class CensusMismatch(VerificationError):
     """A projection (run counters, owned counts) that the mint's own log contradicts."""
 
-    problem_type = "census-mismatch"
-    http_status = 500
-
 
 @dataclass(frozen=True, slots=True)
 class CensusAudit:
-    """What the recount covered, when everything agreed."""
+    """What the audit covered, when everything agreed."""
 
     events: int
     prints: int
     runs: int
     owners: int
+    rows: int
 
 
 async def audit_census(mint: Mint) -> CensusAudit:
-    """Recount from the log and compare; raise :class:`CensusMismatch` at the first fault."""
+    """Check every certificate and serial, then the projection against a fold of the log;
+    raise :class:`CensusMismatch` at the first fault."""
     key = PublicKey.from_text(mint.manifest.mint)
     numbers: defaultdict[tuple[str, str], list[int]] = defaultdict(list)
-    owned: Counter[tuple[str, str, str]] = Counter()
+    owners: set[str] = set()
     after, events = -1, 0
-    while page := await mint.log.read(after, PAGE):
+    while page := await mint.store.read(after, PAGE):
         for event in page:
             events += 1
-            if event.type != STAMPED:
-                raise CensusMismatch(f"event {event.seq} has the unknown type {event.type!r}")
-            certificate = _certificate(event.seq, event.body, key, mint)
+            try:
+                stamped = body_as(event, PrintStamped)
+                certificate = stamped.certificate
+                certificate.verify(key)
+                mint.manifest.check_certificate(certificate)
+            except LedgerError as exc:
+                raise CensusMismatch(f"event {event.seq}: {exc.diagnostics()}") from None
+            if certificate.event != event.seq:
+                raise CensusMismatch(
+                    f"event {event.seq} holds a certificate naming event {certificate.event}"
+                )
             number = parse_serial(certificate.serial, mint.manifest.print_runs).number
             numbers[(certificate.title, certificate.finish)].append(number)
-            owned[(certificate.issued_to, certificate.title, certificate.finish)] += 1
+            owners.add(certificate.issued_to)
         after = page[-1].seq
-    stored_runs = await projections.runs(mint.log.pool)
+    stored_runs = await tables.runs(mint.store)
     for run in stored_runs:
         drawn = sorted(numbers.get((run.title, run.finish), []))
         expected = list(range(run.first_number, run.first_number + run.stamped))
@@ -66,26 +77,15 @@ async def audit_census(mint: Mint) -> CensusAudit:
                 f"({len(set(drawn))} distinct, from {drawn[0] if drawn else '-'} to "
                 f"{drawn[-1] if drawn else '-'})"
             )
-    stored_owned = await projections.all_owned(mint.log.pool)
-    if stored_owned != owned:
-        differing = sorted(set(stored_owned.items()) ^ set(owned.items()))[0]
-        raise CensusMismatch(f"owned counts disagree with the log, first at {differing}")
+    report = await rebuild(mint.store, PROJECTION, commit=False)
+    if not report.agrees:
+        raise CensusMismatch(
+            "the projection disagrees with the log: " + report.differences[0].describe()
+        )
     return CensusAudit(
         events=events,
-        prints=sum(owned.values()),
+        prints=sum(len(n) for n in numbers.values()),
         runs=len(stored_runs),
-        owners=len({owner for owner, _, _ in owned}),
+        owners=len(owners),
+        rows=report.rows,
     )
-
-
-def _certificate(seq: int, body: dict[str, object], key: PublicKey, mint: Mint) -> PrintCertificate:
-    try:
-        certificate = PrintCertificate.from_wire(body["certificate"])  # type: ignore[arg-type]
-        certificate.verify(key)
-        mint.manifest.check_certificate(certificate)
-    except (LedgerError, KeyError) as exc:
-        reason = exc.diagnostics() if isinstance(exc, LedgerError) else "no certificate"
-        raise CensusMismatch(f"event {seq}: {reason}") from None
-    if certificate.event != seq:
-        raise CensusMismatch(f"event {seq} holds a certificate naming event {certificate.event}")
-    return certificate

@@ -7,14 +7,10 @@ Misprint is outside every run and so never appears (Book V.8).
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import UTC
 
-from game.window.catalog import SET_RARITY, CardSet
 from ledger.address import parse_address
-from ledger.print_runs import RUN_FINISHES
-from services.mint import projections
-from services.mint.stamping import Mint, allowance_of
-from services.mint.wire import (
+from ledger.api.mint import (
     Census,
     FinishCount,
     KeyHoldings,
@@ -22,6 +18,10 @@ from services.mint.wire import (
     OwnerCensus,
     TitleCensus,
 )
+from ledger.catalog import SET_RARITY, CardSet
+from ledger.print_runs import RUN_FINISHES
+from services.mint import tables
+from services.mint.stamping import Mint, allowance_of
 
 
 def _count(size: int, stamped: int) -> FinishCount:
@@ -29,8 +29,8 @@ def _count(size: int, stamped: int) -> FinishCount:
 
 
 async def census(mint: Mint) -> Census:
-    checkpoint = await mint.log.create_checkpoint()
-    stamped = {(r.title, r.finish): r.stamped for r in await projections.runs(mint.log.pool)}
+    checkpoint = await mint.store.served_checkpoint()
+    stamped = {(r.title, r.finish): r.stamped for r in await tables.runs(mint.store)}
     titles = []
     totals = {finish: [0, 0] for finish in (*RUN_FINISHES, "all")}
     for run in mint.manifest.print_runs.runs:
@@ -58,12 +58,12 @@ async def census(mint: Mint) -> Census:
     )
 
 
-async def owner_census(mint: Mint, address_text: str, today: date) -> OwnerCensus:
+async def owner_census(mint: Mint, address_text: str) -> OwnerCensus:
     address = parse_address(address_text)
-    pool = mint.log.pool
+    today = (await mint.store.now()).astimezone(UTC).date()
     keys = []
-    holdings = await projections.owned_by_address(pool, address)
-    used = await projections.used_allowances(pool, holdings, today)
+    holdings = await tables.owned_by_address(mint.store, address)
+    used = await tables.used_allowances(mint.store, holdings, today)
     for key, rows in holdings.items():
         keys.append(
             KeyHoldings(

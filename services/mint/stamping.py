@@ -26,36 +26,38 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from ledger.address import address_of
+from ledger.api.mint import ITEMS, Allowance, Item, Refused, StampAnswer, Stamped
 from ledger.certificates import PrintCertificate
-from ledger.errors import LedgerError, RunExhaustedError, SizeLimitError
-from ledger.keys import PublicKey, SigningKey
-from ledger.manifest import LeagueManifest
-from ledger.print_runs import PrintRun, RunFinish, serial_for
-from ledger.requests import StampRequest
-from services.eventlog import EventLog, NewEvent
-from services.mint import projections
-from services.mint.errors import (
+from ledger.errors import (
     AllowanceExhausted,
+    LedgerError,
+    Overloaded,
     RequestIdReused,
+    RunExhaustedError,
+    SizeLimitError,
     StaleRequest,
     UnknownTitle,
     WrongLeague,
 )
-from services.mint.wire import (
-    ITEMS,
-    Allowance,
-    Item,
-    Refused,
-    StampAnswer,
-    Stamped,
-)
+from ledger.events import PrintStamped
+from ledger.keys import PublicKey, SigningKey
+from ledger.leaf import NewEvent
+from ledger.manifest import LeagueManifest
+from ledger.print_runs import PrintRun, RunFinish, serial_for
+from ledger.requests import StampRequest
+from services.eventlog import EventStore
+from services.http.problems import problem_of
+from services.kernel.projections import changes_of
+from services.mint import tables
+from services.mint.projection import PROJECTION
 
 #: How far a request's signing time may be from the mint's clock, either way (seconds).
 MAX_CLOCK_SKEW = 300
-#: The event type of a stamped print; its stream is ``print/<serial>``.
-STAMPED = "print-stamped"
 #: Most prints drawn in one transaction; requests beyond wait for the next one.
 MAX_GROUP_PRINTS = 1000
+#: Most prints waiting for the writer; a request beyond is refused as overloaded (503 with
+#: Retry-After) rather than queued without bound.
+MAX_WAITING_PRINTS = 4 * MAX_GROUP_PRINTS
 #: Refusals decided before a request writes anything: they fail that request alone.
 REFUSALS = (RequestIdReused, StaleRequest, AllowanceExhausted)
 
@@ -66,7 +68,7 @@ class Mint:
 
     manifest: LeagueManifest
     key: SigningKey
-    log: EventLog
+    store: EventStore
 
     @property
     def manifest_hash(self) -> str:
@@ -144,7 +146,7 @@ class Drawing:
     used: dict[str, int]
     answered: dict[tuple[str, str], tuple[bytes, list[dict[str, Any]]]]
     events: list[NewEvent] = field(default_factory=list)
-    record: projections.GroupRecord = field(default_factory=projections.GroupRecord)
+    answers: list[tables.AnsweredRequest] = field(default_factory=list)
 
     @property
     def day(self) -> date:
@@ -181,7 +183,7 @@ class Drawing:
         ]
         stored = ITEMS.dump_python(items, mode="json")
         self.answered[presented.id_key] = (presented.hash, stored)
-        self.record.requests.append(
+        self.answers.append(
             (presented.owner, request.request_id, presented.hash, json.dumps(stored))
         )
         return self._answer(request, items, replayed=False)
@@ -193,7 +195,7 @@ class Drawing:
             return Refused(
                 title=run.title,
                 finish=finish,
-                problem=RunExhaustedError.problem_type,
+                problem=problem_of(RunExhaustedError).slug,
                 reason=f"the {finish} run of {run.title} is exhausted: all {size} are "
                 f"stamped, and runs are never extended",
             )
@@ -202,7 +204,7 @@ class Drawing:
             return Refused(
                 title=run.title,
                 finish=finish,
-                problem=AllowanceExhausted.problem_type,
+                problem=problem_of(AllowanceExhausted).slug,
                 reason=f"this key's allowance of {per_day} prints for {self.day.isoformat()} "
                 f"(UTC) is used up; present it again tomorrow",
             )
@@ -219,22 +221,10 @@ class Drawing:
             event=self.next_seq + len(self.events),
             manifest=self.mint.manifest_hash,
         )
-        self.events.append(
-            NewEvent(
-                stream=f"print/{certificate.serial}",
-                expected_version=0,
-                type=STAMPED,
-                body={
-                    "certificate": certificate.to_wire(),
-                    "request_id": presented.request.request_id,
-                },
-            )
-        )
+        stamped = PrintStamped(certificate=certificate, request_id=presented.request.request_id)
+        self.events.append(stamped.new_event(expected_version=0))
         self.stamped[key] += 1
         self.used[presented.owner] = self.used.get(presented.owner, 0) + 1
-        self.record.runs[key] += 1
-        self.record.owned[(presented.owner, presented.address, run.title, finish)] += 1
-        self.record.allowances[presented.owner] += 1
         return Stamped(title=run.title, finish=finish, certificate=certificate)
 
     def _answer(self, request: StampRequest, items: list[Item], *, replayed: bool) -> StampAnswer:
@@ -247,16 +237,28 @@ class Drawing:
         )
 
 
-async def stamp_group(
-    mint: Mint, group: Sequence[Presented], now: datetime
-) -> list[StampAnswer | LedgerError]:
-    """Answer ``group`` in one transaction: an answer or a refusal per request, in order."""
-    now = now.astimezone(UTC)
-    async with mint.log.transaction() as tx:
-        conn = tx.conn
+def answer_group(drawing: Drawing, group: Sequence[Presented]) -> list[StampAnswer | LedgerError]:
+    """Answer each request of ``group`` in order (CPU-bound: it signs every certificate)."""
+    results: list[StampAnswer | LedgerError] = []
+    for presented in group:
+        try:
+            results.append(drawing.answer(presented))
+        except REFUSALS as refusal:
+            results.append(refusal)
+    return results
+
+
+async def stamp_group(mint: Mint, group: Sequence[Presented]) -> list[StampAnswer | LedgerError]:
+    """Answer ``group`` in one transaction: an answer or a refusal per request, in order.
+
+    The transaction's time (the database's) is the one clock: it decides freshness and the
+    UTC day of allowances, and every event records it.
+    """
+    async with mint.store.transaction() as tx:
         next_seq = await tx.lock()
-        state = await projections.read_group(
-            conn,
+        now = tx.now.astimezone(UTC)
+        state = await tables.read_group(
+            tx,
             {run.title for presented in group for run in presented.runs},
             [presented.id_key for presented in group],
             now.date(),
@@ -269,16 +271,13 @@ async def stamp_group(
             used=state.used,
             answered=state.answered,
         )
-        results: list[StampAnswer | LedgerError] = []
-        for presented in group:
-            try:
-                results.append(drawing.answer(presented))
-            except REFUSALS as refusal:
-                results.append(refusal)
+        # Signing a group of up to MAX_GROUP_PRINTS certificates: off the event loop.
+        results = await asyncio.to_thread(answer_group, drawing, group)
         appended = await tx.append_batch(drawing.events)
         if appended and appended[0].seq != next_seq:
             raise RuntimeError(f"the log appended at seq {appended[0].seq}, not {next_seq}")
-        await projections.record_group(conn, drawing.record, now.date())
+        await PROJECTION.write(tx, changes_of(PROJECTION, appended))
+        await tables.record_answers(tx, drawing.answers)
     return results
 
 
@@ -294,11 +293,20 @@ class Stamper:
     def __init__(self, mint: Mint) -> None:
         self.mint = mint
         self._waiting: list[_Waiting] = []
+        #: Prints of the requests in ``_waiting`` (bounded by MAX_WAITING_PRINTS).
+        self._waiting_prints = 0
         self._writer: asyncio.Task[None] | None = None
 
     async def stamp(self, request: StampRequest) -> StampAnswer:
         """Check ``request``, wait for its group's transaction, return its answer."""
         presented = present(self.mint, request)
+        if self._waiting and self._waiting_prints + len(presented.runs) > MAX_WAITING_PRINTS:
+            raise Overloaded(
+                f"the mint has {self._waiting_prints} prints waiting to be stamped; present "
+                f"these again in a moment",
+                retry_after=1,
+            )
+        self._waiting_prints += len(presented.runs)
         future: asyncio.Future[StampAnswer] = asyncio.get_running_loop().create_future()
         self._waiting.append(_Waiting(presented, future))
         if self._writer is None or self._writer.done():
@@ -314,15 +322,14 @@ class Stamper:
                 break
             taken += 1
         group, self._waiting = self._waiting[:taken], self._waiting[taken:]
+        self._waiting_prints -= sum(len(w.presented.runs) for w in group)
         return group
 
     async def _write(self) -> None:
         while self._waiting:
             group = self._next_group()
             try:
-                results = await stamp_group(
-                    self.mint, [w.presented for w in group], datetime.now(UTC)
-                )
+                results = await stamp_group(self.mint, [w.presented for w in group])
             except Exception as exc:
                 for waiting in group:
                     if not waiting.future.done():

@@ -40,11 +40,11 @@ async def test_unreachable_league_never_names_the_url_password() -> None:
 
 async def test_problem_answer_becomes_league_problem(aiohttp_server: Any) -> None:
     """A problem+json answer keeps its slug, status and detail."""
-    server = await aiohttp_server(new_app())
+    server = await aiohttp_server(new_app(()))
     async with LeagueClient(str(server.make_url(""))) as league:
         with pytest.raises(LeagueProblem) as caught:
             await league.census()
-    assert (caught.value.problem_type, caught.value.http_status) == ("not-found", 404)
+    assert (caught.value.slug, caught.value.status) == ("not-found", 404)
     assert "/ledger" in caught.value.diagnostics()
 
 

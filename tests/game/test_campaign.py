@@ -20,8 +20,8 @@ from game.campaign import (
     settle,
 )
 from game.economy.prints import MISPRINT, Finish, Print
-from game.window.catalog import ARCHIVE_SETS, CardSet
 from game.window.scoring import Verdict
+from ledger.catalog import ARCHIVE_SETS, CardSet
 from ledger.errors import SchemaError
 
 W, L, B = Verdict.WIN, Verdict.LOSS, Verdict.BALANCE

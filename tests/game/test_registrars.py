@@ -18,7 +18,7 @@ from game.registrars import (
 )
 from game.window import DealError
 from game.window import actions as A
-from game.window.catalog import CardSet
+from ledger.catalog import CardSet
 
 STARTER = list(HOUSE_TITLES[:8])
 

@@ -9,9 +9,9 @@ from game.ai.roster import chair_player
 from game.economy.prints import Finish, Print
 from game.tables import Holding, convene_base, convene_market, convene_portfolio, play_out
 from game.window import DealError, replay
-from game.window.catalog import BASE_SIX, FOLDED_SEVEN, LETTERED, SEALED_SET
 from game.window.notation import format_action
 from game.window.records import Record
+from ledger.catalog import BASE_SIX, FOLDED_SEVEN, LETTERED, SEALED_SET
 
 BASE = [c.name for c in BASE_SIX]
 FOLDED = [c.name for c in FOLDED_SEVEN]

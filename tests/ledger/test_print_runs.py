@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from game.window.catalog import FIXTURE_NAMES, PLAYING, Rarity
+from ledger.catalog import FIXTURE_NAMES, PLAYING, Rarity
 from ledger.errors import RunExhaustedError, SchemaError, SerialError
 from ledger.print_runs import (
     DEFAULT_PRINT_RUNS,

@@ -7,7 +7,7 @@ from collections import Counter
 
 from game.economy.bundles import TITLES_BY_RARITY, open_bundle
 from game.economy.prices import FINISH_ODDS, RARITY_ODDS
-from game.window.catalog import BY_NAME
+from ledger.catalog import BY_NAME
 
 OPENINGS = 100_000
 

@@ -675,7 +675,7 @@ def test_i8_market_tables_conserve_thirty_strokes_and_every_certificate(seed: in
 @pytest.mark.parametrize("seed", range(12))
 def test_i8_archive_deals_conserve_thirty_strokes_and_every_certificate(seed: int) -> None:
     """I.8 over the Archive: sixteen distinct titles dealt 5/5, 3 to the market, 3 aside."""
-    from game.window.catalog import PLAYING
+    from ledger.catalog import PLAYING
 
     rng = random.Random(1000 + seed)
     pool = rng.sample([c.name for c in PLAYING], 16)
@@ -1487,8 +1487,8 @@ def test_book3_refusal_answers_the_first_seats_hold_from_the_second_seat() -> No
 @pytest.mark.parametrize("seed", [0, 1, 7, 2**40])
 def test_q09_seeded_deals_are_the_documented_shuffle(seed: int) -> None:
     """Q-09, formats.md: Random(seed).shuffle of the titles in book order, dealt from the front."""
-    from game.window.catalog import BASE_SIX as SIX
-    from game.window.catalog import FOLDED_SEVEN
+    from ledger.catalog import BASE_SIX as SIX
+    from ledger.catalog import FOLDED_SEVEN
 
     deck = [c.name for c in SIX]
     random.Random(seed).shuffle(deck)
@@ -1528,7 +1528,7 @@ def test_d01_the_catalog_holds_six_sets_as_printed() -> None:
     """D-01, I.4, Book II, Book III: six sets (6, then five of 7), not I.1's "five sets"."""
     from collections import Counter
 
-    from game.window.catalog import PLAYING, CardSet
+    from ledger.catalog import PLAYING, CardSet
 
     sizes = Counter(c.card_set for c in PLAYING)
     assert list(CardSet) == list(sizes)  # the book's order: base, Folded, Sets II-V

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from game.window import DealError, from_deal, new_base_table, new_market_table, to_json
-from game.window.catalog import BASE_SIX, FOLDED_SEVEN
+from ledger.catalog import BASE_SIX, FOLDED_SEVEN
 
 
 # I.5

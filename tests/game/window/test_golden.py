@@ -26,8 +26,8 @@ from game.window import (
     replay,
     to_json,
 )
-from game.window.catalog import PLAYING
 from game.window.records import convene
+from ledger.catalog import PLAYING
 
 DATA = Path(__file__).parents[2] / "data" / "window"
 GOLDEN = ("base-18", "market-32", "portfolio-269")

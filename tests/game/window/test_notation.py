@@ -13,7 +13,7 @@ from game.window import (
     new_market_table,
     parse_action,
 )
-from game.window.catalog import PLAYING
+from ledger.catalog import PLAYING
 from tests.game.window.tables import setup
 
 

@@ -28,8 +28,8 @@ from game.window import (
     to_json,
 )
 from game.window.actions import DRILL
-from game.window.catalog import PLAYING
 from game.window.state import CHAIN, HAND, HOSTAGE, MARKET, SPOILS
+from ledger.catalog import PLAYING
 
 EXAMPLES = 400 if os.environ.get("CZ_LONG_RANDOM_PLAY") else 25
 PLAY = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])

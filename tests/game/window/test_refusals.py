@@ -8,7 +8,7 @@ import pytest
 
 from game.window import IllegalActionError, from_deal
 from game.window.actions import encode
-from game.window.catalog import PLAYING
+from ledger.catalog import PLAYING
 
 
 # I.6, I.7

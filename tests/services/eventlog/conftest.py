@@ -9,7 +9,7 @@ import asyncpg
 import pytest
 
 from ledger.keys import SigningKey
-from services.eventlog import EventLog
+from services.eventlog import PostgresEventStore
 from services.eventlog.migrate import upgrade
 
 ORIGIN = "league.test/mint"
@@ -37,5 +37,5 @@ def key() -> SigningKey:
 
 
 @pytest.fixture
-def log(pool: asyncpg.Pool, key: SigningKey) -> EventLog:
-    return EventLog(pool, schema="mint", origin=ORIGIN, key=key)
+def log(pool: asyncpg.Pool, key: SigningKey) -> PostgresEventStore:
+    return PostgresEventStore(pool, schema="mint", origin=ORIGIN, key=key)

@@ -7,7 +7,7 @@ import asyncio
 import asyncpg
 import pytest
 
-from services.eventlog import SCHEMAS
+from migrations import SCHEMAS
 from services.eventlog.migrate import head_revision, sqlalchemy_url, upgrade
 
 TABLES = {"checkpoints", "events", "log_head", "tree_nodes"}

@@ -15,15 +15,15 @@ from ledger.merkle import (
     verify_consistency,
     verify_inclusion,
 )
-from services.eventlog import CheckpointRefused, EventLog, NewEvent
+from services.eventlog import CheckpointRefused, NewEvent, PostgresEventStore
 from tests.services.eventlog.conftest import ORIGIN
 
 
-async def _fill(log: EventLog, n: int, start: int = 0) -> None:
+async def _fill(log: PostgresEventStore, n: int, start: int = 0) -> None:
     await log.append_batch([NewEvent("s", start + i, "t", {"i": start + i}) for i in range(n)])
 
 
-async def test_store_proofs_equal_the_pure_ones_and_verify(log: EventLog) -> None:
+async def test_store_proofs_equal_the_pure_ones_and_verify(log: PostgresEventStore) -> None:
     """For many sizes, store proofs equal proofs over the leaf list and verify against roots."""
     await _fill(log, 7)
     await _fill(log, 30, start=7)
@@ -43,7 +43,7 @@ async def test_store_proofs_equal_the_pure_ones_and_verify(log: EventLog) -> Non
     assert (await log.head()).root == tree.root()
 
 
-async def test_proofs_beyond_the_head_are_refused(log: EventLog) -> None:
+async def test_proofs_beyond_the_head_are_refused(log: PostgresEventStore) -> None:
     """Asking for a tree larger than the log, or a leaf outside it, is a ProofError."""
     await _fill(log, 4)
     with pytest.raises(ProofError, match="beyond"):
@@ -55,19 +55,19 @@ async def test_proofs_beyond_the_head_are_refused(log: EventLog) -> None:
 
 
 async def test_checkpoints_are_signed_consistent_and_verifiable(
-    log: EventLog, key: SigningKey
+    log: PostgresEventStore, key: SigningKey
 ) -> None:
     """Checkpoints verify under the log key, name head size and root, and chain consistently."""
     verifier = log_verifier(ORIGIN, key.public)
-    empty = await log.create_checkpoint()
+    empty = await log.sign_checkpoint()
     assert (empty.size, empty.root) == (0, EMPTY_ROOT)
     await _fill(log, 5)
-    first = await log.create_checkpoint()
+    first = await log.sign_checkpoint()
     assert first.verify([verifier]) == [verifier]
     assert (first.origin, first.size, first.root) == (ORIGIN, 5, (await log.head()).root)
-    assert await log.create_checkpoint() == first
+    assert await log.sign_checkpoint() == first
     await _fill(log, 6, start=5)
-    second = await log.create_checkpoint()
+    second = await log.sign_checkpoint()
     proof = await log.consistency_proof(first.size, second.size)
     verify_consistency(first.size, second.size, first.root, second.root, proof)
     assert await log.latest_checkpoint() == second
@@ -76,13 +76,13 @@ async def test_checkpoints_are_signed_consistent_and_verifiable(
 
 
 async def test_a_checkpoint_inconsistent_with_the_last_one_is_never_signed(
-    log: EventLog,
+    log: PostgresEventStore,
 ) -> None:
     """If the stored tree no longer extends the last signed root, signing is refused."""
     await _fill(log, 5)
-    await log.create_checkpoint()
-    await log.pool.execute("UPDATE mint.checkpoints SET root_hash = $1", b"\x07" * 32)
+    await log.sign_checkpoint()
+    await log._pool.execute("UPDATE mint.checkpoints SET root_hash = $1", b"\x07" * 32)
     await _fill(log, 3, start=5)
     with pytest.raises(CheckpointRefused, match="size 5"):
-        await log.create_checkpoint()
-    assert len(await log.pool.fetch("SELECT 1 FROM mint.checkpoints")) == 1
+        await log.sign_checkpoint()
+    assert len(await log._pool.fetch("SELECT 1 FROM mint.checkpoints")) == 1

@@ -14,20 +14,20 @@ from hypothesis import strategies as st
 from ledger.encoding import decode_b64, decode_b64url, encode_b64, encode_b64url
 from ledger.errors import LedgerError
 from ledger.keys import SigningKey
+from ledger.leaf import canonical_leaf, format_time, parse_time
 from ledger.merkle import leaf_hash
 from services.eventlog import (
-    EventLog,
     EventLogError,
     NewEvent,
+    PostgresEventStore,
     StoreIntegrityError,
     StoreUnavailable,
     StreamConflict,
 )
-from services.eventlog.leaf import canonical_leaf, format_time, parse_time
 from tests.services.eventlog.conftest import ORIGIN
 
 
-async def test_append_then_read_the_feed(log: EventLog, key: SigningKey) -> None:
+async def test_append_then_read_the_feed(log: PostgresEventStore, key: SigningKey) -> None:
     """Appends get dense seqs and stream versions; the feed returns them after N, signed."""
     a = await log.append("print/A", 0, "stamped", {"serial": "A", "n": 1})
     b = await log.append("print/B", 0, "stamped", {"serial": "B"})
@@ -51,7 +51,7 @@ async def test_append_then_read_the_feed(log: EventLog, key: SigningKey) -> None
     assert head.size == 3
 
 
-async def test_wrong_expected_version_is_a_stream_conflict(log: EventLog) -> None:
+async def test_wrong_expected_version_is_a_stream_conflict(log: PostgresEventStore) -> None:
     """A stale expected version raises StreamConflict naming stream, expected and actual."""
     await log.append("s", 0, "t", {})
     await log.append("s", 1, "t", {})
@@ -64,7 +64,7 @@ async def test_wrong_expected_version_is_a_stream_conflict(log: EventLog) -> Non
     assert (await log.head()).size == 2
 
 
-async def test_a_batch_is_all_or_nothing(log: EventLog) -> None:
+async def test_a_batch_is_all_or_nothing(log: PostgresEventStore) -> None:
     """A conflict anywhere in a batch writes none of it; a good batch chains versions."""
     await log.append("x", 0, "t", {})
     bad = [NewEvent("y", 0, "t", {}), NewEvent("x", 0, "t", {})]
@@ -88,7 +88,7 @@ async def test_a_batch_is_all_or_nothing(log: EventLog) -> None:
     ],
 )
 async def test_bad_events_are_refused_before_writing(
-    log: EventLog, stream: str, body: dict[str, object]
+    log: PostgresEventStore, stream: str, body: dict[str, object]
 ) -> None:
     """Floats, NULs, empty or long streams and oversized bodies are typed errors, not rows."""
     with pytest.raises(LedgerError):
@@ -96,41 +96,41 @@ async def test_bad_events_are_refused_before_writing(
     assert (await log.head()).size == 0
 
 
-async def test_projection_commits_and_rolls_back_with_the_append(log: EventLog) -> None:
+async def test_projection_commits_and_rolls_back_with_the_append(log: PostgresEventStore) -> None:
     """Projection SQL in the append's transaction commits with it and rolls back with it."""
-    await log.pool.execute("CREATE TABLE mint.census (serial text PRIMARY KEY)")
+    await log._pool.execute("CREATE TABLE mint.census (serial text PRIMARY KEY)")
     async with log.transaction() as tx:
         event = await tx.append("print/A", 0, "stamped", {"serial": "A"})
-        await tx.conn.execute("INSERT INTO mint.census VALUES ($1)", event.body["serial"])
+        await tx.execute("INSERT INTO mint.census VALUES ($1)", event.body["serial"])
 
     async def failing_handler() -> None:
         async with log.transaction() as tx:
             await tx.append("print/B", 0, "stamped", {"serial": "B"})
-            await tx.conn.execute("INSERT INTO mint.census VALUES ('B')")
+            await tx.execute("INSERT INTO mint.census VALUES ('B')")
             raise RuntimeError("handler failed after the append")
 
     with pytest.raises(RuntimeError):
         await failing_handler()
-    assert await log.pool.fetch("SELECT serial FROM mint.census") == [("A",)]
+    assert await log._pool.fetch("SELECT serial FROM mint.census") == [("A",)]
     assert [e.stream for e in await log.read()] == ["print/A"]
     assert (await log.head()).size == 1
 
 
-async def test_lock_first_makes_check_then_append_atomic(log: EventLog) -> None:
+async def test_lock_first_makes_check_then_append_atomic(log: PostgresEventStore) -> None:
     """Taking the log lock before reading a projection stops two callers both passing a check."""
-    await log.pool.execute("CREATE TABLE mint.run (remaining int NOT NULL)")
-    await log.pool.execute("INSERT INTO mint.run VALUES (1)")
+    await log._pool.execute("CREATE TABLE mint.run (remaining int NOT NULL)")
+    await log._pool.execute("INSERT INTO mint.run VALUES (1)")
 
     async def stamp(who: str) -> bool:
         async with log.transaction() as tx:
             next_seq = await tx.lock()
-            remaining = await tx.conn.fetchval("SELECT remaining FROM mint.run")
+            remaining = await tx.fetchval("SELECT remaining FROM mint.run")
             await asyncio.sleep(0.05)  # widen the window a lock-free check would lose in
             if remaining == 0:
                 return False
             event = await tx.append(f"print/{who}", 0, "stamped", {"to": who})
             assert event.seq == next_seq
-            await tx.conn.execute("UPDATE mint.run SET remaining = remaining - 1")
+            await tx.execute("UPDATE mint.run SET remaining = remaining - 1")
             return True
 
     results = await asyncio.gather(*(stamp(f"p{i}") for i in range(4)))
@@ -138,15 +138,15 @@ async def test_lock_first_makes_check_then_append_atomic(log: EventLog) -> None:
     assert (await log.head()).size == 1
 
 
-async def test_projection_constraint_violations_are_typed(log: EventLog) -> None:
+async def test_projection_constraint_violations_are_typed(log: PostgresEventStore) -> None:
     """A projection write the database refuses rolls back the append as StoreIntegrityError."""
-    await log.pool.execute("CREATE TABLE mint.owners (serial text PRIMARY KEY)")
-    await log.pool.execute("INSERT INTO mint.owners VALUES ('A')")
+    await log._pool.execute("CREATE TABLE mint.owners (serial text PRIMARY KEY)")
+    await log._pool.execute("INSERT INTO mint.owners VALUES ('A')")
 
     async def duplicate() -> None:
         async with log.transaction() as tx:
             await tx.append("print/A", 0, "stamped", {})
-            await tx.conn.execute("INSERT INTO mint.owners VALUES ('A')")
+            await tx.execute("INSERT INTO mint.owners VALUES ('A')")
 
     with pytest.raises(StoreIntegrityError):
         await duplicate()
@@ -155,7 +155,9 @@ async def test_projection_constraint_violations_are_typed(log: EventLog) -> None
     assert await log.stream_version("print/A") == 1
 
 
-async def test_concurrent_appenders_leave_no_gap_and_no_reader_skips(log: EventLog) -> None:
+async def test_concurrent_appenders_leave_no_gap_and_no_reader_skips(
+    log: PostgresEventStore,
+) -> None:
     """8 appenders × 500 events: seq 0..3999 dense, versions contiguous, the feed never skips."""
     writers, per_writer, total = 8, 500, 4000
     seen: list[int] = []
@@ -178,7 +180,7 @@ async def test_concurrent_appenders_leave_no_gap_and_no_reader_skips(log: EventL
         asyncio.gather(reader(), *(writer(w) for w in range(writers))), timeout=300
     )
     assert seen == list(range(total))
-    rows = await log.pool.fetch("SELECT seq, stream, stream_version FROM mint.events ORDER BY seq")
+    rows = await log._pool.fetch("SELECT seq, stream, stream_version FROM mint.events ORDER BY seq")
     assert [r["seq"] for r in rows] == list(range(total))
     for w in range(writers):
         versions = [r["stream_version"] for r in rows if r["stream"] == f"w{w}"]
@@ -188,15 +190,15 @@ async def test_concurrent_appenders_leave_no_gap_and_no_reader_skips(log: EventL
 
 
 async def test_restart_with_a_new_pool_sees_everything(
-    log: EventLog, migrated_url: str, key: SigningKey
+    log: PostgresEventStore, migrated_url: str, key: SigningKey
 ) -> None:
     """A new pool and log object over the same database resume at the next seq."""
     await log.append_batch([NewEvent("s", i, "t", {"i": i}) for i in range(10)])
-    checkpoint = await log.create_checkpoint()
+    checkpoint = await log.sign_checkpoint()
     head = await log.head()
     pool = await asyncpg.create_pool(migrated_url, min_size=1, max_size=2)
     try:
-        again = EventLog(pool, schema="mint", origin=ORIGIN, key=key)
+        again = PostgresEventStore(pool, schema="mint", origin=ORIGIN, key=key)
         assert await again.head() == head
         assert await again.read() == await log.read()
         assert await again.latest_checkpoint() == checkpoint
@@ -209,8 +211,8 @@ async def test_restart_with_a_new_pool_sees_everything(
 
 async def test_logs_of_different_services_are_separate(pool: asyncpg.Pool) -> None:
     """Each service's log lives in its own schema with its own dense seq."""
-    mint = EventLog(pool, schema="mint", origin="l/mint", key=SigningKey.generate())
-    notary = EventLog(pool, schema="notary", origin="l/notary", key=SigningKey.generate())
+    mint = PostgresEventStore(pool, schema="mint", origin="l/mint", key=SigningKey.generate())
+    notary = PostgresEventStore(pool, schema="notary", origin="l/notary", key=SigningKey.generate())
     await mint.append("a", 0, "t", {})
     await mint.append("a", 1, "t", {})
     event = await notary.append("a", 0, "t", {})
@@ -220,14 +222,16 @@ async def test_logs_of_different_services_are_separate(pool: asyncpg.Pool) -> No
 
 async def test_database_failures_are_wrapped(pool: asyncpg.Pool) -> None:
     """A driver error (here: a schema without tables) leaves as StoreUnavailable."""
-    log = EventLog(pool, schema="nowhere", origin="l/x", key=SigningKey.generate())
+    log = PostgresEventStore(pool, schema="nowhere", origin="l/x", key=SigningKey.generate())
     with pytest.raises(StoreUnavailable, match="nowhere"):
         await log.append("s", 0, "t", {})
     with pytest.raises(StoreUnavailable):
         await log.read()
     assert issubclass(StoreUnavailable, EventLogError)
     with pytest.raises(ValueError, match="schema"):
-        EventLog(pool, schema="mint; DROP TABLE x", origin="l/x", key=SigningKey.generate())
+        PostgresEventStore(
+            pool, schema="mint; DROP TABLE x", origin="l/x", key=SigningKey.generate()
+        )
 
 
 JSON_TEXT = st.text(
@@ -249,7 +253,7 @@ _streams = itertools.count()
 )
 @given(body=st.dictionaries(JSON_TEXT, JSON_VALUES, max_size=5))
 async def test_any_body_round_trips_through_jsonb_with_its_signature(
-    log: EventLog, key: SigningKey, body: dict[str, object]
+    log: PostgresEventStore, key: SigningKey, body: dict[str, object]
 ) -> None:
     """Any integral JSON body reads back equal, its leaf re-derives to the signed bytes, and
     the audit finds the jsonb column equal to the stored leaf."""
@@ -264,7 +268,7 @@ async def test_any_body_round_trips_through_jsonb_with_its_signature(
 
 
 async def test_an_auditor_recomputes_a_leaf_from_the_feed_json_alone(
-    log: EventLog, key: SigningKey
+    log: PostgresEventStore, key: SigningKey
 ) -> None:
     """From the event as JSON text (time as text, hashes encoded), the leaf and both checks hold."""
     event = await log.append("print/A", 0, "stamped", {"serial": "A", "to": "Ž"})

@@ -11,8 +11,9 @@ import pytest
 
 from ledger.canonical import signing_bytes
 from ledger.keys import SigningKey
+from ledger.leaf import event_leaf
 from ledger.merkle import leaf_hash
-from services.eventlog import EventLog, NewEvent, TamperedLog, audit, event_leaf
+from services.eventlog import NewEvent, PostgresEventStore, TamperedLog, audit
 
 #: An edit of one row, and what verify_all says about it.
 EDITS = {
@@ -57,19 +58,19 @@ EDITS = {
 }
 
 
-async def _fill(log: EventLog, n: int, start: int = 0) -> None:
+async def _fill(log: PostgresEventStore, n: int, start: int = 0) -> None:
     """Events ``start .. start + n - 1``, spread round-robin over three streams."""
     items = [NewEvent(f"s{i % 3}", i // 3, "t", {"i": i}) for i in range(start, start + n)]
     await log.append_batch(items)
 
 
-async def test_an_untouched_log_verifies(log: EventLog) -> None:
+async def test_an_untouched_log_verifies(log: PostgresEventStore) -> None:
     """A log of appends and checkpoints passes, and the summary counts what was checked."""
     empty = await log.verify_all()
     assert empty.events == 0
-    await log.create_checkpoint()
+    await log.sign_checkpoint()
     await _fill(log, 39)
-    await log.create_checkpoint()
+    await log.sign_checkpoint()
     await _fill(log, 10, start=39)
     summary = await log.verify_all()
     assert (summary.events, summary.checkpoints) == (49, 2)
@@ -80,11 +81,13 @@ async def test_an_untouched_log_verifies(log: EventLog) -> None:
 
 @pytest.mark.parametrize("edit", sorted(EDITS))
 @pytest.mark.parametrize("seq", [0, 23, 48])
-async def test_an_edited_row_is_named_by_its_seq(log: EventLog, edit: str, seq: int) -> None:
+async def test_an_edited_row_is_named_by_its_seq(
+    log: PostgresEventStore, edit: str, seq: int
+) -> None:
     """Editing any column of one row (or deleting it) makes verify_all name exactly that seq."""
     await _fill(log, 49)
     sql, reason = EDITS[edit]
-    await log.pool.execute(sql, seq)
+    await log._pool.execute(sql, seq)
     with pytest.raises(TamperedLog) as caught:
         await log.verify_all()
     assert caught.value.seq == seq, caught.value.diagnostics()
@@ -105,12 +108,12 @@ async def test_an_edited_row_is_named_by_its_seq(log: EventLog, edit: str, seq: 
     ],
 )
 async def test_a_body_value_of_another_json_type_is_named(
-    log: EventLog, signed: str, stored: str, reason: str
+    log: PostgresEventStore, signed: str, stored: str, reason: str
 ) -> None:
     """A value swapped for one Python calls equal (1 == True, 0 == False, 7 == 7.0) is named."""
     await log.append("s", 0, "t", {"x": json.loads(signed)})
     await log.append("s", 1, "t", {"x": json.loads(signed)})
-    await log.pool.execute(
+    await log._pool.execute(
         "UPDATE mint.events SET body = jsonb_set(body, '{x}', $1::jsonb) WHERE seq = 1", stored
     )
     with pytest.raises(TamperedLog, match=reason) as caught:
@@ -119,10 +122,10 @@ async def test_a_body_value_of_another_json_type_is_named(
 
 
 @pytest.mark.parametrize("moment", ["infinity", "-infinity", "10000-01-01 00:00:00+00"])
-async def test_a_time_no_event_can_hold_is_named(log: EventLog, moment: str) -> None:
+async def test_a_time_no_event_can_hold_is_named(log: PostgresEventStore, moment: str) -> None:
     """recorded_at set to a value no Python datetime holds is named, not a driver error."""
     await _fill(log, 49)
-    await log.pool.execute(
+    await log._pool.execute(
         "UPDATE mint.events SET recorded_at = $2::text::timestamptz WHERE seq = $1", 23, moment
     )
     with pytest.raises(TamperedLog, match="disagree on recorded_at") as caught:
@@ -131,7 +134,7 @@ async def test_a_time_no_event_can_hold_is_named(log: EventLog, moment: str) -> 
 
 
 async def test_the_sessions_time_zone_does_not_matter(
-    log: EventLog, migrated_url: str, key: SigningKey
+    log: PostgresEventStore, migrated_url: str, key: SigningKey
 ) -> None:
     """Times are compared as UTC text, so an audit over a session in another zone passes."""
     await _fill(log, 10)
@@ -139,15 +142,17 @@ async def test_the_sessions_time_zone_does_not_matter(
         migrated_url, min_size=1, max_size=2, server_settings={"timezone": "Pacific/Chatham"}
     )
     try:
-        elsewhere = EventLog(pool, schema="mint", origin=log.origin, key=key)
+        elsewhere = PostgresEventStore(pool, schema="mint", origin=log.origin, key=key)
         assert await pool.fetchval("SHOW timezone") == "Pacific/Chatham"
         assert (await elsewhere.verify_all()).root == (await log.head()).root
     finally:
         await pool.close()
 
 
-async def _store_signed_leaf(log: EventLog, key: SigningKey, seq: int, leaf: bytes) -> None:
-    await log.pool.execute(
+async def _store_signed_leaf(
+    log: PostgresEventStore, key: SigningKey, seq: int, leaf: bytes
+) -> None:
+    await log._pool.execute(
         "UPDATE mint.events SET leaf = $2, leaf_hash = $3, signature = $4 WHERE seq = $1",
         seq,
         leaf,
@@ -156,10 +161,10 @@ async def _store_signed_leaf(log: EventLog, key: SigningKey, seq: int, leaf: byt
     )
 
 
-async def test_another_rows_signed_leaf_is_named(log: EventLog) -> None:
+async def test_another_rows_signed_leaf_is_named(log: PostgresEventStore) -> None:
     """A row given another row's leaf, hash and signature (all valid) is named by its seq."""
     await _fill(log, 49)
-    await log.pool.execute(
+    await log._pool.execute(
         "UPDATE mint.events AS e SET leaf = o.leaf, leaf_hash = o.leaf_hash,"
         " signature = o.signature FROM mint.events AS o WHERE e.seq = 23 AND o.seq = 26"
     )
@@ -180,7 +185,7 @@ async def test_another_rows_signed_leaf_is_named(log: EventLog) -> None:
     ],
 )
 async def test_a_signed_leaf_that_says_something_else_than_its_row_is_named(
-    log: EventLog, key: SigningKey, change: dict[str, object], reason: str
+    log: PostgresEventStore, key: SigningKey, change: dict[str, object], reason: str
 ) -> None:
     """A leaf hashed and signed by the service key but not matching the columns is named."""
     await _fill(log, 49)
@@ -215,11 +220,11 @@ async def test_a_signed_leaf_that_says_something_else_than_its_row_is_named(
     ],
 )
 async def test_a_signed_leaf_that_is_not_an_event_is_named(
-    log: EventLog, key: SigningKey, leaf: bytes
+    log: PostgresEventStore, key: SigningKey, leaf: bytes
 ) -> None:
     """Signed bytes that are not the event tag and one integral JSON object are named."""
     await _fill(log, 49)
-    await log.pool.execute("ALTER TABLE mint.events DROP CONSTRAINT events_leaf_check")
+    await log._pool.execute("ALTER TABLE mint.events DROP CONSTRAINT events_leaf_check")
     await _store_signed_leaf(log, key, 23, leaf)
     with pytest.raises(TamperedLog, match="not an event") as caught:
         await log.verify_all()
@@ -234,7 +239,7 @@ def small_pages(monkeypatch: pytest.MonkeyPatch) -> int:
 
 
 async def test_edits_are_found_on_several_processes(
-    log: EventLog, migrated_url: str, small_pages: int
+    log: PostgresEventStore, migrated_url: str, small_pages: int
 ) -> None:
     """With the leaf pass spread over two processes, the first bad seq is still named."""
     await _fill(log, 60)
@@ -242,30 +247,30 @@ async def test_edits_are_found_on_several_processes(
     assert whole.workers == 2
     alone = await log.verify_all()
     assert whole == dataclasses.replace(alone, workers=2, cpu_seconds=whole.cpu_seconds)
-    await log.pool.execute(EDITS["body"][0], 50)
-    await log.pool.execute(EDITS["signature"][0], 12)
-    await log.pool.execute(EDITS["leaf"][0], 45)
+    await log._pool.execute(EDITS["body"][0], 50)
+    await log._pool.execute(EDITS["signature"][0], 12)
+    await log._pool.execute(EDITS["leaf"][0], 45)
     with pytest.raises(TamperedLog) as caught:
         await log.verify_all(database_url=migrated_url, workers=2)
     assert caught.value.seq == 12
 
 
 async def test_a_worker_checks_the_pages_it_claims_in_the_exported_snapshot(
-    log: EventLog, migrated_url: str, small_pages: int, monkeypatch: pytest.MonkeyPatch
+    log: PostgresEventStore, migrated_url: str, small_pages: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A worker's entry point imports the snapshot (an edit committed later is not its to
     see), checks every page left to claim, and reports a bad row on the page that holds it."""
     await _fill(log, 30)
-    await log.pool.execute(EDITS["type"][0], 27)
-    rows = await log.pool.fetch("SELECT leaf_hash FROM mint.events ORDER BY seq")
-    async with log.pool.acquire() as conn, conn.transaction(isolation="repeatable_read"):
+    await log._pool.execute(EDITS["type"][0], 27)
+    rows = await log._pool.fetch("SELECT leaf_hash FROM mint.events ORDER BY seq")
+    async with log._pool.acquire() as conn, conn.transaction(isolation="repeatable_read"):
         snapshot = await conn.fetchval("SELECT pg_export_snapshot()")
-        await log.pool.execute(EDITS["signature"][0], 10)
+        await log._pool.execute(EDITS["signature"][0], 10)
         pages = audit._Pages(30)
         assert pages.claim() == 0  # another process has taken the first page
         monkeypatch.setattr(audit, "_shared_pages", pages)
         done, cpu = await asyncio.to_thread(
-            audit._verify_pages_worker, migrated_url, snapshot, "mint", log.key.public.raw
+            audit._verify_pages_worker, migrated_url, snapshot, "mint", log.public_key.raw
         )
     assert sorted(done) == [1, 2, 3]
     assert done[1] == (None, b"".join(r[0] for r in rows[8:16]))
@@ -278,7 +283,7 @@ async def test_a_worker_checks_the_pages_it_claims_in_the_exported_snapshot(
 
 
 async def test_verify_all_reads_one_snapshot_while_appends_go_on(
-    log: EventLog, migrated_url: str
+    log: PostgresEventStore, migrated_url: str
 ) -> None:
     """Appends and checkpoints committed during an audit neither fail it nor get half-read."""
     await _fill(log, 300)
@@ -288,7 +293,7 @@ async def test_verify_all_reads_one_snapshot_while_appends_go_on(
         n = 300
         while not stop.is_set():
             await _fill(log, 7, start=n)
-            await log.create_checkpoint()
+            await log.sign_checkpoint()
             n += 7
         return n
 
@@ -303,10 +308,10 @@ async def test_verify_all_reads_one_snapshot_while_appends_go_on(
     assert (await log.verify_all()).events == total
 
 
-async def test_a_stored_subtree_edit_is_found(log: EventLog) -> None:
+async def test_a_stored_subtree_edit_is_found(log: PostgresEventStore) -> None:
     """An altered stored subtree is named at the seq that completes it."""
     await _fill(log, 16)
-    await log.pool.execute(
+    await log._pool.execute(
         "UPDATE mint.tree_nodes SET hash = sha256(hash) WHERE level = 2 AND idx = 1"
     )
     with pytest.raises(TamperedLog, match=r"subtree \(2, 1\)") as caught:
@@ -314,19 +319,19 @@ async def test_a_stored_subtree_edit_is_found(log: EventLog) -> None:
     assert caught.value.seq == 7
 
 
-async def test_a_forged_checkpoint_is_found(log: EventLog) -> None:
+async def test_a_forged_checkpoint_is_found(log: PostgresEventStore) -> None:
     """A checkpoint whose signature or root no longer matches the events is named."""
     await _fill(log, 10)
-    await log.create_checkpoint()
-    note = await log.pool.fetchval("SELECT note FROM mint.checkpoints")
+    await log.sign_checkpoint()
+    note = await log._pool.fetchval("SELECT note FROM mint.checkpoints")
     unsigned = note.rsplit("\n\n", 1)[0] + "\n\n— league.test/mint AAAAAAAA\n"
-    await log.pool.execute("UPDATE mint.checkpoints SET note = $1", unsigned)
+    await log._pool.execute("UPDATE mint.checkpoints SET note = $1", unsigned)
     with pytest.raises(TamperedLog, match="no signature from a known key") as caught:
         await log.verify_all()
     assert caught.value.seq == 9
-    await log.pool.execute("UPDATE mint.checkpoints SET note = $1", note)
+    await log._pool.execute("UPDATE mint.checkpoints SET note = $1", note)
     await log.verify_all()
-    await log.pool.execute("UPDATE mint.checkpoints SET root_hash = sha256(root_hash)")
+    await log._pool.execute("UPDATE mint.checkpoints SET root_hash = sha256(root_hash)")
     with pytest.raises(TamperedLog, match="checkpoint of size 10") as caught:
         await log.verify_all()
     assert caught.value.seq == 9

@@ -8,11 +8,12 @@ import re
 import pytest
 from openapi_spec_validator import validate
 
+from services.http.apps import catalog_of
 from services.http.openapi import openapi_document, render
-from services.http.problems import problem_catalog
+from services.http.problems import PROBLEMS, problem_types
+from services.kernel.compose import package_version
 from services.league.cli import OPENAPI_DIR
 from services.league.registry import SERVICES
-from services.league.server import package_version
 
 DOCS = OPENAPI_DIR.parent
 
@@ -49,8 +50,26 @@ def test_api_doc_problem_table_matches_the_code() -> None:
     rows = re.findall(
         r"^\| `([a-z-]+)` \| (\d{3}) \|", (DOCS / "api.md").read_text(encoding="utf-8"), re.M
     )
-    catalog = problem_catalog()
+    catalog = problem_types(PROBLEMS)
     assert len(rows) >= 15
     assert {slug: int(status) for slug, status in rows} == {
         slug: catalog[slug].status for slug, _ in rows
     }
+
+
+@pytest.mark.parametrize("name", sorted(SERVICES))
+def test_document_lists_exactly_the_problems_the_service_answers(name: str) -> None:
+    """x-problem-types is the service's catalog (what /problems/{slug} serves), and every
+    slug an operation's responses name is in it."""
+    service = SERVICES[name]
+    document = openapi_document(service, package_version())
+    listed = document["x-problem-types"]
+    assert set(listed) == set(catalog_of(service.endpoints))
+    for operations in document["paths"].values():
+        for operation in operations.values():
+            for status, response in operation["responses"].items():
+                if status == "200":
+                    continue
+                named = response["description"].split(": ", 1)[1].split(", ")
+                assert set(named) <= set(listed)
+                assert all(listed[slug]["status"] == int(status) for slug in named)

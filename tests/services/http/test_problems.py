@@ -9,10 +9,11 @@ from aiohttp import web
 from aiohttp.test_utils import TestClient
 from pydantic import BaseModel, ConfigDict, Field
 
-from ledger.errors import BadSignatureError, LedgerError
-from services.http.apps import new_app
-from services.http.endpoints import Endpoint, add_endpoints
-from services.http.problems import PROBLEM_JSON, problem_catalog
+from ledger.api.problems import PROBLEM_JSON
+from ledger.errors import BadSignatureError, LedgerError, VerificationError
+from services.http.apps import PROBLEM_TYPES, catalog_of, new_app
+from services.http.endpoints import Endpoint
+from services.http.problems import PROBLEMS, problem_of
 
 
 class Echo(BaseModel):
@@ -30,11 +31,8 @@ class Said(BaseModel):
     said: str
 
 
-class TeapotError(LedgerError):
-    """A refusal defined by a service beside its code."""
-
-    problem_type = "teapot"
-    http_status = 418
+class TeapotError(VerificationError):
+    """A refusal defined by a service beside its code, which the table does not name."""
 
 
 async def echo(request: web.Request, body: Echo) -> Said:
@@ -56,7 +54,10 @@ async def plain(request: web.Request) -> str:
 
 
 ENDPOINTS = (
-    Endpoint("POST", "/echo", "Echo a word", echo, Said, body=Echo, max_body=200),
+    Endpoint(
+        "POST", "/echo", "Echo a word", echo, Said, body=Echo, max_body=200,
+        problems=(BadSignatureError,),
+    ),
     Endpoint("GET", "/page", "Read a page", page, Said, query=Page),
     Endpoint("GET", "/plain", "Plain text", plain, str),
 )
@@ -64,9 +65,7 @@ ENDPOINTS = (
 
 @pytest.fixture
 async def client(aiohttp_client: Any) -> TestClient:
-    app = new_app(max_body=1000)
-    add_endpoints(app, ENDPOINTS)
-    return await aiohttp_client(app)
+    return await aiohttp_client(new_app(ENDPOINTS, max_body=1000))
 
 
 async def problem(response: Any, status: int, slug: str) -> dict[str, Any]:
@@ -96,9 +95,10 @@ async def test_ledger_error_becomes_its_problem(client: TestClient) -> None:
 
 
 async def test_service_defined_error_is_a_problem_too(client: TestClient) -> None:
-    """Subclasses defined outside ledger/ map by their own problem_type and status."""
+    """A subclass the table does not name answers as its nearest ancestor that it does."""
     response = await client.post("/echo", json={"word": "teapot", "count": 1})
-    await problem(response, 418, "teapot")
+    body = await problem(response, 422, "verification-failed")
+    assert body["detail"] == "short and stout"
 
 
 async def test_crash_hides_the_cause(client: TestClient) -> None:
@@ -192,9 +192,30 @@ async def test_problem_types_are_served(client: TestClient) -> None:
     await problem(await client.get("/problems/no-such-thing"), 404, "not-found")
 
 
-def test_catalog_includes_every_ledger_error() -> None:
-    """The catalog names each LedgerError subclass's problem type with its status."""
-    catalog = problem_catalog()
+def test_catalog_is_what_the_endpoints_answer() -> None:
+    """An app's catalog holds its endpoints' refusals and the plain HTTP problems, nothing
+    else: a body endpoint brings the parsing refusals, and nothing brings `run-exhausted`."""
+    catalog = catalog_of(ENDPOINTS)
     assert catalog["malformed"].status == 400
     assert catalog["too-large"].status == 413
-    assert catalog["teapot"].status == 418
+    assert catalog["bad-signature"].status == 422
+    assert catalog["not-found"].status == 404
+    assert "run-exhausted" not in catalog
+    assert "illegal-action" not in catalog
+
+
+async def test_unlisted_problem_type_is_not_served(client: TestClient) -> None:
+    """`/problems/<slug>` serves only the app's own catalog."""
+    assert "stale-request" in {spec.slug for spec in PROBLEMS.values()}
+    await problem(await client.get("/problems/stale-request"), 404, "not-found")
+    assert set(client.app[PROBLEM_TYPES]) == set(catalog_of(ENDPOINTS))
+
+
+def test_every_table_entry_is_a_ledger_error_with_a_unique_slug() -> None:
+    """The table maps refusal classes only, each slug to one status, every status an error."""
+    statuses: dict[str, int] = {}
+    for error, spec in PROBLEMS.items():
+        assert issubclass(error, LedgerError)
+        assert 400 <= spec.status < 600
+        assert statuses.setdefault(spec.slug, spec.status) == spec.status
+        assert problem_of(error) == spec

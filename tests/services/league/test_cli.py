@@ -17,11 +17,11 @@ import pytest
 
 from clients.league import LeagueClient, stamp_request
 from ledger.address import address_of
+from ledger.api.mint import Stamped
 from ledger.keys import PublicKey, SigningKey
 from ledger.manifest import LeagueManifest
+from services.kernel.database import embedded_tool
 from services.league.cli import split_password
-from services.league.database import embedded_tool
-from services.mint.wire import Stamped
 
 SCRIPT = Path(sys.executable).parent / "league"
 COMMAND = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "services.league.cli"]

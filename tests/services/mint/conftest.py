@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
@@ -10,13 +11,14 @@ import pytest
 from aiohttp.test_utils import TestServer
 
 from clients.league import LeagueClient
-from game.window.catalog import PLAYING
+from ledger.catalog import PLAYING
+from ledger.checkpoint import Checkpoint
 from ledger.manifest import Policies
 from ledger.print_runs import PrintRun, PrintRunTable
 from ledger.savecode import MINIMUM_KDF
 from services.eventlog.migrate import upgrade
-from services.league.founding import create_league
-from services.league.settings import LeagueSettings
+from services.kernel.founding import create_league
+from services.kernel.settings import LeagueSettings
 from services.mint.app import create_app
 
 #: Every title with tiny runs: 3 standard, 2 gilt, 1 holofoil (serials 0001-0003, 0004-0005,
@@ -27,9 +29,24 @@ SMALL_RUNS = PrintRunTable(
         for c in PLAYING
     )
 )
+#: Checkpoints every 20 ms, so a test waits little for the one covering its stamps.
 TEST_POLICIES = Policies(
-    faucet_marks_per_day=50, stamp_allowance_per_day=50, stamp_batch_limit=10
+    faucet_marks_per_day=50,
+    stamp_allowance_per_day=50,
+    stamp_batch_limit=10,
+    checkpoint_interval_ms=20,
 )
+
+
+async def checkpoint_covering(league: LeagueClient, size: int, service: str = "mint") -> str:
+    """The served checkpoint, once the background checkpointer has signed one of at least
+    ``size`` leaves (a bounded wait: about 200 checkpoint intervals)."""
+    for _ in range(200):
+        text = await league.checkpoint(service=service)
+        if Checkpoint.from_note(text).size >= size:
+            return text
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"no {service} checkpoint covering {size} leaves was signed")
 
 
 @pytest.fixture

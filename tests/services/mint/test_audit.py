@@ -36,8 +36,9 @@ async def test_census_agrees_with_the_log(server: TestServer, league: LeagueClie
     [
         ("UPDATE mint.runs SET stamped = stamped - 1 WHERE title = 'Alphabet' "
          "AND finish = 'standard'", "standard run of Alphabet"),
-        ("UPDATE mint.owned SET owned = owned + 1 WHERE title = 'Admission'", "owned counts"),
-        ("DELETE FROM mint.owned WHERE finish = 'gilt'", "owned counts"),
+        ("UPDATE mint.owned SET owned = owned + 1 WHERE title = 'Admission'", "mint.owned"),
+        ("DELETE FROM mint.owned WHERE finish = 'gilt'", "mint.owned"),
+        ("UPDATE mint.allowances SET stamped = stamped + 1", "mint.allowances"),
     ],
 )
 async def test_edited_projection_is_named(

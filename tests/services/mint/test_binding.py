@@ -6,8 +6,8 @@ from collections.abc import Callable
 
 import pytest
 
-from services.league.errors import LeagueError
-from services.league.settings import LeagueSettings
+from services.kernel.errors import LeagueError
+from services.kernel.settings import LeagueSettings
 from tests.services.mint.conftest import serve
 
 

@@ -6,11 +6,11 @@ import pytest
 from aiohttp.test_utils import TestServer
 
 from clients.league import LeagueClient, LeagueProblem, stamp_request
-from game.window.catalog import PLAYING
 from ledger.address import address_of
+from ledger.api.mint import Census, Stamped
+from ledger.catalog import PLAYING
 from ledger.keys import SigningKey
-from services.league.settings import LeagueSettings
-from services.mint.wire import Census, Stamped
+from services.kernel.settings import LeagueSettings
 from tests.services.mint.conftest import serve
 
 
@@ -85,7 +85,7 @@ async def test_bad_address_is_refused(league: LeagueClient) -> None:
     typo = address[:-1] + ("0" if address[-1] != "0" else "1")
     with pytest.raises(LeagueProblem) as caught:
         await league.owner(typo)
-    assert (caught.value.http_status, caught.value.problem_type) == (400, "bad-address")
+    assert (caught.value.status, caught.value.slug) == (400, "bad-address")
 
 
 async def test_restart_keeps_everything(settings: LeagueSettings) -> None:

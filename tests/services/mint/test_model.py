@@ -6,9 +6,9 @@ import random
 from collections import Counter
 
 from clients.league import LeagueClient, stamp_request, verify_stamped
+from ledger.api.mint import Refused, Stamped
 from ledger.keys import SigningKey
 from ledger.print_runs import RUN_FINISHES
-from services.mint.wire import Refused, Stamped
 
 TITLES = ("Tally", "No-Go", "Model-B", "Noninscript")
 

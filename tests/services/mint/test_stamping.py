@@ -13,13 +13,13 @@ from aiohttp.test_utils import TestServer
 
 from clients.league import LeagueClient, LeagueProblem, stamp_request, verify_stamped
 from ledger.address import address_of
+from ledger.api.mint import Refused, StampAnswer, Stamped
 from ledger.keys import SigningKey
 from ledger.manifest import Policies
 from ledger.requests import StampRequest
-from services.league.founding import load_manifest
-from services.league.settings import LeagueSettings
+from services.kernel.founding import load_manifest
+from services.kernel.settings import LeagueSettings
 from services.mint.stamping import MAX_CLOCK_SKEW
-from services.mint.wire import Refused, StampAnswer, Stamped
 from tests.services.mint.conftest import serve
 
 
@@ -130,7 +130,7 @@ async def test_request_id_reused_for_another_body_is_409(league: LeagueClient) -
     await league.stamp(first)
     other = stamp_request(owner, manifest, [("Turn", "gilt")], request_id="order-0001")
     problem = await refused_with(league, other)
-    assert (problem.http_status, problem.problem_type) == (409, "request-id-reused")
+    assert (problem.status, problem.slug) == (409, "request-id-reused")
 
 
 async def test_same_request_id_from_another_key_is_its_own(league: LeagueClient) -> None:
@@ -152,7 +152,7 @@ async def test_forged_signature_is_refused(league: LeagueClient) -> None:
     signed = stamp_request(owner, manifest, [("Exchange", "standard")]).to_wire()
     signed["prints"] = [{"title": "Exchange", "finish": "holofoil"}]
     problem = await refused_with(league, StampRequest.model_validate(signed))
-    assert (problem.http_status, problem.problem_type) == (422, "bad-signature")
+    assert (problem.status, problem.slug) == (422, "bad-signature")
     assert (await league.census()).totals["all"].stamped == 0
 
 
@@ -166,7 +166,7 @@ async def test_request_signed_by_another_key_is_refused(league: LeagueClient) ->
                    "owner": victim.public.to_text()}
     )
     problem = await refused_with(league, forged)
-    assert (problem.http_status, problem.problem_type) == (422, "bad-signature")
+    assert (problem.status, problem.slug) == (422, "bad-signature")
 
 
 async def test_unknown_title_is_refused(league: LeagueClient, server: TestServer) -> None:
@@ -175,7 +175,7 @@ async def test_unknown_title_is_refused(league: LeagueClient, server: TestServer
     owner = SigningKey.generate()
     for title in ("Sponsorship", "Jester", "model-a"):
         problem = await refused_with(league, stamp_request(owner, manifest, [(title, "standard")]))
-        assert (problem.http_status, problem.problem_type) == (422, "unknown-title"), title
+        assert (problem.status, problem.slug) == (422, "unknown-title"), title
 
 
 async def test_unknown_finish_is_refused(server: TestServer, league: LeagueClient) -> None:
@@ -196,7 +196,7 @@ async def test_batch_over_the_published_limit_is_refused(league: LeagueClient) -
     assert manifest.policies.stamp_batch_limit == 10
     owner = SigningKey.generate()
     problem = await refused_with(league, stamp_request(owner, manifest, [("Trace", "gilt")] * 11))
-    assert (problem.http_status, problem.problem_type) == (413, "too-large")
+    assert (problem.status, problem.slug) == (413, "too-large")
     ok = await league.stamp(stamp_request(owner, manifest, [("Trace", "standard")] * 3 +
                                           [("Trace", "gilt")] * 2 + [("Trace", "holofoil")] * 5))
     assert len(serials(ok)) == 6
@@ -228,7 +228,7 @@ async def test_request_for_another_league_is_refused(
     other = load_manifest(make_settings(name="Another league"))
     owner = SigningKey.generate()
     problem = await refused_with(league, stamp_request(owner, other, [("Tally", "standard")]))
-    assert (problem.http_status, problem.problem_type) == (422, "wrong-league")
+    assert (problem.status, problem.slug) == (422, "wrong-league")
 
 
 async def test_stale_request_is_refused(league: LeagueClient) -> None:
@@ -239,7 +239,7 @@ async def test_stale_request_is_refused(league: LeagueClient) -> None:
         request = stamp_request(owner, manifest, [("Tally", "standard")],
                                 at=int(time.time()) + skew)
         problem = await refused_with(league, request)
-        assert (problem.http_status, problem.problem_type) == (422, "stale-request")
+        assert (problem.status, problem.slug) == (422, "stale-request")
 
 
 async def test_daily_allowance_is_enforced_and_shown(
@@ -267,7 +267,7 @@ async def test_daily_allowance_is_enforced_and_shown(
             problem = await refused_with(
                 league, stamp_request(owner, manifest, [("Stage", "standard")])
             )
-            assert (problem.http_status, problem.problem_type) == (429, "allowance-exhausted")
+            assert (problem.status, problem.slug) == (429, "allowance-exhausted")
             retry = await league_raw_retry_after(server, stamp_request(
                 owner, manifest, [("Stage", "gilt")]
             ))
@@ -326,5 +326,5 @@ async def test_conflicting_bodies_at_once_stamp_one(league: LeagueClient) -> Non
     answers = [r for r in results if isinstance(r, StampAnswer)]
     problems = [r for r in results if isinstance(r, LeagueProblem)]
     assert len(answers) == 1
-    assert [p.problem_type for p in problems] == ["request-id-reused"]
+    assert [p.slug for p in problems] == ["request-id-reused"]
     assert (await league.census()).totals["all"].stamped == 1

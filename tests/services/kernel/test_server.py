@@ -6,8 +6,8 @@ from collections.abc import Callable
 
 import aiohttp
 
+from services.kernel.settings import LeagueSettings
 from services.league.cli import OPENAPI_DIR
-from services.league.settings import LeagueSettings
 from tests.services.mint.conftest import serve
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from services.league.settings import LeagueSettings
+from services.kernel.settings import LeagueSettings
 
 
 def test_the_database_url_never_shows_in_the_settings_repr(tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ from ledger.encoding import decode_b64url, encode_b64url
 from ledger.errors import LedgerError
 from ledger.keys import SEED_SIZE, SigningKey
 from ledger.savecode import DEFAULT_KDF, KdfParams, open_private_key, seal_private_key
-from services.league.errors import LeagueError
+from services.kernel.errors import LeagueError
 
 #: The roles that hold a key: the root signs the manifest, each service signs its own log.
 ROLES = ("root", "mint", "treasury", "notary")

@@ -19,9 +19,9 @@ from ledger.manifest import DEFAULT_POLICIES, LeagueManifest, Policies, build_ma
 from ledger.note_set import DEFAULT_NOTE_SET, NoteSet
 from ledger.print_runs import DEFAULT_PRINT_RUNS, PrintRunTable
 from ledger.savecode import DEFAULT_KDF, KdfParams
-from services.league.errors import LeagueError, LeagueExistsError, NoLeagueError
-from services.league.keyring import ROLES, key_path, read_key, read_private_text, write_key
-from services.league.settings import LeagueSettings
+from services.kernel.errors import LeagueError, LeagueExistsError, NoLeagueError
+from services.kernel.keyring import ROLES, key_path, read_key, read_private_text, write_key
+from services.kernel.settings import LeagueSettings
 
 DEFAULT_NAME = "THE WINDOW league"
 MANIFEST_MODE = 0o644

@@ -9,10 +9,10 @@ import pytest
 
 from ledger.keys import SigningKey
 from ledger.savecode import MINIMUM_KDF
-from services.league.errors import LeagueError
-from services.league.founding import read_passphrase
-from services.league.keyring import key_path, read_key, write_key
-from services.league.settings import LeagueSettings
+from services.kernel.errors import LeagueError
+from services.kernel.founding import read_passphrase
+from services.kernel.keyring import key_path, read_key, write_key
+from services.kernel.settings import LeagueSettings
 
 
 def test_plain_key_round_trips_with_mode_0600(tmp_path: Path) -> None:

@@ -10,8 +10,8 @@ from ledger.canonical import DOMAIN_TAGS
 from ledger.checkpoint import Checkpoint, sign_checkpoint
 from ledger.errors import BadSignatureError, DecodeError, SchemaError, SizeLimitError
 from ledger.keys import SigningKey
+from ledger.leaf import event_leaf, format_time, parse_time
 from ledger.signed_note import NoteSigner
-from services.eventlog.leaf import event_leaf, format_time, parse_time
 
 MOMENT = datetime(2026, 12, 2, 15, 51, 34, 120000, tzinfo=UTC)
 

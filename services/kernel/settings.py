@@ -13,7 +13,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from services.league.database import default_data_dir, embedded_pgdata, start_embedded
+from services.kernel.database import default_data_dir, embedded_pgdata, start_embedded
+from services.kernel.errors import LeagueError
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8080
@@ -60,6 +61,13 @@ class LeagueSettings(BaseModel):
     def pgdata(self) -> Path:
         """The embedded PostgreSQL's data directory (unused when ``database_url`` is set)."""
         return embedded_pgdata(self.data_dir)
+
+    @property
+    def database(self) -> str:
+        """The database URL, which these settings must have (see :meth:`with_database`)."""
+        if not self.database_url:
+            raise LeagueError("no database URL: set DATABASE_URL or let `league serve` start one")
+        return self.database_url
 
     def with_database(self) -> LeagueSettings:
         """These settings with a database URL: DATABASE_URL's, else the embedded server's

@@ -18,10 +18,8 @@ from aiohttp import web
 
 from services.eventlog import StoreUnavailable
 from services.http.apps import POOL, Service, new_app, pool_context
-from services.http.endpoints import add_endpoints
 from services.http.openapi import openapi_document, render
-from services.league.errors import LeagueError
-from services.league.settings import LeagueSettings
+from services.kernel.settings import LeagueSettings
 
 PACKAGE = "the-window-league"
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -31,13 +29,13 @@ def compose(settings: LeagueSettings, services: Sequence[Service]) -> web.Applic
     """One app serving ``services`` over the database at ``settings.database_url``, with
     each service's OpenAPI document at ``/<service>/openapi.json``, an index at ``/`` and a
     health check at ``/health``."""
-    if settings.database_url is None:
-        raise LeagueError("no database URL: set DATABASE_URL or let `league serve` start one")
-    app = new_app(max_body=max(service.max_body for service in services))
-    app.cleanup_ctx.append(pool_context(settings.database_url))
+    app = new_app(
+        [endpoint for service in services for endpoint in service.endpoints],
+        max_body=max(service.max_body for service in services),
+    )
+    app.cleanup_ctx.append(pool_context(settings.database))
     version = package_version()
     for service in services:
-        add_endpoints(app, service.endpoints)
         service.install(app, settings)
         app.router.add_get(f"/{service.name}/openapi.json", _document(service, version))
     app.router.add_get("/", _index(services, version))

@@ -1,0 +1,69 @@
+"""The typed bodies of every service's events: what a log's feed says, as protocol objects.
+
+Each event type is one strict model; :func:`parse_event` reads a recorded event's body as the
+model its type names, so a projection, ``league verify`` and an offline auditor all read the
+same fields the same way. The bytes signed for an event are :mod:`ledger.leaf`'s.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import ClassVar, TypeVar
+
+from ledger.certificates import PrintCertificate
+from ledger.errors import SchemaError
+from ledger.leaf import Event, NewEvent
+from ledger.requests import RequestId
+from ledger.wire import WireModel
+
+B = TypeVar("B", bound="EventBody")
+
+
+class EventBody(WireModel):
+    """Base of every event body; ``TYPE`` is the event's ``type`` in the log."""
+
+    TYPE: ClassVar[str]
+
+    def stream(self) -> str:
+        """The stream the event belongs to (the thing whose life it records)."""
+        raise NotImplementedError
+
+    def new_event(self, expected_version: int) -> NewEvent:
+        """The event to append, expecting its stream at ``expected_version``."""
+        return NewEvent(self.stream(), expected_version, self.TYPE, self.to_wire())
+
+
+# -- the mint ----------------------------------------------------------------------------------
+
+
+class PrintStamped(EventBody):
+    """A print stamped from its run (Book V.4): the certificate issued, and the request."""
+
+    TYPE: ClassVar[str] = "print-stamped"
+    WHAT = "print-stamped event"
+
+    certificate: PrintCertificate
+    #: The owner's request id that presented the print (the owner is the certificate's).
+    request_id: RequestId
+
+    def stream(self) -> str:
+        return f"print/{self.certificate.serial}"
+
+
+#: The mint log's event types.
+MINT_EVENTS: Mapping[str, type[EventBody]] = {PrintStamped.TYPE: PrintStamped}
+
+
+def parse_event(event: Event, types: Mapping[str, type[EventBody]]) -> EventBody:
+    """``event``'s body as the model of its type; a type not in ``types`` is refused."""
+    model = types.get(event.type)
+    if model is None:
+        raise SchemaError(f"event {event.seq} has the unknown type {event.type!r}")
+    return model.from_wire(event.body)
+
+
+def body_as(event: Event, model: type[B]) -> B:
+    """``event``'s body as ``model``, which its type must name."""
+    if event.type != model.TYPE:
+        raise SchemaError(f"event {event.seq} is a {event.type!r}, not a {model.TYPE!r}")
+    return model.from_wire(event.body)
