@@ -1,5 +1,6 @@
-"""The mint's fixtures (a league on disk over a migrated database) serve these tests too."""
+"""The mint's fixtures (a league on disk over a migrated database, the mint served over real
+HTTP, a client of it) serve the kernel's tests too."""
 
-from tests.services.mint.conftest import make_settings
+from tests.services.mint.conftest import league, make_settings, server, settings
 
-__all__ = ["make_settings"]
+__all__ = ["league", "make_settings", "server", "settings"]

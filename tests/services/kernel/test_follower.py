@@ -1,0 +1,258 @@
+"""The feed follower over real HTTP: the notary's store follows the mint's feed.
+
+Exactly once across crashes and restarts, and a feed that contradicts what it signed is
+refused with the evidence kept (DESIGN §4: the services follow and witness each other)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Sequence
+
+import asyncpg
+import pytest
+from aiohttp.test_utils import TestServer
+
+from clients.league import LeagueClient, stamp_request
+from ledger.checkpoint import Checkpoint
+from ledger.keys import PublicKey, SigningKey
+from ledger.leaf import Event
+from ledger.manifest import LeagueManifest
+from services.eventlog import PostgresEventStore, StoreTransaction
+from services.eventlog.migrate import upgrade
+from services.kernel.database import scratch_database
+from services.kernel.follower import FeedFollower, FeedRefused
+from services.kernel.settings import LeagueSettings
+from tests.services.mint.conftest import checkpoint_covering, serve
+
+APPLIED = "CREATE TABLE notary.applied (seq bigint NOT NULL, serial text NOT NULL)"
+
+
+@pytest.fixture
+async def pool(settings: LeagueSettings) -> AsyncIterator[asyncpg.Pool]:
+    pool = await asyncpg.create_pool(settings.database, min_size=1, max_size=4)
+    await pool.execute(APPLIED)
+    try:
+        yield pool
+    finally:
+        await pool.close()
+
+
+@pytest.fixture
+def notary(pool: asyncpg.Pool) -> PostgresEventStore:
+    """The following service's own store (a notary of the test league)."""
+    return PostgresEventStore(
+        pool, schema="notary", origin="test/notary", key=SigningKey.generate()
+    )
+
+
+async def record(tx: StoreTransaction, events: Sequence[Event]) -> None:
+    """The test's projection of the mint's feed: one row per event applied."""
+    await tx.execute(
+        "INSERT INTO notary.applied SELECT * FROM unnest($1::bigint[], $2::text[])",
+        [e.seq for e in events],
+        [e.stream for e in events],
+    )
+
+
+def follower(
+    notary: PostgresEventStore, league: LeagueClient, manifest: LeagueManifest, **options: object
+) -> FeedFollower:
+    return FeedFollower(
+        store=notary,
+        league=league,
+        source="mint",
+        origin=f"{manifest.league}/mint",
+        key=PublicKey.from_text(manifest.mint),
+        apply=options.pop("apply", record),  # type: ignore[arg-type]
+        page=options.pop("page", 3),  # type: ignore[arg-type]
+    )
+
+
+async def stamp(league: LeagueClient, manifest: LeagueManifest, count: int) -> None:
+    """Stamp ``count`` prints, two per request, each of a title not stamped before."""
+    owner = SigningKey.generate()
+    census = await league.census()
+    fresh = [t.title for t in census.titles if t.finishes["standard"].stamped == 0]
+    prints = [(title, "standard") for title in fresh[:count]]
+    for start in range(0, count, 2):
+        await league.stamp(stamp_request(owner, manifest, prints[start : start + 2]))
+
+
+async def applied(pool: asyncpg.Pool) -> list[int]:
+    return [row[0] for row in await pool.fetch("SELECT seq FROM notary.applied ORDER BY seq")]
+
+
+async def test_follows_the_feed_page_by_page(
+    league: LeagueClient, notary: PostgresEventStore, pool: asyncpg.Pool
+) -> None:
+    """Seven stamps are applied once each in pages of three; the position, Merkle edge and
+    checkpoint are stored; a second catch-up finds nothing new."""
+    manifest = await league.manifest()
+    await stamp(league, manifest, 7)
+    signed = Checkpoint.from_note(await checkpoint_covering(league, 7))
+    following = follower(notary, league, manifest)
+    assert await following.catch_up() == 7
+    assert await applied(pool) == list(range(7))
+    position = await following.position()
+    assert position.next_seq == 7
+    assert position.edge.root() == signed.root
+    assert position.checkpoint is not None
+    assert position.checkpoint.size == 7
+    assert await following.catch_up() == 0
+    await stamp(league, manifest, 2)
+    await checkpoint_covering(league, 9)
+    assert await following.catch_up() == 2
+    assert await applied(pool) == list(range(9))
+
+
+async def test_cancelled_in_the_middle_of_a_batch_applies_nothing_twice(
+    league: LeagueClient, notary: PostgresEventStore, pool: asyncpg.Pool
+) -> None:
+    """A follower killed while applying its second page (its rows written, not committed)
+    leaves the first page applied; a new follower resumes there, and every event is applied
+    exactly once."""
+    manifest = await league.manifest()
+    await stamp(league, manifest, 7)
+    await checkpoint_covering(league, 7)
+    stuck = asyncio.Event()
+    pages = 0
+
+    async def hang_on_second_page(tx: StoreTransaction, events: Sequence[Event]) -> None:
+        nonlocal pages
+        pages += 1
+        await record(tx, events)
+        if pages == 2:
+            stuck.set()
+            await asyncio.Event().wait()  # never returns: the process dies here
+
+    task = asyncio.create_task(
+        follower(notary, league, manifest, apply=hang_on_second_page).catch_up()
+    )
+    await asyncio.wait_for(stuck.wait(), 10)
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    assert await applied(pool) == [0, 1, 2]
+    restarted = follower(notary, league, manifest)
+    assert (await restarted.position()).next_seq == 3
+    assert await restarted.catch_up() == 4
+    assert await applied(pool) == list(range(7))
+
+
+async def test_a_failing_apply_rolls_back_its_page_only(
+    league: LeagueClient, notary: PostgresEventStore, pool: asyncpg.Pool
+) -> None:
+    """An error while applying a page rolls that page and its position back together."""
+    manifest = await league.manifest()
+    await stamp(league, manifest, 5)
+    await checkpoint_covering(league, 5)
+
+    async def fail_at_seq_four(tx: StoreTransaction, events: Sequence[Event]) -> None:
+        await record(tx, events)
+        if any(e.seq == 4 for e in events):
+            raise RuntimeError("the machine lost power")
+
+    with pytest.raises(RuntimeError, match="power"):
+        await follower(notary, league, manifest, apply=fail_at_seq_four).catch_up()
+    assert await applied(pool) == [0, 1, 2]
+    assert await follower(notary, league, manifest).catch_up() == 2
+    assert await applied(pool) == list(range(5))
+
+
+async def test_an_edited_event_is_refused_and_kept(
+    league: LeagueClient, notary: PostgresEventStore, pool: asyncpg.Pool
+) -> None:
+    """An event whose body was changed after it was signed is never applied: the follower
+    stops before it, the served event is kept as evidence, and the position stays."""
+    manifest = await league.manifest()
+    await stamp(league, manifest, 5)
+    await checkpoint_covering(league, 5)
+    following = follower(notary, league, manifest)
+    await pool.execute(
+        "UPDATE mint.events SET body = jsonb_set(body, '{request_id}', '\"forged-request\"')"
+        " WHERE seq = 4"
+    )
+    with pytest.raises(FeedRefused, match="event 4"):
+        await following.catch_up()
+    assert await applied(pool) == [0, 1, 2]
+    evidence = await pool.fetchrow("SELECT reason, served_event FROM notary.feed_evidence")
+    assert "leaf hash" in evidence["reason"]
+    assert '"forged-request"' in evidence["served_event"]
+
+
+async def test_a_forked_history_is_refused_with_both_checkpoints(
+    settings: LeagueSettings,
+    league: LeagueClient,
+    notary: PostgresEventStore,
+    pool: asyncpg.Pool,
+    server_url: str,
+) -> None:
+    """The same mint key serving another history (an old backup restored and stamped again)
+    signs a checkpoint inconsistent with the one the follower verified: refused, and the two
+    signed checkpoints, which convict the key, are kept."""
+    manifest = await league.manifest()
+    await stamp(league, manifest, 3)
+    await checkpoint_covering(league, 3)
+    assert await follower(notary, league, manifest).catch_up() == 3
+    fork = scratch_database(server_url, "cz_fork")  # a context manager that blocks: a thread
+    fork_url = await asyncio.to_thread(fork.__enter__)
+    try:
+        await asyncio.to_thread(upgrade, fork_url)
+        forked = await serve(settings.model_copy(update={"database_url": fork_url}))
+        try:
+            async with LeagueClient(str(forked.make_url(""))) as other:
+                await stamp(other, manifest, 5)
+                await checkpoint_covering(other, 5)
+                with pytest.raises(FeedRefused, match="inconsistent"):
+                    await follower(notary, other, manifest).catch_up()
+        finally:
+            await forked.close()
+    finally:
+        await asyncio.to_thread(fork.__exit__, None, None, None)
+    row = await pool.fetchrow(
+        "SELECT trusted_checkpoint, served_checkpoint FROM notary.feed_evidence"
+    )
+    trusted = Checkpoint.from_note(row["trusted_checkpoint"])
+    served = Checkpoint.from_note(row["served_checkpoint"])
+    assert (trusted.size, served.size) == (3, 5)
+    assert trusted.origin == served.origin == f"{manifest.league}/mint"
+    assert await applied(pool) == [0, 1, 2]
+
+
+async def test_a_checkpoint_by_another_key_is_refused(
+    league: LeagueClient, notary: PostgresEventStore, pool: asyncpg.Pool
+) -> None:
+    """A feed followed under the wrong key (or a checkpoint forged by another) applies
+    nothing."""
+    manifest = await league.manifest()
+    await stamp(league, manifest, 2)
+    await checkpoint_covering(league, 2)
+    impostor = FeedFollower(
+        store=notary,
+        league=league,
+        source="mint",
+        origin=f"{manifest.league}/mint",
+        key=SigningKey.generate().public,
+        apply=record,
+    )
+    with pytest.raises(FeedRefused, match="checkpoint"):
+        await impostor.catch_up()
+    assert await applied(pool) == []
+
+
+async def test_run_backs_off_while_the_source_is_down(
+    notary: PostgresEventStore, server: TestServer, pool: asyncpg.Pool
+) -> None:
+    """With the followed service unreachable, run() keeps retrying (it does not crash) until
+    it is cancelled; nothing is applied."""
+    async with LeagueClient(str(server.make_url(""))) as league:
+        manifest = await league.manifest()
+    async with LeagueClient("http://127.0.0.1:9", timeout=1) as down:
+        task = asyncio.create_task(follower(notary, down, manifest).run(idle=0.01))
+        await asyncio.sleep(0.5)
+        assert not task.done()
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+    assert await applied(pool) == []
