@@ -1,10 +1,12 @@
-"""The event store on a real PostgreSQL: appends, feed, conflicts, projections, restarts."""
+"""The PostgreSQL event store: the whole contract, and what only a real database shows
+(concurrent appenders, restarts, separate schemas, driver failures, jsonb round trips)."""
 
 from __future__ import annotations
 
 import asyncio
 import itertools
 import json
+from datetime import UTC, datetime
 
 import asyncpg
 import pytest
@@ -12,7 +14,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ledger.encoding import decode_b64, decode_b64url, encode_b64, encode_b64url
-from ledger.errors import LedgerError
 from ledger.keys import SigningKey
 from ledger.leaf import canonical_leaf, format_time, parse_time
 from ledger.merkle import leaf_hash
@@ -20,139 +21,30 @@ from services.eventlog import (
     EventLogError,
     NewEvent,
     PostgresEventStore,
-    StoreIntegrityError,
     StoreUnavailable,
-    StreamConflict,
 )
 from tests.services.eventlog.conftest import ORIGIN
+from tests.services.eventlog.contract import EventStoreContract
 
 
-async def test_append_then_read_the_feed(log: PostgresEventStore, key: SigningKey) -> None:
-    """Appends get dense seqs and stream versions; the feed returns them after N, signed."""
-    a = await log.append("print/A", 0, "stamped", {"serial": "A", "n": 1})
-    b = await log.append("print/B", 0, "stamped", {"serial": "B"})
-    c = await log.append("print/A", 1, "endorsed", {"hop": 1, "to": "ü"})
-    assert [(e.seq, e.stream, e.stream_version) for e in (a, b, c)] == [
-        (0, "print/A", 1),
-        (1, "print/B", 1),
-        (2, "print/A", 2),
-    ]
-    assert await log.read() == [a, b, c]
-    assert await log.read(after=0) == [b, c]
-    assert await log.read(after=0, limit=1) == [b]
-    assert await log.read(after=2) == []
-    assert await log.read_stream("print/A") == [a, c]
-    assert await log.event(1) == b
-    assert await log.event(3) is None
-    for event in (a, b, c):
-        key.public.verify_raw(event.leaf(), event.signature)
-        assert event.leaf_hash == leaf_hash(event.leaf())
-    head = await log.head()
-    assert head.size == 3
+class TestPostgresEventStore(EventStoreContract):
+    """The contract, on a real PostgreSQL."""
+
+    @pytest.fixture
+    def store(self, log: PostgresEventStore) -> PostgresEventStore:
+        return log
 
 
-async def test_wrong_expected_version_is_a_stream_conflict(log: PostgresEventStore) -> None:
-    """A stale expected version raises StreamConflict naming stream, expected and actual."""
-    await log.append("s", 0, "t", {})
-    await log.append("s", 1, "t", {})
-    with pytest.raises(StreamConflict) as caught:
-        await log.append("s", 1, "t", {})
-    assert (caught.value.stream, caught.value.expected, caught.value.actual) == ("s", 1, 2)
-    assert "stream 's' is at version 2" in caught.value.diagnostics()
-    with pytest.raises(StreamConflict):
-        await log.append("new", 3, "t", {})
-    assert (await log.head()).size == 2
-
-
-async def test_a_batch_is_all_or_nothing(log: PostgresEventStore) -> None:
-    """A conflict anywhere in a batch writes none of it; a good batch chains versions."""
-    await log.append("x", 0, "t", {})
-    bad = [NewEvent("y", 0, "t", {}), NewEvent("x", 0, "t", {})]
-    with pytest.raises(StreamConflict):
-        await log.append_batch(bad)
-    assert (await log.head()).size == 1
-    good = [NewEvent("y", 0, "t", {"i": 0}), NewEvent("y", 1, "t", {"i": 1})]
-    events = await log.append_batch(good)
-    assert [(e.seq, e.stream_version) for e in events] == [(1, 1), (2, 2)]
-
-
-@pytest.mark.parametrize(
-    ("stream", "body"),
-    [
-        ("s", {"price": 1.5}),
-        ("s", {"nul": "a\x00b"}),
-        ("", {}),
-        ("s" * 201, {}),
-        ("s", {"big": "x" * 70_000}),
-        ("s", ["not", "an", "object"]),
-    ],
-)
-async def test_bad_events_are_refused_before_writing(
-    log: PostgresEventStore, stream: str, body: dict[str, object]
-) -> None:
-    """Floats, NULs, empty or long streams and oversized bodies are typed errors, not rows."""
-    with pytest.raises(LedgerError):
-        await log.append(stream, 0, "t", body)
-    assert (await log.head()).size == 0
-
-
-async def test_projection_commits_and_rolls_back_with_the_append(log: PostgresEventStore) -> None:
-    """Projection SQL in the append's transaction commits with it and rolls back with it."""
-    await log._pool.execute("CREATE TABLE mint.census (serial text PRIMARY KEY)")
-    async with log.transaction() as tx:
-        event = await tx.append("print/A", 0, "stamped", {"serial": "A"})
-        await tx.execute("INSERT INTO mint.census VALUES ($1)", event.body["serial"])
-
-    async def failing_handler() -> None:
-        async with log.transaction() as tx:
-            await tx.append("print/B", 0, "stamped", {"serial": "B"})
-            await tx.execute("INSERT INTO mint.census VALUES ('B')")
-            raise RuntimeError("handler failed after the append")
-
-    with pytest.raises(RuntimeError):
-        await failing_handler()
-    assert await log._pool.fetch("SELECT serial FROM mint.census") == [("A",)]
-    assert [e.stream for e in await log.read()] == ["print/A"]
-    assert (await log.head()).size == 1
-
-
-async def test_lock_first_makes_check_then_append_atomic(log: PostgresEventStore) -> None:
-    """Taking the log lock before reading a projection stops two callers both passing a check."""
-    await log._pool.execute("CREATE TABLE mint.run (remaining int NOT NULL)")
-    await log._pool.execute("INSERT INTO mint.run VALUES (1)")
-
-    async def stamp(who: str) -> bool:
-        async with log.transaction() as tx:
-            next_seq = await tx.lock()
-            remaining = await tx.fetchval("SELECT remaining FROM mint.run")
-            await asyncio.sleep(0.05)  # widen the window a lock-free check would lose in
-            if remaining == 0:
-                return False
-            event = await tx.append(f"print/{who}", 0, "stamped", {"to": who})
-            assert event.seq == next_seq
-            await tx.execute("UPDATE mint.run SET remaining = remaining - 1")
-            return True
-
-    results = await asyncio.gather(*(stamp(f"p{i}") for i in range(4)))
-    assert sorted(results) == [False, False, False, True]
-    assert (await log.head()).size == 1
-
-
-async def test_projection_constraint_violations_are_typed(log: PostgresEventStore) -> None:
-    """A projection write the database refuses rolls back the append as StoreIntegrityError."""
-    await log._pool.execute("CREATE TABLE mint.owners (serial text PRIMARY KEY)")
-    await log._pool.execute("INSERT INTO mint.owners VALUES ('A')")
-
-    async def duplicate() -> None:
-        async with log.transaction() as tx:
-            await tx.append("print/A", 0, "stamped", {})
-            await tx.execute("INSERT INTO mint.owners VALUES ('A')")
-
-    with pytest.raises(StoreIntegrityError):
-        await duplicate()
-    assert await log.stream_version("print/A") == 0
-    await log.append("print/A", 0, "stamped", {})
-    assert await log.stream_version("print/A") == 1
+async def test_a_store_given_a_clock_records_its_time(pool: asyncpg.Pool, key: SigningKey) -> None:
+    """A test sets the time explicitly: the store's clock replaces the database's for the
+    transaction time, the events' recorded_at and now()."""
+    moment = datetime(2026, 12, 31, 23, 59, 59, 999_999, tzinfo=UTC)
+    store = PostgresEventStore(pool, schema="mint", origin=ORIGIN, key=key, clock=lambda: moment)
+    event = await store.append("s", 0, "t", {})
+    assert event.recorded_at == moment
+    assert await store.now() == moment
+    (read,) = await store.read()
+    assert read.recorded_at == moment
 
 
 async def test_concurrent_appenders_leave_no_gap_and_no_reader_skips(
