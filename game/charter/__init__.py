@@ -1,6 +1,44 @@
 """The charter rulebook (``../shared/seeds/001_07b1a9a4e610bf5c.txt``) as its own rules engine.
 
-Cards as data (:mod:`game.charter.cards`), charters and decks (:mod:`game.charter.charters`),
-the packaged sample (:mod:`game.charter.library`). Pure: nothing here does IO beyond reading
-the package's own data, and nothing imports a service or a client.
+Cards as data (:mod:`.cards`, :mod:`.schema`), charters and decks (:mod:`.charters`), the
+packaged sample (:mod:`.library`), the game (``State``: ``legal_actions``, ``apply``,
+``current_player``, ``is_over``, ``returns``, ``clone``), positions (``to_json``,
+``from_json``), the action notation (``parse_action``, ``format_action``), records
+(``parse_record``, ``replay``, ``record_json``) and the search AI (:mod:`.search`). Pure: no
+IO beyond reading the package's own data; nothing here imports a service or a client.
 """
+
+from game.charter.cards import CardSet, load_card_set
+from game.charter.charters import Charter, Deck, check_deck, deck_failures, load_charter, load_deck
+from game.charter.errors import CardDataError, CharterViolation, IllegalActionError, NotationError
+from game.charter.notation import format_action, parse_action
+from game.charter.opening import new_game
+from game.charter.positions import from_json, to_json
+from game.charter.records import Record, parse_record, record_json, replay
+from game.charter.state import TERMINAL, State
+
+__all__ = [
+    "TERMINAL",
+    "CardDataError",
+    "CardSet",
+    "Charter",
+    "CharterViolation",
+    "Deck",
+    "IllegalActionError",
+    "NotationError",
+    "Record",
+    "State",
+    "check_deck",
+    "deck_failures",
+    "format_action",
+    "from_json",
+    "load_card_set",
+    "load_charter",
+    "load_deck",
+    "new_game",
+    "parse_action",
+    "parse_record",
+    "record_json",
+    "replay",
+    "to_json",
+]

@@ -76,6 +76,7 @@ class Price:
     consume: tuple[Selector, ...] = ()
     commit: bool = False
     manifest: bool = False
+    need: tuple[tuple[int, int], ...] = ()  # (identity, how many) of the named requirements
 
     @property
     def resources(self) -> int:
@@ -192,9 +193,9 @@ class _Compiler:
         if p.commit and not ability:
             raise self.fail("only an ability or obligation price may commit its card")
         named = tuple(sorted(self.identity(n) for n in p.named))
-        return Price(
-            named, p.additional, tuple(self.selector(c) for c in p.consume), p.commit, p.manifest
-        )
+        need = tuple((i, named.count(i)) for i in sorted(set(named)))
+        consume = tuple(self.selector(c) for c in p.consume)
+        return Price(named, p.additional, consume, p.commit, p.manifest, need)
 
     def effect(self, e: S.Effect, kind: int) -> Effect:
         if e.do in STATIC_ONLY and kind != STATIC:

@@ -1,0 +1,175 @@
+"""Prices (Resources, Commitment, Consume, Manifest, Privileges): whether one can be paid, and
+paying it — the forced parts at once, the payer's choices as decisions.
+
+Resources enter a pool by production (ruling C-01): while paying, the payer commits producers
+they control, each adding what it produces to their running pool, and the price is paid from
+the pool. One resource pays exactly one requirement whatever its tier; named requirements take
+only their identity, additional ones any. Named requirements are paid first (a resource of the
+named identity is the only one that can pay them), then additional ones, then consumes. A choice
+with one possible answer is made for the payer; a decision is asked only when answers differ.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from game.charter.board import destroy, matches
+from game.charter.cards import Price, Selector
+from game.charter.state import BOARD, P_PAY
+
+if TYPE_CHECKING:
+    from game.charter.state import State
+
+
+def consumable(s: State, sel: Selector, payer: int, source: int) -> list[int]:
+    """The payer's own cards (owned and controlled, ruling C-14) of class ``sel``."""
+    owner, ctrl = s.owner, s.ctrl
+    return [
+        c
+        for c in s.board
+        if c != source and owner[c] == payer and ctrl[c] == payer and matches(s, sel, c, payer)
+    ]
+
+
+def producers(s: State, payer: int, source: int, wanted: set[int] | None = None) -> list[int]:
+    """Uncommitted producers ``payer`` controls (of a ``wanted`` identity, if given); of two
+    copies alike in every respect only the first is offered, the choice between them being
+    none."""
+    defs, ctrl, committed = s.defs, s.ctrl, s.committed
+    seen: set[tuple[str, int, int]] = set()
+    out = []
+    for c in s.board:
+        d = defs[c]
+        if not d.produces or ctrl[c] != payer or committed[c] or c == source:
+            continue
+        if wanted is not None and wanted.isdisjoint(d.produces):
+            continue
+        key = (d.name, s.host[c], s.damage[c])
+        if key not in seen:
+            seen.add(key)
+            out.append(c)
+    return out
+
+
+def can_pay(s: State, payer: int, price: Price, source: int, card_type: int = -1) -> bool:
+    """Whether ``payer`` can pay ``price`` now (``source``: the card paying or being played)."""
+    if price.commit and (s.committed[source] or s.place[source] != BOARD):
+        return False
+    if price.manifest:
+        grant = s.grant
+        if grant is None or card_type not in grant.eligible:
+            return False
+        if s.manifest_used[payer] >= grant.per_turn:
+            return False
+    if price.need or price.additional:
+        have = s.pools[payer][:]
+        defs, ctrl, committed = s.defs, s.ctrl, s.committed
+        for c in s.board:
+            if defs[c].produces and ctrl[c] == payer and not committed[c] and c != source:
+                for identity in defs[c].produces:
+                    have[identity] += 1
+        for identity, count in price.need:
+            if have[identity] < count:
+                return False
+        if sum(have) - len(price.named) < price.additional:
+            return False
+    if price.consume:
+        chosen: set[int] = set()
+        for sel in price.consume:
+            options = [c for c in consumable(s, sel, payer, source) if c not in chosen]
+            if not options:
+                return False
+            chosen.add(options[0])
+    return True
+
+
+def begin(s: State, payer: int, price: Price, source: int, then: tuple[Any, ...]) -> None:
+    """Pay ``price``: commitment and the manifest use at once, then resources and consumes,
+    asking the payer where answers differ; ``then`` runs when all is paid."""
+    if price.commit:
+        s.committed[source] = 1
+    if price.manifest:
+        s.manifest_used[payer] += 1
+    advance(s, (P_PAY, payer, price.need, price.additional, price.consume, source, then))
+
+
+def advance(s: State, pending: tuple[Any, ...]) -> None:
+    """Make every forced payment step; stop at the first real choice, or finish."""
+    _, payer, need, additional, consume, source, then = pending
+    pool = s.pools[payer]
+    while True:
+        short = []
+        for identity, count in need:
+            paid = min(count, pool[identity])
+            pool[identity] -= paid
+            if count > paid:
+                short.append((identity, count - paid))
+        need = tuple(short)
+        if need:
+            options = producers(s, payer, source, {i for i, _ in need})
+        elif additional:
+            held = [i for i, k in enumerate(pool) if k]
+            if held:
+                if len(held) > 1 and sum(pool) > additional:
+                    s.pending = (P_PAY, payer, need, additional, consume, source, then)
+                    return
+                pool[held[0]] -= 1
+                additional -= 1
+                continue
+            options = producers(s, payer, source)
+        elif consume:
+            options = consumable(s, consume[0], payer, source)
+            if len(options) == 1:
+                destroy(s, options[0])  # Consume: to the payer's discard pile, as a payment
+                consume = consume[1:]
+                continue
+            s.pending = (P_PAY, payer, need, additional, consume, source, then)
+            return
+        else:
+            break
+        if len(options) != 1:
+            s.pending = (P_PAY, payer, need, additional, consume, source, then)
+            return
+        produce(s, payer, options[0])
+    s.pending = None
+    from game.charter.turns import after_payment
+
+    after_payment(s, payer, then)
+
+
+def produce(s: State, payer: int, card: int) -> None:
+    """Production: the card is committed and its resources join the payer's pool."""
+    s.committed[card] = 1
+    pool = s.pools[payer]
+    for identity in s.defs[card].produces:
+        pool[identity] += 1
+
+
+def choices(s: State) -> list[tuple[str, int]]:
+    """The open choices of the payment under way: ``("produce", card)``, ``("pay",
+    identity)`` or ``("consume", card)``."""
+    pending = s.pending
+    assert pending is not None
+    _, payer, need, additional, consume, source, _then = pending
+    if need:
+        return [("produce", c) for c in producers(s, payer, source, {i for i, _ in need})]
+    if additional:
+        held = [("pay", i) for i, k in enumerate(s.pools[payer]) if k]
+        return held or [("produce", c) for c in producers(s, payer, source)]
+    return [("consume", c) for c in consumable(s, consume[0], payer, source)]
+
+
+def choose(s: State, what: str, x: int) -> None:
+    """Take one payment choice and carry the payment on."""
+    pending = s.pending
+    assert pending is not None
+    _, payer, need, additional, consume, source, then = pending
+    if what == "produce":
+        produce(s, payer, x)
+    elif what == "pay":
+        s.pools[payer][x] -= 1
+        additional -= 1
+    else:
+        destroy(s, x)
+        consume = consume[1:]
+    advance(s, (P_PAY, payer, need, additional, consume, source, then))

@@ -1,0 +1,453 @@
+"""The flow of play: setup and mulligans, the six phases, the priority round, and which actions
+are legal at each decision (Game setup, Turn structure, Resolution, Activated abilities).
+
+Every phase opens a round with the turn player; a round passes clockwise and ends when every
+living player has passed in succession. With the stack empty that ends the phase (so the stack
+is always empty when a phase ends); otherwise the stack resolves, last addition first, until it
+empties (a new round, turn player first) or something is added (the round reopens with the
+player to the left of whoever added it). A player whose only legal action is to pass is passed
+for: that is no decision (docs/charter.md, "Decisions").
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from game.charter import actions as A
+from game.charter.board import abilities_of, candidates, check, destroy, leave, matches
+from game.charter.cards import ACTIVATED, INTERRUPT, LOCATION, STRUCTURE, TRANSACTIONAL, Ability
+from game.charter.cards import RESERVE as RESERVE_SPEED
+from game.charter.combat import (
+    attack_options,
+    attacks_declared,
+    block_options,
+    deal_point,
+    declare_attack,
+    defenders,
+    may_attack,
+    plan_divisions,
+)
+from game.charter.effects import (
+    draw,
+    flush_triggers,
+    queue_consequence,
+    queue_triggers,
+    release,
+    resolve_top,
+)
+from game.charter.payment import begin, can_pay, choices, choose
+from game.charter.state import (
+    ABILITY_ITEM,
+    ACTION,
+    AFTER_ATTACKS,
+    AFTER_BLOCKS,
+    AFTER_DAMAGE,
+    ANCHORED,
+    BLOCKING,
+    BOARD,
+    CARD_ITEM,
+    COMBAT,
+    DECK,
+    DECLARING,
+    DISCARD,
+    DIVIDING,
+    DRAW,
+    END,
+    MAINTENANCE,
+    MIN_HAND,
+    NO_COMBAT,
+    P_ATTACK,
+    P_BLOCK,
+    P_DIVIDE,
+    P_MULLIGAN,
+    P_PAY,
+    P_SUPPORT,
+    P_UPKEEP,
+    RELEASE,
+    RESERVE_ITEM,
+    STACK,
+    State,
+)
+
+if TYPE_CHECKING:
+    pass
+
+_PASS = (A.PASS,)
+
+
+# ----------------------------------------------------------------------------- legal actions
+
+
+def legal_actions(s: State) -> tuple[int, ...]:
+    p = s.pending
+    if p is None:
+        return tuple(priority_actions(s, s.priority))
+    tag, seat = p[0], p[1]
+    enc = A.encode
+    if tag == P_MULLIGAN:
+        return (A.KEEP, A.MULLIGAN)  # a hand of three is kept without asking
+    if tag == P_PAY:
+        kinds = {"produce": A.PRODUCE, "pay": A.PAY, "consume": A.CONSUME}
+        return tuple(enc(kinds[what], x) for what, x in choices(s))
+    if tag == P_UPKEEP:
+        out = []
+        for c in p[2]:
+            obligation = s.defs[c].maintenance
+            assert obligation is not None
+            if can_pay(s, seat, obligation[0], c):
+                out.append(enc(A.UPKEEP, c))
+            out.append(enc(A.NEGLECT, c))
+        return tuple(out)
+    if tag == P_ATTACK:
+        return (A.ATTACKS_DONE, *(enc(A.ATTACK, a, t, k) for a, t, k in attack_options(s)))
+    if tag == P_BLOCK:
+        return (A.BLOCKS_DONE, *(enc(A.BLOCK, b, a) for b, a in block_options(s, seat)))
+    if tag == P_DIVIDE:
+        return tuple(enc(A.DEAL, p[2], r) for r in p[3])
+    assert tag == P_SUPPORT
+    host, bond = s.host, s.bond
+    return tuple(enc(A.UNSUPPORT, c) for c in s.board if host[c] == p[2] and bond[c] == 1)
+
+
+def priority_actions(s: State, p: int) -> list[int]:
+    """What ``p`` may do holding priority: pass; the turn player anything of standard speed in
+    their action phase with the stack empty; anyone, anything of interrupt speed."""
+    out = [A.PASS]
+    standard = p == s.turn_player and s.phase == ACTION and not s.stack
+    defs, enc, tables = s.defs, A.encode, s.tables
+    if standard or tables.any_interrupt:
+        seen: set[str] = set()
+        for c in s.hands[p]:
+            d = defs[c]
+            if d.name in seen:  # copies in a hand are interchangeable: the first is offered
+                continue
+            seen.add(d.name)
+            if not (standard or interrupt_speed(s, c, p)):
+                continue
+            if not can_pay(s, p, d.price, c, d.type):
+                continue
+            out.extend(enc(A.PLAY, c, x + 1) for x in play_choices(s, c, p))
+    ctrl, activated, grants = s.ctrl, tables.activated, tables.grants_activated
+    granted = any(grants[g] for g in s.board if s.bond[g] == ANCHORED)
+    for c in s.board:
+        if ctrl[c] != p or not (activated[c] or granted):
+            continue
+        for i, (_, a) in enumerate(abilities_of(s, c)):
+            if a.kind != ACTIVATED or (a.speed != INTERRUPT and not standard):
+                continue
+            if not can_pay(s, p, a.price, c):
+                continue
+            out.extend(enc(A.USE, c, i, x + 1) for x in ability_choices(s, a, c, p))
+    return out
+
+
+def interrupt_speed(s: State, card: int, p: int) -> bool:
+    """Whether ``card`` may be played at interrupt speed (Ability keywords: Interrupt names the
+    card it is printed on, or every card its term matches while it is in force)."""
+    tables = s.tables
+    if tables.self_interrupt[card]:
+        return True
+    terms = tables.terms
+    for b in s.board:
+        for a in terms[b]:
+            assert a.target is not None
+            if matches(s, a.target, card, s.ctrl[b]):
+                return True
+    return False
+
+
+def play_choices(s: State, card: int, p: int) -> list[int]:
+    """The hosts or targets ``card`` may be played with ([-1]: none needed; []: unplayable,
+    ruling C-09). A structure is played on a location its player controls (Construction)."""
+    d = s.defs[card]
+    if d.type == STRUCTURE:
+        defs, ctrl = s.defs, s.ctrl
+        return [c for c in s.board if defs[c].type == LOCATION and ctrl[c] == p]
+    for a in d.abilities:
+        if a.kind == TRANSACTIONAL:
+            sel = a.chooses
+            if sel is not None:
+                return [c for c in candidates(s, sel, p) if c != card]
+    return [-1]
+
+
+def ability_choices(s: State, a: Ability, card: int, p: int) -> list[int]:
+    sel = a.chooses
+    if sel is None:
+        return [-1]
+    found = [c for c in candidates(s, sel, p) if c != card]
+    if a.keyword == "Attach":
+        found = [c for c in found if c != s.host[card]]  # Attach moves it to a new host
+    return found
+
+
+# ----------------------------------------------------------------------------- taking actions
+
+
+def take(s: State, action: int) -> None:
+    kind, a, b = action & 31, action >> 5 & 255, action >> 13 & 255
+    p = s.current_player
+    if kind == A.PASS:
+        do_pass(s)
+    elif kind in (A.KEEP, A.MULLIGAN):
+        _mulligan(s, p, kind == A.MULLIGAN)
+    elif kind == A.PLAY:
+        s.hands[p].remove(a)
+        s.place[a] = STACK
+        s.ctrl[a] = p
+        begin(s, p, s.defs[a].price, a, ("card", a, b - 1))
+    elif kind == A.PRODUCE:
+        choose(s, "produce", a)
+    elif kind == A.USE:
+        ref, ability = abilities_of(s, a)[b]
+        item = RESERVE_ITEM if ability.speed == RESERVE_SPEED else ABILITY_ITEM
+        begin(s, p, ability.price, a, ("ability", item, a, ref, (action >> 21 & 255) - 1))
+    elif kind == A.PAY:
+        choose(s, "pay", a)
+    elif kind == A.CONSUME:
+        choose(s, "consume", a)
+    elif kind == A.UPKEEP:
+        obligation = s.defs[a].maintenance
+        assert obligation is not None
+        assert s.pending is not None
+        begin(s, p, obligation[0], a, ("upkeep", a, s.pending[2]))
+    elif kind == A.NEGLECT:
+        assert s.pending is not None
+        queue_consequence(s, a)  # Maintenance: the unpaid obligation triggers its consequence
+        _upkeep_done(s, p, a, s.pending[2])
+    elif kind == A.ATTACK:
+        declare_attack(s, a, b, action >> 21 & 255)
+    elif kind == A.ATTACKS_DONE:
+        s.pending = None
+        if s.attackers:
+            attacks_declared(s)
+            s.step = AFTER_ATTACKS
+            open_window(s)
+        else:
+            _to_end_phase(s)
+    elif kind == A.BLOCK:
+        s.blocks.append((a, b))
+    elif kind == A.BLOCKS_DONE:
+        _next_defender(s, s.pending[2] if s.pending else ())
+    elif kind == A.DEAL:
+        deal_point(s, b)
+        if s.pending is None:
+            _after_damage(s)
+    elif kind == A.UNSUPPORT:
+        s.pending = None
+        destroy(s, a)  # Construction: the rest are destroyed as unsupported
+    run(s)
+
+
+def after_payment(s: State, payer: int, then: tuple[Any, ...]) -> None:
+    """A price is paid: the card or ability goes onto the stack, or the obligation is met."""
+    if then[0] == "card":
+        s.stack.append((CARD_ITEM, then[1], payer, None, then[2]))
+        added(s, payer)
+    elif then[0] == "ability":
+        _, item, card, ref, chosen = then
+        s.stack.append((item, card, payer, ref, chosen))
+        added(s, payer)
+    else:
+        _upkeep_done(s, payer, then[1], then[2])
+
+
+def added(s: State, adder: int) -> None:
+    """Each new addition reopens the round, beginning left of whoever added (Resolution)."""
+    s.resolving = False
+    s.passes = 0
+    s.priority = s.left_of(adder)
+
+
+def do_pass(s: State) -> None:
+    s.passes += 1
+    if s.passes >= sum(s.alive):
+        s.passes = 0
+        if s.stack:
+            s.resolving = True
+        else:
+            end_window(s)
+    else:
+        s.priority = s.left_of(s.priority)
+
+
+def open_window(s: State) -> None:
+    """A new round with the stack empty: the turn player acts first (Turn structure)."""
+    s.priority = s.turn_player
+    s.passes = 0
+    s.resolving = False
+
+
+def run(s: State) -> None:
+    """Play out everything that needs no decision: checks, triggers, resolution, forced passes."""
+    while not s.is_over:
+        if s.pending is not None:
+            return
+        if s.dirty:
+            check(s)
+            if s.pending is not None:
+                return
+        if s.triggers:
+            last = flush_triggers(s)
+            if last >= 0:
+                added(s, last)
+            continue
+        if s.resolving:
+            if s.stack:
+                resolve_top(s)
+            else:
+                open_window(s)
+            continue
+        legal = priority_actions(s, s.priority)
+        if len(legal) == 1:
+            do_pass(s)
+            continue
+        s._legal = tuple(legal)
+        return
+
+
+# ----------------------------------------------------------------------------- phases
+
+
+def end_window(s: State) -> None:
+    """Every player passed with the stack empty: the phase (or combat step) moves on."""
+    tp, phase = s.turn_player, s.phase
+    if phase == RELEASE:
+        s.phase = DRAW
+        draw(s, tp, 1)  # Turn structure: the turn player draws one card
+        open_window(s)
+    elif phase == DRAW:
+        s.phase = MAINTENANCE
+        owing = tuple(c for c in s.board if s.ctrl[c] == tp and s.defs[c].maintenance)
+        if owing:
+            s.pending = (P_UPKEEP, tp, owing)
+        else:
+            open_window(s)
+    elif phase == MAINTENANCE:
+        s.phase = ACTION
+        open_window(s)
+    elif phase == ACTION:
+        s.phase = COMBAT
+        if may_attack(s):
+            s.step = DECLARING
+            s.pending = (P_ATTACK, tp)
+        else:
+            _to_end_phase(s)
+    elif phase == COMBAT:
+        if s.step == AFTER_ATTACKS:
+            s.step = BLOCKING
+            _next_defender(s, tuple(defenders(s)))
+        elif s.step == AFTER_BLOCKS:
+            s.step = DIVIDING
+            plan_divisions(s)
+            if s.pending is None:
+                _after_damage(s)
+        else:
+            _to_end_phase(s)
+    else:
+        end_turn(s)
+
+
+def _to_end_phase(s: State) -> None:
+    s.phase, s.step = END, NO_COMBAT
+    open_window(s)
+
+
+def _after_damage(s: State) -> None:
+    s.step = AFTER_DAMAGE
+    open_window(s)
+
+
+def _next_defender(s: State, rest: tuple[int, ...]) -> None:
+    """The next attacked player declares blockers; one with none to declare is skipped."""
+    rest = tuple(p for p in rest if s.alive[p])
+    while rest and not block_options(s, rest[0]):
+        rest = rest[1:]
+    if rest:
+        s.pending = (P_BLOCK, rest[0], rest[1:])
+    else:
+        s.pending = None
+        s.step = AFTER_BLOCKS
+        open_window(s)
+
+
+def _upkeep_done(s: State, seat: int, card: int, owing: tuple[int, ...]) -> None:
+    """One obligation settled; the turn player picks the next, in an order of their choosing."""
+    ctrl, place = s.ctrl, s.place
+    left = tuple(c for c in owing if c != card and place[c] == BOARD and ctrl[c] == seat)
+    if left:
+        s.pending = (P_UPKEEP, seat, left)
+    else:
+        s.pending = None
+        open_window(s)
+
+
+def end_turn(s: State) -> None:
+    """The end phase closes: every pool clears and the turn passes (Turn structure)."""
+    for pool in s.pools:
+        for i in range(len(pool)):
+            pool[i] = 0
+    s.first_turn[s.turn_player] = False
+    begin_turn(s, s.left_of(s.turn_player))
+
+
+def begin_turn(s: State, seat: int) -> None:
+    """The release phase: the turn player's committed cards release unless withheld."""
+    s.turns += 1
+    if s.turns > s.max_turns:
+        return  # ruling C-19: the table's turn limit ends the game without a winner
+    s.turn_player = seat
+    s.phase, s.step = RELEASE, NO_COMBAT
+    s.manifest_used = [0] * s.n
+    ctrl, committed, withheld = s.ctrl, s.committed, s.withheld
+    for c in s.board:
+        if ctrl[c] == seat and committed[c] and c not in withheld:
+            release(s, c)
+    for c in s.board:
+        queue_triggers(s, c, "turn_start")
+    open_window(s)
+
+
+def _mulligan(s: State, seat: int, again: bool) -> None:
+    """Game setup: a mulligan returns the hand, reshuffles and redraws one card fewer."""
+    if again:
+        hand, deck = s.hands[seat], s.decks[seat]
+        size = len(hand) - 1
+        for c in hand:
+            s.place[c] = DECK
+        deck.extend(hand)
+        hand.clear()
+        s.shuffle(deck)
+        draw(s, seat, size)
+        if size > MIN_HAND:
+            return
+    _next_mulligan(s, seat + 1)
+
+
+def _next_mulligan(s: State, seat: int) -> None:
+    while seat < s.n and len(s.hands[seat]) <= MIN_HAND:
+        seat += 1
+    if seat < s.n:
+        s.pending = (P_MULLIGAN, seat)
+        return
+    s.pending = None
+    begin_turn(s, 0)
+
+
+def defeat(s: State, seat: int) -> None:
+    """An exposed player dealt damage is defeated and leaves the game with what they own and
+    control (ruling C-17); the last player standing wins."""
+    s.alive[seat] = False
+    for c in [c for c in s.board if s.owner[c] == seat or s.ctrl[c] == seat]:
+        if s.place[c] == BOARD:
+            leave(s, c, DISCARD)
+    for item in [i for i in s.stack if i[2] == seat]:
+        s.stack.remove(item)
+        if item[0] == CARD_ITEM:
+            s.place[item[1]] = DISCARD
+            s.discards[s.owner[item[1]]].append(item[1])
+    s.triggers = [t for t in s.triggers if t[1] != seat]
+    s.deferred = [d for d in s.deferred if d[1] != seat]
+    living = [p for p in range(s.n) if s.alive[p]]
+    if len(living) == 1:
+        s.winner = living[0]

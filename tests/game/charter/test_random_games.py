@@ -1,0 +1,147 @@
+"""Random games of two, three and four players (hypothesis), OpenSpiel-style: after every action
+the invariants the issue lists hold, positions round-trip through JSON, clones are independent,
+and the record replays to the same position.
+
+Example counts stay modest so the suite is fast; ``CZ_LONG_CHARTER_PLAY=1`` runs many more.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from game.charter import (
+    format_action,
+    from_json,
+    library,
+    new_game,
+    record_json,
+    replay,
+    to_json,
+    turns,
+)
+from game.charter import parse_record as parse
+from game.charter.board import extent, supported_size
+from game.charter.cards import EDICT, LOCATION, STRUCTURE
+from game.charter.state import ANCHORED, BOARD, CONSTRUCTED, DECK, DISCARD, HAND, STACK, State
+
+EXAMPLES = 150 if os.environ.get("CZ_LONG_CHARTER_PLAY") else 6
+PLAY = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+TABLES = {
+    2: ("skirmish", ("ember", "tide")),
+    3: ("siege", ("bastion", "tithe", "bastion")),
+    4: ("skirmish", ("tide", "ember", "ember", "tide")),
+}
+
+
+def check_invariants(s: State) -> None:
+    """The invariants of issue 14, item 5, on one position."""
+    # Every card in exactly one zone or pile, and its place code says which.
+    seen: dict[int, int] = {}
+    for code, piles in ((DECK, s.decks), (HAND, s.hands), (DISCARD, s.discards)):
+        for seat, pile in enumerate(piles):
+            for c in pile:
+                assert c not in seen
+                assert s.owner[c] == seat  # Control and ownership: piles are the owner's
+                seen[c] = code
+    for c in s.board:
+        assert c not in seen
+        seen[c] = BOARD
+    for item in s.stack:
+        if item[0] == 0:
+            assert item[1] not in seen
+            seen[item[1]] = STACK
+    pending = s.pending
+    if pending is not None and pending[0] == 1 and pending[6][0] == "card":
+        seen[pending[6][1]] = STACK  # paid for, on its way to the stack
+    assert sorted(seen) == list(range(len(s.defs)))
+    assert all(s.place[c] == code for c, code in seen.items())
+    # Control follows zones: a bonded card has its host's controller.
+    for c in s.board:
+        h = s.host[c]
+        if h >= 0:
+            assert s.place[h] == BOARD
+            assert s.ctrl[c] == s.ctrl[h]
+        else:
+            assert s.ctrl[c] == s.free_ctrl[c]
+    if s.dirty or (pending is not None and pending[0] == 6):
+        return  # mid-check: a location's controller is choosing (Construction)
+    for c in s.board:
+        t = s.defs[c].type
+        assert t != EDICT or s.bond[c] == ANCHORED  # no unanchored edict stands
+        assert t != STRUCTURE or s.bond[c] == CONSTRUCTED  # no unsupported structure survives
+        if t == LOCATION:
+            assert supported_size(s, c) <= extent(s, c)
+
+
+@contextmanager
+def watching_phase_ends() -> Iterator[list[str]]:
+    """Record every breach of two flow invariants at the moment it would happen: a phase
+    ending with the stack not empty (Resolution), a turn beginning with a pool not empty
+    (Resources: the pool clears at the end of each turn)."""
+    breaches: list[str] = []
+    end_window, begin_turn = turns.end_window, turns.begin_turn
+
+    def end(s: State) -> None:
+        if s.stack:
+            breaches.append(f"phase {s.phase} ended with {len(s.stack)} on the stack")
+        end_window(s)
+
+    def begin(s: State, seat: int) -> None:
+        if any(sum(pool) for pool in s.pools):
+            breaches.append(f"turn {s.turns + 1} began with resources in a pool")
+        begin_turn(s, seat)
+
+    turns.end_window, turns.begin_turn = end, begin  # type: ignore[assignment]
+    try:
+        yield breaches
+    finally:
+        turns.end_window, turns.begin_turn = end_window, begin_turn  # type: ignore[assignment]
+
+
+def play_out(players: int, seed: int) -> None:
+    with watching_phase_ends() as breaches:
+        _play_out(players, seed)
+    assert breaches == []
+
+
+def _play_out(players: int, seed: int) -> None:
+    charter, decks = TABLES[players]
+    lists = [library.deck(d).card_list() for d in decks]
+    s = new_game(library.card_set(), library.charter(charter), lists, seed)
+    rng = random.Random(seed)
+    actions: list[str] = []
+    while not s.is_over:
+        check_invariants(s)
+        legal = s.legal_actions()
+        assert legal
+        if rng.random() < 0.05:
+            copy = from_json(json.loads(json.dumps(to_json(s))))
+            assert to_json(copy) == to_json(s)
+            assert copy.legal_actions() == legal
+        action = rng.choice(legal)
+        before = to_json(s)
+        twin = s.clone()
+        actions.append(format_action(s, action))
+        s.apply(action)
+        assert to_json(twin) == before  # the clone did not move
+    check_invariants(s)
+    record = record_json("sample", charter, lists, seed, actions)
+    assert to_json(replay(parse(json.loads(json.dumps(record))))) == to_json(s)
+
+
+# Game setup, Turn structure, Zones, Control and ownership, Construction, Edicts, Resolution
+@pytest.mark.parametrize("players", [2, 3, 4])
+@PLAY
+@given(seed=st.integers(0, 2**32))
+def test_random_games_keep_the_invariants(players: int, seed: int) -> None:
+    """Every card in one place, control follows zones, no unsupported structure or unanchored
+    edict stands, the stack empties before a phase ends, pools empty as a turn begins."""
+    play_out(players, seed)
