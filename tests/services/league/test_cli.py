@@ -334,3 +334,34 @@ def test_db_dump_keeps_the_password_off_the_command_line(
 ) -> None:
     """pg_dump's --dbname never carries the password; it goes to the child's environment."""
     assert split_password(url) == (dbname, password)
+
+
+def test_rebuild_reports_and_repairs_an_edited_projection(
+    env: dict[str, str], served: Served, database_url: str
+) -> None:
+    """rebuild --check names the rows an edit left that the log does not account for (exit
+    2, nothing changed); rebuild rewrites them from the log; afterwards --check agrees."""
+    for title in ("Wellformed", "Faithful"):
+        asyncio.run(stamp_one(served.url, SigningKey.generate(), title))
+    served.stop()
+
+    async def sql(statement: str) -> object:
+        conn = await asyncpg.connect(database_url)
+        try:
+            return await conn.fetchval(statement)
+        finally:
+            await conn.close()
+
+    asyncio.run(sql("UPDATE mint.owned SET owned = 7 WHERE title = 'Faithful'"))
+    check = league(env, "rebuild", "--check")
+    assert check.returncode == 2
+    assert "differed: mint.owned: 1 rows the log does not account for" in check.stdout
+    assert asyncio.run(sql("SELECT owned FROM mint.owned WHERE title = 'Faithful'")) == 7
+    repaired = league(env, "rebuild", "mint")
+    assert repaired.returncode == 0, repaired.stderr
+    assert "mint: rebuilt" in repaired.stdout
+    assert asyncio.run(sql("SELECT owned FROM mint.owned WHERE title = 'Faithful'")) == 1
+    again = league(env, "rebuild", "--check")
+    assert again.returncode == 0, again.stderr
+    assert "differed" not in again.stdout
+    assert "no service is called 'bank'" in one_line_failure(league(env, "rebuild", "bank"))

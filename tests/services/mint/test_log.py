@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+import asyncpg
 import pytest
 
 from clients.league import LeagueClient, LeagueProblem, stamp_request
@@ -11,7 +14,8 @@ from ledger.encoding import decode_b64, decode_b64url
 from ledger.keys import PublicKey, SigningKey
 from ledger.leaf import event_leaf, parse_time
 from ledger.merkle import leaf_hash, verify_consistency, verify_inclusion
-from tests.services.mint.conftest import checkpoint_covering
+from services.kernel.settings import LeagueSettings
+from tests.services.mint.conftest import TEST_POLICIES, checkpoint_covering, serve
 
 
 async def test_feed_events_verify_offline(league: LeagueClient) -> None:
@@ -80,3 +84,28 @@ async def test_proof_beyond_the_log_is_refused(league: LeagueClient) -> None:
     with pytest.raises(LeagueProblem) as feed:
         await league.events(after=-5)
     assert (feed.value.status, feed.value.slug) == (422, "invalid-object")
+
+
+async def test_reading_a_checkpoint_never_signs_one(
+    make_settings: Callable[..., LeagueSettings],
+) -> None:
+    """With a checkpoint interval of a minute, a read after stamping serves the checkpoint
+    signed at start-up (size 0), and reads of /mint/checkpoint and /ledger write nothing."""
+    settings = make_settings(
+        policies=TEST_POLICIES.model_copy(update={"checkpoint_interval_ms": 60_000})
+    )
+    server = await serve(settings)
+    try:
+        async with LeagueClient(str(server.make_url(""))) as league:
+            manifest = await league.manifest()
+            await league.stamp(stamp_request(SigningKey.generate(), manifest, [("Gram", "gilt")]))
+            for _ in range(3):
+                assert Checkpoint.from_note(await league.checkpoint()).size == 0
+                assert Checkpoint.from_note((await league.census()).checkpoint).size == 0
+        conn = await asyncpg.connect(settings.database)
+        try:
+            assert await conn.fetchval("SELECT count(*) FROM mint.checkpoints") == 1
+        finally:
+            await conn.close()
+    finally:
+        await server.close()
