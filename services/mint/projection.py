@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import UTC
+from datetime import UTC, datetime
 
 from ledger.address import address_of
 from ledger.events import MINT_EVENTS, PrintStamped, parse_event
@@ -62,12 +62,18 @@ class MintProjection:
     def project(self, event: Event, into: MintChanges) -> None:
         body = parse_event(event, MINT_EVENTS)
         if isinstance(body, PrintStamped):
-            certificate = body.certificate
-            owner = certificate.issued_to
-            address = address_of(PublicKey.from_text(owner))
-            into.runs[(certificate.title, certificate.finish)] += 1
-            into.owned[(owner, address, certificate.title, certificate.finish)] += 1
-            into.allowances[(owner, event.recorded_at.astimezone(UTC).date())] += 1
+            owner = PublicKey.from_text(body.certificate.issued_to)
+            self.stamped(into, body, address_of(owner), event.recorded_at)
+
+    @staticmethod
+    def stamped(into: MintChanges, body: PrintStamped, address: str, at: datetime) -> None:
+        """What one stamp adds. The stamping transaction calls it with the bodies it has just
+        built (their owner's address already known), sparing a parse of what it made."""
+        certificate = body.certificate
+        owner = certificate.issued_to
+        into.runs[(certificate.title, certificate.finish)] += 1
+        into.owned[(owner, address, certificate.title, certificate.finish)] += 1
+        into.allowances[(owner, at.astimezone(UTC).date())] += 1
 
     async def write(self, tx: StoreTransaction, changes: MintChanges) -> None:
         await tx.execute(

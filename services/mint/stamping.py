@@ -47,9 +47,8 @@ from ledger.print_runs import PrintRun, RunFinish, serial_for
 from ledger.requests import StampRequest
 from services.eventlog import EventStore
 from services.http.problems import problem_of
-from services.kernel.projections import changes_of
 from services.mint import tables
-from services.mint.projection import PROJECTION
+from services.mint.projection import PROJECTION, MintChanges, MintProjection
 
 #: How far a request's signing time may be from the mint's clock, either way (seconds).
 MAX_CLOCK_SKEW = 300
@@ -147,6 +146,8 @@ class Drawing:
     answered: dict[tuple[str, str], tuple[bytes, list[dict[str, Any]]]]
     events: list[NewEvent] = field(default_factory=list)
     answers: list[tables.AnsweredRequest] = field(default_factory=list)
+    #: What the events add to the projection (``MintProjection.stamped``, as a rebuild would).
+    changes: MintChanges = field(default_factory=MintChanges)
 
     @property
     def day(self) -> date:
@@ -223,6 +224,7 @@ class Drawing:
         )
         stamped = PrintStamped(certificate=certificate, request_id=presented.request.request_id)
         self.events.append(stamped.new_event(expected_version=0))
+        MintProjection.stamped(self.changes, stamped, presented.address, self.now)
         self.stamped[key] += 1
         self.used[presented.owner] = self.used.get(presented.owner, 0) + 1
         return Stamped(title=run.title, finish=finish, certificate=certificate)
@@ -276,7 +278,7 @@ async def stamp_group(mint: Mint, group: Sequence[Presented]) -> list[StampAnswe
         appended = await tx.append_batch(drawing.events)
         if appended and appended[0].seq != next_seq:
             raise RuntimeError(f"the log appended at seq {appended[0].seq}, not {next_seq}")
-        await PROJECTION.write(tx, changes_of(PROJECTION, appended))
+        await PROJECTION.write(tx, drawing.changes)
         await tables.record_answers(tx, drawing.answers)
     return results
 
