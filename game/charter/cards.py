@@ -218,9 +218,11 @@ class _Compiler:
             raise self.fail(f"{e.do!r} acts for the controller: no target")
         if e.do in ("damage", "draw", "add", "repair") and e.amount < 1:
             raise self.fail(f"{e.do!r} needs an amount of at least 1")
-        identity = self.identity(e.identity) if e.do == "add" else -1
-        if e.do == "add" and e.identity is None:
-            raise self.fail("'add' names the identity of the resources it adds")
+        identity = -1
+        if e.do == "add":
+            if e.identity is None:
+                raise self.fail("'add' names the identity of the resources it adds")
+            identity = self.identity(e.identity)
         mods = (e.strength, e.resilience, e.integrity, e.extent)
         if e.do != "modify" and any(mods):
             raise self.fail("attribute changes belong to 'modify' only")

@@ -1,0 +1,232 @@
+"""``cz charter``: deck validation, play and replay for the charter rulebook's game.
+
+``cz charter validate DECK --charter CHARTER`` explains every way a deck fails its charter, one
+line each on stderr, and exits 2; ``cz charter play DECK_A DECK_B [...]`` plays a game in the
+terminal (a search AI at every seat not named by ``--human``) and prints its record as JSON on
+stdout; ``cz charter replay RECORD`` replays a record and prints the final position. DECK,
+CHARTER and RECORD are paths to JSON files, or (decks and charters) the names of the packaged
+sample (docs/charter.md). Every refusal is one line on stderr and exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any, TextIO
+
+from game.charter import (
+    CharterViolation,
+    NotationError,
+    State,
+    check_deck,
+    format_action,
+    library,
+    load_charter,
+    load_deck,
+    new_game,
+    parse_action,
+    parse_record,
+    record_json,
+    replay,
+    to_json,
+)
+from game.charter.charters import Charter, Deck
+from game.charter.search import CharterAI
+from game.charter.state import PHASE_NAMES
+from ledger.errors import DecodeError, SizeLimitError
+from ledger.wire import parse_json
+
+#: The largest deck, charter or record file read.
+MAX_FILE_BYTES = 1 << 20
+
+
+def _read_json(path: str, what: str) -> Any:
+    try:
+        with Path(path).open("rb") as f:
+            raw = f.read(MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        raise DecodeError(f"cannot read {path}: {exc.strerror}") from None
+    if len(raw) > MAX_FILE_BYTES:
+        raise SizeLimitError(f"a {what} is at most {MAX_FILE_BYTES} bytes")
+    return parse_json(raw, what=f"the {what} {path}")
+
+
+def _is_file(text: str) -> bool:
+    return text.endswith(".json") or "/" in text or Path(text).is_file()
+
+
+def _charter(text: str) -> Charter:
+    if not _is_file(text):
+        return library.charter(text)
+    data = _read_json(text, "charter")
+    name = data.get("card_set") if isinstance(data, dict) else None
+    if not isinstance(name, str) or name not in library.card_set_names():
+        raise DecodeError(f"{text}: the charter names no packaged card set")
+    return load_charter(data, library.card_set(name))
+
+
+def _deck(text: str) -> Deck:
+    return load_deck(_read_json(text, "deck")) if _is_file(text) else library.deck(text)
+
+
+def charter_validate(args: argparse.Namespace) -> int:
+    """Judge a deck against a charter; every failure is one line on stderr, exit 2."""
+    charter = _charter(args.charter)
+    deck = _deck(args.deck)
+    try:
+        check_deck(deck, charter, library.card_set(charter.card_set))
+    except CharterViolation as exc:
+        for failure in exc.failures:
+            sys.stderr.write(f"cz: deck {deck.name!r} against {charter.name!r}: {failure}\n")
+        return 2
+    sys.stdout.write(f"deck {deck.name!r} satisfies charter {charter.name!r}\n")
+    return 0
+
+
+def _describe(s: State, out: TextIO) -> None:
+    """A human's view of the position: board, stack, pools, own hand."""
+    seat = s.current_player
+    out.write(
+        f"\n— turn {s.turns}, seat {s.turn_player}'s {PHASE_NAMES[s.phase]} phase; "
+        f"seat {seat} to decide —\n"
+    )
+    for p in range(s.n):
+        cards = [c for c in s.board if s.ctrl[c] == p]
+        shown = ", ".join(
+            s.name(c) + ("*" if s.committed[c] else "") + (f"[{s.damage[c]}]" * bool(s.damage[c]))
+            for c in cards
+        )
+        state = "" if s.alive[p] else " (defeated)"
+        out.write(f"  seat {p}{state}: board {shown or '-'}; hand {len(s.hands[p])}\n")
+    if s.stack:
+        out.write("  stack (top last): " + ", ".join(s.name(i[1]) for i in s.stack) + "\n")
+    out.write("  your hand: " + (", ".join(s.name(c) for c in s.hands[seat]) or "-") + "\n")
+    out.write("  legal: " + " | ".join(format_action(s, a) for a in s.legal_actions()) + "\n")
+
+
+def _human_action(s: State, stdin: TextIO, out: TextIO) -> int:
+    _describe(s, out)
+    while True:
+        out.write("> ")
+        out.flush()
+        line = stdin.readline()
+        if not line:
+            out.write("\n")
+            raise DecodeError("the input ended before the game did")
+        try:
+            action = parse_action(s, line.strip())
+        except NotationError as exc:
+            out.write(f"{exc.diagnostics()}\n")
+            continue
+        if action in s.legal_actions():
+            return action
+        out.write("not a legal action now; the legal ones are listed above\n")
+
+
+def charter_play(args: argparse.Namespace) -> int:
+    """Play a game; print its record (JSON) on stdout."""
+    decks = [_deck(d) for d in args.decks]
+    charter = _charter(args.charter or decks[0].charter)
+    cards = library.card_set(charter.card_set)
+    for deck in decks:
+        check_deck(deck, charter, cards)
+    humans = set(args.human or [])
+    if any(not 0 <= h < len(decks) for h in humans):
+        raise DecodeError(f"--human names a seat from 0 to {len(decks) - 1}")
+    lists = [d.card_list() for d in decks]
+    state = new_game(cards, charter, lists, args.seed, args.max_turns)
+    ais = {p: CharterAI(f"{args.seed}:{p}", args.budget) for p in range(len(decks))}
+    actions: list[str] = []
+    while not state.is_over:
+        seat = state.current_player
+        if seat in humans:
+            action = _human_action(state, sys.stdin, sys.stderr)
+        else:
+            action = ais[seat].decide(state)
+        actions.append(format_action(state, action))
+        state.apply(action)
+    record = record_json(cards.name, charter.name, lists, args.seed, actions, args.max_turns)
+    sys.stdout.write(json.dumps(record, indent=1) + "\n")
+    return 0
+
+
+def charter_replay(args: argparse.Namespace) -> int:
+    """Replay a record; print the final position, the winner and the returns (JSON)."""
+    state = replay(parse_record(_read_json(args.record, "record")))
+    result = {
+        "position": to_json(state),
+        "over": state.is_over,
+        "winner": state.winner if state.winner >= 0 else None,
+        "returns": state.returns() if state.is_over else None,
+    }
+    sys.stdout.write(json.dumps(result, indent=1) + "\n")
+    return 0
+
+
+def _seed(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if not 0 <= value < 2**64:
+        raise argparse.ArgumentTypeError("a seed is a whole number from 0 to 2**64 - 1")
+    return value
+
+
+def _positive(text: str) -> int:
+    value = _seed(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("expected a whole number of at least 1")
+    return value
+
+
+def add_charter(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register ``cz charter`` and its subcommands."""
+    group = commands.add_parser(
+        "charter",
+        help="validate decks, play and replay games of the charter rulebook",
+        description="The charter rulebook's game: decks under charters, played locally.",
+    )
+    sub = group.add_subparsers(dest="charter_command", required=True, metavar="COMMAND")
+    val = sub.add_parser(
+        "validate",
+        help="judge a deck against a charter: every failure one line on stderr, exit 2",
+        description=(
+            "A deck satisfies its charter only when its card count is exact and its summed "
+            "complexity fits; every card must be one the charter sets, and a card placed by "
+            "manifest needs a grant that covers it. DECK and CHARTER: a JSON file, or the name "
+            f"of a packaged one (decks: {', '.join(library.deck_names())}; charters: "
+            f"{', '.join(library.charter_names())})."
+        ),
+    )
+    val.add_argument("deck", metavar="DECK")
+    val.add_argument("--charter", required=True, metavar="CHARTER")
+    val.set_defaults(handler=charter_validate)
+    play = sub.add_parser(
+        "play",
+        help="play a game (search AI at every seat not --human); print its record (JSON)",
+        description=(
+            "Seats follow the decks in order, clockwise; seat 0 takes the first turn. Every "
+            "deck must satisfy the charter (the first deck's, unless --charter names one). A "
+            "human seat reads one action per line in the notation of docs/charter.md; the "
+            "legal actions are listed before each prompt (on stderr)."
+        ),
+    )
+    play.add_argument("decks", nargs="+", metavar="DECK")
+    play.add_argument("--charter", metavar="CHARTER", help="the charter the game is played under")
+    play.add_argument("--seed", type=_seed, default=0, metavar="N", help="the game's seed (0)")
+    play.add_argument(
+        "--human", type=int, action="append", metavar="SEAT", help="a seat a person plays"
+    )
+    play.add_argument("--budget", type=_positive, default=96, help="AI playouts per decision")
+    play.add_argument("--max-turns", type=_positive, default=200, help="the turn limit (C-19)")
+    play.set_defaults(handler=charter_play)
+    rep = sub.add_parser(
+        "replay",
+        help="replay a charter record; print the final position, winner and returns (JSON)",
+        description="Replay RECORD (charter-record/1). An illegal action stops it, exit 2.",
+    )
+    rep.add_argument("record", metavar="RECORD")
+    rep.set_defaults(handler=charter_replay)

@@ -1,0 +1,96 @@
+"""``cz charter``: validate, play and replay, run as a player would run them."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from game.charter import library
+
+CZ = Path(sys.executable).parent / "cz"
+
+
+def cz(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(CZ), *args], capture_output=True, text=True, input=stdin, check=False, timeout=120
+    )
+
+
+# The Charter
+def test_validate_accepts_a_deck_that_satisfies_its_charter() -> None:
+    """A packaged deck under its own charter: one line on stdout, exit 0."""
+    out = cz("charter", "validate", "tide", "--charter", "skirmish")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == "deck 'tide' satisfies charter 'skirmish'\n"
+
+
+# The Charter, Manifest
+def test_validate_explains_every_failure_one_line_each(tmp_path: Path) -> None:
+    """A deck off its charter: every failure one line on stderr, exit 2."""
+    deck = dict(library.deck("ember").source)
+    deck["cards"] = {**deck["cards"], "Knight": 9}
+    path = tmp_path / "deck.json"
+    path.write_text(json.dumps(deck))
+    out = cz("charter", "validate", str(path), "--charter", "siege")
+    assert out.returncode == 2
+    lines = out.stderr.splitlines()
+    assert all(line.startswith("cz: deck 'ember' against 'siege': ") for line in lines)
+    assert any("designed under 'skirmish'" in line for line in lines)
+    assert any("holds 28 cards; the charter sets exactly 24" in line for line in lines)
+    assert any("'Militia' is placed by manifest" in line for line in lines)
+    assert not any("complexity sums to" in line for line in lines)  # 55 fits within 60
+
+
+def test_validate_refuses_an_unreadable_file_in_one_line(tmp_path: Path) -> None:
+    """A deck file that is not JSON: one line, exit 2, no traceback."""
+    path = tmp_path / "deck.json"
+    path.write_text("{not json")
+    out = cz("charter", "validate", str(path), "--charter", "skirmish")
+    assert out.returncode == 2
+    assert len(out.stderr.splitlines()) == 1
+    assert out.stderr.startswith("cz: ")
+
+
+# Game setup, Resolution
+def test_play_is_reproducible_and_its_record_replays(tmp_path: Path) -> None:
+    """Two AI-versus-AI games with one seed give the same record, which replays to the end."""
+    first = cz("charter", "play", "ember", "tide", "--seed", "4", "--budget", "4")
+    second = cz("charter", "play", "ember", "tide", "--seed", "4", "--budget", "4")
+    assert first.returncode == 0, first.stderr
+    assert first.stdout == second.stdout
+    record = tmp_path / "game.json"
+    record.write_text(first.stdout)
+    out = cz("charter", "replay", str(record))
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    assert result["over"] is True
+    assert result["position"]["steps"] == len(json.loads(first.stdout)["actions"])
+
+
+def test_replay_refuses_an_illegal_action_in_one_line(tmp_path: Path) -> None:
+    """A record whose action is illegal: one line naming it, exit 2."""
+    record = {
+        "format": "charter-record/1",
+        "card_set": "sample",
+        "charter": "skirmish",
+        "decks": [library.deck("ember").card_list(), library.deck("tide").card_list()],
+        "seed": 1,
+        "actions": ["attacks done"],
+    }
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(record))
+    out = cz("charter", "replay", str(path))
+    assert out.returncode == 2
+    assert out.stderr.startswith("cz: illegal action 'attacks done' at step 1")
+    assert len(out.stderr.splitlines()) == 1
+
+
+def test_a_human_seat_reads_actions_from_stdin() -> None:
+    """--human 0: the seat's actions come from stdin; an unreadable line is asked again, and
+    input ending early is one line, exit 2."""
+    out = cz("charter", "play", "ember", "tide", "--human", "0", "--budget", "2", stdin="hello\n")
+    assert out.returncode == 2
+    assert "is not an action of the charter notation" in out.stderr
+    assert out.stderr.splitlines()[-1] == "cz: the input ended before the game did"
