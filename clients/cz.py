@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from clients.charter_cli import add_charter
 from game.window import new_base_table, new_market_table, parse_record, reckon, replay, to_json
 from ledger.errors import DecodeError, LedgerError, SizeLimitError
 from ledger.wire import parse_json
@@ -76,7 +77,7 @@ def table_new(args: argparse.Namespace) -> int:
     return 0
 
 
-def _add_table(commands: argparse._SubParsersAction) -> None:
+def _add_table(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     table = commands.add_parser(
         "table",
         help="play and replay tables of THE WINDOW locally",
@@ -111,7 +112,10 @@ def _add_table(commands: argparse._SubParsersAction) -> None:
 
 #: Each group adds its subcommand (and its own subcommands); stamp, claim, buy, trade and
 #: wallet join this tuple as they are written.
-COMMAND_GROUPS: tuple[Callable[[argparse._SubParsersAction], None], ...] = (_add_table,)
+COMMAND_GROUPS: tuple[
+    Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None], ...
+] = (_add_table,)
+COMMAND_GROUPS += (add_charter,)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -148,6 +148,7 @@ class CosignatureVerifier(NoteVerifier):
         """Verify the cosignature over ``text`` and return the time it states."""
         if len(signature.signature) != _TIMESTAMP.size + 64:
             raise BadSignatureError(f"cosignature by {self.name} is not 8 + 64 bytes")
+        timestamp: int  # ">Q" unpacks to one unsigned int
         (timestamp,) = _TIMESTAMP.unpack(signature.signature[: _TIMESTAMP.size])
         if timestamp > MAX_TIMESTAMP:
             raise BadSignatureError(f"cosignature by {self.name} has a timestamp beyond 2**63")

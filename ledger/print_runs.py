@@ -33,7 +33,7 @@ PrintFinish = Literal["standard", "gilt", "holofoil", "misprint"]
 #: The card sets a run may belong to (values of ``ledger.catalog.CardSet``).
 SetName = Literal["base", "folded", "lettered", "begotten", "counted", "sealed"]
 
-MISPRINT = "misprint"
+MISPRINT: Literal["misprint"] = "misprint"
 MISPRINT_TITLE = "Tally"
 MISPRINT_SET: SetName = "base"
 MISPRINT_SERIAL = "CZ-TALLY-000"

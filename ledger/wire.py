@@ -184,7 +184,7 @@ class SignedModel(KindedModel):
     @model_serializer(mode="wrap")
     def _sig_last(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         """``sig`` goes last on the wire, for a reader's eye (signing ignores key order)."""
-        data = handler(self)
+        data: dict[str, Any] = handler(self)  # a model serializes to a dict, in either mode
         if "sig" in data:
             data["sig"] = data.pop("sig")
         return data

@@ -8,6 +8,7 @@ consistency fault is a :class:`ledger.errors.SchemaError`, never a partial posit
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -30,6 +31,11 @@ from game.window.state import (
     SEAL_CLOSE,
     SPOILS,
     STROKES,
+    PendingCut,
+    PendingDecision,
+    PendingDrill,
+    PendingHold,
+    PendingPlace,
     State,
 )
 from ledger.errors import SchemaError
@@ -53,6 +59,8 @@ T_ = TypeVar("T_")
 Pair = Annotated[list[T_], Field(min_length=2, max_length=2)]
 #: A list of cards: never longer than a table holds.
 Cards = Annotated[list[T_], Field(max_length=MAX_CARDS)]
+#: A title's card id at the table being read (``from_json``'s ``card``).
+CardId = Callable[[str], int]
 
 
 class _Strict(BaseModel):
@@ -293,7 +301,7 @@ def _check_kind(pos: Position) -> None:
         )
 
 
-def _pending_from(p: Pending | None, s: State, card) -> tuple | None:
+def _pending_from(p: Pending | None, s: State, card: CardId) -> PendingDecision | None:
     """The pending decision ``p`` describes, refused unless an action of the rules leaves it."""
     if p is None:
         return None
@@ -328,10 +336,13 @@ def _refuse(step: str, why: str) -> SchemaError:
     return SchemaError(f"not a position: the pending {step} {why}")
 
 
-def _pending_cut(p: Pending, s: State, card) -> tuple:
+def _pending_cut(p: Pending, s: State, card: CardId) -> PendingCut:
+    # _pending_from checked the fields each step carries.
+    assert p.source is not None
+    assert p.candidates is not None
     actor = p.actor
     src = card(p.source)
-    candidates = tuple(card(t) for t in p.candidates)  # type: ignore[union-attr]
+    candidates = tuple(card(t) for t in p.candidates)
     if src not in s.power_sources(T.SEPARATION, actor):
         raise _refuse(
             "cut",
@@ -346,7 +357,7 @@ def _pending_cut(p: Pending, s: State, card) -> tuple:
             "the two equal pieces' outermost cards, inner piece first, none Keeping shields "
             "(I.7 CUT, Book II KEEPING)",
         )
-    result = (P_CUT, actor, src, candidates)
+    result: PendingCut = (P_CUT, actor, src, candidates)
     if len(s._response_options(result)) < 2:
         raise _refuse(
             "cut",
@@ -356,7 +367,8 @@ def _pending_cut(p: Pending, s: State, card) -> tuple:
     return result
 
 
-def _pending_hold(p: Pending, s: State, card) -> tuple:
+def _pending_hold(p: Pending, s: State, card: CardId) -> PendingHold:
+    assert p.card is not None  # _pending_from checked the fields each step carries
     actor, defender = p.actor, 1 - p.actor
     target = card(p.card)
     if not s.power_sources(T.ESCROW, actor):
@@ -380,7 +392,8 @@ def _pending_hold(p: Pending, s: State, card) -> tuple:
     return (P_HOLD, actor, target)
 
 
-def _pending_drill(p: Pending, s: State, card) -> tuple:
+def _pending_drill(p: Pending, s: State, card: CardId) -> PendingDrill:
+    assert p.card is not None  # _pending_from checked the fields each step carries
     actor, defender = p.actor, 1 - p.actor
     target = card(p.card)
     if s.loc[target] != CHAIN + defender or not s.up[target]:
@@ -394,10 +407,14 @@ def _pending_drill(p: Pending, s: State, card) -> tuple:
     return (P_DRILL, actor, target)
 
 
-def _pending_place(p: Pending, s: State, card) -> tuple:
-    placed = tuple(card(t) for t in p.placed)  # type: ignore[union-attr]
-    remaining = tuple(card(t) for t in p.remaining)  # type: ignore[union-attr]
-    chain = s.chains[p.chain]  # type: ignore[index]
+def _pending_place(p: Pending, s: State, card: CardId) -> PendingPlace:
+    # _pending_from checked the fields each step carries.
+    assert p.chain is not None
+    assert p.placed is not None
+    assert p.remaining is not None
+    placed = tuple(card(t) for t in p.placed)
+    remaining = tuple(card(t) for t in p.remaining)
+    chain = s.chains[p.chain]
     if len(remaining) < 2 or sorted(placed + remaining) != sorted(chain):
         raise _refuse(
             "place",

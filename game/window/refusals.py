@@ -16,6 +16,7 @@ from game.window.state import (
     P_PLACE,
     RANSOMS_PER_GAME,
     SPOILS,
+    PendingDecision,
     State,
 )
 
@@ -91,7 +92,7 @@ def _well_formed(kind: int, a: int, b: int) -> bool:
     return True
 
 
-def _pending_reason(p: tuple) -> str:
+def _pending_reason(p: PendingDecision) -> str:
     if p[0] == P_DRILL:
         return "the No-Go drill is resolving: only 'drill success' or 'drill failure' (IV.4, R-02)"
     if p[0] == P_PLACE:

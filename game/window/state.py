@@ -11,7 +11,8 @@ Seats are 0 (the first seat, I.5) and 1. Seats never move; chains do (Swap).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Final, Literal, TypeAlias
 
 from game.window import actions as A
 from game.window import titles as T
@@ -39,10 +40,43 @@ STROKES = 30
 RANSOMS_PER_GAME = 2
 
 # Decisions pending inside an action (their tuples are immutable, so clones share them).
-P_CUT = 0  # (P_CUT, actor, source card, candidate yielding cards)
-P_HOLD = 1  # (P_HOLD, actor, named card)
-P_DRILL = 2  # (P_DRILL, actor, challenged card)
-P_PLACE = 3  # (P_PLACE, actor, seat of the chain, placed cards, remaining cards)
+P_CUT: Final = 0  # (P_CUT, actor, source card, candidate yielding cards)
+P_HOLD: Final = 1  # (P_HOLD, actor, named card)
+P_DRILL: Final = 2  # (P_DRILL, actor, challenged card)
+P_PLACE: Final = 3  # (P_PLACE, actor, seat of the chain, placed cards, remaining cards)
+
+# Their shapes; the tag (first item) tells them apart, so ``p[0] == P_CUT`` narrows ``p``.
+PendingCut: TypeAlias = tuple[Literal[0], int, int, tuple[int, ...]]
+PendingHold: TypeAlias = tuple[Literal[1], int, int]
+PendingDrill: TypeAlias = tuple[Literal[2], int, int]
+PendingPlace: TypeAlias = tuple[Literal[3], int, int, tuple[int, ...], tuple[int, ...]]
+PendingDecision: TypeAlias = PendingCut | PendingHold | PendingDrill | PendingPlace
+
+#: :meth:`State.key`: every field of the position that can change in play.
+PositionKey: TypeAlias = tuple[
+    bytes,  # loc
+    bytes,  # up
+    tuple[int, ...],  # hands
+    tuple[int, ...],
+    tuple[int, ...],  # chains
+    tuple[int, ...],
+    tuple[int, ...],  # spoils
+    tuple[int, ...],
+    tuple[int, ...],  # market
+    int,  # hoards
+    int,
+    int,  # plenum
+    int,  # seal
+    int,  # to_move
+    int,  # turn
+    int,  # hostage
+    int,  # hostage_owner
+    tuple[int, ...],  # ransoms
+    tuple[int, ...],  # last_kind
+    tuple[int, ...],  # exhausted
+    PendingDecision | None,
+    bool,  # closed
+]
 
 _DRILLS = (A.encode(A.DRILL, 1), A.encode(A.DRILL, 0))
 _ACCELERATE = (A.ACCELERATE,)
@@ -99,7 +133,7 @@ class State:
     ransoms: list[int]  # ransoms paid per seat (two per game)
     last_kind: list[int]  # the kind of each seat's previous turn, or -1
     exhausted: list[int]  # 1: this seat's next turn may not repeat its previous kind
-    pending: tuple | None
+    pending: PendingDecision | None
     closed: bool
     _legal: tuple[int, ...] | None
 
@@ -178,7 +212,7 @@ class State:
         s._legal = self._legal
         return s
 
-    def key(self) -> tuple:
+    def key(self) -> PositionKey:
         """A hashable summary of the whole position (for transposition tables)."""
         return (
             bytes(self.loc),
@@ -288,6 +322,7 @@ class State:
         if not 1 <= seam < length:
             return ()
         outer = length - seam
+        picks: tuple[int, ...]
         if seam < outer:
             picks = (seam - 1,)
         elif seam > outer:
@@ -361,14 +396,13 @@ class State:
         p = self.pending
         if p is None:
             return self._turn_actions(self.to_move)
-        tag = p[0]
-        if tag == P_DRILL:
+        if p[0] == P_DRILL:
             return _DRILLS
-        if tag == P_PLACE:
+        if p[0] == P_PLACE:
             return tuple(A.PLACE | c << 5 for c in p[4])
         return self._response_options(p)
 
-    def _response_options(self, p: tuple) -> tuple[int, ...]:
+    def _response_options(self, p: PendingCut | PendingHold) -> tuple[int, ...]:
         defender = 1 - p[1]
         if p[0] == P_CUT:
             candidates = p[3]
@@ -467,7 +501,7 @@ class State:
             return _ACCELERATE  # the law of the turn (I.6, R-01, R-09)
         return tuple(acts)
 
-    def _spell_actions(self, me: int, force: set[int], append) -> None:
+    def _spell_actions(self, me: int, force: set[int], append: Callable[[int], None]) -> None:
         """The Archive's spend-it powers used as actions (Book III)."""
         up = self.up
         chain = self.chains[me]
@@ -516,21 +550,21 @@ class State:
             self.hoards[me] += n
         elif kind == A.CUT:
             candidates = self.cut_candidates(a)
-            p = (P_CUT, me, b, candidates)
-            options = self._response_options(p)
+            cut: PendingCut = (P_CUT, me, b, candidates)
+            options = self._response_options(cut)
             if len(options) > 1:
-                self.pending = p
+                self.pending = cut
                 return
-            self._resolve(p, A.YIELD, options[0] >> 5 & 63)
+            self._resolve(cut, A.YIELD, options[0] >> 5 & 63)
             return
         elif kind == A.SWAP:
             self._swap(b)
         elif kind == A.HOLD:
-            p = (P_HOLD, me, a)
+            hold: PendingHold = (P_HOLD, me, a)
             if self.in_force(T.REFUSAL, opp):
-                self.pending = p
+                self.pending = hold
                 return
-            self._resolve(p, A.YIELD, a)
+            self._resolve(hold, A.YIELD, a)
             return
         elif kind == A.RANSOM:
             self._ransom(me, a == 1)
@@ -588,10 +622,10 @@ class State:
         else:  # pragma: no cover - legal_actions never offers another kind
             raise AssertionError(f"unknown action kind {kind}")
 
-    def _resolve(self, p: tuple, kind: int, a: int) -> None:
+    def _resolve(self, p: PendingDecision, kind: int, a: int) -> None:
         tag, actor = p[0], p[1]
         defender = 1 - actor
-        if tag == P_PLACE:
+        if p[0] == P_PLACE:
             placed = (*p[3], a)
             remaining = tuple(c for c in p[4] if c != a)
             if len(remaining) > 1:

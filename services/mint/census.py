@@ -8,6 +8,7 @@ Misprint is outside every run and so never appears (Book V.8).
 from __future__ import annotations
 
 from datetime import UTC
+from typing import Literal
 
 from ledger.address import parse_address
 from ledger.api.mint import (
@@ -19,20 +20,33 @@ from ledger.api.mint import (
     TitleCensus,
 )
 from ledger.catalog import SET_RARITY, CardSet
-from ledger.print_runs import RUN_FINISHES
+from ledger.print_runs import RUN_FINISHES, RunFinish
 from services.mint import tables
 from services.mint.stamping import Mint, allowance_of
+
+#: The census totals: per run finish, and over all of them.
+_Bucket = RunFinish | Literal["all"]
+_BUCKETS: tuple[_Bucket, ...] = (*RUN_FINISHES, "all")
 
 
 def _count(size: int, stamped: int) -> FinishCount:
     return FinishCount(size=size, stamped=stamped, remaining=size - stamped)
 
 
+def _run_finish(stored: str) -> RunFinish:
+    """A finish read back from ``mint.owned`` as the run finish it names."""
+    for finish in RUN_FINISHES:
+        if stored == finish:
+            return finish
+    # What OwnedCount's validation raised before: ValidationError is a ValueError.
+    raise ValueError(f"mint.owned holds a print of finish {stored!r}, which has no run")
+
+
 async def census(mint: Mint) -> Census:
     checkpoint = await mint.store.served_checkpoint()
     stamped = {(r.title, r.finish): r.stamped for r in await tables.runs(mint.store)}
     titles = []
-    totals = {finish: [0, 0] for finish in (*RUN_FINISHES, "all")}
+    totals: dict[_Bucket, list[int]] = {bucket: [0, 0] for bucket in _BUCKETS}
     for run in mint.manifest.print_runs.runs:
         finishes = {}
         for finish in RUN_FINISHES:
@@ -68,7 +82,7 @@ async def owner_census(mint: Mint, address_text: str) -> OwnerCensus:
         keys.append(
             KeyHoldings(
                 key=key,
-                owned=[OwnedCount(title=t, finish=f, owned=n) for t, f, n in rows],
+                owned=[OwnedCount(title=t, finish=_run_finish(f), owned=n) for t, f, n in rows],
                 total=sum(n for _, _, n in rows),
                 allowance=allowance_of(mint.manifest, used.get(key, 0), today),
             )

@@ -104,6 +104,7 @@ async def read_group(
         sorted({k for k, _ in request_keys}),
         day,
     )
+    assert row is not None  # a SELECT without FROM returns exactly one row
     runs_json, answered, used = row
     return GroupState(
         stamped={(title, finish): n for title, finish, n in json.loads(runs_json)},
