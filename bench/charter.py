@@ -1,0 +1,92 @@
+"""Charter engine throughput: random games to the end per second, and the AI's move time.
+
+Run: ``python bench/charter.py [--seconds S] [--decisions N]``. Prints a results table; one
+core, one process. Random games are played to the end by ``random.Random`` choices among the
+legal actions, with the packaged sample (charter skirmish, decks ember v tide; charter siege,
+bastion v tithe; and a four-player skirmish). AI move time is measured over the decisions of
+seeded AI-versus-random games. Targets (issue 14): at least 500 random two-player games per
+second on one core; the AI answers in under 1 s median.
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import random
+import statistics
+import time
+
+from game.charter import library, new_game
+from game.charter.search import CharterAI
+from game.charter.state import State
+
+TABLES = {
+    "skirmish 2p (ember v tide)": ("skirmish", ("ember", "tide")),
+    "siege 2p (bastion v tithe)": ("siege", ("bastion", "tithe")),
+    "skirmish 4p": ("skirmish", ("ember", "tide", "ember", "tide")),
+}
+
+
+def opening(charter: str, decks: tuple[str, ...], seed: int) -> State:
+    lists = [library.deck(d).card_list() for d in decks]
+    return new_game(library.card_set(), library.charter(charter), lists, seed)
+
+
+def random_games(
+    charter: str, decks: tuple[str, ...], seconds: float
+) -> tuple[float, float, float]:
+    """Games per second, decisions per game, turns per game."""
+    rng = random.Random(0)
+    games = decisions = turns = 0
+    start = time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        s = opening(charter, decks, games)
+        while not s.is_over:
+            legal = s.legal_actions()
+            s.apply(legal[rng.randrange(len(legal))])
+            decisions += 1
+        turns += s.turns
+        games += 1
+    elapsed = time.perf_counter() - start
+    return games / elapsed, decisions / games, turns / games
+
+
+def ai_times(decisions: int) -> list[float]:
+    """Seconds per AI decision with more than one legal action, over seeded games."""
+    times: list[float] = []
+    game = 0
+    while len(times) < decisions:
+        s = opening("skirmish", ("ember", "tide"), game)
+        ai, rng = CharterAI(game), random.Random(game)
+        while not s.is_over and len(times) < decisions:
+            if s.current_player == game % 2 and len(s.legal_actions()) > 1:
+                t = time.perf_counter()
+                action = ai.decide(s)
+                times.append(time.perf_counter() - t)
+            else:
+                action = rng.choice(s.legal_actions())
+            s.apply(action)
+        game += 1
+    return times
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=5.0, help="per random-game row")
+    parser.add_argument("--decisions", type=int, default=200, help="AI decisions timed")
+    args = parser.parse_args()
+    print(f"charter engine · Python {platform.python_version()} · one core")
+    print(f"{'measure':<44} {'value':>12}  detail")
+    for label, (charter, decks) in TABLES.items():
+        rate, per_game, turns = random_games(charter, decks, args.seconds)
+        detail = f"{per_game:.0f} decisions, {turns:.0f} turns per game"
+        print(f"{'random games/s, ' + label:<44} {rate:>12.1f}  {detail}")
+    times = sorted(ai_times(args.decisions))
+    p99 = times[min(len(times) - 1, int(len(times) * 0.99))]
+    budget = CharterAI(0).budget
+    print(f"{'AI move time median (s)':<44} {statistics.median(times):>12.3f}  {budget} playouts")
+    print(f"{'AI move time p99 (s)':<44} {p99:>12.3f}  over {len(times)} decisions")
+
+
+if __name__ == "__main__":
+    main()
