@@ -7,7 +7,6 @@ the address of its key is refused.
 
 from __future__ import annotations
 
-import hmac
 from typing import Annotated, ClassVar, Literal, Self
 
 from pydantic import Field, model_validator
@@ -16,6 +15,9 @@ from ledger.address import address_of
 from ledger.armor import LEDGER_CARD
 from ledger.keys import PublicKey
 from ledger.wire import ArmoredModel, KeyText
+
+_SYMBOL = "[0-9A-HJKMNP-TV-Z]"
+_CANONICAL_ADDRESS = rf"^CZ-{_SYMBOL}{{4}}-{_SYMBOL}{{4}}-{_SYMBOL}{{4}}$"
 
 
 class LedgerCard(ArmoredModel):
@@ -27,11 +29,13 @@ class LedgerCard(ArmoredModel):
 
     kind: Literal["ledger-card"] = "ledger-card"
     key: KeyText
-    address: Annotated[str, Field(max_length=17)]
+    #: The canonical spelling only (ASCII): lenient reading is for what people type.
+    address: Annotated[str, Field(pattern=_CANONICAL_ADDRESS)]
 
     @model_validator(mode="after")
     def _address_is_the_keys(self) -> Self:
-        if not hmac.compare_digest(self.address, address_of(self.public_key)):
+        # Plain equality: both are public, and compare_digest refuses non-ASCII text.
+        if self.address != address_of(self.public_key):
             raise ValueError("the card's address is not the address of its key")
         return self
 

@@ -37,6 +37,8 @@ MAX_SIGNATURES = 64
 _EM_DASH = "\u2014"
 _CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f]")
 _NAME = re.compile(r"[^\s+]+")
+#: A lone surrogate is not a character: text holding one has no UTF-8 form.
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def key_id(name: str, sig_type: int, public_key: bytes) -> bytes:
@@ -45,9 +47,14 @@ def key_id(name: str, sig_type: int, public_key: bytes) -> bytes:
 
 
 def check_key_name(name: str) -> str:
-    """A key name is non-empty and holds no Unicode space and no ``+``."""
-    if not isinstance(name, str) or not _NAME.fullmatch(name) or _CONTROL.search(name):
-        raise DecodeError(f"not a valid note key name: {name!r}")
+    """A key name is non-empty UTF-8 text and holds no Unicode space, control or ``+``."""
+    if (
+        not isinstance(name, str)
+        or not _NAME.fullmatch(name)
+        or _CONTROL.search(name)
+        or _SURROGATE.search(name)
+    ):
+        raise DecodeError(f"not a valid note key name: {name!r:.64}")
     return name
 
 
@@ -182,6 +189,10 @@ def parse_vkey(text: str, kind: type[NoteVerifier] = NoteVerifier) -> NoteVerifi
     if len(parts) != 3:
         raise KeyFormatError("a verifier key is '<name>+<hex key id>+<base64 key>'")
     name, hex_id, material_b64 = parts
+    try:
+        check_key_name(name)
+    except DecodeError as exc:
+        raise KeyFormatError(exc.diagnostics()) from None
     material = decode_b64(material_b64, what="verifier key")
     if len(material) != 33 or material[0] != kind.sig_type:
         raise KeyFormatError(

@@ -57,3 +57,15 @@ def test_card_round_trip(seed: bytes) -> None:
     card = LedgerCard.for_key(SigningKey(seed).public)
     assert LedgerCard.from_armor(card.to_armor()) == card
     assert LedgerCard.from_wire(card.to_wire()) == card
+
+
+# Issue 9 §5, item 2: hmac.compare_digest raised TypeError on a non-ASCII address.
+@pytest.mark.parametrize("address", ["CZ-é", "CZ-\u0130", "CZ-8B10-F\u017fZ1-MB14", "\udcff"])
+def test_card_with_a_non_ascii_address_is_a_schema_error(
+    alice: SigningKey, address: str
+) -> None:
+    """A card whose address is not ASCII is refused as a SchemaError naming the address field,
+    never a TypeError from the comparison inside the validator."""
+    wire = LedgerCard.for_key(alice.public).to_wire()
+    with pytest.raises(SchemaError, match="address"):
+        LedgerCard.from_wire({**wire, "address": address})

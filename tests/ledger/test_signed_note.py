@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from ledger.checkpoint import parse_witness_vkey
+from ledger.encoding import decode_b64, encode_b64
 from ledger.errors import (
     BadSignatureError,
     DecodeError,
@@ -12,7 +14,14 @@ from ledger.errors import (
     VerificationError,
 )
 from ledger.keys import SigningKey
-from ledger.signed_note import NoteSigner, parse_note, parse_vkey, sign_note, verify_note
+from ledger.signed_note import (
+    NoteSigner,
+    check_key_name,
+    parse_note,
+    parse_vkey,
+    sign_note,
+    verify_note,
+)
 
 # c2sp.org/signed-note, "Verifier keys" example.
 SPEC_VKEY = "example.com/foo+530d903a+AekyeRrm56hApGFkyQR4ZCbV54Id2LKaANYcrnKv3U2k"
@@ -95,3 +104,23 @@ def test_malformed_verifier_keys_are_refused() -> None:
     ):
         with pytest.raises((KeyFormatError, DecodeError)):
             parse_vkey(bad)
+
+
+def _vkey_material(sig_type: int) -> str:
+    """base64(type || the spec example's key): it holds no '+', which would split the vkey."""
+    material = bytes([sig_type]) + decode_b64(SPEC_VKEY.split("+")[2])[1:]
+    assert "+" not in encode_b64(material)
+    return encode_b64(material)
+
+
+# Issue 9 §5, item 1: a lone surrogate in a key name reached name.encode() untyped.
+@pytest.mark.parametrize("name", ["a\udcff", "\ud800", "x\udfffy"])
+def test_a_key_name_with_a_lone_surrogate_is_a_typed_error(name: str) -> None:
+    """A vkey whose name holds a lone surrogate (not UTF-8) is a KeyFormatError, for the
+    Ed25519 and the cosignature parsers alike, never a UnicodeEncodeError."""
+    with pytest.raises(KeyFormatError, match="key name"):
+        parse_vkey(f"{name}+00000000+{_vkey_material(0x01)}")
+    with pytest.raises(KeyFormatError, match="key name"):
+        parse_witness_vkey(f"{name}+00000000+{_vkey_material(0x04)}")
+    with pytest.raises(DecodeError, match="key name"):
+        check_key_name(name)
