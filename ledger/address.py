@@ -23,6 +23,8 @@ DATA_SYMBOLS = 10
 CHECK_SYMBOLS = 2
 _DOMAIN = b"cz-addr-v1"
 _SYMBOL_VALUE = {c: i for i, c in enumerate(ALPHABET)} | {"I": 1, "L": 1, "O": 0}
+#: What may surround a typed or pasted address: space, tab and line ends (ASCII only).
+_SURROUNDING = " \t\r\n"
 
 
 def _symbols(value: int, count: int) -> str:
@@ -43,17 +45,24 @@ def address_of(key: PublicKey) -> str:
 def parse_address(text: str) -> str:
     """Decode a typed address leniently and return its canonical form.
 
-    Case is ignored, hyphens are ignored, I and L read as 1 and O as 0, surrounding whitespace
-    is dropped; anything else that is not a Crockford symbol, a wrong length or a failing check
-    is an :class:`AddressError`.
+    Leniency is for ASCII only: case is ignored, hyphens are ignored, I and L read as 1 and O
+    as 0, surrounding spaces, tabs and line ends are dropped. Any non-ASCII character is
+    refused before anything else, so no Unicode case mapping (``ſ``→S, ``ß``→SS, ``ﬁ``→FI) or
+    Unicode space can stand in for a symbol. A non-Crockford symbol, a wrong length or a
+    failing check is an :class:`AddressError` too.
     """
     if not isinstance(text, str):
         raise AddressError("an address is text like CZ-XXXX-XXXX-XXXX")
     if len(text) > MAX_ADDRESS_CHARS:
         raise AddressError(f"an address is at most {MAX_ADDRESS_CHARS} characters")
-    compact = text.strip().replace("-", "").upper()
+    if not text.isascii():
+        char = next(c for c in text if not c.isascii())
+        raise AddressError(f"an address is ASCII: {char!r} (U+{ord(char):04X}) is not")
+    compact = text.strip(_SURROUNDING).replace("-", "").upper()
     if not compact.startswith(PREFIX):
-        raise AddressError(f"an address starts with {PREFIX}-, not {text.strip()[:3]!r}")
+        raise AddressError(
+            f"an address starts with {PREFIX}-, not {text.strip(_SURROUNDING)[:3]!r}"
+        )
     symbols = compact[len(PREFIX) :]
     if len(symbols) != DATA_SYMBOLS + CHECK_SYMBOLS:
         raise AddressError(

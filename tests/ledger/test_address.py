@@ -142,3 +142,56 @@ def test_check_catches_every_error_for_every_address_by_arithmetic() -> None:
     for c in range(32):
         for d in range(32):
             assert ((33 * c - 33 * d) % 1021 == 0) == (c == d)
+
+
+def _address_starting(symbols: str) -> str:
+    """A well-formed address (check symbols right) whose data symbols begin with ``symbols``."""
+    data = 0
+    for char in symbols.ljust(10, "0"):
+        data = (data << 5) | ALPHABET.index(char)
+    check = data % 1021
+    return _spell([*symbols.ljust(10, "0"), ALPHABET[check >> 5], ALPHABET[check & 31]])
+
+
+#: Non-ASCII letters whose str.upper() is ASCII: ſ→S, ı→I, ß→SS and the Latin ligatures.
+UPPER_CASE_TO_ASCII = ["\u017f", "\u0131", "\u00df", *map(chr, range(0xFB00, 0xFB07))]
+#: Everything str.strip() drops: 29 characters, 19 of them non-ASCII.
+WHITESPACE = [chr(c) for c in range(0x110000) if chr(c).isspace()]
+#: What surrounding an address may be dropped: space, tab and line ends, nothing else.
+SURROUNDING = {" ", "\t", "\r", "\n"}
+
+
+# Issue 9 §5, item 3: str.upper() read ſ as S, ı as 1, ß as SS and ligatures as their letters.
+@pytest.mark.parametrize("char", UPPER_CASE_TO_ASCII)
+def test_letters_whose_upper_case_is_ascii_are_not_address_symbols(char: str) -> None:
+    """A non-ASCII letter standing where its upper case would spell valid symbols (``ſ`` for S,
+    ``ﬃ`` for FF1...) is refused: addresses are ASCII, and leniency is for ASCII only."""
+    reading = char.upper().replace("I", "1").replace("L", "1")
+    canonical = _address_starting(reading)
+    spelled = "CZ" + char + canonical.replace("-", "")[2 + len(reading) :]
+    assert spelled.upper().replace("I", "1").replace("L", "1") == canonical.replace("-", "")
+    with pytest.raises(AddressError, match="ASCII"):
+        parse_address(spelled)
+
+
+def test_whitespace_set_is_the_one_the_issue_counts() -> None:
+    """The space list below is complete: the 29 characters Python's str.strip() drops."""
+    assert len(WHITESPACE) == 29
+    assert SURROUNDING.issubset(WHITESPACE)
+
+
+# Issue 9 §5, item 3: str.strip() dropped 29 kinds of space, 25 of which are not ours.
+@pytest.mark.parametrize("space", WHITESPACE, ids=[f"U+{ord(c):04X}" for c in WHITESPACE])
+def test_only_ascii_space_tab_and_line_ends_surround_an_address(space: str) -> None:
+    """Space, tab, CR and LF around an address are dropped; every other space (NBSP, EM SPACE,
+    IDEOGRAPHIC SPACE, the ASCII separators 0x1C-0x1F, VT, FF, NEL...) is refused, and no
+    space at all is allowed inside."""
+    canonical = address_of(SAMPLE[0])
+    for text in (space + canonical, canonical + space):
+        if space in SURROUNDING:
+            assert parse_address(text) == canonical
+        else:
+            with pytest.raises(AddressError):
+                parse_address(text)
+    with pytest.raises(AddressError):
+        parse_address(canonical[:8] + space + canonical[8:])
