@@ -8,9 +8,10 @@ signature and that it names the owner.
 
 from __future__ import annotations
 
+import asyncio
 import secrets
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
@@ -34,6 +35,7 @@ from ledger.keys import PublicKey, SigningKey
 from ledger.limits import KIB, MAX_ANSWER_BYTES
 from ledger.manifest import LeagueManifest
 from ledger.requests import StampRequest
+from ledger.work import challenge, request_work, solve
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -74,17 +76,25 @@ def stamp_request(
     *,
     request_id: str | None = None,
     at: int | None = None,
+    works: Sequence[int] | None = None,
 ) -> StampRequest:
-    """A signed request presenting ``prints`` ((title, finish) pairs) for stamping."""
-    return StampRequest.sign(
-        owner,
-        league=manifest.league,
-        manifest=manifest.hash_text(),
-        request_id=request_id or new_request_id(),
-        time=int(time.time()) if at is None else at,
-        owner=owner.public.to_text(),
-        prints=[{"title": title, "finish": finish} for title, finish in prints],
-    )
+    """A signed request presenting ``prints`` ((title, finish) pairs) for stamping, with the
+    proof of work each costs: ``works`` (from :func:`ledger.work.request_work` and the census,
+    as :meth:`LeagueClient.stamp_prints` does), else the manifest's price at a full run."""
+    orders = list(prints)
+    unsigned: dict[str, Any] = {
+        "league": manifest.league,
+        "manifest": manifest.hash_text(),
+        "request_id": request_id or new_request_id(),
+        "time": int(time.time()) if at is None else at,
+        "owner": owner.public.to_text(),
+        "prints": [{"title": title, "finish": finish} for title, finish in orders],
+    }
+    if works is None:
+        works = [manifest.policies.stamp_work] * len(orders)
+    bound = challenge({"kind": StampRequest.KIND, **unsigned})
+    nonces = [solve(bound, index, work) for index, work in enumerate(works)]
+    return StampRequest.sign(owner, **unsigned, work=nonces)
 
 
 def verify_stamped(answer: StampAnswer, manifest: LeagueManifest, owner: PublicKey) -> None:
@@ -196,6 +206,23 @@ class LeagueClient:
     async def stamp(self, request: StampRequest) -> StampAnswer:
         """Present a signed stamp request (build one with :func:`stamp_request`)."""
         return await self._json(StampAnswer, "POST", "/mint/stamp", json=request.to_wire())
+
+    async def stamp_prints(
+        self, owner: SigningKey, manifest: LeagueManifest, prints: Sequence[tuple[str, str]]
+    ) -> StampAnswer:
+        """Stamp ``prints``, paying each print's proof of work at its run's price now (read
+        from the census), the way an honest player's client does. Blocking CPU work (about
+        one second of one core per print at the default price) runs in a worker thread."""
+        census = await self.census()
+        runs: dict[tuple[str, str], tuple[int, int]] = {
+            (title.title, finish): (count.size, count.stamped)
+            for title in census.titles
+            for finish, count in title.finishes.items()
+        }
+        policies = manifest.policies
+        works = request_work(policies.stamp_work, policies.stamp_work_rise, runs, prints)
+        request = await asyncio.to_thread(stamp_request, owner, manifest, prints, works=works)
+        return await self.stamp(request)
 
     async def census(self) -> Census:
         return await self._json(Census, "GET", "/ledger")

@@ -134,3 +134,7 @@ class UnknownTitle(SchemaError):
 
 class UnsupportedMediaType(DecodeError):
     """A request body that is not declared as JSON (Content-Type application/json)."""
+
+
+class InsufficientWork(LedgerError):
+    """A presented print whose proof-of-work nonce does not meet what its run costs now."""

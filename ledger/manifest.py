@@ -30,6 +30,11 @@ LeagueName = Annotated[
 Count = Annotated[int, Field(ge=0, le=1_000_000)]
 
 
+#: Expected hashes per print at a full run: about 1 s of one core for the pure-Python solver
+#: here (``docs/economy.md``, ``bench/drain.py``).
+DEFAULT_STAMP_WORK = 1 << 21
+
+
 class Policies(WireModel):
     """Published policies (DESIGN §4): they slow a script down; the fixed runs are the bound."""
 
@@ -41,6 +46,15 @@ class Policies(WireModel):
     stamp_allowance_per_day: Count
     #: Prints in one stamping request.
     stamp_batch_limit: Annotated[int, Field(ge=1, le=MAX_STAMP_BATCH)]
+    #: Expected hashes of proof of work per print of a full run (``ledger.work``): the cost of
+    #: drawing supply down that no script avoids. 1 makes it free (test leagues).
+    stamp_work: Annotated[int, Field(ge=1, le=2**40)] = DEFAULT_STAMP_WORK
+    #: How many times that a print of an almost empty run costs (rising by tenths).
+    stamp_work_rise: Annotated[int, Field(ge=1, le=1000)] = 4
+    #: Prints one source (an IPv4 /24 or IPv6 /56) may have stamped per minute, in steady
+    #: state, and at once after a quiet spell (a token bucket).
+    source_prints_per_minute: Annotated[int, Field(ge=1, le=1_000_000)] = 120
+    source_prints_burst: Annotated[int, Field(ge=1, le=1_000_000)] = 200
     #: Each service signs a checkpoint of its log at least this often while it grows
     #: (milliseconds): a receipt's checkpoint is at most this old.
     checkpoint_interval_ms: Annotated[int, Field(ge=10, le=3_600_000)] = 1000

@@ -6,15 +6,18 @@ player's client (``cz``) builds and signs it here and the service verifies it he
 
 from __future__ import annotations
 
-from typing import Annotated, ClassVar, Literal
+from typing import Annotated, ClassVar, Literal, Self
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from ledger.endorsements import UnixTime
 from ledger.limits import MAX_STAMP_BATCH
 from ledger.manifest import LeagueId
 from ledger.print_runs import RunFinish, TitleText
 from ledger.wire import HashText, KeyText, SignedModel, WireModel, WireTuple
+
+#: A proof-of-work nonce: an 8-byte unsigned integer.
+Nonce = Annotated[int, Field(ge=0, le=2**64 - 1)]
 
 #: A client's name for one request: letters, digits, ``.``, ``_``, ``-`` (a UUID fits).
 RequestId = Annotated[str, Field(pattern=r"^[A-Za-z0-9._-]{8,64}$")]
@@ -48,3 +51,16 @@ class StampRequest(SignedModel):
     prints: Annotated[
         tuple[PrintOrder, ...], WireTuple, Field(min_length=1, max_length=MAX_STAMP_BATCH)
     ]
+    #: One proof-of-work nonce per print, in order (``ledger.work``): the cost of drawing
+    #: supply down, bound to everything above.
+    work: Annotated[
+        tuple[Nonce, ...], WireTuple, Field(min_length=1, max_length=MAX_STAMP_BATCH)
+    ]
+
+    @model_validator(mode="after")
+    def _one_nonce_per_print(self) -> Self:
+        if len(self.work) != len(self.prints):
+            raise ValueError(
+                f"work holds {len(self.work)} nonces for {len(self.prints)} prints: one each"
+            )
+        return self

@@ -54,6 +54,7 @@ PROBLEMS: dict[type[e.LedgerError], ProblemSpec] = {
     e.WrongLeague: ProblemSpec("wrong-league", 422),
     e.StaleRequest: ProblemSpec("stale-request", 422),
     e.RunExhaustedError: ProblemSpec("run-exhausted", 409),
+    e.InsufficientWork: ProblemSpec("insufficient-work", 422),
     e.RequestIdReused: ProblemSpec("request-id-reused", 409),
     e.WrongPassphraseError: ProblemSpec("wrong-passphrase", 401),
     e.RetryLater: ProblemSpec("retry-later", 503),

@@ -11,8 +11,10 @@ from ledger.errors import (
     AddressError,
     AllowanceExhausted,
     BadSignatureError,
+    InsufficientWork,
     KeyFormatError,
     Overloaded,
+    RateLimited,
     RequestIdReused,
     StaleRequest,
     UnknownTitle,
@@ -28,6 +30,7 @@ from services.http.logs import log_endpoints
 from services.kernel.checkpoints import Checkpointer
 from services.kernel.compose import compose
 from services.kernel.founding import load_manifest, load_service_key, read_passphrase
+from services.kernel.ratelimit import TokenBuckets, source_of
 from services.kernel.settings import LeagueSettings
 from services.mint import tables
 from services.mint.census import census, owner_census
@@ -36,12 +39,16 @@ from services.mint.stamping import Mint, Stamper
 MINT = web.AppKey("mint", Mint)
 MINT_LOG = web.AppKey("mint_log", EventStore)
 STAMPER = web.AppKey("stamper", Stamper)
+SOURCES = web.AppKey("sources", TokenBuckets)
 
 #: Largest stamp request body: a full batch of presented prints with room to spare.
 MAX_STAMP_BODY = 32 * 1024
 
 
 async def stamp_prints(request: web.Request, body: StampRequest) -> StampAnswer:
+    # The source's bucket first: a flood costs its sender before it costs the mint a
+    # signature check.
+    request.app[SOURCES].take(source_of(request.remote), len(body.prints))
     return await request.app[STAMPER].stamp(body)
 
 
@@ -72,16 +79,23 @@ ENDPOINTS = (
             StaleRequest,
             UnknownTitle,
             RequestIdReused,
+            InsufficientWork,
+            RateLimited,
             AllowanceExhausted,
             Overloaded,
         ),
         max_body=MAX_STAMP_BODY,
         description=(
-            "Presents unstamped prints in a request signed by the owner's key. Each print "
-            "that can be stamped receives the next serial of its finish's run and a "
-            "certificate issued to the owner; an exhausted run (or the day's allowance used "
-            "up) refuses that item alone. Replaying a request answers the same certificates "
-            "and stamps nothing new; reusing its request_id for another body is a 409."
+            "Presents unstamped prints in a request signed by the owner's key, each with a "
+            "proof-of-work nonce worth its run's current price (the manifest's stamp_work, "
+            "rising by tenths as the run empties to stamp_work_rise times it; see "
+            "docs/economy.md). Each print that can be stamped receives the next serial of its "
+            "finish's run and a certificate issued to the owner; an exhausted run, a nonce "
+            "short of the price now, or the day's allowance used up refuses that item alone. "
+            "A source network (IPv4 /24, IPv6 /56) may present source_prints_per_minute "
+            "prints a minute in bursts of source_prints_burst (429 with Retry-After beyond). "
+            "Replaying a request answers the same certificates and stamps nothing new; "
+            "reusing its request_id for another body is a 409."
         ),
     ),
     Endpoint("GET", "/ledger", "The census of every print run", read_census, Census),
@@ -115,6 +129,10 @@ def _open_mint(manifest: LeagueManifest, key: SigningKey) -> CleanupContext:
         app[MINT] = mint
         app[MINT_LOG] = store
         app[STAMPER] = stamper = Stamper(mint)
+        app[SOURCES] = TokenBuckets(
+            per_minute=manifest.policies.source_prints_per_minute,
+            burst=manifest.policies.source_prints_burst,
+        )
         async with Checkpointer(store, manifest.policies).running():
             yield
             await stamper.close()

@@ -30,6 +30,7 @@ from ledger.api.mint import ITEMS, Allowance, Item, Refused, StampAnswer, Stampe
 from ledger.certificates import PrintCertificate
 from ledger.errors import (
     AllowanceExhausted,
+    InsufficientWork,
     LedgerError,
     Overloaded,
     RequestIdReused,
@@ -45,6 +46,7 @@ from ledger.leaf import NewEvent
 from ledger.manifest import LeagueManifest
 from ledger.print_runs import PrintRun, RunFinish, serial_for
 from ledger.requests import StampRequest
+from ledger.work import challenge, meets, work_per_print
 from services.eventlog import EventStore
 from services.http.problems import problem_of
 from services.mint import tables
@@ -82,6 +84,8 @@ class Presented:
     address: str
     runs: tuple[PrintRun, ...]
     hash: bytes
+    #: What the request's proof of work is bound to (``ledger.work.challenge``).
+    bound: bytes
 
     @property
     def owner(self) -> str:
@@ -118,7 +122,16 @@ def present(mint: Mint, request: StampRequest) -> Presented:
                 f"(titles are spelled as printed, e.g. Model-A)"
             )
         runs.append(run)
-    return Presented(request, address_of(owner), tuple(runs), request.hash())
+    bound = challenge(request.to_wire())
+    base = manifest.policies.stamp_work
+    for index, nonce in enumerate(request.work):
+        # Every print costs at least the base price: a request without it never queues.
+        if not meets(bound, index, nonce, base):
+            raise InsufficientWork(
+                f"work.{index}: the nonce is not worth the {base} expected hashes a print "
+                f"costs at least (ledger.work; the census gives each run's price)"
+            )
+    return Presented(request, address_of(owner), tuple(runs), request.hash(), bound)
 
 
 def allowance_of(manifest: LeagueManifest, used: int, day: date) -> Allowance:
@@ -179,8 +192,8 @@ class Drawing:
                 retry_after=resets_at - int(self.now.timestamp()),
             )
         items = [
-            self._draw(presented, order.finish, run)
-            for order, run in zip(request.prints, presented.runs, strict=True)
+            self._draw(presented, index, order.finish, run)
+            for index, (order, run) in enumerate(zip(request.prints, presented.runs, strict=True))
         ]
         stored = ITEMS.dump_python(items, mode="json")
         self.answered[presented.id_key] = (presented.hash, stored)
@@ -189,9 +202,10 @@ class Drawing:
         )
         return self._answer(request, items, replayed=False)
 
-    def _draw(self, presented: Presented, finish: RunFinish, run: PrintRun) -> Item:
+    def _draw(self, presented: Presented, index: int, finish: RunFinish, run: PrintRun) -> Item:
         key = (run.title, finish)
         size = run.size(finish)
+        policies = self.mint.manifest.policies
         if self.stamped[key] >= size:
             return Refused(
                 title=run.title,
@@ -200,7 +214,19 @@ class Drawing:
                 reason=f"the {finish} run of {run.title} is exhausted: all {size} are "
                 f"stamped, and runs are never extended",
             )
-        per_day = self.mint.manifest.policies.stamp_allowance_per_day
+        price = work_per_print(
+            policies.stamp_work, policies.stamp_work_rise, size, self.stamped[key]
+        )
+        if not meets(presented.bound, index, presented.request.work[index], price):
+            return Refused(
+                title=run.title,
+                finish=finish,
+                problem=problem_of(InsufficientWork).slug,
+                reason=f"the {finish} run of {run.title} has {size - self.stamped[key]} of "
+                f"{size} left, so a print of it costs {price} expected hashes of work now; "
+                f"solve again at that price",
+            )
+        per_day = policies.stamp_allowance_per_day
         if self.used.get(presented.owner, 0) >= per_day:
             return Refused(
                 title=run.title,

@@ -21,6 +21,7 @@ def _fields(league: League, owner: SigningKey, prints: int = 1) -> dict[str, Any
         "time": 1_800_000_000,
         "owner": owner.public.to_text(),
         "prints": [{"title": "Model-A", "finish": "gilt"}] * prints,
+        "work": [7] * prints,
     }
 
 
@@ -57,3 +58,11 @@ def test_another_kind_is_refused_before_it_is_read(league: League, alice: Signin
     wire = StampRequest.sign(alice, **_fields(league, alice)).to_wire()
     with pytest.raises(UnknownKindError):
         StampRequest.from_wire({**wire, "kind": "print"})
+
+
+def test_one_nonce_per_print(league: League, alice: SigningKey) -> None:
+    """A request carries exactly one proof-of-work nonce per print, each an 8-byte unsigned
+    integer (issue 9 §1)."""
+    for work in ([], [1, 2], [-1], [2**64]):
+        with pytest.raises(SchemaError):
+            StampRequest.sign(alice, **{**_fields(league, alice), "work": work})

@@ -29,12 +29,18 @@ SMALL_RUNS = PrintRunTable(
         for c in PLAYING
     )
 )
-#: Checkpoints every 20 ms, so a test waits little for the one covering its stamps.
+#: Checkpoints every 20 ms, so a test waits little for the one covering its stamps; proof of
+#: work free (1 expected hash), except in the tests of proof of work; no source limit to speak
+#: of (every test client is 127.0.0.1), except in the tests of rate limits.
 TEST_POLICIES = Policies(
     faucet_marks_per_day=50,
     stamp_allowance_per_day=50,
     stamp_batch_limit=10,
     checkpoint_interval_ms=20,
+    stamp_work=1,
+    stamp_work_rise=1,
+    source_prints_per_minute=1_000_000,
+    source_prints_burst=1_000_000,
 )
 
 

@@ -15,12 +15,11 @@ from clients.league import LeagueClient, LeagueProblem, stamp_request, verify_st
 from ledger.address import address_of
 from ledger.api.mint import Refused, StampAnswer, Stamped
 from ledger.keys import SigningKey
-from ledger.manifest import Policies
 from ledger.requests import StampRequest
 from services.kernel.founding import load_manifest
 from services.kernel.settings import LeagueSettings
 from services.mint.stamping import MAX_CLOCK_SKEW
-from tests.services.mint.conftest import serve
+from tests.services.mint.conftest import TEST_POLICIES, serve
 
 
 def serials(answer: StampAnswer) -> list[str]:
@@ -249,8 +248,7 @@ async def test_daily_allowance_is_enforced_and_shown(
     refused per item; the next request is 429 with Retry-After until midnight UTC; the owner's
     census shows the allowance."""
     settings = make_settings(
-        policies=Policies(faucet_marks_per_day=50, stamp_allowance_per_day=5,
-                          stamp_batch_limit=10)
+        policies=TEST_POLICIES.model_copy(update={"stamp_allowance_per_day": 5})
     )
     server = await serve(settings)
     try:

@@ -16,13 +16,13 @@ from clients.league import LeagueClient, stamp_request
 from ledger.api.mint import StampAnswer
 from ledger.errors import AllowanceExhausted, StaleRequest
 from ledger.keys import SigningKey
-from ledger.manifest import Policies
 from services.eventlog import PostgresEventStore
 from services.kernel.founding import load_manifest, load_service_key
 from services.kernel.settings import LeagueSettings
 from services.mint import stamping, tables
 from services.mint.app import MINT
 from services.mint.stamping import Mint, present, stamp_group
+from tests.services.mint.conftest import TEST_POLICIES
 
 
 class Clock:
@@ -42,7 +42,7 @@ async def test_the_transaction_time_decides_the_allowance_day(
     next day by the one clock, so a third is stamped, recorded at that time and counted on
     that day. A request signed by the owner's clock counts only for freshness."""
     settings = make_settings(
-        policies=Policies(faucet_marks_per_day=50, stamp_allowance_per_day=2, stamp_batch_limit=10)
+        policies=TEST_POLICIES.model_copy(update={"stamp_allowance_per_day": 2})
     )
     manifest = load_manifest(settings)
     key = load_service_key(settings, manifest, "mint", None)
