@@ -5,13 +5,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from game.charter.cards import ACTIVATED, TRIGGERED, Ability, CardDef, Effect
+from game.charter.cards import ACTIVATED, INTERRUPT, TRIGGERED, Ability, CardDef, Effect
 from game.charter.cards import FREE_PRICE as _FREE
 
 
 @dataclass(frozen=True, slots=True)
 class Tables:
     activated: tuple[bool, ...]  # card id -> has a printed activated ability
+    interrupt_ability: tuple[bool, ...]  # card id -> has a printed interrupt-speed one
+    term_cards: tuple[int, ...]  # card ids with an Interrupt term
+    any_grants_activated: bool
     grants_activated: tuple[bool, ...]  # card id -> grants its host an activated ability
     self_interrupt: tuple[bool, ...]  # card id -> Interrupt naming itself (Ability keywords)
     terms: tuple[tuple[Ability, ...], ...]  # card id -> its Interrupt abilities with a term
@@ -31,7 +34,7 @@ def consequence_ability(d: CardDef) -> Ability | None:
 
 def build_tables(defs: tuple[CardDef, ...]) -> Tables:
     by_name: dict[str, tuple[bool, bool, bool, tuple[Ability, ...], dict[str, tuple[int, ...]],
-                             Ability | None]] = {}  # fmt: skip
+                             Ability | None, bool]] = {}  # fmt: skip
     for d in defs:
         if d.name in by_name:
             continue
@@ -46,10 +49,14 @@ def build_tables(defs: tuple[CardDef, ...]) -> Tables:
             tuple(a for a in d.abilities if a.keyword == "Interrupt" and a.target is not None),
             {event: tuple(ix) for event, ix in triggers.items()},
             consequence_ability(d),
+            any(a.kind == ACTIVATED and a.speed == INTERRUPT for a in d.abilities),
         )
     rows = [by_name[d.name] for d in defs]
     return Tables(
         activated=tuple(r[0] for r in rows),
+        interrupt_ability=tuple(r[6] for r in rows),
+        term_cards=tuple(c for c, r in enumerate(rows) if r[3]),
+        any_grants_activated=any(r[1] for r in rows),
         grants_activated=tuple(r[1] for r in rows),
         self_interrupt=tuple(r[2] for r in rows),
         terms=tuple(r[3] for r in rows),

@@ -114,23 +114,30 @@ def priority_actions(s: State, p: int) -> list[int]:
     their action phase with the stack empty; anyone, anything of interrupt speed."""
     out = [A.PASS]
     standard = p == s.turn_player and s.phase == ACTION and not s.stack
-    defs, enc, tables = s.defs, A.encode, s.tables
-    if standard or tables.any_interrupt:
-        seen: set[str] = set()
-        for c in s.hands[p]:
-            d = defs[c]
-            if d.name in seen:  # copies in a hand are interchangeable: the first is offered
-                continue
-            seen.add(d.name)
-            if not (standard or interrupt_speed(s, c, p)):
-                continue
-            if not can_pay(s, p, d.price, c, d.type):
-                continue
-            out.extend(enc(A.PLAY, c, x + 1) for x in play_choices(s, c, p))
-    ctrl, activated, grants = s.ctrl, tables.activated, tables.grants_activated
-    granted = any(grants[g] for g in s.board if s.bond[g] == ANCHORED)
+    defs, enc, tables, place = s.defs, A.encode, s.tables, s.place
+    hand = s.hands[p]
+    # Only interrupt speed open and no Interrupt term in force: skip what can never be played.
+    if not standard and not any(place[b] == BOARD for b in tables.term_cards):
+        self_interrupt = tables.self_interrupt
+        hand = [c for c in hand if self_interrupt[c]]
+    seen: set[str] = set()
+    for c in hand:
+        d = defs[c]
+        if d.name in seen:  # copies in a hand are interchangeable: the first is offered
+            continue
+        seen.add(d.name)
+        if not (standard or interrupt_speed(s, c, p)):
+            continue
+        if not can_pay(s, p, d.price, c, d.type):
+            continue
+        out.extend(enc(A.PLAY, c, x + 1) for x in play_choices(s, c, p))
+    ctrl = s.ctrl
+    usable = tables.activated if standard else tables.interrupt_ability
+    granted = tables.any_grants_activated and any(
+        tables.grants_activated[g] for g in s.board if s.bond[g] == ANCHORED
+    )
     for c in s.board:
-        if ctrl[c] != p or not (activated[c] or granted):
+        if ctrl[c] != p or not (usable[c] or granted):
             continue
         for i, (_, a) in enumerate(abilities_of(s, c)):
             if a.kind != ACTIVATED or (a.speed != INTERRUPT and not standard):
