@@ -8,7 +8,8 @@ A checkpoint is a signed note whose text is exactly::
     [<extension line>...]
 
 signed by the log under the key name = origin. :class:`Checkpoint` parses one strictly,
-:func:`sign_checkpoint` makes one, :meth:`Checkpoint.verify` checks it against known keys.
+:func:`sign_checkpoint` makes one, :meth:`Checkpoint.verify` checks it against known keys and
+requires the log's own signature (a cosignature alone never makes a checkpoint).
 Witnesses add tlog-cosignature v1 lines (type 0x04): :class:`Cosigner` makes them and
 :class:`CosignatureVerifier` checks them (the timestamp is returned, not judged).
 :class:`AddCheckpoint` is the tlog-witness request body a log sends to a witness.
@@ -28,11 +29,13 @@ from ledger.errors import (
     KeyFormatError,
     SchemaError,
     SizeLimitError,
+    VerificationError,
 )
 from ledger.keys import PublicKey, SigningKey
 from ledger.merkle import HASH_SIZE, verify_consistency
 from ledger.signed_note import (
     COSIGNATURE_V1,
+    ED25519,
     MAX_NOTE_BYTES,
     Note,
     NoteSignature,
@@ -79,8 +82,21 @@ class Checkpoint:
         return cls(origin, size, root, extensions, note)
 
     def verify(self, verifiers: Sequence[NoteVerifier]) -> list[NoteVerifier]:
-        """The known keys that signed this checkpoint; raises unless at least one did."""
-        return verify_note(self.note, verifiers)
+        """The known keys that signed this checkpoint, the log's own among them.
+
+        The log's signature is required: an Ed25519 verifier whose key name is the origin
+        line must be among ``verifiers`` and must have signed. Cosignatures (and any other
+        known key) only add to it; the note policy of :func:`verify_note` applies to all.
+        """
+        logs = [v for v in verifiers if v.sig_type == ED25519 and v.name == self.origin]
+        if not logs:
+            raise VerificationError(f"no log key for the checkpoint's origin {self.origin!r}")
+        verified = verify_note(self.note, verifiers)
+        if not any(v in logs for v in verified):
+            raise VerificationError(
+                f"the checkpoint carries no signature by its log {self.origin!r}"
+            )
+        return verified
 
     def with_signature(self, signature: NoteSignature) -> Checkpoint:
         return Checkpoint(
@@ -146,16 +162,15 @@ class CosignatureVerifier(NoteVerifier):
 
     def timestamp(self, text: str, signature: NoteSignature) -> int:
         """Verify the cosignature over ``text`` and return the time it states."""
-        if len(signature.signature) != _TIMESTAMP.size + 64:
+        raw = self._raw(signature)
+        if len(raw) != _TIMESTAMP.size + 64:
             raise BadSignatureError(f"cosignature by {self.name} is not 8 + 64 bytes")
         timestamp: int  # ">Q" unpacks to one unsigned int
-        (timestamp,) = _TIMESTAMP.unpack(signature.signature[: _TIMESTAMP.size])
+        (timestamp,) = _TIMESTAMP.unpack(raw[: _TIMESTAMP.size])
         if timestamp > MAX_TIMESTAMP:
             raise BadSignatureError(f"cosignature by {self.name} has a timestamp beyond 2**63")
         try:
-            self.public_key.verify_raw(
-                _cosigned_message(text, timestamp), signature.signature[_TIMESTAMP.size :]
-            )
+            self.public_key.verify_raw(_cosigned_message(text, timestamp), raw[_TIMESTAMP.size :])
         except BadSignatureError as exc:
             raise BadSignatureError(f"cosignature by {self.name} does not verify") from exc
         return timestamp
@@ -185,7 +200,7 @@ class Cosigner:
         if not 0 <= timestamp <= MAX_TIMESTAMP:
             raise ValueError("a cosignature timestamp is between 0 and 2**63 - 1")
         signature = self.key.sign_raw(_cosigned_message(checkpoint.text, timestamp))
-        return NoteSignature(self.name, self.key_id, _TIMESTAMP.pack(timestamp) + signature)
+        return NoteSignature.of(self.name, self.key_id, _TIMESTAMP.pack(timestamp) + signature)
 
     def verifier(self) -> CosignatureVerifier:
         return CosignatureVerifier(self.name, self.key.public)

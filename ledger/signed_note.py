@@ -1,11 +1,17 @@
 """C2SP signed-note (c2sp.org/signed-note@v1.0.0): text signed by one or more keys.
 
 A note is UTF-8 text ending in a newline, a blank line, then signature lines
-``— <name> base64(key id || signature)``. We parse strictly: any control character other than
-newline, a malformed line, a name with a space or ``+``, or non-canonical base64 is a typed
-error. Verification follows the spec: signatures by unknown keys (name *and* id not both
-matching) are ignored, a known key's bad signature rejects the whole note, and at least one
-known key must have signed.
+``— <name> base64(key id || signature)``. The note's shape is parsed strictly: a control
+character other than newline, a line not of that shape (a name with a space or ``+``, a
+signature field that is not base64 text) is a typed error. What a line holds is read only when
+a known key is named (docs/formats.md, "Signed notes", is the policy):
+
+- the key id a line names is the 32 bits its first six base64 characters encode;
+- a line whose name and key id are no known key's is ignored, whatever its base64 holds
+  (non-canonical, short, unpadded): anyone may add lines, and Go's sumdb/note ignores them;
+- a known key has signed when one of its lines is canonical base64 and verifies; its other
+  lines are then ignored. A known key none of whose lines verifies rejects the whole note;
+- at least one known key must have signed.
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import re
+import string
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -39,6 +46,10 @@ _CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f]")
 _NAME = re.compile(r"[^\s+]+")
 #: A lone surrogate is not a character: text holding one has no UTF-8 form.
 _SURROGATE = re.compile("[\ud800-\udfff]")
+#: A signature field: base64 text, canonical or not (padding only at the end).
+_SIGNATURE_TEXT = re.compile(r"[A-Za-z0-9+/]+={0,2}")
+_B64_DIGITS = string.ascii_uppercase + string.ascii_lowercase + string.digits + "+/"
+_B64_VALUE = {c: i for i, c in enumerate(_B64_DIGITS)}
 
 
 def key_id(name: str, sig_type: int, public_key: bytes) -> bytes:
@@ -60,14 +71,43 @@ def check_key_name(name: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class NoteSignature:
-    """One signature line: the key name, the 4-byte key id and the signature bytes."""
+    """One signature line: the key name and its base64 field exactly as written.
+
+    The field is decoded only for a known key (see the module policy): ``key_id`` reads the
+    first six characters alone, ``signature`` requires the whole field to be canonical.
+    """
 
     name: str
-    key_id: bytes
-    signature: bytes
+    encoded: str
+
+    @classmethod
+    def of(cls, name: str, key_id: bytes, signature: bytes) -> NoteSignature:
+        """The line a signer writes: canonical base64 of the key id and the signature."""
+        return cls(name, encode_b64(key_id + signature))
+
+    @property
+    def key_id(self) -> bytes:
+        """The 4-byte key id the line names, or ``b""`` when its first six characters are not
+        base64 digits (such a line names no key)."""
+        head = self.encoded[:6]
+        if len(head) < 6 or any(c not in _B64_VALUE for c in head):
+            return b""
+        bits = 0
+        for char in head:
+            bits = (bits << 6) | _B64_VALUE[char]
+        return (bits >> 4).to_bytes(4, "big")
+
+    @property
+    def signature(self) -> bytes:
+        """The signature bytes after the key id; a DecodeError unless the field is canonical
+        base64 of more than four bytes."""
+        raw = decode_b64(self.encoded, what=f"note signature by {self.name}")
+        if len(raw) < 5:
+            raise DecodeError("a note signature holds a 4-byte key id and a signature")
+        return raw[4:]
 
     def line(self) -> str:
-        return f"{_EM_DASH} {self.name} {encode_b64(self.key_id + self.signature)}\n"
+        return f"{_EM_DASH} {self.name} {self.encoded}\n"
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,6 +166,7 @@ def parse_note(data: str | bytes) -> Note:
 
 
 def _parse_signature(line: str) -> NoteSignature:
+    """A line of the shape ``— <key name> <base64 text>``; its content is not read here."""
     prefix = _EM_DASH + " "
     if not line.startswith(prefix):
         raise DecodeError("a note signature line must start with an em dash and a space")
@@ -134,10 +175,9 @@ def _parse_signature(line: str) -> NoteSignature:
         raise DecodeError("a note signature line is '— <name> <base64 signature>'")
     name, encoded = parts
     check_key_name(name)
-    raw = decode_b64(encoded, what="note signature")
-    if len(raw) < 5:
-        raise DecodeError("a note signature holds a 4-byte key id and a signature")
-    return NoteSignature(name, raw[:4], raw[4:])
+    if not _SIGNATURE_TEXT.fullmatch(encoded):
+        raise DecodeError(f"the signature by {name} is not base64 text")
+    return NoteSignature(name, encoded)
 
 
 class NoteVerifier:
@@ -151,14 +191,22 @@ class NoteVerifier:
         self.key_id = key_id(name, self.sig_type, public_key.raw)
 
     def matches(self, signature: NoteSignature) -> bool:
+        """Whether the line names this key: its name and its key id."""
         return signature.name == self.name and hmac.compare_digest(signature.key_id, self.key_id)
 
     def verify(self, text: str, signature: NoteSignature) -> None:
         """Raise :class:`BadSignatureError` unless ``signature`` signs ``text``."""
         try:
-            self.public_key.verify_raw(text.encode("utf-8"), signature.signature)
+            self.public_key.verify_raw(text.encode("utf-8"), self._raw(signature))
         except BadSignatureError as exc:
             raise BadSignatureError(f"signature by {self.name} does not verify") from exc
+
+    def _raw(self, signature: NoteSignature) -> bytes:
+        """The line's signature bytes; a field that is not canonical base64 does not verify."""
+        try:
+            return signature.signature
+        except DecodeError as exc:
+            raise BadSignatureError(f"signature by {self.name}: {exc.diagnostics()}") from None
 
     def vkey(self) -> str:
         """The spec's verifier key text: ``name+hex(key id)+base64(type || public key)``."""
@@ -176,7 +224,7 @@ class NoteSigner:
 
     def sign(self, text: str) -> NoteSignature:
         check_text(text)
-        return NoteSignature(self.name, self.key_id, self.key.sign_raw(text.encode("utf-8")))
+        return NoteSignature.of(self.name, self.key_id, self.key.sign_raw(text.encode("utf-8")))
 
     def verifier(self) -> NoteVerifier:
         return NoteVerifier(self.name, self.key.public)
@@ -214,14 +262,28 @@ def sign_note(text: str, signers: Iterable[NoteSigner]) -> Note:
 
 
 def verify_note(note: Note, verifiers: Sequence[NoteVerifier]) -> list[NoteVerifier]:
-    """The known keys whose signatures verify; raise if one fails or none is present."""
+    """The known keys that signed ``note``, in the order of their first verifying line.
+
+    Lines naming no known key are ignored; a known key has signed when one of its lines
+    verifies (its other lines are then ignored); a known key none of whose lines verifies
+    rejects the note with its :class:`BadSignatureError`; no known signature at all is a
+    :class:`VerificationError`.
+    """
     verified: list[NoteVerifier] = []
+    failed: dict[NoteVerifier, BadSignatureError] = {}
     for signature in note.signatures:
-        for verifier in verifiers:
-            if verifier.matches(signature):
-                verifier.verify(note.text, signature)
-                if verifier not in verified:
-                    verified.append(verifier)
+        verifier = next((v for v in verifiers if v.matches(signature)), None)
+        if verifier is None or verifier in verified:
+            continue
+        try:
+            verifier.verify(note.text, signature)
+        except BadSignatureError as exc:
+            failed.setdefault(verifier, exc)
+            continue
+        failed.pop(verifier, None)
+        verified.append(verifier)
+    if failed:
+        raise next(iter(failed.values()))
     if not verified:
         raise VerificationError("the note carries no signature from a known key")
     return verified

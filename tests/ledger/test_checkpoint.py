@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from ledger.checkpoint import (
     AddCheckpoint,
     Checkpoint,
+    CosignatureVerifier,
     Cosigner,
     format_body,
     log_verifier,
@@ -25,6 +26,7 @@ from ledger.errors import (
 from ledger.keys import SigningKey
 from ledger.merkle import EMPTY_ROOT, LeafHashes, consistency_proof, leaf_hash
 from ledger.signed_note import (
+    Note,
     NoteSigner,
     key_id,
     sign_note,
@@ -130,13 +132,12 @@ def test_cosignatures_verify_and_return_their_time() -> None:
     cosigned = Checkpoint.from_note(str(checkpoint.with_signature(line)))
     verifier = parse_witness_vkey(witness.verifier().vkey())
     assert verifier.key_id == key_id("witness.test/w1", 0x04, witness.key.public.raw)
-    assert cosigned.verify([verifier]) == [verifier]
     assert verifier.timestamp(cosigned.text, cosigned.note.signatures[1]) == 1679315147
     log = log_verifier("league.test/mint", KEY.public)
     assert cosigned.verify([log, verifier]) == [log, verifier]
     other = sign_checkpoint("league.test/mint", 4, ROOT, KEY).with_signature(line)
     with pytest.raises(BadSignatureError, match="cosignature"):
-        other.verify([verifier])
+        other.verify([log, verifier])
     assert format_body("o", 0, EMPTY_ROOT) == "o\n0\n47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=\n"
 
 
@@ -206,3 +207,37 @@ def test_an_oversized_witness_request_is_refused_before_parsing() -> None:
     """A body larger than any valid request is a SizeLimitError, whatever it holds."""
     with pytest.raises(SizeLimitError):
         AddCheckpoint.parse(b"old 5\n" + b"A" * 100_000)
+
+
+WITNESS = Cosigner("witness.test/w1", SigningKey(bytes([5] * 32)))
+
+
+# Issue 9 §5, item 5: verify accepted a checkpoint whose only signature was a cosignature.
+def test_a_checkpoint_needs_its_logs_own_signature() -> None:
+    """Given [log, witness] verifiers, a checkpoint carrying only the witness's cosignature is
+    refused: the log's signature (Ed25519 under the key name = origin) is required, and
+    cosignatures only add to it."""
+    signed = sign_checkpoint("league.test/mint", 3, ROOT, KEY)
+    cosignature = WITNESS.cosign(signed, 1679315147)
+    only_witness = Checkpoint.from_note(Note(signed.text, (cosignature,)))
+    log, witness = log_verifier("league.test/mint", KEY.public), WITNESS.verifier()
+    with pytest.raises(VerificationError, match="no signature by its log"):
+        only_witness.verify([log, witness])
+    assert signed.with_signature(cosignature).verify([log, witness]) == [log, witness]
+    assert signed.verify([log, witness]) == [log]
+
+
+def test_a_checkpoint_is_refused_without_a_verifier_for_its_origin() -> None:
+    """Verifiers that hold no Ed25519 key named as the origin cannot accept a checkpoint, even
+    when one of them signed it: the log's key is tied to the origin line."""
+    signed = sign_checkpoint("league.test/mint", 3, ROOT, KEY)
+    cosigned = signed.with_signature(WITNESS.cosign(signed, 1679315147))
+    renamed = NoteSigner("league.test/other", KEY)
+    under_other_name = Checkpoint.from_note(sign_note(signed.text, [renamed]))
+    for checkpoint, verifiers in (
+        (cosigned, [WITNESS.verifier()]),
+        (under_other_name, [renamed.verifier()]),
+        (signed, [CosignatureVerifier("league.test/mint", KEY.public)]),
+    ):
+        with pytest.raises(VerificationError, match=r"league\.test/mint"):
+            checkpoint.verify(verifiers)

@@ -77,8 +77,11 @@ def test_a_known_key_with_a_bad_signature_rejects_the_note() -> None:
         ("text\n\n- a/b AAAAAAAA\n", DecodeError),
         ("text\n\n— a b AAAAAAAA\n", DecodeError),
         ("text\n\n— a+b AAAAAAAA\n", DecodeError),
-        ("text\n\n— a/b AAAA\n", DecodeError),
-        ("text\n\n— a/b AAAAAAB=\n", DecodeError),
+        ("text\n\n— a/b AAAA AAAA\n", DecodeError),
+        ("text\n\n— a/b AA=AAAAA\n", DecodeError),
+        ("text\n\n— a/b AAAAAAA!\n", DecodeError),
+        ("text\n\n— a/b \n", DecodeError),
+        ("text\n\n—  AAAAAAAA\n", DecodeError),
         ("text\n\n— a/b AAAAAAAA\n\n", DecodeError),
         ("te\txt\n\n— a/b AAAAAAAA\n", DecodeError),
         ("text\r\n\n— a/b AAAAAAAA\n", DecodeError),
@@ -87,7 +90,8 @@ def test_a_known_key_with_a_bad_signature_rejects_the_note() -> None:
     ],
 )
 def test_malformed_notes_are_typed_errors(text: str | bytes, error: type[Exception]) -> None:
-    """Every malformation of the note format raises a typed error, never a partial note."""
+    """Every malformation of the note format raises a typed error, never a partial note: a
+    signature line must have the shape '— <key name> <base64 text>' (issue 9 §5, item 4)."""
     with pytest.raises(error):
         parse_note(text)
 
@@ -124,3 +128,80 @@ def test_a_key_name_with_a_lone_surrogate_is_a_typed_error(name: str) -> None:
         parse_witness_vkey(f"{name}+00000000+{_vkey_material(0x04)}")
     with pytest.raises(DecodeError, match="key name"):
         check_key_name(name)
+
+
+SIGNER = NoteSigner("a.example/k", KEY)
+GOOD = sign_note("one\n", [SIGNER])
+GOOD_LINE = GOOD.signatures[0].line()
+
+
+def _corrupted(line: str, at: int = 40) -> str:
+    """``line`` with one base64 character of its signature (not of its key id) changed."""
+    prefix = len("— a.example/k ")
+    assert at > prefix + 6
+    return line[:at] + ("B" if line[at] != "B" else "C") + line[at + 1 :]
+
+
+# Issue 9 §5, item 4: a line from an unknown key that did not decode canonically failed the
+# whole note, so a relay could block it; the policy is in docs/formats.md, "Signed notes".
+@pytest.mark.parametrize(
+    "line",
+    [
+        "— other.example/w AAAAAAB=\n",  # non-zero trailing bits
+        "— other.example/w AAAAAAA\n",  # missing padding
+        "— other.example/w AAAA\n",  # too short to hold a key id and a signature
+        "— other.example/w A\n",
+        "— other.example/w ////////////////////////////////////==\n",
+        "— a.example/k AAAAAAAAAAAA\n",  # a known name, another key id
+    ],
+)
+def test_unknown_key_lines_are_ignored_whatever_they_hold(line: str) -> None:
+    """A signature line of the right shape whose (name, key id) is no known key's is ignored,
+    even when its base64 is not canonical or too short: the note verifies by its known key,
+    and prints back with the line exactly as it came, in place."""
+    for lines in ((line, GOOD_LINE), (GOOD_LINE, line)):
+        text = "one\n\n" + "".join(lines)
+        note = parse_note(text)
+        assert str(note) == text
+        assert [v.name for v in verify_note(note, [SIGNER.verifier()])] == ["a.example/k"]
+
+
+def test_a_note_of_only_unreadable_unknown_lines_has_no_known_signature() -> None:
+    """Ignored lines never count: a note holding only them is refused as unsigned."""
+    note = parse_note("one\n\n— other.example/w AAAAAAB=\n")
+    with pytest.raises(VerificationError, match="no signature from a known key"):
+        verify_note(note, [SIGNER.verifier()])
+
+
+# Issue 9 §5, item 4: a corrupted duplicate of a known key's line failed the whole note.
+@pytest.mark.parametrize("order", ["corrupted-first", "corrupted-last"])
+def test_a_known_key_has_signed_when_one_of_its_lines_verifies(order: str) -> None:
+    """Duplicate lines of one known key: the key has signed when any one of them verifies (in
+    any order); its other lines are then ignored, whatever they hold."""
+    bad = _corrupted(GOOD_LINE)
+    lines = [bad, GOOD_LINE] if order == "corrupted-first" else [GOOD_LINE, bad, bad]
+    note = parse_note("one\n\n" + "".join(lines))
+    verifier = SIGNER.verifier()
+    assert verify_note(note, [verifier]) == [verifier]
+    twice = parse_note("one\n\n" + GOOD_LINE + GOOD_LINE)
+    assert verify_note(twice, [verifier]) == [verifier]
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        [_corrupted(GOOD_LINE)],
+        [_corrupted(GOOD_LINE, 40), _corrupted(GOOD_LINE, 50)],
+        [GOOD_LINE[:-3] + "\n"],  # the key id is the known key's; the rest does not decode
+    ],
+)
+def test_a_known_key_none_of_whose_lines_verifies_rejects_the_note(lines: list[str]) -> None:
+    """When every line naming a known key (name and key id) fails, the whole note is refused
+    with BadSignatureError naming the key, even if another known key signed it."""
+    other = NoteSigner("b.example/k", SigningKey(bytes([7] * 32)))
+    other_line = other.sign("one\n").line()
+    note = parse_note("one\n\n" + other_line + "".join(lines))
+    known = other.verifier()
+    with pytest.raises(BadSignatureError, match=r"a\.example/k"):
+        verify_note(note, [known, SIGNER.verifier()])
+    assert verify_note(note, [known]) == [known]
