@@ -11,12 +11,20 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from services.kernel.database import default_data_dir, embedded_pgdata, start_embedded
 from services.kernel.errors import LeagueError
 
 DEFAULT_HOST = "127.0.0.1"
+#: Where each setting comes from, as an error names it.
+SOURCES = {
+    "data_dir": "LEAGUE_HOME",
+    "database_url": "DATABASE_URL",
+    "host": "--host or LEAGUE_HOST",
+    "port": "--port or LEAGUE_PORT",
+    "passphrase_file": "--passphrase-file or LEAGUE_PASSPHRASE_FILE",
+}
 DEFAULT_PORT = 8080
 
 
@@ -45,7 +53,15 @@ class LeagueSettings(BaseModel):
             "passphrase_file": Path(passphrase) if passphrase else None,
         }
         values.update({k: v for k, v in overrides.items() if v is not None})
-        return cls.model_validate(values)
+        try:
+            return cls.model_validate(values)
+        except ValidationError as exc:
+            error = exc.errors()[0]
+            field = str(error["loc"][0]) if error["loc"] else "settings"
+            given = error.get("input")
+            raise LeagueError(
+                f"{SOURCES.get(field, field)}: {error['msg'].lower()}, not {given!r}"
+            ) from None
 
     @property
     def keys_dir(self) -> Path:

@@ -32,7 +32,7 @@ from ledger.address import address_of
 from ledger.encoding import encode_b64
 from ledger.errors import LedgerError
 from ledger.keys import PublicKey, SigningKey
-from ledger.manifest import LeagueManifest
+from ledger.manifest import DEFAULT_POLICIES, LeagueManifest, Policies
 from services.eventlog import PostgresEventStore, VerifySummary
 from services.eventlog.migrate import upgrade
 from services.http.openapi import openapi_document, render
@@ -76,9 +76,30 @@ def _settings(args: argparse.Namespace) -> LeagueSettings:
 # -- commands ----------------------------------------------------------------------------------
 
 
+def _policies(assignments: Sequence[str]) -> Policies:
+    """The default policies with ``NAME=VALUE`` assignments applied (integers)."""
+    values = DEFAULT_POLICIES.to_wire()
+    for assignment in assignments:
+        name, sep, text = assignment.partition("=")
+        if not sep or name not in values:
+            raise LeagueError(
+                f"--policy {assignment!r}: write NAME=VALUE with NAME one of "
+                f"{', '.join(sorted(values))}"
+            )
+        if not text.isdigit() or not text.isascii():
+            raise LeagueError(f"--policy {assignment!r}: the value is a whole number")
+        values[name] = int(text)
+    return Policies.from_wire(values)
+
+
 def cmd_init(args: argparse.Namespace) -> None:
     settings = _settings(args)
-    made = create_league(settings, name=args.name, passphrase=read_passphrase(settings))
+    made = create_league(
+        settings,
+        name=args.name,
+        passphrase=read_passphrase(settings),
+        policies=_policies(args.policy),
+    )
     manifest = made.manifest
     print(f"created league {manifest.name!r} ({manifest.league}) in {settings.data_dir}")
     print(f"  manifest  {made.manifest_path}  hash {manifest.hash_text()}")
@@ -116,12 +137,18 @@ def cmd_db_stop(args: argparse.Namespace) -> None:
     print("stopped" if stopped else "was not running")
 
 
-def cmd_db_status(args: argparse.Namespace) -> None:
+#: ``league db status``'s exit status when the embedded server is stopped (as an init
+#: script's "status" says "not running").
+NOT_RUNNING = 3
+
+
+def cmd_db_status(args: argparse.Namespace) -> int:
     settings = _settings(args)
     url = database.embedded_status(settings.pgdata)
     print(f"running: {url}" if url else f"stopped ({settings.pgdata})")
     if settings.database_url:
         print("note: DATABASE_URL is set, so the league uses that database, not this one")
+    return 0 if url else NOT_RUNNING
 
 
 def split_password(database_url: str) -> tuple[str, str | None]:
@@ -143,6 +170,8 @@ def split_password(database_url: str) -> tuple[str, str | None]:
 
 
 def cmd_db_dump(args: argparse.Namespace) -> None:
+    if args.file.exists() and not args.force:
+        raise LeagueError(f"{args.file} exists: choose a new file name, or pass --force")
     settings = _settings(args).with_database()
     dbname, password = split_password(settings.database)
     env = dict(os.environ)
@@ -314,6 +343,11 @@ def build_parser() -> argparse.ArgumentParser:
     init.add_argument(
         "--name", default=DEFAULT_NAME, help=f"display name (default {DEFAULT_NAME!r})"
     )
+    init.add_argument(
+        "--policy", action="append", default=[], metavar="NAME=VALUE",
+        help="set a published policy of the manifest (repeatable), e.g. stamp_work=1048576; "
+        "the defaults are in docs/economy.md",
+    )
     _passphrase_option(init, "armor every key under the passphrase in this file")
     init.set_defaults(run=cmd_init)
 
@@ -330,13 +364,14 @@ def build_parser() -> argparse.ArgumentParser:
         ("path", cmd_db_path, "print its data directory"),
         ("start", cmd_db_start, "start it (it keeps running until `league db stop`)"),
         ("stop", cmd_db_stop, "stop it"),
-        ("status", cmd_db_status, "say whether it runs, and its URL"),
+        ("status", cmd_db_status, "say whether it runs, and its URL (exit 3 when stopped)"),
     ):
         db_commands.add_parser(name, help=text).set_defaults(run=run)
     dump = db_commands.add_parser(
         "dump", help="write a pg_dump of the league's database (DATABASE_URL or embedded)"
     )
     dump.add_argument("file", type=Path, help="the dump file to write (pg_dump custom format)")
+    dump.add_argument("--force", action="store_true", help="overwrite FILE if it exists")
     dump.set_defaults(run=cmd_db_dump)
 
     migrate = commands.add_parser("migrate", help="bring the database schema up to date")
@@ -397,9 +432,9 @@ def _passphrase_option(parser: argparse.ArgumentParser, text: str) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    run: Callable[[argparse.Namespace], None] = args.run
+    run: Callable[[argparse.Namespace], int | None] = args.run
     try:
-        run(args)
+        status = run(args)
     except LedgerError as exc:
         return _fail(exc.diagnostics())
     except OSError as exc:
@@ -412,7 +447,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Still one line; the type says where to look. Messages here carry no secret (URLs
         # with passwords never reach an exception message in this code).
         return _fail(f"unexpected failure: {type(exc).__name__}: {exc}")
-    return 0
+    return status or 0
 
 
 def _fail(message: str) -> int:

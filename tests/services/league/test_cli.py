@@ -146,7 +146,7 @@ def test_db_path_and_status(env: dict[str, str]) -> None:
     path = league(env, "db", "path")
     assert path.stdout.strip() == str(Path(env["LEAGUE_HOME"]) / "pgdata")
     status = league(env, "db", "status")
-    assert status.returncode == 0
+    assert status.returncode == 3  # issue 9 §4: "not running" is not success
     assert status.stdout.startswith("stopped")
 
 
@@ -264,6 +264,11 @@ def test_db_dump_writes_a_restorable_dump(env: dict[str, str], tmp_path: Path) -
     ).stdout
     assert "TABLE mint events" in listing
     assert "TABLE mint runs" in listing
+    # issue 9 §4: an existing dump is never overwritten without --force
+    before = target.read_bytes()
+    assert "exists" in one_line_failure(league(env, "db", "dump", str(target)))
+    assert target.read_bytes() == before
+    assert league(env, "db", "dump", str(target), "--force").returncode == 0
 
 
 def test_unreachable_database_is_one_line(env: dict[str, str]) -> None:
@@ -365,3 +370,27 @@ def test_rebuild_reports_and_repairs_an_edited_projection(
     assert again.returncode == 0, again.stderr
     assert "differed" not in again.stdout
     assert "no service is called 'bank'" in one_line_failure(league(env, "rebuild", "bank"))
+
+
+def test_bad_port_and_policy_are_one_line(env: dict[str, str]) -> None:
+    """A port out of range or not a number, from the flag or LEAGUE_PORT, and a policy that is
+    not NAME=VALUE are one line naming where the value came from, never a pydantic dump
+    (issue 9 §4)."""
+    line = one_line_failure(league(env, "serve", "--port", "99999"))
+    assert "--port or LEAGUE_PORT" in line
+    assert "99999" in line
+    line = one_line_failure(league({**env, "LEAGUE_PORT": "abc"}, "serve"))
+    assert "LEAGUE_PORT" in line
+    assert "errors.pydantic.dev" not in line
+    assert "NAME=VALUE" in one_line_failure(league(env, "init", "--policy", "stamp_work"))
+    assert "whole number" in one_line_failure(league(env, "init", "--policy", "stamp_work=-1"))
+
+
+def test_init_publishes_the_policies_it_is_given(env: dict[str, str]) -> None:
+    """`league init --policy stamp_work=1` signs that price into the manifest; the rest keep
+    their defaults."""
+    result = league(env, "init", "--policy", "stamp_work=1", "--policy", "stamp_work_rise=2")
+    assert result.returncode == 0, result.stderr
+    policies = manifest_of(env).policies
+    assert (policies.stamp_work, policies.stamp_work_rise) == (1, 2)
+    assert policies.source_prints_burst == 200
