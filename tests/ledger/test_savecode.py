@@ -24,9 +24,12 @@ from ledger.errors import (
     WrongPassphraseError,
 )
 from ledger.keys import SigningKey
-from ledger.limits import MAX_ARMOR_BYTES, MAX_KDF_MEMLIMIT, MAX_KDF_OPSLIMIT
+from ledger.limits import MAX_ARMOR_BYTES, MIB
 from ledger.savecode import (
     DEFAULT_KDF,
+    MAX_KDF,
+    MAX_KDF_MEMLIMIT,
+    MAX_KDF_OPSLIMIT,
     MINIMUM_KDF,
     Envelope,
     KdfParams,
@@ -99,6 +102,10 @@ def test_default_cost_is_libsodium_moderate() -> None:
     ("opslimit", "memlimit", "message"),
     [
         (MAX_KDF_OPSLIMIT + 1, MINIMUM_KDF.memlimit, "opslimit"),
+        (5, MINIMUM_KDF.memlimit, "opslimit"),  # issue 9 §5, item 6: the old cap was 10
+        (10, 1024 * MIB, "opslimit"),
+        (1, 512 * MIB + 1024, "memlimit"),  # issue 9 §5, item 6: the old cap was 1 GiB
+        (1, 1024 * MIB, "memlimit"),
         (2**32 - 1, MINIMUM_KDF.memlimit, "opslimit"),
         (0, MINIMUM_KDF.memlimit, "opslimit"),
         (1, MAX_KDF_MEMLIMIT + 1, "memlimit"),
@@ -117,6 +124,21 @@ def test_hostile_kdf_parameters_are_refused_unread(
         open_save_code(hostile, "pw")
     with pytest.raises(SizeLimitError):
         seal_save_code(PAYLOAD, "pw", KdfParams(opslimit, memlimit))
+
+
+# Issue 9 §5, item 6: the largest accepted header (10, 1 GiB) cost ~9 s and 1 GiB per attempt.
+def test_the_costliest_accepted_header_is_4_passes_over_512_mib() -> None:
+    """The caps are opslimit 4 and memlimit 512 MiB (measured here at 1.5-2.2 s and 527 MiB
+    peak RSS, see ledger/savecode.py); a header at exactly the caps is accepted unread, one KiB
+    or one pass more is refused, and the default cost lies within them."""
+    assert (MAX_KDF_OPSLIMIT, MAX_KDF_MEMLIMIT) == (4, 512 * MIB)
+    assert MAX_KDF == KdfParams(4, 512 * MIB)
+    MAX_KDF.check()
+    DEFAULT_KDF.check()
+    assert DEFAULT_KDF.opslimit <= MAX_KDF.opslimit and DEFAULT_KDF.memlimit <= MAX_KDF.memlimit
+    code = seal_save_code(PAYLOAD, "pw", MINIMUM_KDF)
+    at_the_caps = _rewrap(code, SAVE_CODE, struct.pack(">II", 4, 512 * MIB), 4)
+    assert Envelope.from_bytes(dearmor(at_the_caps, SAVE_CODE)).kdf == MAX_KDF
 
 
 def test_memlimit_is_whole_kib() -> None:
