@@ -11,9 +11,9 @@ and they are capped on read (:data:`MAX_KDF`: opslimit 4, memlimit 512 MiB), bef
 derived. The costliest header a client accepts therefore costs at most 512 MiB and a few
 seconds per open attempt: measured on the development machine (2 cores, libsodium bundled with
 PyNaCl 1.6.2) at 1.5-2.2 s and a peak RSS of 527 MiB, against 0.5-0.9 s and 270 MiB for the
-default cost (3 passes, 256 MiB); the former cap (10 passes, 1 GiB) cost 9-13 s. The header is bound to the box by the
-key it derives: change any byte and the box does not open. The sealed JSON names its kind
-(``save-code`` or ``key``) so one can never be read as the other.
+default cost (3 passes, 256 MiB); the former cap (10 passes, 1 GiB) cost 9-13 s. The header
+is bound to the box by the key it derives: change any byte and the box does not open. The
+sealed JSON names its kind (``save-code`` or ``key``) so one can never be read as the other.
 
 A box that does not open is reported as a wrong passphrase: without the passphrase a changed
 byte and a wrong passphrase look the same, and the message says so.

@@ -132,10 +132,11 @@ def test_the_costliest_accepted_header_is_4_passes_over_512_mib() -> None:
     peak RSS, see ledger/savecode.py); a header at exactly the caps is accepted unread, one KiB
     or one pass more is refused, and the default cost lies within them."""
     assert (MAX_KDF_OPSLIMIT, MAX_KDF_MEMLIMIT) == (4, 512 * MIB)
-    assert MAX_KDF == KdfParams(4, 512 * MIB)
+    assert KdfParams(4, 512 * MIB) == MAX_KDF
     MAX_KDF.check()
     DEFAULT_KDF.check()
-    assert DEFAULT_KDF.opslimit <= MAX_KDF.opslimit and DEFAULT_KDF.memlimit <= MAX_KDF.memlimit
+    assert DEFAULT_KDF.opslimit <= MAX_KDF.opslimit
+    assert DEFAULT_KDF.memlimit <= MAX_KDF.memlimit
     code = seal_save_code(PAYLOAD, "pw", MINIMUM_KDF)
     at_the_caps = _rewrap(code, SAVE_CODE, struct.pack(">II", 4, 512 * MIB), 4)
     assert Envelope.from_bytes(dearmor(at_the_caps, SAVE_CODE)).kdf == MAX_KDF
