@@ -222,8 +222,15 @@ def main() -> None:
             pgdata = home / "pgdata"
             env["DATABASE_URL"] = start_embedded(pgdata).url
             cleanup.callback(stop_embedded, pgdata)
-        subprocess.run([*LEAGUE, "init", "--name", "Bench"], env=env, check=True,
-                       stdout=subprocess.DEVNULL)
+        # The mint's own cost is measured here: proof of work (the client's cost, measured by
+        # bench/drain.py) and the per-source bucket (every bench client is 127.0.0.1) are
+        # published as nil for this league.
+        subprocess.run(
+            [*LEAGUE, "init", "--name", "Bench", "--policy", "stamp_work=1",
+             "--policy", "stamp_work_rise=1", "--policy", "source_prints_per_minute=1000000",
+             "--policy", "source_prints_burst=1000000"],
+            env=env, check=True, stdout=subprocess.DEVNULL,
+        )
         process, url = start_server(env)
         try:
             rows = asyncio.run(run(args, url))

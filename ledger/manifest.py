@@ -30,9 +30,9 @@ LeagueName = Annotated[
 Count = Annotated[int, Field(ge=0, le=1_000_000)]
 
 
-#: Expected hashes per print at a full run: about 1 s of one core for the pure-Python solver
+#: Expected hashes per print at a full run: 0.5-1 s of one core for the pure-Python solver
 #: here (``docs/economy.md``, ``bench/drain.py``).
-DEFAULT_STAMP_WORK = 1 << 21
+DEFAULT_STAMP_WORK = 1 << 20
 
 
 class Policies(WireModel):

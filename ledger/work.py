@@ -109,3 +109,8 @@ def solve(bound: bytes, index: int, work: int, start: int = 0) -> int:
 
 def _nonces(start: int) -> Iterator[int]:
     return iter(range(start, MAX_NONCE + 1))
+
+
+def run_work(base: int, rise: int, size: int) -> int:
+    """Expected hashes to stamp every print of a run of ``size``, first to last."""
+    return sum(work_per_print(base, rise, size, stamped) for stamped in range(size))
