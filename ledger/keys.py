@@ -1,4 +1,12 @@
-"""Ed25519 keys (PyNaCl) and signatures over canonical bytes."""
+"""Ed25519 keys (PyNaCl) and signatures over canonical bytes.
+
+Acceptance policy (docs/formats.md, "Ed25519 acceptance"): a public key is refused where it is
+read unless it is a canonical encoding of a point of the prime-order subgroup (no small-order,
+no mixed-order key); a signature verifies only under libsodium's cofactorless
+``crypto_sign_open``, which refuses S ≥ L, a small-order R, and (comparing R's bytes) any R
+that is not the canonical encoding of [S]B − [h]A. tests/ledger/test_keys_points.py builds a
+case of each class and pins that the bundled libsodium refuses it.
+"""
 
 from __future__ import annotations
 
