@@ -119,8 +119,11 @@ class EventStore(Protocol):
 
     async def root(self, size: int) -> bytes: ...
 
-    async def sign_checkpoint(self) -> Checkpoint:
-        """Sign the current head (unless the latest checkpoint already covers it)."""
+    async def sign_checkpoint(
+        self, before_publishing: Callable[[Checkpoint], None] | None = None
+    ) -> Checkpoint:
+        """Sign the current head (unless the latest checkpoint already covers it); a new
+        checkpoint goes to ``before_publishing`` before any reader can be served it."""
         ...
 
     async def latest_checkpoint(self) -> Checkpoint | None: ...

@@ -419,12 +419,16 @@ class PostgresEventStore:
 
     # -- checkpoints -----------------------------------------------------------------------
 
-    async def sign_checkpoint(self) -> Checkpoint:
+    async def sign_checkpoint(
+        self, before_publishing: Callable[[Checkpoint], None] | None = None
+    ) -> Checkpoint:
         """Sign a checkpoint of the current head, consistent with the last one signed.
 
         For the service's background checkpointer alone (readers call
         :meth:`served_checkpoint`). Holds the head lock, so the size cannot move underneath;
         an unchanged head returns the stored checkpoint without taking the lock.
+        ``before_publishing`` gets a new checkpoint before it is committed (and so before any
+        reader can be served it): the checkpointer keeps a copy outside the database there.
         """
         latest = await self.latest_checkpoint()
         if latest is not None and await self.head() == LogHead(latest.size, latest.root):
@@ -453,6 +457,8 @@ class PostgresEventStore:
                     ) from exc
             checkpoint = sign_checkpoint(self.origin, size, root, self._key)
             await conn.execute(self._sql.insert_checkpoint, size, root, str(checkpoint))
+            if before_publishing is not None:
+                before_publishing(checkpoint)
             return checkpoint
 
     async def latest_checkpoint(self) -> Checkpoint | None:

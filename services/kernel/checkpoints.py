@@ -5,28 +5,103 @@ serve the latest stored one. The checkpointer signs one as the service starts (s
 always one to serve), then whenever the log has grown, at most every
 ``checkpoint_interval_ms`` and at once when ``checkpoint_max_pending`` events wait (both
 published in the manifest's policies), in the spirit of Tessera's integration interval.
+
+**No silent forks** (DESIGN §4). Each new checkpoint is also written to a file outside the
+database (:class:`CheckpointFile`, in the league home) before it is committed, so before
+any reader can see it. A service refuses to start on a database whose log is not a
+consistent extension of that file's checkpoint: an older backup restored, or another
+database, would otherwise issue serials already issued and sign a root at a size it has
+signed differently before.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import hmac
 import logging
+import os
 from collections.abc import AsyncIterator
+from pathlib import Path
 
-from ledger.checkpoint import Checkpoint
+from ledger.checkpoint import Checkpoint, log_verifier
+from ledger.encoding import encode_b64
 from ledger.errors import LedgerError
+from ledger.keys import PublicKey
 from ledger.manifest import Policies
 from services.eventlog import EventStore
+from services.kernel.errors import LeagueError
 
 log = logging.getLogger(__name__)
+
+
+class ForkedDatabase(LeagueError):
+    """A database whose log does not extend the checkpoint the service signed last."""
+
+
+class CheckpointFile:
+    """The last checkpoint a service signed, kept outside its database."""
+
+    def __init__(self, path: Path, origin: str, key: PublicKey) -> None:
+        self.path = path
+        self._verifier = log_verifier(origin, key)
+
+    def read(self) -> Checkpoint | None:
+        """The kept checkpoint (its signature checked), or None before the first."""
+        try:
+            text = self.path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return None
+        checkpoint = Checkpoint.from_note(text)
+        checkpoint.verify([self._verifier])
+        return checkpoint
+
+    def write(self, checkpoint: Checkpoint) -> None:
+        """Replace the kept checkpoint atomically and durably (a crash leaves the old one
+        or the new one, never a torn file)."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        partial = self.path.with_name(self.path.name + ".partial")
+        with partial.open("w", encoding="utf-8") as handle:
+            handle.write(str(checkpoint))
+            handle.flush()
+            os.fsync(handle.fileno())
+        partial.replace(self.path)
+        directory = os.open(self.path.parent, os.O_RDONLY)
+        try:
+            os.fsync(directory)
+        finally:
+            os.close(directory)
+
+    async def check(self, store: EventStore) -> None:
+        """Raise :class:`ForkedDatabase` unless ``store``'s log extends the kept checkpoint."""
+        kept = self.read()
+        if kept is None:
+            return
+        head = await store.head()
+        if head.size < kept.size:
+            raise ForkedDatabase(
+                f"the {store.schema} database holds {head.size} events, but the service "
+                f"signed a checkpoint of size {kept.size} (root {encode_b64(kept.root)}) kept "
+                f"in {self.path}: this database is older than what was published; restore "
+                f"the newest backup, never an older one (docs/operations.md)"
+            )
+        root = await store.root(kept.size)
+        if not hmac.compare_digest(root, kept.root):
+            raise ForkedDatabase(
+                f"the {store.schema} database's log has root {encode_b64(root)} at size "
+                f"{kept.size}, but the service signed root {encode_b64(kept.root)} at that "
+                f"size (kept in {self.path}): this database holds another history"
+            )
 
 
 class Checkpointer:
     """Signs ``store``'s checkpoints from one background task."""
 
-    def __init__(self, store: EventStore, policies: Policies) -> None:
+    def __init__(
+        self, store: EventStore, policies: Policies, kept: CheckpointFile | None = None
+    ) -> None:
         self.store = store
+        self.kept = kept
         self.interval = policies.checkpoint_interval_ms / 1000
         self.max_pending = policies.checkpoint_max_pending
         self._pending = 0
@@ -43,7 +118,8 @@ class Checkpointer:
         """Sign a checkpoint of the head now (the stored one when the head has not moved)."""
         self._pending = 0
         self._due.clear()
-        return await self.store.sign_checkpoint()
+        keep = None if self.kept is None else self.kept.write
+        return await self.store.sign_checkpoint(before_publishing=keep)
 
     async def _run(self) -> None:
         while True:
@@ -58,7 +134,10 @@ class Checkpointer:
 
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[Checkpointer]:
-        """Sign one checkpoint now, then keep signing until the block exits."""
+        """Check the database against the kept checkpoint, sign one checkpoint now, then keep
+        signing until the block exits."""
+        if self.kept is not None:
+            await self.kept.check(self.store)
         await self.sign()
         self._task = asyncio.create_task(self._run(), name=f"checkpointer {self.store.origin}")
         try:

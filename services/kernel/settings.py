@@ -68,6 +68,10 @@ class LeagueSettings(BaseModel):
         """The league's private keys, one file per role, mode 0600 in a 0700 directory."""
         return self.data_dir / "keys"
 
+    def checkpoint_path(self, service: str) -> Path:
+        """Where ``service`` keeps the last checkpoint it signed, outside its database."""
+        return self.data_dir / "checkpoints" / f"{service}.checkpoint"
+
     @property
     def manifest_path(self) -> Path:
         """The signed league manifest (public: it is what ``GET /mint/manifest`` serves)."""

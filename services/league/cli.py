@@ -2,7 +2,8 @@
 
     league init [--name N] [--passphrase-file F]   create a league (keys + signed manifest)
     league keys show                               public keys and addresses
-    league db path|start|stop|status|dump FILE     the embedded PostgreSQL, a backup dump
+    league db path|start|stop|status               the embedded PostgreSQL
+    league db dump FILE | restore FILE             a backup, and its checked restore
     league migrate                                 bring the database schema up to date
     league serve [SERVICE ...] [--host H] [--port N]   serve (all services by default)
     league verify                                  re-verify the mint's log and census
@@ -37,6 +38,7 @@ from services.eventlog import PostgresEventStore, VerifySummary
 from services.eventlog.migrate import upgrade
 from services.http.openapi import openapi_document, render
 from services.kernel import database
+from services.kernel.checkpoints import CheckpointFile
 from services.kernel.compose import compose, package_version, run_until_stopped
 from services.kernel.errors import LeagueError
 from services.kernel.founding import (
@@ -173,22 +175,60 @@ def cmd_db_dump(args: argparse.Namespace) -> None:
     if args.file.exists() and not args.force:
         raise LeagueError(f"{args.file} exists: choose a new file name, or pass --force")
     settings = _settings(args).with_database()
-    dbname, password = split_password(settings.database)
+    _pg_tool("pg_dump", ["--format=custom", "--file", str(args.file)], settings.database)
+    print(f"dumped the database to {args.file} (restore with `league db restore`; see "
+          f"docs/operations.md)")
+
+
+def _pg_tool(tool: str, arguments: list[str], database_url: str) -> None:
+    """Run the embedded server's own ``tool`` (its version reads its own dumps) on
+    ``database_url``, the password in the child's environment; one line on failure."""
+    dbname, password = split_password(database_url)
     env = dict(os.environ)
     if password is not None:
         env["PGPASSWORD"] = password
-    command = [
-        str(database.embedded_tool("pg_dump")), "--format=custom", "--file", str(args.file),
-        "--dbname", dbname,
-    ]
+    command = [str(database.embedded_tool(tool)), *arguments, "--dbname", dbname]
     # A fixed program with an argument list (no shell): nothing here is parsed by a shell.
     done = subprocess.run(  # noqa: S603
         command, capture_output=True, text=True, check=False, env=env
     )
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["no message"])[-1]
-        raise LeagueError(f"pg_dump failed: {last}")
-    print(f"dumped the database to {args.file} (restore with pg_restore; see docs/operations.md)")
+        raise LeagueError(f"{tool} failed: {last}")
+
+
+def cmd_db_restore(args: argparse.Namespace) -> None:
+    if not args.file.is_file():
+        raise LeagueError(f"{args.file}: no such dump file")
+    settings = _settings(args).with_database()
+    manifest = load_manifest(settings)
+    passphrase = read_passphrase(settings)
+    keys = {name: load_service_key(settings, manifest, name, passphrase) for name in PROJECTIONS}
+    # Restored first into a scratch database and checked there: the league's own database is
+    # touched only once the dump is known to extend every checkpoint the services published.
+    with database.scratch_database(settings.database, "cz_restore") as scratch:
+        _pg_tool("pg_restore", ["--no-owner", str(args.file)], scratch)
+        _migrate(scratch)
+        asyncio.run(_check_kept(settings, manifest, keys, scratch))
+    _pg_tool("pg_restore", ["--clean", "--if-exists", "--no-owner", str(args.file)],
+             settings.database)
+    print(f"restored {args.file}: every service's log extends its last published checkpoint")
+
+
+async def _check_kept(
+    settings: LeagueSettings, manifest: LeagueManifest, keys: dict[str, SigningKey], url: str
+) -> None:
+    """Every service's log in the database at ``url`` extends the checkpoint it keeps
+    outside the database (raises ForkedDatabase naming both otherwise)."""
+    async with asyncpg.create_pool(url, min_size=1, max_size=2) as pool:
+        for name, key in keys.items():
+            await _kept(settings, name, key, manifest).check(_store(pool, manifest, name, key))
+
+
+def _kept(
+    settings: LeagueSettings, name: str, key: SigningKey, manifest: LeagueManifest
+) -> CheckpointFile:
+    return CheckpointFile(settings.checkpoint_path(name), f"{manifest.league}/{name}", key.public)
 
 
 def _migrate(database_url: str) -> None:
@@ -234,7 +274,7 @@ def cmd_verify(args: argparse.Namespace) -> None:
     settings = _settings(args).with_database()
     manifest = load_manifest(settings)
     key = load_service_key(settings, manifest, "mint", read_passphrase(settings))
-    log_summary, census = asyncio.run(_verify_mint(settings.database, manifest, key))
+    log_summary, census = asyncio.run(_verify_mint(settings, manifest, key))
     print(
         f"mint log: {log_summary.events} events, {log_summary.subtrees} subtrees and "
         f"{log_summary.checkpoints} checkpoints verified (root {encode_b64(log_summary.root)})"
@@ -252,11 +292,12 @@ def _store(
 
 
 async def _verify_mint(
-    database_url: str, manifest: LeagueManifest, key: SigningKey
+    settings: LeagueSettings, manifest: LeagueManifest, key: SigningKey
 ) -> tuple[VerifySummary, CensusAudit]:
-    async with asyncpg.create_pool(database_url, min_size=1, max_size=2) as pool:
+    async with asyncpg.create_pool(settings.database, min_size=1, max_size=2) as pool:
         store = _store(pool, manifest, "mint", key)
-        summary = await store.verify_all(database_url=database_url)
+        await _kept(settings, "mint", key, manifest).check(store)
+        summary = await store.verify_all(database_url=settings.database)
         return summary, await audit_census(Mint(manifest, key, store))
 
 
@@ -373,6 +414,17 @@ def build_parser() -> argparse.ArgumentParser:
     dump.add_argument("file", type=Path, help="the dump file to write (pg_dump custom format)")
     dump.add_argument("--force", action="store_true", help="overwrite FILE if it exists")
     dump.set_defaults(run=cmd_db_dump)
+    restore = db_commands.add_parser(
+        "restore", help="restore a dump, if every service's log in it extends what was published",
+        description="Restore FILE (from `league db dump`) into the league's database with the "
+        "embedded server's own pg_restore, after restoring it into a scratch database and "
+        "checking that each service's log there extends the last checkpoint the service "
+        "signed (kept in LEAGUE_HOME/checkpoints). An older backup is refused: serving it "
+        "would issue serials already issued and sign a second history.",
+    )
+    restore.add_argument("file", type=Path, help="the dump to restore (pg_dump custom format)")
+    _passphrase_option(restore, "the passphrase of armored keys")
+    restore.set_defaults(run=cmd_db_restore)
 
     migrate = commands.add_parser("migrate", help="bring the database schema up to date")
     migrate.set_defaults(run=cmd_migrate)

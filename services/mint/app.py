@@ -27,7 +27,7 @@ from services.eventlog import EventStore, PostgresEventStore
 from services.http.apps import POOL, CleanupContext, Service
 from services.http.endpoints import Endpoint
 from services.http.logs import log_endpoints
-from services.kernel.checkpoints import Checkpointer
+from services.kernel.checkpoints import Checkpointer, CheckpointFile
 from services.kernel.compose import compose
 from services.kernel.founding import load_manifest, load_service_key, read_passphrase
 from services.kernel.ratelimit import TokenBuckets, source_of
@@ -116,10 +116,13 @@ def install(app: web.Application, settings: LeagueSettings) -> None:
     bind the database to this league when the app starts."""
     manifest = load_manifest(settings)
     key = load_service_key(settings, manifest, "mint", read_passphrase(settings))
-    app.cleanup_ctx.append(_open_mint(manifest, key))
+    kept = CheckpointFile(
+        settings.checkpoint_path("mint"), f"{manifest.league}/mint", key.public
+    )
+    app.cleanup_ctx.append(_open_mint(manifest, key, kept))
 
 
-def _open_mint(manifest: LeagueManifest, key: SigningKey) -> CleanupContext:
+def _open_mint(manifest: LeagueManifest, key: SigningKey, kept: CheckpointFile) -> CleanupContext:
     async def open_mint(app: web.Application) -> AsyncIterator[None]:
         store = PostgresEventStore(
             app[POOL], schema="mint", origin=f"{manifest.league}/mint", key=key
@@ -133,7 +136,7 @@ def _open_mint(manifest: LeagueManifest, key: SigningKey) -> CleanupContext:
             per_minute=manifest.policies.source_prints_per_minute,
             burst=manifest.policies.source_prints_burst,
         )
-        async with Checkpointer(store, manifest.policies).running():
+        async with Checkpointer(store, manifest.policies, kept).running():
             yield
             await stamper.close()
 

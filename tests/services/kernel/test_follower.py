@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import shutil
 from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
 
 import asyncpg
 import pytest
@@ -187,6 +189,7 @@ async def test_a_forked_history_is_refused_with_both_checkpoints(
     notary: PostgresEventStore,
     pool: asyncpg.Pool,
     server_url: str,
+    tmp_path: Path,
 ) -> None:
     """The same mint key serving another history (an old backup restored and stamped again)
     signs a checkpoint inconsistent with the one the follower verified: refused, and the two
@@ -199,7 +202,13 @@ async def test_a_forked_history_is_refused_with_both_checkpoints(
     fork_url = await asyncio.to_thread(fork.__enter__)
     try:
         await asyncio.to_thread(upgrade, fork_url)
-        forked = await serve(settings.model_copy(update={"database_url": fork_url}))
+        # The same league's keys and manifest on another host, without the checkpoint this
+        # one keeps (which would refuse the fork before it served anything).
+        elsewhere = tmp_path / "elsewhere"
+        shutil.copytree(settings.data_dir, elsewhere, ignore=shutil.ignore_patterns("checkpoints"))
+        forked = await serve(
+            settings.model_copy(update={"database_url": fork_url, "data_dir": elsewhere})
+        )
         try:
             async with LeagueClient(str(forked.make_url(""))) as other:
                 await stamp(other, manifest, 5)

@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -394,3 +395,57 @@ def test_init_publishes_the_policies_it_is_given(env: dict[str, str]) -> None:
     policies = manifest_of(env).policies
     assert (policies.stamp_work, policies.stamp_work_rise) == (1, 2)
     assert policies.source_prints_burst == 200
+
+
+async def checkpoint_size(url: str) -> int:
+    async with LeagueClient(url) as client:
+        return (await client.signed_checkpoint()).size
+
+
+def stamp_and_publish(env: dict[str, str], title: str, size: int) -> None:
+    """Serve, stamp one print, wait (bounded) until a checkpoint of ``size`` is published,
+    stop."""
+    server = Served(env)
+    try:
+        asyncio.run(stamp_one(server.url, SigningKey.generate(), title))
+        for _ in range(100):
+            if asyncio.run(checkpoint_size(server.url)) >= size:
+                break
+            time.sleep(0.1)
+        else:
+            raise AssertionError(f"no checkpoint of size {size} was published")
+    finally:
+        server.stop()
+
+
+def test_an_older_backup_is_never_served(env: dict[str, str], tmp_path: Path) -> None:
+    """issue 9 §2: dump at 1 event, stamp a second (checkpoint of size 2 published), then:
+    `league db restore` of the old dump is refused naming both sizes and changes nothing; an
+    operator who restores it by hand gets a league that refuses to serve and a verify that
+    fails; restoring the newest dump serves again."""
+    stamp_and_publish(env, "Tally", 1)
+    old, new = tmp_path / "old.dump", tmp_path / "new.dump"
+    assert league(env, "db", "dump", str(old)).returncode == 0
+    stamp_and_publish(env, "Pairing", 2)
+    assert league(env, "db", "dump", str(new)).returncode == 0
+    refused = one_line_failure(league(env, "db", "restore", str(old)))
+    assert "holds 1 events" in refused
+    assert "checkpoint of size 2" in refused
+    assert league(env, "verify").returncode == 0  # untouched by the refused restore
+    subprocess.run(
+        [str(embedded_tool("pg_restore")), "--clean", "--if-exists", "--no-owner",
+         "--dbname", env["DATABASE_URL"], str(old)],
+        capture_output=True, text=True, check=True,
+    )
+    line = one_line_failure(league(env, "serve", "--port", "0"))
+    assert "older than what was published" in line
+    assert "older than what was published" in one_line_failure(league(env, "verify"))
+    restored = league(env, "db", "restore", str(new))
+    assert restored.returncode == 0, restored.stderr
+    again = Served(env)
+    try:
+        assert asyncio.run(stamp_one(again.url, SigningKey.generate(), "Tally")) == (
+            "CZ-TALLY-0002"
+        )
+    finally:
+        again.stop()
