@@ -336,13 +336,18 @@ def _refuse(step: str, why: str) -> SchemaError:
     return SchemaError(f"not a position: the pending {step} {why}")
 
 
+def _given(value: T_ | None, step: str, field: str) -> T_:
+    """A field the pending step needs (``_pending_from`` checks them; this keeps it so when
+    asserts are off)."""
+    if value is None:
+        raise _refuse(step, f"has no {field}")
+    return value
+
+
 def _pending_cut(p: Pending, s: State, card: CardId) -> PendingCut:
-    # _pending_from checked the fields each step carries.
-    assert p.source is not None
-    assert p.candidates is not None
     actor = p.actor
-    src = card(p.source)
-    candidates = tuple(card(t) for t in p.candidates)
+    src = card(_given(p.source, "cut", "source"))
+    candidates = tuple(card(t) for t in _given(p.candidates, "cut", "candidates"))
     if src not in s.power_sources(T.SEPARATION, actor):
         raise _refuse(
             "cut",
@@ -368,9 +373,8 @@ def _pending_cut(p: Pending, s: State, card: CardId) -> PendingCut:
 
 
 def _pending_hold(p: Pending, s: State, card: CardId) -> PendingHold:
-    assert p.card is not None  # _pending_from checked the fields each step carries
     actor, defender = p.actor, 1 - p.actor
-    target = card(p.card)
+    target = card(_given(p.card, "hold", "card"))
     if not s.power_sources(T.ESCROW, actor):
         raise _refuse("hold", "has no Escrow of the actor's, nor a Model copying it (I.7 HOLD)")
     if s.hostage >= 0:
@@ -393,9 +397,8 @@ def _pending_hold(p: Pending, s: State, card: CardId) -> PendingHold:
 
 
 def _pending_drill(p: Pending, s: State, card: CardId) -> PendingDrill:
-    assert p.card is not None  # _pending_from checked the fields each step carries
     actor, defender = p.actor, 1 - p.actor
-    target = card(p.card)
+    target = card(_given(p.card, "drill", "card"))
     if s.loc[target] != CHAIN + defender or not s.up[target]:
         raise _refuse("drill", "challenges no face-up card of the opponent's (Book II NO-GO)")
     if not _spent_sources(s, T.NOGO, actor):
@@ -408,13 +411,10 @@ def _pending_drill(p: Pending, s: State, card: CardId) -> PendingDrill:
 
 
 def _pending_place(p: Pending, s: State, card: CardId) -> PendingPlace:
-    # _pending_from checked the fields each step carries.
-    assert p.chain is not None
-    assert p.placed is not None
-    assert p.remaining is not None
-    placed = tuple(card(t) for t in p.placed)
-    remaining = tuple(card(t) for t in p.remaining)
-    chain = s.chains[p.chain]
+    placed = tuple(card(t) for t in _given(p.placed, "place", "placed"))
+    remaining = tuple(card(t) for t in _given(p.remaining, "place", "remaining"))
+    turned = _given(p.chain, "place", "chain")
+    chain = s.chains[turned]
     if len(remaining) < 2 or sorted(placed + remaining) != sorted(chain):
         raise _refuse(
             "place",
@@ -427,7 +427,7 @@ def _pending_place(p: Pending, s: State, card: CardId) -> PendingPlace:
             "follows no spent Turn (nor a spent Model beside it) in the actor's chain "
             "(Book II TURN, R-08)",
         )
-    return (P_PLACE, p.actor, p.chain, placed, remaining)
+    return (P_PLACE, p.actor, turned, placed, remaining)
 
 
 def _spent_sources(s: State, title: int, seat: int) -> list[int]:

@@ -261,12 +261,11 @@ async def _leaf_pass(
         workers = (os.cpu_count() or 1) if auto else 1
     if workers > 1 and database_url is None:
         raise ValueError("verifying on several processes needs the database URL")
-    if workers <= 1 or size == 0:
+    if workers <= 1 or size == 0 or database_url is None:
         pages = _Pages(size)
         done = await _verify_pages(conn, log._sql, log.public_key, pages)
         bad, hashes = _in_order(pages, done)
         return bad, hashes, 1, 0.0
-    assert database_url is not None  # refused above when workers > 1
     snapshot: str = await conn.fetchval("SELECT pg_export_snapshot()")
     if not _SNAPSHOT_ID.fullmatch(snapshot):
         raise EventLogError(f"unexpected snapshot id {snapshot!r}")

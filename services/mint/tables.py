@@ -17,7 +17,7 @@ from typing import Any
 
 from ledger.manifest import LeagueManifest
 from ledger.print_runs import RUN_FINISHES
-from services.eventlog import EventStore, StoreTransaction
+from services.eventlog import EventLogError, EventStore, StoreTransaction
 from services.kernel.errors import LeagueError
 
 
@@ -104,7 +104,8 @@ async def read_group(
         sorted({k for k, _ in request_keys}),
         day,
     )
-    assert row is not None  # a SELECT without FROM returns exactly one row
+    if row is None:  # a SELECT without FROM returns exactly one row: never, from PostgreSQL
+        raise EventLogError("the stamping transaction's group read returned no row")
     runs_json, answered, used = row
     return GroupState(
         stamped={(title, finish): n for title, finish, n in json.loads(runs_json)},
