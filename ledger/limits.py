@@ -57,8 +57,3 @@ MAX_RUN_TOTAL = 9999
 
 #: Largest count of notes of one denomination (note serial numbers have six digits).
 MAX_NOTES_PER_DENOMINATION = 999_999
-
-#: Argon2id parameters a save code header may ask for: anything above is refused unread, so a
-#: hostile code cannot make a client spend gigabytes or minutes before the passphrase is tried.
-MAX_KDF_OPSLIMIT = 10
-MAX_KDF_MEMLIMIT = 1024 * MIB

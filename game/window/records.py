@@ -4,7 +4,7 @@ A record (docs/formats.md, "Table records") is JSON::
 
     {"format": "cz-table-record/1",
      "deal": {"table": "market", "seed": 7},
-     "actions": ["build Tally", "collect", ...]}
+     "actions": ["build Escrow", "build Pairing", "build Separation", "collect", ...]}
 
 ``deal`` is either a seeded convening (``base`` or ``market`` with ``seed``) or an explicit
 deal (``table: "deal"`` with ``hands``, ``market``, ``aside``). Replaying refuses the first
