@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from ledger.errors import LedgerError, VerificationError
+from ledger.errors import LedgerError, RetryLater, SchemaError, VerificationError
+
+#: Seconds a client is told to wait (``Retry-After``) when the store is unavailable.
+STORE_RETRY_AFTER = 5
 
 
 class EventLogError(LedgerError):
@@ -21,8 +24,24 @@ class StreamConflict(EventLogError):
         self.actual = actual
 
 
-class StoreUnavailable(EventLogError):
-    """The database refused or failed an operation (connection lost, SQL error, timeout)."""
+class StoreUnavailable(EventLogError, RetryLater):
+    """The database refused or failed an operation (connection lost, SQL error, timeout).
+
+    A refusal that lifts by itself: it answers with ``Retry-After``. Its message says only
+    that the service is unavailable; the cause goes to the server's log, never to a client.
+    """
+
+    def __init__(
+        self,
+        message: str = "the service is unavailable; try again shortly",
+        retry_after: int = STORE_RETRY_AFTER,
+    ) -> None:
+        super().__init__(message, retry_after)
+
+
+class StoreValueRefused(SchemaError, EventLogError):
+    """A value the database cannot hold (an integer beyond 64 bits, say): the request's
+    fault, never the database's."""
 
 
 class StoreIntegrityError(EventLogError):

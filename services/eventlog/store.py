@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from contextlib import asynccontextmanager
 from datetime import datetime
@@ -48,6 +49,7 @@ from services.eventlog.errors import (
     EventLogError,
     StoreIntegrityError,
     StoreUnavailable,
+    StoreValueRefused,
     StreamConflict,
 )
 from services.eventlog.sql import Statements
@@ -56,6 +58,8 @@ T = TypeVar("T")
 
 #: A clock a test gives the store in place of the database's.
 Clock = Callable[[], datetime]
+
+log = logging.getLogger(__name__)
 
 MAX_BATCH = 50_000
 MAX_READ = 10_000
@@ -74,17 +78,36 @@ def _event(row: asyncpg.Record) -> Event:
     )
 
 
+#: What asyncpg raises for a value that cannot be sent as its column's type (an integer
+#: beyond 64 bits): the client-side ``DataError``, not SQLSTATE class 22's of the same name.
+_ClientDataError: type[Exception] = asyncpg.exceptions._base.DataError
+
+
 @asynccontextmanager
 async def _wrapped() -> AsyncIterator[None]:
-    """Turn driver failures into :class:`StoreUnavailable`; our own errors pass through."""
+    """Turn driver failures into store errors; our own errors pass through.
+
+    A value the database cannot hold (asyncpg's client-side ``DataError``, or SQLSTATE class
+    22) is :class:`StoreValueRefused` (the request's fault, a 422); a lost connection, an
+    unreachable server or a driver in a broken state (``InternalClientError``) is
+    :class:`StoreUnavailable` (503 with Retry-After). Their messages name no internals: the
+    cause is logged here, for the operator.
+    """
     try:
         yield
     except LedgerError:
         raise
     except asyncpg.IntegrityConstraintViolationError as exc:
-        raise StoreIntegrityError(f"the database refused the write: {exc}") from exc
-    except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError) as exc:
-        raise StoreUnavailable(f"event store failure: {exc.__class__.__name__}: {exc}") from exc
+        log.warning("the database refused a write: %s: %s", type(exc).__name__, exc)
+        raise StoreIntegrityError("the database refused the write") from exc
+    except (_ClientDataError, asyncpg.DataError) as exc:
+        log.info("the database refused a value: %s: %s", type(exc).__name__, exc)
+        raise StoreValueRefused("a value of the request is out of the range the log holds") from exc
+    except (
+        asyncpg.PostgresError, asyncpg.InterfaceError, asyncpg.InternalClientError, OSError
+    ) as exc:
+        log.warning("event store unavailable: %s: %s", type(exc).__name__, exc)
+        raise StoreUnavailable() from exc
 
 
 class PostgresTransaction:

@@ -16,7 +16,8 @@ from aiohttp import web
 
 from ledger.api.problems import ProblemType
 from services.http.endpoints import Endpoint, add_endpoints
-from services.http.problems import problem_middleware, problem_types
+from services.http.limits import LIMITS, ServerLimits
+from services.http.problems import neutral_server_header, problem_middleware, problem_types
 
 #: The connection pool every service of an app shares (one process, one pool).
 POOL = web.AppKey("pool", asyncpg.Pool)
@@ -57,11 +58,15 @@ PROBLEM_ENDPOINTS = (
 
 
 def new_app(endpoints: Iterable[Endpoint], *, max_body: int = DEFAULT_MAX_BODY) -> web.Application:
-    """An app serving ``endpoints`` with the problem middleware, the body bound, and
-    ``/problems/{slug}`` describing exactly the problem types those endpoints can answer."""
+    """An app serving ``endpoints`` with the problem middleware, the body bound, the
+    published limits (``app[LIMITS]``, which a test may replace before serving), a neutral
+    ``Server`` header, and ``/problems/{slug}`` describing exactly the problem types those
+    endpoints can answer."""
     served = (*endpoints, *PROBLEM_ENDPOINTS)
     app = web.Application(client_max_size=max_body, middlewares=[problem_middleware])
     app[PROBLEM_TYPES] = catalog_of(served)
+    app[LIMITS] = ServerLimits()
+    app.on_response_prepare.append(neutral_server_header)
     add_endpoints(app, served)
     return app
 

@@ -79,6 +79,9 @@ def _route_handler(endpoint: Endpoint) -> Callable[[web.Request], Awaitable[web.
 
 
 def add_endpoints(app: web.Application, endpoints: Iterable[Endpoint]) -> None:
-    """Register each endpoint's route on ``app``."""
+    """Register each endpoint's route on ``app``; every GET answers HEAD too."""
     for endpoint in endpoints:
-        app.router.add_route(endpoint.method, endpoint.path, _route_handler(endpoint))
+        if endpoint.method == "GET":
+            app.router.add_get(endpoint.path, _route_handler(endpoint), allow_head=True)
+        else:
+            app.router.add_route(endpoint.method, endpoint.path, _route_handler(endpoint))

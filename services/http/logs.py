@@ -18,6 +18,9 @@ from ledger.limits import MAX_FEED_PAGE
 from services.eventlog import EventStore
 from services.http.endpoints import Endpoint
 
+#: The largest seq or tree size a query names: the log's BIGINT (64-bit signed) columns.
+INT64_MAX = 2**63 - 1
+
 
 class LogQuery(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -26,22 +29,24 @@ class LogQuery(BaseModel):
 class FeedQuery(LogQuery):
     """Which events of a feed to read."""
 
-    after: int = Field(default=-1, ge=-1, description="Return events with seq greater than this")
+    after: int = Field(
+        default=-1, ge=-1, le=INT64_MAX, description="Return events with seq greater than this"
+    )
     limit: int = Field(default=100, ge=1, le=MAX_FEED_PAGE, description="At most this many")
 
 
 class InclusionQuery(LogQuery):
     """Which leaf, in which tree."""
 
-    index: int = Field(ge=0, description="The event's seq (its leaf index)")
-    size: int = Field(ge=1, description="The tree size, e.g. of a signed checkpoint")
+    index: int = Field(ge=0, le=INT64_MAX, description="The event's seq (its leaf index)")
+    size: int = Field(ge=1, le=INT64_MAX, description="The tree size, e.g. of a signed checkpoint")
 
 
 class ConsistencyQuery(LogQuery):
     """Which two trees."""
 
-    first: int = Field(ge=0, description="The older tree size")
-    second: int = Field(ge=0, description="The newer tree size")
+    first: int = Field(ge=0, le=INT64_MAX, description="The older tree size")
+    second: int = Field(ge=0, le=INT64_MAX, description="The newer tree size")
 
 
 def log_endpoints(service: str, log_key: web.AppKey[EventStore]) -> tuple[Endpoint, ...]:

@@ -74,6 +74,7 @@ HTTP_SLUGS: dict[int, str] = {
     400: "bad-request",
     404: "not-found",
     405: "method-not-allowed",
+    408: "request-timeout",
     413: "too-large",
     415: "unsupported-media-type",
     500: "internal",
@@ -84,11 +85,17 @@ HTTP_DESCRIPTIONS: dict[str, str] = {
     "bad-request": "A request the server could not read as HTTP.",
     "not-found": "Nothing is served at this path.",
     "method-not-allowed": "This path does not answer this method; the detail names those it does.",
+    "request-timeout": "The request's body did not arrive within the server's published read "
+    "timeout; the connection is closed.",
     "internal": "The server failed to answer; the cause is in the operator's log, never here.",
 }
 
-#: What any endpoint may answer: an unknown path or method, an unreadable request, a failure.
-EVERY_ENDPOINT: tuple[type[e.LedgerError], ...] = (store.StoreUnavailable,)
+#: What the server says it is, in every answer's ``Server`` header (never a version).
+SERVER_NAME = "league"
+
+#: What any endpoint may answer: the store unavailable, or every connection the server serves
+#: at once taken (``overloaded``, answered as the connection opens).
+EVERY_ENDPOINT: tuple[type[e.LedgerError], ...] = (store.StoreUnavailable, e.Overloaded)
 #: What an endpoint with a JSON body may answer besides.
 BODY_REFUSALS: tuple[type[e.LedgerError], ...] = (
     e.DecodeError,
@@ -144,7 +151,7 @@ def problem_response(
     slug: str,
     status: int,
     detail: str,
-    request: web.Request,
+    request: web.BaseRequest,
     headers: Mapping[str, str] | None = None,
 ) -> web.Response:
     """A problem+json answer for ``request`` (``headers`` such as Retry-After added)."""
@@ -155,9 +162,11 @@ def problem_response(
         detail=detail,
         instance=request.path,
     )
-    return web.Response(
+    response = web.Response(
         status=status, text=problem.model_dump_json(), content_type=PROBLEM_JSON, headers=headers
     )
+    response.headers["Server"] = SERVER_NAME
+    return response
 
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -165,7 +174,8 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 @web.middleware
 async def problem_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """Turn every refusal into problem+json; never a traceback, never a secret."""
+    """Turn every refusal into problem+json; never a traceback, never a secret. A client
+    that vanished mid-request is no error: one debug line, and nothing to answer."""
     try:
         return await handler(request)
     except e.LedgerError as exc:
@@ -178,13 +188,38 @@ async def problem_middleware(request: web.Request, handler: Handler) -> web.Stre
         if exc.status < 400:
             raise
         slug = HTTP_SLUGS.get(exc.status, "bad-request" if exc.status < 500 else "internal")
-        return problem_response(slug, exc.status, _http_detail(exc, request), request)
+        headers = {"Allow": exc.headers["Allow"]} if "Allow" in exc.headers else None
+        answer = problem_response(slug, exc.status, _http_detail(exc, request), request, headers)
+        if exc.status == 408:
+            answer.force_close()
+        return answer
+    except ConnectionResetError:
+        if not client_gone(request):
+            log.exception("unhandled error answering %s %s", request.method, request.path)
+            return _internal(request)
+        log.debug("client went away during %s %s", request.method, request.path)
+        # Never delivered (the connection is gone); aiohttp drops it quietly.
+        return problem_response("bad-request", 400, "the client closed the connection", request)
     except Exception:
         log.exception("unhandled error answering %s %s", request.method, request.path)
-        return problem_response(
-            "internal", 500, "the server failed to answer; the operator's log has the cause",
-            request,
-        )
+        return _internal(request)
+
+
+def client_gone(request: web.BaseRequest) -> bool:
+    """Whether the client's connection is closed (it disconnected, or was timed out)."""
+    transport = request.transport
+    return transport is None or transport.is_closing()
+
+
+def _internal(request: web.Request) -> web.Response:
+    return problem_response(
+        "internal", 500, "the server failed to answer; the operator's log has the cause", request
+    )
+
+
+async def neutral_server_header(request: web.Request, response: web.StreamResponse) -> None:
+    """An ``on_response_prepare`` hook: the ``Server`` header never names aiohttp's version."""
+    response.headers["Server"] = SERVER_NAME
 
 
 def _http_detail(exc: web.HTTPException, request: web.Request) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib.metadata
+import logging
 import signal
 import sys
 from collections.abc import Awaitable, Callable, Sequence
@@ -19,7 +20,11 @@ from aiohttp import web
 from services.eventlog import StoreUnavailable
 from services.http.apps import POOL, Service, new_app, pool_context
 from services.http.openapi import openapi_document, render
+from services.http.serving import serving, throttled_logs
+from services.kernel.founding import load_manifest
 from services.kernel.settings import LeagueSettings
+
+log = logging.getLogger(__name__)
 
 PACKAGE = "the-window-league"
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -27,8 +32,8 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 def compose(settings: LeagueSettings, services: Sequence[Service]) -> web.Application:
     """One app serving ``services`` over the database at ``settings.database_url``, with
-    each service's OpenAPI document at ``/<service>/openapi.json``, an index at ``/`` and a
-    health check at ``/health``."""
+    each service's OpenAPI document at ``/<service>/openapi.json``, an index at ``/`` (naming
+    the league as its manifest does) and a health check at ``/health``."""
     app = new_app(
         [endpoint for service in services for endpoint in service.endpoints],
         max_body=max(service.max_body for service in services),
@@ -38,7 +43,7 @@ def compose(settings: LeagueSettings, services: Sequence[Service]) -> web.Applic
     for service in services:
         service.install(app, settings)
         app.router.add_get(f"/{service.name}/openapi.json", _document(service, version))
-    app.router.add_get("/", _index(services, version))
+    app.router.add_get("/", _index(load_manifest(settings).name, services, version))
     app.router.add_get("/health", health)
     return app
 
@@ -47,8 +52,11 @@ async def health(request: web.Request) -> web.Response:
     """200 when the server answers and its database does; a 503 problem otherwise."""
     try:
         await request.app[POOL].fetchval("SELECT 1")
-    except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError) as exc:
-        raise StoreUnavailable(f"the database does not answer: {type(exc).__name__}") from None
+    except (
+        asyncpg.PostgresError, asyncpg.InterfaceError, asyncpg.InternalClientError, OSError
+    ) as exc:
+        log.warning("health check: the database does not answer: %s: %s", type(exc).__name__, exc)
+        raise StoreUnavailable("the service is unavailable: its database does not answer") from None
     return web.json_response({"status": "ok"})
 
 
@@ -69,9 +77,9 @@ def _document(service: Service, version: str) -> Handler:
     return openapi
 
 
-def _index(services: Sequence[Service], version: str) -> Handler:
+def _index(league: str, services: Sequence[Service], version: str) -> Handler:
     index = {
-        "name": "THE WINDOW league",
+        "name": league,
         "version": version,
         "services": [
             {
@@ -91,19 +99,23 @@ def _index(services: Sequence[Service], version: str) -> Handler:
 
 
 async def run_until_stopped(app: web.Application, host: str, port: int) -> None:
-    """Serve ``app`` until SIGINT or SIGTERM; print the address actually bound (port 0 works)."""
-    runner = web.AppRunner(app, handle_signals=False, access_log=None)
-    await runner.setup()
+    """Serve ``app`` until SIGINT or SIGTERM; print the address actually bound (port 0 works).
+
+    The signal handlers are installed before anything else, so a signal at any moment after
+    start-up (even right after the ``serving on`` line, or before it) stops the server
+    cleanly. The server's log is throttled while it serves.
+    """
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    signals = (signal.SIGINT, signal.SIGTERM)
+    for signum in signals:
+        loop.add_signal_handler(signum, stop.set)
     try:
-        site = web.TCPSite(runner, host, port)
-        await site.start()
-        for bound in runner.addresses:
-            print(f"serving on http://{bound[0]}:{bound[1]}", flush=True)
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(signum, stop.set)
-        await stop.wait()
-        print("stopping", file=sys.stderr, flush=True)
+        async with throttled_logs(), serving(app, host, port) as runner:
+            for bound in runner.addresses:
+                print(f"serving on http://{bound[0]}:{bound[1]}", flush=True)
+            await stop.wait()
+            print("stopping", file=sys.stderr, flush=True)
     finally:
-        await runner.cleanup()
+        for signum in signals:
+            loop.remove_signal_handler(signum)
