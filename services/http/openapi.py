@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic.json_schema import JsonSchemaMode, JsonSchemaValue, models_json_schema
 
+from ledger.address import ALPHABET as ADDRESS_ALPHABET
 from ledger.api.problems import PROBLEM_JSON, Problem
 from services.http.apps import PROBLEM_ENDPOINTS, Service, catalog_of
 from services.http.endpoints import Endpoint
@@ -26,6 +27,24 @@ PATH_PARAM = re.compile(r"\{(\w+)\}")
 
 #: The plain HTTP problems every endpoint can answer: an unreadable request, a failure.
 EVERY_ENDPOINT_HTTP = ("bad-request", "internal")
+#: ... an endpoint with a path parameter besides: nothing there (an unknown slug, say).
+PATH_PARAM_HTTP = ("not-found",)
+#: ... an endpoint with a body besides: the body not arriving within the read timeout.
+BODY_HTTP = ("request-timeout",)
+
+_SYMBOL = f"[{re.escape(ADDRESS_ALPHABET)}]"
+#: What each path parameter is, by name: an address in its canonical spelling (the server
+#: also reads lenient ones), a problem slug.
+PATH_PARAM_SCHEMAS: dict[str, dict[str, Any]] = {
+    "address": {
+        "type": "string",
+        "pattern": f"^CZ-{_SYMBOL}{{4}}-{_SYMBOL}{{4}}-{_SYMBOL}{{4}}$",
+        "description": "An address, CZ-XXXX-XXXX-XXXX: ten Crockford base32 symbols of the "
+        "key's hash and two check symbols (any other spelling the check refuses is "
+        "bad-address)",
+    },
+    "slug": {"type": "string", "pattern": "^[a-z][a-z0-9-]{0,63}$"},
+}
 
 ModelKey = tuple[type[BaseModel], JsonSchemaMode]
 
@@ -45,10 +64,14 @@ def _models(endpoints: tuple[Endpoint, ...]) -> list[ModelKey]:
 
 
 def _parameters(ep: Endpoint) -> list[dict[str, Any]]:
-    params: list[dict[str, Any]] = [
-        {"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
-        for name in PATH_PARAM.findall(ep.path)
-    ]
+    params: list[dict[str, Any]] = []
+    for name in PATH_PARAM.findall(ep.path):
+        schema = dict(PATH_PARAM_SCHEMAS.get(name, {"type": "string"}))
+        path_param: dict[str, Any] = {"name": name, "in": "path", "required": True}
+        if "description" in schema:
+            path_param["description"] = schema.pop("description")
+        path_param["schema"] = schema
+        params.append(path_param)
     if ep.query is not None:
         schema = ep.query.model_json_schema(ref_template=REF_TEMPLATE)
         required = set(schema.get("required", ()))
@@ -66,7 +89,12 @@ def _problem_answers(ep: Endpoint) -> dict[str, Any]:
     """One response per status the endpoint can answer, naming the problem types behind it."""
     http_status = {slug: status for status, slug in HTTP_SLUGS.items()}
     slugs: dict[int, set[str]] = {}
-    for slug in EVERY_ENDPOINT_HTTP:
+    http: tuple[str, ...] = EVERY_ENDPOINT_HTTP
+    if PATH_PARAM.search(ep.path):
+        http += PATH_PARAM_HTTP
+    if ep.body is not None:
+        http += BODY_HTTP
+    for slug in http:
         slugs.setdefault(http_status[slug], set()).add(slug)
     for error in ep.refusals:
         slug, status = problem_of(error)
