@@ -64,13 +64,23 @@ def _check_hash(text: str, info: ValidationInfo) -> str:
     return text
 
 
-# Validators raise our own typed errors, which pydantic passes through untouched.
+# Validators raise our own typed errors, which pydantic passes through untouched. The schema
+# patterns only document the shape (an OpenAPI reader sees it); the validators decide, with
+# their own error (a wrong key is `bad-key`, not a pattern mismatch).
+_B64URL_32 = {"pattern": "^[A-Za-z0-9_-]{43}$"}
+_B64URL_64 = {"pattern": "^[A-Za-z0-9_-]{86}$"}
 #: A public key on the wire: canonical unpadded base64url of 32 bytes (an Ed25519 key).
-KeyText = Annotated[str, Field(max_length=64), AfterValidator(_check_key)]
+KeyText = Annotated[
+    str, Field(max_length=64, json_schema_extra=_B64URL_32), AfterValidator(_check_key)
+]
 #: A signature on the wire: canonical unpadded base64url of 64 bytes.
-SignatureText = Annotated[str, Field(max_length=128), AfterValidator(_check_signature)]
+SignatureText = Annotated[
+    str, Field(max_length=128, json_schema_extra=_B64URL_64), AfterValidator(_check_signature)
+]
 #: A SHA-256 hash on the wire: canonical unpadded base64url of 32 bytes.
-HashText = Annotated[str, Field(max_length=64), AfterValidator(_check_hash)]
+HashText = Annotated[
+    str, Field(max_length=64, json_schema_extra=_B64URL_32), AfterValidator(_check_hash)
+]
 #: A placeholder signature (64 zero bytes) for validating fields before they are signed.
 _UNSIGNED = encode_b64url(bytes(SIGNATURE_SIZE))
 #: A list on the wire, held as a tuple (JSON arrays validate; the items stay strict).
