@@ -114,7 +114,8 @@ def _operation(ep: Endpoint, refs: dict[ModelKey, JsonSchemaValue]) -> dict[str,
     if ep.response is str:
         content = {"text/plain": {"schema": {"type": "string"}}}
     else:
-        assert issubclass(ep.response, BaseModel)  # a response is a model class or str
+        if not issubclass(ep.response, BaseModel):
+            raise TypeError(f"{ep.operation_id} answers neither a model nor text")
         content = {"application/json": {"schema": refs[(ep.response, "serialization")]}}
     operation: dict[str, Any] = {"operationId": ep.operation_id, "summary": ep.summary}
     if ep.description:

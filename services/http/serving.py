@@ -100,8 +100,8 @@ class GuardedRequestHandler(web.RequestHandler):
             log.warning(
                 "connection limit (%d) reached: a new connection is refused", manager.limit
             )
-            assert isinstance(transport, asyncio.Transport)
-            transport.write(OVERLOADED_ANSWER)
+            if isinstance(transport, asyncio.WriteTransport):
+                transport.write(OVERLOADED_ANSWER)
             transport.close()
             # Never registered with the manager, never parsed: connection_lost and
             # data_received have nothing to do for it.
