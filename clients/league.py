@@ -1,4 +1,4 @@
-"""An API client of a league server (aiohttp): the mint now, the treasury and notary later.
+"""An API client of a league server (aiohttp): the mint and the notary now, the treasury later.
 
 Every problem+json answer becomes a :class:`LeagueProblem` (a ``LedgerError``, so ``cz`` prints
 it on one line like any other refusal). Answers are parsed into the services' own models, and
@@ -21,9 +21,11 @@ from yarl import URL
 
 from ledger.api.logs import ConsistencyProof, Feed, InclusionProof
 from ledger.api.mint import Census, OwnerCensus, StampAnswer, Stamped
+from ledger.api.notary import Conflict, FraudConflict, NotarizeAnswer, Provenance
 from ledger.api.problems import PROBLEM_JSON, Problem
 from ledger.certificates import PrintCertificate
 from ledger.checkpoint import Checkpoint
+from ledger.endorsements import Chain
 from ledger.errors import (
     DecodeError,
     LedgerError,
@@ -58,6 +60,15 @@ class LeagueProblem(LedgerError):
     @property
     def status(self) -> int:
         return self.problem.status
+
+
+class NotaryConflict(LeagueProblem):
+    """The notary refused endorsements that conflict with the ones it recorded first: each
+    conflict carries the prior record's receipt and the fraud proof (Book V.6)."""
+
+    def __init__(self, problem: FraudConflict) -> None:
+        super().__init__(problem)
+        self.conflicts: list[Conflict] = problem.conflicts
 
 
 class LeagueUnreachable(LedgerError):
@@ -184,6 +195,10 @@ class LeagueClient:
                 return LeagueProblem(Problem.model_validate_json(text))
             except ValidationError:
                 pass
+            try:  # the notary's 409 carries its conflicts as an extension member
+                return NotaryConflict(FraudConflict.model_validate_json(text))
+            except ValidationError:
+                pass
         return SchemaError(f"the league answered {status} without a problem document")
 
     async def _json(self, model: type[M], method: str, path: str, **kwargs: Any) -> M:
@@ -229,6 +244,23 @@ class LeagueClient:
 
     async def owner(self, address: str) -> OwnerCensus:
         return await self._json(OwnerCensus, "GET", f"/ledger/owners/{address}")
+
+    # -- the notary ------------------------------------------------------------------------
+
+    async def notarize(
+        self, chains: Sequence[Chain] | None = None, *, slip: str | None = None
+    ) -> NotarizeAnswer:
+        """Notarize whole chains (or an armored slip): a receipt per hop, in order; a conflict
+        with a recorded hop raises :class:`NotaryConflict` with the fraud proofs. Check each
+        receipt offline with ``Receipt.check(notary_key, endorsement)``."""
+        body: dict[str, Any] = (
+            {"slip": slip} if chains is None else {"chains": [c.to_wire() for c in chains]}
+        )
+        return await self._json(NotarizeAnswer, "POST", "/notary/endorsements", json=body)
+
+    async def provenance(self, serial: str) -> Provenance:
+        """One print's whole life as the notary knows it (Book V.8)."""
+        return await self._json(Provenance, "GET", f"/provenance/{serial}")
 
     # -- every service's log ----------------------------------------------------------------
 

@@ -138,3 +138,11 @@ class UnsupportedMediaType(DecodeError):
 
 class InsufficientWork(LedgerError):
     """A presented print whose proof-of-work nonce does not meet what its run costs now."""
+
+
+class NotStamped(VerificationError):
+    """A certificate the issuer's log (as the notary follows it) never issued."""
+
+
+class UnknownSerial(LedgerError):
+    """A serial nobody has issued: outside the league's runs, or not stamped yet."""

@@ -10,8 +10,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import ClassVar, TypeVar
 
-from ledger.certificates import PrintCertificate
+from ledger.certificates import EventIndex, IssueNumber, PrintCertificate
+from ledger.endorsements import Endorsement
 from ledger.errors import SchemaError
+from ledger.fraud import FraudProof
 from ledger.leaf import Event, NewEvent
 from ledger.requests import RequestId
 from ledger.wire import WireModel
@@ -52,6 +54,52 @@ class PrintStamped(EventBody):
 
 #: The mint log's event types.
 MINT_EVENTS: Mapping[str, type[EventBody]] = {PrintStamped.TYPE: PrintStamped}
+
+
+# -- the notary ------------------------------------------------------------------------------
+
+
+def item_stream(serial: str) -> str:
+    """The notary's stream of one item: its recorded hops and refused conflicts."""
+    return f"item/{serial}"
+
+
+class HopRecorded(EventBody):
+    """The first endorsement recorded at (serial, issue, hop): it moves the item to ``to``
+    (Book V.6: "the first endorsement recorded at each hop wins")."""
+
+    TYPE: ClassVar[str] = "hop-recorded"
+    WHAT = "hop-recorded event"
+
+    #: The issue of the certificate the chain starts from (a re-issue starts a new chain).
+    issue: IssueNumber
+    endorsement: Endorsement
+
+    def stream(self) -> str:
+        return item_stream(self.endorsement.serial)
+
+
+class ConflictRefused(EventBody):
+    """A different endorsement at a recorded hop, refused: ``proof.first`` is the recorded
+    one, ``proof.second`` the refused one, both signed by the same holder (Book V.7)."""
+
+    TYPE: ClassVar[str] = "conflict-refused"
+    WHAT = "conflict-refused event"
+
+    issue: IssueNumber
+    #: The ``seq`` of the notary's ``hop-recorded`` event that holds ``proof.first``.
+    prior: EventIndex
+    proof: FraudProof
+
+    def stream(self) -> str:
+        return item_stream(self.proof.first.serial)
+
+
+#: The notary log's event types.
+NOTARY_EVENTS: Mapping[str, type[EventBody]] = {
+    HopRecorded.TYPE: HopRecorded,
+    ConflictRefused.TYPE: ConflictRefused,
+}
 
 
 def parse_event(event: Event, types: Mapping[str, type[EventBody]]) -> EventBody:

@@ -55,6 +55,8 @@ PROBLEMS: dict[type[e.LedgerError], ProblemSpec] = {
     e.StaleRequest: ProblemSpec("stale-request", 422),
     e.RunExhaustedError: ProblemSpec("run-exhausted", 409),
     e.InsufficientWork: ProblemSpec("insufficient-work", 422),
+    e.NotStamped: ProblemSpec("not-stamped", 422),
+    e.UnknownSerial: ProblemSpec("unknown-serial", 404),
     e.RequestIdReused: ProblemSpec("request-id-reused", 409),
     e.WrongPassphraseError: ProblemSpec("wrong-passphrase", 401),
     e.RetryLater: ProblemSpec("retry-later", 503),

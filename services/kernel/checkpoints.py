@@ -107,6 +107,9 @@ class Checkpointer:
         self._pending = 0
         self._due = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        #: The checkpoint signed last, and an event set (then replaced) at each new one.
+        self.latest: Checkpoint | None = None
+        self._signed = asyncio.Event()
         store.on_commit(self._appended)
 
     def _appended(self, count: int) -> None:
@@ -119,7 +122,26 @@ class Checkpointer:
         self._pending = 0
         self._due.clear()
         keep = None if self.kept is None else self.kept.write
-        return await self.store.sign_checkpoint(before_publishing=keep)
+        checkpoint = await self.store.sign_checkpoint(before_publishing=keep)
+        self.latest = checkpoint
+        signed, self._signed = self._signed, asyncio.Event()
+        signed.set()
+        return checkpoint
+
+    async def covering(self, size: int, within: float) -> Checkpoint | None:
+        """The first checkpoint of at least ``size`` leaves, asking the background task to
+        sign one now if none is; None if it has not ``within`` seconds (the database
+        down, say). A receipt needs a checkpoint that covers its event."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + within
+        while self.latest is None or self.latest.size < size:
+            remaining = deadline - loop.time()
+            if remaining <= 0 or self._task is None:
+                return None
+            self._due.set()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._signed.wait(), remaining)
+        return self.latest
 
     async def _run(self) -> None:
         while True:

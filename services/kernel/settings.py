@@ -2,8 +2,9 @@
 
 Everything comes from the environment with a default, and the CLI may override host and port:
 ``LEAGUE_HOME`` (the data directory; default from platformdirs), ``DATABASE_URL`` (else the
-embedded PostgreSQL in the data directory), ``LEAGUE_HOST`` and ``LEAGUE_PORT``, and
-``LEAGUE_PASSPHRASE_FILE`` when the league's keys are passphrase-armored.
+embedded PostgreSQL in the data directory), ``LEAGUE_HOST`` and ``LEAGUE_PORT``,
+``LEAGUE_PASSPHRASE_FILE`` when the league's keys are passphrase-armored, and ``MINT_URL``
+(where a service that follows the mint reads its feed; default: this server's own address).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ SOURCES = {
     "host": "--host or LEAGUE_HOST",
     "port": "--port or LEAGUE_PORT",
     "passphrase_file": "--passphrase-file or LEAGUE_PASSPHRASE_FILE",
+    "mint_url": "MINT_URL",
 }
 DEFAULT_PORT = 8080
 
@@ -40,6 +42,9 @@ class LeagueSettings(BaseModel):
     host: str = DEFAULT_HOST
     port: int = Field(default=DEFAULT_PORT, ge=0, le=65535)
     passphrase_file: Path | None = None
+    #: Where the mint answers, for the services that follow its feed (the notary). None: this
+    #: server's own address (the mint served beside them, as ``league serve`` does).
+    mint_url: str | None = Field(default=None, repr=False)
 
     @classmethod
     def from_env(cls, **overrides: object) -> LeagueSettings:
@@ -51,6 +56,7 @@ class LeagueSettings(BaseModel):
             "host": os.environ.get("LEAGUE_HOST") or DEFAULT_HOST,
             "port": os.environ.get("LEAGUE_PORT") or DEFAULT_PORT,
             "passphrase_file": Path(passphrase) if passphrase else None,
+            "mint_url": os.environ.get("MINT_URL") or None,
         }
         values.update({k: v for k, v in overrides.items() if v is not None})
         try:
@@ -62,6 +68,18 @@ class LeagueSettings(BaseModel):
             raise LeagueError(
                 f"{SOURCES.get(field, field)}: {error['msg'].lower()}, not {given!r}"
             ) from None
+
+    def service_url(self, service: str) -> str | None:
+        """Where ``service`` answers: its ``<SERVICE>_URL`` setting, else this server's own
+        address (loopback for a wildcard host); None when neither is known (port 0)."""
+        given = {"mint": self.mint_url}.get(service)
+        if given:
+            return given.rstrip("/")
+        if self.port == 0:
+            return None
+        host = "127.0.0.1" if self.host in ("0.0.0.0", "") else self.host  # noqa: S104
+        host = "[::1]" if host == "::" else (f"[{host}]" if ":" in host else host)
+        return f"http://{host}:{self.port}"
 
     @property
     def keys_dir(self) -> Path:

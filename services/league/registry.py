@@ -1,6 +1,6 @@
 """Every service a league runs, by name: ``league serve`` mounts them, ``league openapi``
 documents them, ``league verify`` and ``league rebuild`` fold their logs through their
-projections. The treasury and notary join here the way the mint does."""
+projections. The treasury joins here the way the mint and the notary do."""
 
 from __future__ import annotations
 
@@ -10,8 +10,10 @@ from services.http.apps import Service
 from services.kernel.projections import Projection
 from services.mint.app import SERVICE as MINT
 from services.mint.projection import PROJECTION as MINT_PROJECTION
+from services.notary.app import SERVICE as NOTARY
+from services.notary.projection import PROJECTION as NOTARY_PROJECTION
 
-SERVICES: dict[str, Service] = {service.name: service for service in (MINT,)}
+SERVICES: dict[str, Service] = {service.name: service for service in (MINT, NOTARY)}
 
 #: Each service's projection, by service name (its log lives in the schema of that name).
-PROJECTIONS: dict[str, Projection[Any]] = {"mint": MINT_PROJECTION}
+PROJECTIONS: dict[str, Projection[Any]] = {"mint": MINT_PROJECTION, "notary": NOTARY_PROJECTION}

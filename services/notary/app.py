@@ -1,0 +1,213 @@
+"""The notary's aiohttp app: routes and thin handlers over ``notarizing`` and ``provenance``."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+
+from aiohttp import web
+
+from clients.league import LeagueClient
+from ledger.api.notary import (
+    Conflict,
+    FraudConflict,
+    NotarizeAnswer,
+    NotarizeRequest,
+    Provenance,
+)
+from ledger.api.problems import PROBLEM_JSON, PROBLEM_PREFIX
+from ledger.errors import (
+    BadSignatureError,
+    ChainError,
+    FraudDetected,
+    KeyFormatError,
+    NotStamped,
+    RetryLater,
+    SerialError,
+    StaleIssueError,
+    UnknownKindError,
+    UnknownSerial,
+    VerificationError,
+)
+from ledger.keys import SigningKey
+from ledger.limits import MAX_REQUEST_BODY_BYTES
+from ledger.manifest import LeagueManifest
+from services.eventlog import EventStore, PostgresEventStore
+from services.http.apps import POOL, CleanupContext, Service
+from services.http.endpoints import Endpoint
+from services.http.logs import log_endpoints
+from services.http.problems import problem_of, title_of
+from services.kernel.checkpoints import Checkpointer, CheckpointFile
+from services.kernel.compose import compose
+from services.kernel.founding import load_manifest, load_service_key, read_passphrase
+from services.kernel.settings import LeagueSettings
+from services.notary.following import MintLink
+from services.notary.notarizing import Conflicted, Notary, Writer, submit
+from services.notary.provenance import provenance
+from services.notary.receipts import Receipts
+
+log = logging.getLogger(__name__)
+
+NOTARY = web.AppKey("notary", Notary)
+NOTARY_LOG = web.AppKey("notary_log", EventStore)
+WRITER = web.AppKey("notary_writer", Writer)
+RECEIPTS = web.AppKey("receipts", Receipts)
+
+
+async def notarize(request: web.Request, body: NotarizeRequest) -> NotarizeAnswer | web.Response:
+    submitted = await submit(request.app[NOTARY], body)
+    receipts = request.app[RECEIPTS]
+    try:
+        recorded = await request.app[WRITER].record(submitted)
+    except Conflicted as conflicted:
+        return await _conflict(request, conflicted)
+    made = await receipts.of(recorded.seqs)
+    return NotarizeAnswer(receipts=[made[seq] for seq in recorded.seqs], recorded=recorded.recorded)
+
+
+async def _conflict(request: web.Request, conflicted: Conflicted) -> web.Response:
+    """409 ``fraud``, with the prior record and the fraud proof of each conflicting hop."""
+    priors = await request.app[RECEIPTS].of(found.prior for found in conflicted.found)
+    slug, status = problem_of(FraudDetected)
+    document = FraudConflict(
+        type=PROBLEM_PREFIX + slug,
+        title=title_of(slug),
+        status=status,
+        detail=conflicted.diagnostics(),
+        instance=request.path,
+        conflicts=[
+            Conflict(
+                serial=found.proof.first.serial,
+                hop=found.proof.first.hop,
+                prior=priors[found.prior],
+                proof=found.proof,
+            )
+            for found in conflicted.found
+        ],
+    )
+    return web.Response(status=status, text=document.model_dump_json(), content_type=PROBLEM_JSON)
+
+
+async def read_provenance(request: web.Request) -> Provenance:
+    return await provenance(
+        request.app[NOTARY], request.app[RECEIPTS], request.match_info["serial"]
+    )
+
+
+ENDPOINTS = (
+    Endpoint(
+        "POST",
+        "/notary/endorsements",
+        "Notarize endorsements: a receipt per hop, or the fraud proof",
+        notarize,
+        NotarizeAnswer,
+        body=NotarizeRequest,
+        problems=(
+            VerificationError,
+            BadSignatureError,
+            ChainError,
+            StaleIssueError,
+            NotStamped,
+            FraudDetected,
+            KeyFormatError,
+            UnknownKindError,
+            SerialError,
+            RetryLater,
+        ),
+        max_body=MAX_REQUEST_BODY_BYTES,
+        description=(
+            "Takes an armored slip ({\"slip\": \"-----BEGIN CZ SLIP-----...\"}) or whole "
+            "chains ({\"chains\": [...]}). Every chain is verified offline under the league "
+            "manifest (the mint's certificate, every endorsement's prev link, holder and "
+            "signature) and its certificate must be one the mint's feed stamped. The first "
+            "endorsement recorded at each (serial, issue, hop) wins (Book V.6): new hops are "
+            "recorded in order, all of the request or none of it, and every hop of every chain "
+            "answers with a receipt signed by the notary (log index, a checkpoint covering "
+            "it, the inclusion proof). Sending the same chains again answers the same "
+            "receipts. A different endorsement at a recorded hop records nothing: 409 fraud, "
+            "whose conflicts member carries the prior record's receipt and the fraud proof."
+        ),
+    ),
+    Endpoint(
+        "GET",
+        "/provenance/{serial}",
+        "One print's whole life: stamp, hops, conflicts, holder",
+        read_provenance,
+        Provenance,
+        problems=(UnknownSerial, RetryLater),
+        description=(
+            "The print's stamp from the mint's feed with the mint's inclusion proof, every "
+            "recorded hop with its receipt, every refused conflict with its fraud proof, and "
+            "the current holder as far as the notary knows. The Misprint CZ-TALLY-000 answers "
+            "standing outside-runs (Book V.8); a serial nobody stamped is 404."
+        ),
+    ),
+)
+
+
+def install(app: web.Application, settings: LeagueSettings) -> None:
+    """Load the manifest and the notary key now; open the log, the checkpointer, the writer
+    and the mint's feed when the app starts."""
+    manifest = load_manifest(settings)
+    key = load_service_key(settings, manifest, "notary", read_passphrase(settings))
+    kept = CheckpointFile(
+        settings.checkpoint_path("notary"), f"{manifest.league}/notary", key.public
+    )
+    mint_url = settings.service_url("mint")
+    if mint_url is None:
+        log.warning("the notary does not know where the mint answers: set MINT_URL")
+    app.cleanup_ctx.append(_open_notary(manifest, key, kept, mint_url))
+
+
+def _open_notary(
+    manifest: LeagueManifest, key: SigningKey, kept: CheckpointFile, mint_url: str | None
+) -> CleanupContext:
+    async def open_notary(app: web.Application) -> AsyncIterator[None]:
+        store = PostgresEventStore(
+            app[POOL], schema="notary", origin=f"{manifest.league}/notary", key=key
+        )
+        async with contextlib.AsyncExitStack() as stack:
+            league = None
+            if mint_url is not None:
+                league = await stack.enter_async_context(LeagueClient(mint_url))
+            mint = MintLink(store, manifest, league)
+            notary = Notary(manifest, key, store, mint)
+            checkpointer = await stack.enter_async_context(
+                Checkpointer(store, manifest.policies, kept).running()
+            )
+            app[NOTARY] = notary
+            app[NOTARY_LOG] = store
+            app[WRITER] = writer = Writer(notary)
+            app[RECEIPTS] = Receipts(store, key, checkpointer)
+            following = None if league is None else asyncio.create_task(mint.run())
+            try:
+                yield
+            finally:
+                if following is not None:
+                    following.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await following
+                await writer.close()
+
+    return open_notary
+
+
+SERVICE = Service(
+    name="notary",
+    title="THE WINDOW league: the notary",
+    description=(
+        "The one arbiter of transfers: records the first endorsement at each hop of every "
+        "stamped print, answers receipts and fraud proofs, and tells each print's provenance. "
+        "Every hop and every refused conflict is an event in the notary's signed Merkle log."
+    ),
+    endpoints=ENDPOINTS + log_endpoints("notary", NOTARY_LOG),
+    install=install,
+    max_body=MAX_REQUEST_BODY_BYTES,
+)
+
+
+def create_app(settings: LeagueSettings) -> web.Application:
+    """The notary alone, over ``settings.database_url`` (migrated beforehand)."""
+    return compose(settings, [SERVICE])

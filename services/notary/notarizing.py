@@ -1,0 +1,288 @@
+"""Notarizing: the first endorsement recorded at each (serial, issue, hop) wins (Book V.6).
+
+Everything that needs no lock is checked first, per request: every chain verifies offline
+under the league manifest (the certificate fits the runs and is the mint's; at each hop the
+serial, the hop number, the ``prev`` link and the holder's signature) and its certificate is
+the one the mint's feed stamped. Requests then wait for the notary's one writer, which takes
+those waiting into one transaction under the log's lock, reads what is recorded of their items
+and decides each request in arrival order, all of it or none of it:
+
+- every hop already recorded identically, and the new ones after them: the new hops are
+  appended in order (a chain that skips unrecorded hops is recorded hop by hop), and every hop
+  gets its receipt once a checkpoint covers it;
+- a different endorsement at a recorded hop: nothing of the request is recorded; the conflict
+  is appended (once per distinct endorsement) and the answer is 409 with the prior record and
+  the fraud proof. Walking each chain in hop order, the first hop that differs follows the
+  same previous link as the recorded one and is signed by the same holder, so the two always
+  make a fraud proof (L-05, L-06).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from ledger.api.notary import NotarizeRequest
+from ledger.certificates import PrintCertificate
+from ledger.endorsements import Chain, Endorsement, verify_league_chain
+from ledger.errors import (
+    ChainError,
+    FraudDetected,
+    LedgerError,
+    NotStamped,
+    Overloaded,
+    SizeLimitError,
+)
+from ledger.events import ConflictRefused, EventBody, HopRecorded
+from ledger.fraud import FraudProof
+from ledger.keys import SigningKey
+from ledger.leaf import NewEvent
+from ledger.limits import MAX_ENDORSEMENT_BATCH
+from ledger.manifest import LeagueManifest
+from ledger.print_runs import MISPRINT_SERIAL
+from services.eventlog import EventLogError, EventStore
+from services.notary import tables
+from services.notary.following import MintLink
+from services.notary.projection import PROJECTION, NotaryChanges, NotaryProjection
+from services.notary.tables import ItemState, RecordedHop
+
+#: Most hops decided in one transaction; requests beyond wait for the next one.
+MAX_GROUP_HOPS = 4 * MAX_ENDORSEMENT_BATCH
+#: Most hops waiting for the writer; a request beyond is refused as overloaded.
+MAX_WAITING_HOPS = 4 * MAX_GROUP_HOPS
+
+
+@dataclass(frozen=True, slots=True)
+class Notary:
+    """The notary of one league: its manifest, key, log and view of the mint."""
+
+    manifest: LeagueManifest
+    key: SigningKey
+    store: EventStore
+    mint: MintLink
+
+
+@dataclass(frozen=True, slots=True)
+class Submitted:
+    """A request whose chains all verified and whose certificates the mint stamped."""
+
+    chains: tuple[Chain, ...]
+
+    @property
+    def hops(self) -> int:
+        return sum(len(chain.endorsements) for chain in self.chains)
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    """One conflict: the recorded endorsement's event and the proof that convicts."""
+
+    prior: int
+    proof: FraudProof
+
+
+class Conflicted(FraudDetected):
+    """A request refused because a hop of it differs from the one recorded first."""
+
+    def __init__(self, found: Sequence[Found]) -> None:
+        first = found[0].proof
+        more = f" (and {len(found) - 1} more conflicts)" if len(found) > 1 else ""
+        super().__init__(
+            f"refused: {first.describe()}; the first recorded wins{more}",
+            tuple(f.proof for f in found),
+        )
+        self.found = tuple(found)
+
+
+def verify_chains(manifest: LeagueManifest, chains: Sequence[Chain]) -> None:
+    """Verify every chain offline under ``manifest`` (CPU-bound: a signature per link)."""
+    for chain in chains:
+        if not chain.endorsements:
+            raise ChainError(f"{chain.serial}: a chain of no endorsement has no hop to notarize")
+        verify_league_chain(chain, manifest)
+
+
+async def submit(notary: Notary, request: NotarizeRequest) -> Submitted:
+    """Check a request's chains offline and against the mint's feed as followed."""
+    chains = request.all_chains()
+    submitted = Submitted(chains)
+    if submitted.hops > MAX_ENDORSEMENT_BATCH:
+        raise SizeLimitError(
+            f"a request notarizes at most {MAX_ENDORSEMENT_BATCH} hops, not {submitted.hops}"
+        )
+    await asyncio.to_thread(verify_chains, notary.manifest, chains)
+    serials = [chain.serial for chain in chains]
+    followed = await tables.followed_prints(notary.store, serials)
+    if len(followed) < len(serials):
+        # Stamped a moment ago, perhaps: follow the mint until its log covers the newest
+        # certificate named (each names its event's index), or a few checkpoints go by.
+        newest = max(c.certificate.event for c in chains if c.serial not in followed)
+        await notary.mint.catch_up(through=newest)
+        followed = await tables.followed_prints(notary.store, serials)
+    for chain in chains:
+        certificate = chain.certificate
+        printed = followed.get(chain.serial)
+        if not isinstance(certificate, PrintCertificate):
+            raise NotStamped(f"{chain.serial}: the notary follows no treasury yet")
+        if certificate.serial == MISPRINT_SERIAL:
+            raise NotStamped(
+                f"{MISPRINT_SERIAL} stands outside the mint's runs (Book V.8): it is never "
+                f"stamped, so it has no chain for the notary to record"
+            )
+        if printed is None:
+            raise NotStamped(f"{chain.serial} was never stamped by the mint")
+        if not hmac.compare_digest(printed.certificate_hash, certificate.hash()):
+            raise NotStamped(
+                f"{chain.serial}'s certificate is not the one the mint stamped "
+                f"(event {printed.mint_seq} of its log)"
+            )
+    return submitted
+
+
+@dataclass(frozen=True, slots=True)
+class Recorded:
+    """A request decided: the event of each of its hops, chain by chain, in hop order."""
+
+    seqs: tuple[int, ...]
+    recorded: int
+
+
+@dataclass
+class Deciding:
+    """One transaction's decisions, made in memory against what was read under the lock."""
+
+    next_seq: int
+    items: dict[str, ItemState]
+    events: list[NewEvent] = field(default_factory=list)
+    changes: NotaryChanges = field(default_factory=NotaryChanges)
+
+    def decide(self, submitted: Submitted) -> Recorded | Conflicted:
+        found: list[Found] = []
+        new: list[HopRecorded] = []
+        for chain in submitted.chains:
+            item = self.items[chain.serial]
+            for endorsement in chain.endorsements:
+                recorded = item.hops.get((chain.issue, endorsement.hop))
+                if recorded is None:
+                    new.append(HopRecorded(issue=chain.issue, endorsement=endorsement))
+                elif not hmac.compare_digest(recorded.hash, endorsement.hash()):
+                    found.append(self._refuse(item, chain.issue, recorded, endorsement))
+                    break
+        if found:
+            return Conflicted(found)
+        for body in new:
+            e = body.endorsement
+            item = self.items[e.serial]
+            seq = self._append(item, body)
+            item.hops[(body.issue, e.hop)] = RecordedHop(e, e.hash(), seq)
+            NotaryProjection.recorded(self.changes, body, seq)
+        return Recorded(
+            tuple(
+                self.items[chain.serial].hops[(chain.issue, e.hop)].seq
+                for chain in submitted.chains
+                for e in chain.endorsements
+            ),
+            len(new),
+        )
+
+    def _refuse(
+        self, item: ItemState, issue: int, recorded: RecordedHop, endorsement: Endorsement
+    ) -> Found:
+        proof = FraudProof(first=recorded.endorsement, second=endorsement)
+        key = (issue, endorsement.hop, endorsement.hash())
+        if key not in item.conflicts:
+            body = ConflictRefused(issue=issue, prior=recorded.seq, proof=proof)
+            NotaryProjection.refused(self.changes, body, self._append(item, body))
+            item.conflicts.add(key)
+        return Found(recorded.seq, proof)
+
+    def _append(self, item: ItemState, body: EventBody) -> int:
+        seq = self.next_seq + len(self.events)
+        self.events.append(body.new_event(expected_version=item.events))
+        item.events += 1
+        return seq
+
+
+async def notarize_group(
+    notary: Notary, group: Sequence[Submitted]
+) -> list[Recorded | Conflicted]:
+    """Decide ``group`` in one transaction: a record or a refusal per request, in order."""
+    serials = {chain.serial for submitted in group for chain in submitted.chains}
+    async with notary.store.transaction() as tx:
+        next_seq = await tx.lock()
+        deciding = Deciding(next_seq, await tables.read_items(tx, serials))
+        results = [deciding.decide(submitted) for submitted in group]
+        appended = await tx.append_batch(deciding.events)
+        if appended and appended[0].seq != next_seq:
+            raise EventLogError(f"the log appended at seq {appended[0].seq}, not {next_seq}")
+        await PROJECTION.write(tx, deciding.changes)
+    return results
+
+
+@dataclass
+class _Waiting:
+    submitted: Submitted
+    future: asyncio.Future[Recorded]
+
+
+class Writer:
+    """The notary's one writer: requests wait here and are decided in groups, in order."""
+
+    def __init__(self, notary: Notary) -> None:
+        self.notary = notary
+        self._waiting: list[_Waiting] = []
+        self._waiting_hops = 0
+        self._task: asyncio.Task[None] | None = None
+
+    async def record(self, submitted: Submitted) -> Recorded:
+        """Wait for ``submitted``'s group to be decided; raise :class:`Conflicted` if it was
+        refused."""
+        if self._waiting and self._waiting_hops + submitted.hops > MAX_WAITING_HOPS:
+            raise Overloaded(
+                f"the notary has {self._waiting_hops} hops waiting; send these again in a "
+                f"moment",
+                retry_after=1,
+            )
+        self._waiting_hops += submitted.hops
+        future: asyncio.Future[Recorded] = asyncio.get_running_loop().create_future()
+        self._waiting.append(_Waiting(submitted, future))
+        if self._task is None or self._task.done():
+            self._task = asyncio.create_task(self._write())
+        return await future
+
+    def _next_group(self) -> list[_Waiting]:
+        hops = 0
+        taken = 0
+        for waiting in self._waiting:
+            hops += waiting.submitted.hops
+            if taken and hops > MAX_GROUP_HOPS:
+                break
+            taken += 1
+        group, self._waiting = self._waiting[:taken], self._waiting[taken:]
+        self._waiting_hops -= sum(w.submitted.hops for w in group)
+        return group
+
+    async def _write(self) -> None:
+        while self._waiting:
+            group = self._next_group()
+            try:
+                results = await notarize_group(self.notary, [w.submitted for w in group])
+            except Exception as exc:
+                for waiting in group:
+                    if not waiting.future.done():
+                        waiting.future.set_exception(exc)
+                continue
+            for waiting, result in zip(group, results, strict=True):
+                if waiting.future.done():  # its client went away; the decision stands
+                    continue
+                if isinstance(result, LedgerError):
+                    waiting.future.set_exception(result)
+                else:
+                    waiting.future.set_result(result)
+
+    async def close(self) -> None:
+        """Let the writer finish the groups already waiting."""
+        if self._task is not None:
+            await self._task

@@ -1,0 +1,123 @@
+"""The notary's tables (schema ``notary``), read and written in SQL through its event store.
+
+``hops``, ``holders`` and ``conflicts`` are the projection (``services.notary.projection``);
+``prints`` is the mint's feed as followed (``services.notary.following``); ``receipts`` keeps
+each receipt once made (``services.notary.receipts``). See migration 0004.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ledger.endorsements import Endorsement
+from services.eventlog import EventStore, StoreTransaction
+
+
+@dataclass(frozen=True, slots=True)
+class FollowedPrint:
+    """A print as the mint's feed stamped it."""
+
+    serial: str
+    issue: int
+    certificate: dict[str, Any]
+    certificate_hash: bytes
+    mint_seq: int
+    leaf_hash: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedHop:
+    """The endorsement recorded at one hop, and its event's ``seq`` in the notary's log."""
+
+    endorsement: Endorsement
+    hash: bytes
+    seq: int
+
+
+@dataclass
+class ItemState:
+    """What a notarizing transaction knows of one item, read under the log's lock."""
+
+    #: Recorded hops by (issue, hop).
+    hops: dict[tuple[int, int], RecordedHop] = field(default_factory=dict)
+    #: The hashes of the conflicting endorsements already refused, by (issue, hop).
+    conflicts: set[tuple[int, int, bytes]] = field(default_factory=set)
+    #: Events of the item's stream in the notary's log.
+    events: int = 0
+
+
+async def followed_prints(
+    reader: EventStore | StoreTransaction, serials: Iterable[str]
+) -> dict[str, FollowedPrint]:
+    rows = await reader.fetch(
+        "SELECT serial, issue, certificate::text, certificate_hash, mint_seq, leaf_hash"
+        " FROM notary.prints WHERE serial = ANY($1::text[])",
+        sorted(set(serials)),
+    )
+    return {
+        row[0]: FollowedPrint(
+            row[0], row[1], json.loads(row[2]), bytes(row[3]), row[4], bytes(row[5])
+        )
+        for row in rows
+    }
+
+
+#: The hops, refused conflicts and stream versions of some items, as one statement.
+READ_ITEMS = """
+SELECT
+    (SELECT coalesce(json_agg(json_build_array(serial, issue, hop, endorsement::text, seq)), '[]')
+     FROM notary.hops WHERE serial = ANY($1::text[])),
+    (SELECT coalesce(json_agg(json_build_array(serial, issue, hop,
+                                               encode(endorsement_hash, 'hex'))), '[]')
+     FROM notary.conflicts WHERE serial = ANY($1::text[])),
+    (SELECT coalesce(json_agg(json_build_array(serial, events)), '[]')
+     FROM notary.holders WHERE serial = ANY($1::text[]))
+"""
+
+
+async def read_items(tx: StoreTransaction, serials: Iterable[str]) -> dict[str, ItemState]:
+    """Every recorded hop, refused conflict and stream version of ``serials``."""
+    wanted = sorted(set(serials))
+    items = {serial: ItemState() for serial in wanted}
+    row = await tx.fetchrow(READ_ITEMS, wanted)
+    if row is None:  # a SELECT without FROM returns exactly one row
+        return items
+    hops, conflicts, versions = (json.loads(column) for column in row)
+    for serial, issue, hop, text, seq in hops:
+        endorsement = Endorsement.from_wire(text)
+        items[serial].hops[(issue, hop)] = RecordedHop(endorsement, endorsement.hash(), seq)
+    for serial, issue, hop, digest in conflicts:
+        items[serial].conflicts.add((issue, hop, bytes.fromhex(digest)))
+    for serial, events in versions:
+        items[serial].events = events
+    return items
+
+
+async def hops_of(store: EventStore, serial: str) -> list[RecordedHop]:
+    rows = await store.fetch(
+        "SELECT endorsement::text, seq FROM notary.hops WHERE serial = $1 ORDER BY issue, hop",
+        serial,
+    )
+    found = []
+    for text, seq in rows:
+        endorsement = Endorsement.from_wire(text)
+        found.append(RecordedHop(endorsement, endorsement.hash(), seq))
+    return found
+
+
+async def conflicts_of(store: EventStore, serial: str) -> list[tuple[int, str]]:
+    """(seq, fraud proof JSON) of every conflict refused for ``serial``, in log order."""
+    rows = await store.fetch(
+        "SELECT seq, proof::text FROM notary.conflicts WHERE serial = $1 ORDER BY seq", serial
+    )
+    return [(row[0], row[1]) for row in rows]
+
+
+async def holder_of(store: EventStore, serial: str) -> str | None:
+    value: str | None = await store.fetchval(
+        "SELECT holder FROM notary.holders WHERE serial = $1", serial
+    )
+    return value
