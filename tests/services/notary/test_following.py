@@ -1,0 +1,125 @@
+"""The notary follows the mint's feed over HTTP, exactly once across a SIGKILL and a restart
+(issue 10 items 1 and 4; DESIGN §4: the services follow each other's feeds)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import asyncpg
+import pytest
+from aiohttp.test_utils import TestServer
+
+from clients.league import LeagueClient, stamp_request
+from ledger.catalog import PLAYING
+from ledger.certificates import PrintCertificate
+from ledger.endorsements import Chain
+from ledger.keys import SigningKey
+from services.kernel.settings import LeagueSettings
+from tests.services.mint.conftest import checkpoint_covering, serve
+from tests.services.notary.conftest import hop
+
+SCRIPT = Path(sys.executable).parent / "league"
+COMMAND = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "services.league.cli"]
+#: A guard against a hung child or a stuck follower, not a timing assertion.
+GUARD_SECONDS = 120
+
+
+@pytest.fixture
+async def mint_alone(settings: LeagueSettings) -> AsyncIterator[TestServer]:
+    """The mint served by itself: the notary runs in its own process, following it."""
+    server = await serve(settings)
+    try:
+        yield server
+    finally:
+        await server.close()
+
+
+async def start_notary(settings: LeagueSettings, mint_url: str) -> tuple[
+    asyncio.subprocess.Process, str
+]:
+    """``league serve notary`` in a child process following the mint at ``mint_url``."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LEAGUE_")}
+    env.update(
+        LEAGUE_HOME=str(settings.data_dir), DATABASE_URL=settings.database, MINT_URL=mint_url
+    )
+    process = await asyncio.create_subprocess_exec(
+        *COMMAND, "serve", "notary", "--port", "0", env=env,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
+    )
+    assert process.stdout is not None
+    line = (await asyncio.wait_for(process.stdout.readline(), GUARD_SECONDS)).decode()
+    assert line.startswith("serving on "), line
+    return process, line.removeprefix("serving on ").strip()
+
+
+async def followed(pool: asyncpg.Pool) -> int:
+    """The next mint seq the notary will apply (0 before its first page)."""
+    return await pool.fetchval(
+        "SELECT coalesce((SELECT position FROM notary.followed_feeds WHERE source = 'mint'), 0)"
+    )
+
+
+async def wait_until_followed(pool: asyncpg.Pool, size: int) -> None:
+    for _ in range(GUARD_SECONDS * 20):
+        if await followed(pool) >= size:
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"the notary never followed the mint to {size} events")
+
+
+async def test_the_notary_killed_while_following_loses_and_doubles_nothing(
+    settings: LeagueSettings, mint_alone: TestServer
+) -> None:
+    """While prints are being stamped, a notary process following the mint is killed with
+    SIGKILL; more are stamped while it is down; a restarted notary ends with every stamp of
+    the mint's log exactly once, in order, and notarizes a trade of the last one (issue 10
+    item 4: "the notary killed while following the mint's feed, restarted, nothing lost or
+    doubled")."""
+    mint_url = str(mint_alone.make_url("")).rstrip("/")
+    titles = [card.name for card in PLAYING][:30]
+    owner, receiver = SigningKey.generate(), SigningKey.generate()
+    async with LeagueClient(mint_url) as league, asyncpg.create_pool(
+        settings.database, min_size=1, max_size=2
+    ) as pool:
+        manifest = await league.manifest()
+
+        async def stamp(chosen: list[str]) -> None:
+            for title in chosen:
+                await league.stamp(stamp_request(owner, manifest, [(title, "standard")]))
+
+        await stamp(titles[:5])
+        notary, _ = await start_notary(settings, mint_url)
+        try:
+            stamping = asyncio.create_task(stamp(titles[5:20]))
+            await wait_until_followed(pool, 1)
+        finally:
+            notary.send_signal(signal.SIGKILL)
+            await notary.wait()
+        await stamping
+        await stamp(titles[20:])
+        assert await followed(pool) < len(titles)  # it has missed the stamps since the kill
+
+        notary, notary_url = await start_notary(settings, mint_url)
+        try:
+            await checkpoint_covering(league, len(titles))
+            await wait_until_followed(pool, len(titles))
+            rows = await pool.fetch("SELECT serial, mint_seq FROM notary.prints ORDER BY mint_seq")
+            feed = await league.events(-1, 1000)
+            assert [(r["serial"], r["mint_seq"]) for r in rows] == [
+                (e.body["certificate"]["serial"], e.seq) for e in feed.events
+            ]
+            assert len(rows) == len(titles)
+
+            last = feed.events[-1].body["certificate"]
+            chain = Chain(certificate=PrintCertificate.from_wire(last), endorsements=())
+            async with LeagueClient(notary_url) as at_notary:
+                answer = await at_notary.notarize([hop(chain, owner, receiver)])
+            assert answer.recorded == 1
+        finally:
+            notary.send_signal(signal.SIGTERM)
+            await notary.wait()
