@@ -186,6 +186,7 @@ def leave(s: State, card: int, pile: int) -> None:
     was_board = s.place[card] == BOARD
     if was_board:
         s.board.remove(card)
+        free_bonded(s, card)
         queue_triggers(s, card, "leaves")
     owner = s.owner[card]
     s.place[card] = pile
@@ -203,36 +204,47 @@ def leave(s: State, card: int, pile: int) -> None:
     s.dirty = True
 
 
+def free_bonded(s: State, host: int) -> None:
+    """``host`` has left the board: every card bonded to it is set free at once.
+
+    Anchoring: "When the host leaves the board ... the card is immediately evaluated as free
+    with whatever its type rule then does" — it stands in the free zone of the controller it had
+    (its host's, C-11), and :func:`check` then applies its type rule (an edict is destroyed,
+    Edicts; an object or entity stands, Objects). Construction: a structure whose location left
+    is no longer supported, and :func:`check` destroys it (Structures; C-23). :func:`leave` is
+    the only way off the board, so no position ever names a host that is not on it.
+    """
+    hosts, bond, ctrl, free_ctrl = s.host, s.bond, s.ctrl, s.free_ctrl
+    for c in s.board:
+        if hosts[c] == host:
+            hosts[c], bond[c], free_ctrl[c] = -1, FREE, ctrl[c]
+
+
 def destroy(s: State, card: int) -> None:
     leave(s, card, DISCARD)
 
 
 def check(s: State) -> None:
     """Apply every type rule until none applies, or until a location's controller must choose
-    which structures stay supported (Construction); clears ``dirty`` when the board is sound."""
+    which structures stay supported (Construction); clears ``dirty`` when the board is sound.
+
+    Cards bonded to a card that left were already set free as it left (:func:`free_bonded`);
+    here their type rules apply. Once the game is over nobody chooses (ruling C-28): the rules
+    that need no decision still apply, and a location over its extent is left as it stands,
+    ``dirty`` still set."""
     while True:
-        board, defs, host, bond, place = s.board, s.defs, s.host, s.bond, s.place
-        changed = False
-        for c in board[:]:
-            h = host[c]
-            if h >= 0 and place[h] != BOARD:
-                if bond[c] == ANCHORED:
-                    # Anchoring: the host left, so the card is evaluated as free where its
-                    # controller stood (C-11); its type rule then applies below.
-                    host[c], bond[c], s.free_ctrl[c] = -1, FREE, s.ctrl[c]
-                else:
-                    destroy(s, c)  # Structures: no longer supported
-                changed = True
         recompute_control(s)
         recompute_statics(s)
         doomed = [c for c in s.board if _doomed(s, c)]
         for c in doomed:
             destroy(s, c)
-        if doomed or changed:
+        if doomed:
             continue
+        defs = s.defs
         for loc in s.board:
             if defs[loc].type == LOCATION and supported_size(s, loc) > extent(s, loc):
-                s.pending = (P_SUPPORT, s.ctrl[loc], loc)
+                if not s.is_over:
+                    s.pending = (P_SUPPORT, s.ctrl[loc], loc)
                 return
         s.dirty = False
         return

@@ -311,6 +311,8 @@ def run(s: State) -> None:
             continue
         s._legal = tuple(legal)
         return
+    if s.dirty:
+        check(s)  # the game ended mid-action: the type rules still apply (ruling C-28)
 
 
 # ----------------------------------------------------------------------------- phases

@@ -3,6 +3,8 @@ the invariants the issue lists hold, positions round-trip through JSON, clones a
 and the record replays to the same position.
 
 Example counts stay modest so the suite is fast; ``CZ_LONG_CHARTER_PLAY=1`` runs many more.
+Locally every run draws new seeds; with ``CI`` set the "ci" profile of tests/conftest.py makes
+every run play the same ones. A seed found failing becomes a scenario test in test_rules.py.
 """
 
 from __future__ import annotations
@@ -145,3 +147,10 @@ def test_random_games_keep_the_invariants(players: int, seed: int) -> None:
     """Every card in one place, control follows zones, no unsupported structure or unanchored
     edict stands, the stack empties before a phase ends, pools empty as a turn begins."""
     play_out(players, seed)
+
+
+def test_ci_runs_are_derandomized() -> None:
+    """tests/conftest.py: with ``CI`` set every run plays the same seeds (nothing random can
+    fail a CI run); without it each run explores new ones."""
+    assert settings.get_profile("ci").derandomize
+    assert PLAY.derandomize == bool(os.environ.get("CI"))

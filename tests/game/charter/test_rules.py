@@ -6,15 +6,18 @@ applies). Boards are set up by hand with :mod:`tests.game.charter.scenes`.
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
-from game.charter import IllegalActionError, library, new_game
-from game.charter.board import resilience, strength, zone_of
+from game.charter import IllegalActionError, from_json, library, new_game, to_json
+from game.charter.board import check, destroy, leave, resilience, strength, zone_of
 from game.charter.state import (
     BOARD,
     COMBAT,
     DISCARD,
     DRAW,
+    FREE,
     HAND,
     MAINTENANCE,
     P_MULLIGAN,
@@ -154,6 +157,72 @@ def test_an_object_whose_host_leaves_stands_free_again() -> None:
     assert s.place[banner] == BOARD
     assert s.host[banner] == -1
     assert s.ctrl[banner] == 0
+
+
+# Anchoring, Edicts, Objects, Construction, Structures, Defense and defeat
+@pytest.mark.parametrize(
+    ("bonded", "host", "bond", "stays"),
+    [
+        ("Wall", "Keep", "constructed", False),  # Structures: unsupported, destroyed
+        ("Shackles", "Squire", "anchored", False),  # Edicts: free, so destroyed
+        ("Banner", "Squire", "anchored", True),  # Objects: free, it stands on its own
+    ],
+)
+def test_a_host_that_leaves_as_its_owner_is_defeated_frees_what_it_holds(
+    bonded: str, host: str, bond: str, stays: bool
+) -> None:
+    """Seat 0 seizes seat 1's last location or entity, with seat 0's own card bonded to it,
+    and strikes the exposed seat 1: seat 1 is defeated and leaves with every card they own
+    (C-17), the host among them, and the game is over. "When the host leaves the board ... the
+    card is immediately evaluated as free with whatever its type rule then does" (Anchoring),
+    and a structure stands only while supported (Construction) — the game ending in the same
+    moment changes nothing (C-28). Found by the random games (4 players, seed 57): the bonded
+    card stood on, still naming a host in a discard pile, in a position from_json refuses."""
+    bonds = {"constructed": {}, "anchored": {}}
+    bonds[bond] = {2: 6}
+    s = scene(
+        [["Seize"], []],
+        [["Raider", bonded, "Harbor", "Harbor", "Harbor"], [host]],
+        constructed=bonds["constructed"],
+        anchored=bonds["anchored"],
+    )
+    raider, card_, host_ = 1, 2, 6
+    act(s, f"play Seize#0 at {host}#{host_}")
+    until(s, lambda s: s.phase == COMBAT)
+    assert (s.ctrl[host_], s.ctrl[card_], s.host[card_]) == (0, 0, host_)
+    act(s, f"attack Raider#{raider} at seat 1", "attacks done")
+    assert s.is_over
+    assert s.winner == 0
+    assert host_ in s.discards[1]
+    assert s.host[card_] == -1
+    if stays:
+        assert s.place[card_] == BOARD
+        assert zone_of(s, card_) == ("free", 0)
+    else:
+        assert card_ in s.discards[0]
+        assert s.place[card_] == DISCARD
+    assert not s.dirty  # the final position is sound ...
+    assert from_json(json.loads(json.dumps(to_json(s)))) == s  # ... and loads again
+
+
+# Anchoring, Construction
+def test_a_card_leaving_the_board_frees_its_bonded_cards_at_once() -> None:
+    """Anchoring: the card is "immediately" evaluated as free — as its host leaves, before
+    any check runs; every way off the board (destroy, return, consume, defeat) is leave()."""
+    s = scene(
+        [[], []],
+        [["Banner", "Raider", "Keep", "Wall"], ["Keep"]],
+        anchored={0: 1},
+        constructed={3: 2},
+    )
+    banner, raider, keep, wall = 0, 1, 2, 3
+    leave(s, raider, HAND)
+    assert (s.host[banner], s.bond[banner], s.free_ctrl[banner]) == (-1, FREE, 0)
+    destroy(s, keep)
+    assert (s.host[wall], s.bond[wall]) == (-1, FREE)
+    check(s)
+    assert s.place[banner] == BOARD  # Objects: stands on its own again
+    assert s.place[wall] == DISCARD  # Structures: no ability rescues it
 
 
 # Construction, Structures
