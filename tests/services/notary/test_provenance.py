@@ -36,7 +36,8 @@ async def test_a_print_stamped_traded_twice_and_conflicted_once(trade: Trade) ->
 
     life = await trade.league.provenance(stamped.serial)
     assert life.standing == "stamped"
-    assert life.stamp is not None and life.stamp.certificate == stamped.certificate
+    assert life.stamp is not None
+    assert life.stamp.certificate == stamped.certificate
     checkpoint = Checkpoint.from_note(life.stamp.checkpoint)
     checkpoint.verify([log_verifier(f"{trade.manifest.league}/mint", trade.mint_key)])
     verify_inclusion(
@@ -66,7 +67,9 @@ async def test_unknown_serials_and_the_misprint(trade: Trade) -> None:
         assert (missing.value.status, missing.value.slug) == (404, "unknown-serial")
     misprint = await trade.league.provenance(MISPRINT_SERIAL)
     assert misprint.standing == "outside-runs"
-    assert misprint.stamp is None and misprint.hops == [] and misprint.holder is None
+    assert misprint.stamp is None
+    assert misprint.hops == []
+    assert misprint.holder is None
     assert "outside the mint's runs" in misprint.remark
 
 
@@ -75,7 +78,8 @@ async def test_a_stamped_print_never_traded_is_held_by_its_owner(trade: Trade) -
     a = SigningKey.generate()
     stamped = await trade.stamp(a)
     life = await trade.league.provenance(stamped.serial)
-    assert life.hops == [] and life.conflicts == []
+    assert life.hops == []
+    assert life.conflicts == []
     assert life.holder == a.public.to_text()
 
 
