@@ -155,10 +155,7 @@ def install(app: web.Application, settings: LeagueSettings) -> None:
     kept = CheckpointFile(
         settings.checkpoint_path("notary"), f"{manifest.league}/notary", key.public
     )
-    mint_url = settings.service_url("mint")
-    if mint_url is None:
-        log.warning("the notary does not know where the mint answers: set MINT_URL")
-    app.cleanup_ctx.append(_open_notary(manifest, key, kept, mint_url))
+    app.cleanup_ctx.append(_open_notary(manifest, key, kept, settings.service_url("mint")))
 
 
 def _open_notary(
@@ -170,7 +167,9 @@ def _open_notary(
         )
         async with contextlib.AsyncExitStack() as stack:
             league = None
-            if mint_url is not None:
+            if mint_url is None:
+                log.warning("the notary does not know where the mint answers: set MINT_URL")
+            else:
                 league = await stack.enter_async_context(LeagueClient(mint_url))
             mint = MintLink(store, manifest, league)
             notary = Notary(manifest, key, store, mint)
