@@ -17,7 +17,6 @@ from game.charter.cards import (
     EDICT,
     ENTITY,
     LOCATION,
-    STATIC,
     STRUCTURE,
     YOU,
     Ability,
@@ -42,6 +41,7 @@ if TYPE_CHECKING:
 
 Ref = tuple[int, int, int]
 _NO_BOOST = (0, 0, 0, 0)
+_ZONES = {"board": BOARD, "stack": STACK, "hand": HAND}
 #: Card types that carry strength, resilience and integrity and so accumulate damage.
 DAMAGEABLE = frozenset({LOCATION, STRUCTURE, ENTITY})
 
@@ -99,7 +99,7 @@ def matches(s: State, sel: Selector, card: int, chooser: int) -> bool:
     if not sel.types >> d.type & 1:
         return False
     where = s.place[card]
-    if where != {"board": BOARD, "stack": STACK, "hand": HAND}[sel.zone]:
+    if where != _ZONES[sel.zone]:
         return False
     if sel.controller != ANY:
         who = s.owner[card] if where == HAND else s.ctrl[card]
@@ -139,17 +139,20 @@ def recompute_statics(s: State) -> None:
     abilities: a term that is not the card itself names every matching card)."""
     boost: dict[int, tuple[int, int, int, int]] = {}
     withheld: set[int] = set()
-    board, defs, host, bond = s.board, s.defs, s.host, s.bond
-    for c in board:
-        for a in defs[c].abilities:
-            if a.kind == STATIC and a.effect is not None:
-                for x in _static_cards(s, a, c, c):
-                    _add_static(a, x, boost, withheld)
-            elif a.keyword == "Grant" and a.granted is not None and bond[c] == ANCHORED:
-                g = a.granted
-                if g.kind == STATIC and g.effect is not None:
-                    for x in _static_cards(s, g, host[c], c):
-                        _add_static(g, x, boost, withheld)
+    statics, host, bond = s.tables.statics, s.host, s.bond
+    for c in s.board:
+        held = statics[c]
+        if not held:
+            continue
+        for a, granted in held:
+            if not granted:
+                bearer = c
+            elif bond[c] == ANCHORED:  # Grant: in force while the granting card is anchored
+                bearer = host[c]
+            else:
+                continue
+            for x in _static_cards(s, a, bearer, c):
+                _add_static(a, x, boost, withheld)
     s.boost = boost
     s.withheld = frozenset(withheld)
 
@@ -232,31 +235,38 @@ def check(s: State) -> None:
     here their type rules apply. Once the game is over nobody chooses (ruling C-28): the rules
     that need no decision still apply, and a location over its extent is left as it stands,
     ``dirty`` still set."""
+    types, sizes_of = s.tables.type, s.tables.size
     while True:
         recompute_control(s)
         recompute_statics(s)
-        doomed = [c for c in s.board if _doomed(s, c)]
+        bond, damage, host = s.bond, s.damage, s.host
+        doomed = []
+        sizes: dict[int, int] = {}
+        for c in s.board:
+            t = types[c]
+            if t == EDICT:
+                if bond[c] != ANCHORED:
+                    doomed.append(c)  # Edicts: destroyed while unanchored
+                continue
+            if t == STRUCTURE:
+                if bond[c] != CONSTRUCTED:
+                    doomed.append(c)  # Structures: nothing rescues an unsupported structure
+                    continue
+                sizes[host[c]] = sizes.get(host[c], 0) + sizes_of[c]
+            if t in DAMAGEABLE and damage[c] and damage[c] > integrity(s, c):
+                doomed.append(c)
         for c in doomed:
             destroy(s, c)
         if doomed:
             continue
-        defs = s.defs
-        for loc in s.board:
-            if defs[loc].type == LOCATION and supported_size(s, loc) > extent(s, loc):
-                if not s.is_over:
-                    s.pending = (P_SUPPORT, s.ctrl[loc], loc)
-                return
+        if sizes:
+            for loc in s.board:
+                if types[loc] == LOCATION and sizes.get(loc, 0) > extent(s, loc):
+                    if not s.is_over:
+                        s.pending = (P_SUPPORT, s.ctrl[loc], loc)
+                    return
         s.dirty = False
         return
-
-
-def _doomed(s: State, c: int) -> bool:
-    t = s.defs[c].type
-    if t == EDICT:
-        return s.bond[c] != ANCHORED  # Edicts: destroyed while unanchored
-    if t == STRUCTURE and s.bond[c] != CONSTRUCTED:
-        return True  # Structures: nothing rescues an unsupported structure
-    return t in DAMAGEABLE and s.damage[c] > integrity(s, c)
 
 
 def supported_size(s: State, location: int) -> int:

@@ -53,6 +53,27 @@ def producers(s: State, payer: int, source: int, wanted: set[int] | None = None)
 
 def can_pay(s: State, payer: int, price: Price, source: int, card_type: int = -1) -> bool:
     """Whether ``payer`` can pay ``price`` now (``source``: the card paying or being played)."""
+    return can_pay_from(s, payer, price, source, card_type, None)
+
+
+def resources(s: State, payer: int) -> list[int]:
+    """What ``payer`` could put in their pool now: the pool, plus one resource of each identity
+    every uncommitted producer they control produces (ruling C-01)."""
+    have = s.pools[payer][:]
+    produces, ctrl, committed = s.tables.produces, s.ctrl, s.committed
+    for c in s.board:
+        made = produces[c]
+        if made and ctrl[c] == payer and not committed[c]:
+            for identity in made:
+                have[identity] += 1
+    return have
+
+
+def can_pay_from(
+    s: State, payer: int, price: Price, source: int, card_type: int, have: list[int] | None
+) -> bool:
+    """:func:`can_pay` given ``have``, :func:`resources` of ``payer`` (None: worked out here),
+    so that one priority round counts the producers once for every price it weighs."""
     if price.commit and (s.committed[source] or s.place[source] != BOARD):
         return False
     if price.manifest:
@@ -62,12 +83,18 @@ def can_pay(s: State, payer: int, price: Price, source: int, card_type: int = -1
         if s.manifest_used[payer] >= grant.per_turn:
             return False
     if price.need or price.additional:
-        have = s.pools[payer][:]
-        defs, ctrl, committed = s.defs, s.ctrl, s.committed
-        for c in s.board:
-            if defs[c].produces and ctrl[c] == payer and not committed[c] and c != source:
-                for identity in defs[c].produces:
-                    have[identity] += 1
+        if have is None:
+            have = resources(s, payer)
+        made = s.tables.produces[source]
+        if (
+            made
+            and s.place[source] == BOARD
+            and s.ctrl[source] == payer
+            and not s.committed[source]
+        ):
+            have = have[:]  # the source pays with itself, never produces for itself
+            for identity in made:
+                have[identity] -= 1
         for identity, count in price.need:
             if have[identity] < count:
                 return False

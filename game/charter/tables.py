@@ -5,8 +5,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from game.charter.cards import ACTIVATED, INTERRUPT, TRIGGERED, Ability, CardDef, Effect
+from game.charter.cards import (
+    ACTIVATED,
+    INTERRUPT,
+    STATIC,
+    STRUCTURE,
+    TRANSACTIONAL,
+    TRIGGERED,
+    Ability,
+    CardDef,
+    Effect,
+    Selector,
+)
 from game.charter.cards import FREE_PRICE as _FREE
+
+# How a card chooses when it is played (C-09): nothing, a location (a structure), or a class.
+PLAY_NONE, PLAY_LOCATION, PLAY_CLASS = range(3)
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,6 +35,16 @@ class Tables:
     any_interrupt: bool  # some card of this game can ever be played at interrupt speed
     triggers: tuple[dict[str, tuple[int, ...]], ...]  # card id -> event -> ability indices
     consequence: tuple[Ability | None, ...]  # card id -> its unpaid obligation's consequence
+    # Plain card data by id, for loops that would otherwise read it through ``defs``.
+    type: tuple[int, ...]  # card id -> its type
+    name_id: tuple[int, ...]  # card id -> a small integer per distinct card name
+    produces: tuple[tuple[int, ...], ...]  # card id -> the identities it produces
+    size: tuple[int, ...]  # card id -> its printed size (structures)
+    play_kind: tuple[int, ...]  # card id -> PLAY_NONE, PLAY_LOCATION or PLAY_CLASS
+    play_class: tuple[Selector | None, ...]  # card id -> the class it chooses (PLAY_CLASS)
+    # card id -> the static effects it states: (ability, True if granted to its host)
+    statics: tuple[tuple[tuple[Ability, bool], ...], ...]
+    turn_start: tuple[int, ...]  # card ids with a turn_start trigger
 
 
 def consequence_ability(d: CardDef) -> Ability | None:
@@ -32,9 +56,34 @@ def consequence_ability(d: CardDef) -> Ability | None:
     return Ability(TRIGGERED, None, 0, None, "unpaid", _FREE, effect, None, None, None, 0)
 
 
+def _play_choice(d: CardDef) -> tuple[int, Selector | None]:
+    """What the card chooses when played (mirrors :func:`game.charter.turns.play_choices`)."""
+    if d.type == STRUCTURE:
+        return PLAY_LOCATION, None
+    for a in d.abilities:
+        if a.kind == TRANSACTIONAL:
+            sel = a.chooses
+            if sel is not None:
+                return PLAY_CLASS, sel
+    return PLAY_NONE, None
+
+
+def _statics(d: CardDef) -> tuple[tuple[Ability, bool], ...]:
+    """The static effects ``d`` states, in the order :func:`board.recompute_statics` reads."""
+    out: list[tuple[Ability, bool]] = []
+    for a in d.abilities:
+        if a.kind == STATIC and a.effect is not None:
+            out.append((a, False))
+        elif a.keyword == "Grant" and a.granted is not None:
+            g = a.granted
+            if g.kind == STATIC and g.effect is not None:
+                out.append((g, True))
+    return tuple(out)
+
+
 def build_tables(defs: tuple[CardDef, ...]) -> Tables:
     by_name: dict[str, tuple[bool, bool, bool, tuple[Ability, ...], dict[str, tuple[int, ...]],
-                             Ability | None, bool]] = {}  # fmt: skip
+                             Ability | None, bool, int]] = {}  # fmt: skip
     for d in defs:
         if d.name in by_name:
             continue
@@ -50,8 +99,10 @@ def build_tables(defs: tuple[CardDef, ...]) -> Tables:
             {event: tuple(ix) for event, ix in triggers.items()},
             consequence_ability(d),
             any(a.kind == ACTIVATED and a.speed == INTERRUPT for a in d.abilities),
+            len(by_name),
         )
     rows = [by_name[d.name] for d in defs]
+    plays = [_play_choice(d) for d in defs]
     return Tables(
         activated=tuple(r[0] for r in rows),
         interrupt_ability=tuple(r[6] for r in rows),
@@ -63,4 +114,12 @@ def build_tables(defs: tuple[CardDef, ...]) -> Tables:
         any_interrupt=any(r[2] or r[3] for r in rows),
         triggers=tuple(r[4] for r in rows),
         consequence=tuple(r[5] for r in rows),
+        type=tuple(d.type for d in defs),
+        name_id=tuple(r[7] for r in rows),
+        produces=tuple(d.produces for d in defs),
+        size=tuple(d.size for d in defs),
+        play_kind=tuple(k for k, _ in plays),
+        play_class=tuple(sel for _, sel in plays),
+        statics=tuple(_statics(d) for d in defs),
+        turn_start=tuple(c for c, r in enumerate(rows) if "turn_start" in r[4]),
     )

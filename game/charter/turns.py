@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from game.charter import actions as A
 from game.charter.board import abilities_of, candidates, check, destroy, leave, matches
-from game.charter.cards import ACTIVATED, INTERRUPT, LOCATION, STRUCTURE, TRANSACTIONAL, Ability
+from game.charter.cards import ACTIVATED, INTERRUPT, LOCATION, Ability, Selector
 from game.charter.cards import RESERVE as RESERVE_SPEED
 from game.charter.combat import (
     attack_options,
@@ -35,7 +35,7 @@ from game.charter.effects import (
     release,
     resolve_top,
 )
-from game.charter.payment import begin, can_pay, choices, choose
+from game.charter.payment import begin, can_pay, can_pay_from, choices, choose, resources
 from game.charter.state import (
     ABILITY_ITEM,
     ACTION,
@@ -68,6 +68,7 @@ from game.charter.state import (
     STACK,
     State,
 )
+from game.charter.tables import PLAY_LOCATION, PLAY_NONE
 
 if TYPE_CHECKING:
     pass
@@ -113,38 +114,70 @@ def priority_actions(s: State, p: int) -> list[int]:
     """What ``p`` may do holding priority: pass; the turn player anything of standard speed in
     their action phase with the stack empty; anyone, anything of interrupt speed."""
     out = [A.PASS]
+    tables, place, board = s.tables, s.place, s.board
     standard = p == s.turn_player and s.phase == ACTION and not s.stack
-    defs, enc, tables, place = s.defs, A.encode, s.tables, s.place
     hand = s.hands[p]
-    # Only interrupt speed open and no Interrupt term in force: skip what can never be played.
-    if not standard and not any(place[b] == BOARD for b in tables.term_cards):
-        self_interrupt = tables.self_interrupt
-        hand = [c for c in hand if self_interrupt[c]]
-    seen: set[str] = set()
-    for c in hand:
-        d = defs[c]
-        if d.name in seen:  # copies in a hand are interchangeable: the first is offered
-            continue
-        seen.add(d.name)
-        if not (standard or interrupt_speed(s, c, p)):
-            continue
-        if not can_pay(s, p, d.price, c, d.type):
-            continue
-        out.extend(enc(A.PLAY, c, x + 1) for x in play_choices(s, c, p))
+    terms: list[tuple[Selector, int]] = []  # Interrupt terms in force, with their reader
+    if standard:
+        usable = tables.activated
+    else:
+        usable = tables.interrupt_ability
+        ctrl = s.ctrl
+        for b in tables.term_cards:
+            if place[b] == BOARD:
+                for a in tables.terms[b]:
+                    assert a.target is not None
+                    terms.append((a.target, ctrl[b]))
+        # Only interrupt speed open and no Interrupt term in force: skip what can never be
+        # played.
+        if not terms:
+            self_interrupt = tables.self_interrupt
+            hand = [c for c in hand if self_interrupt[c]]
     ctrl = s.ctrl
-    usable = tables.activated if standard else tables.interrupt_ability
     granted = tables.any_grants_activated and any(
-        tables.grants_activated[g] for g in s.board if s.bond[g] == ANCHORED
+        tables.grants_activated[g] for g in board if s.bond[g] == ANCHORED
     )
-    for c in s.board:
-        if ctrl[c] != p or not (usable[c] or granted):
-            continue
+    if granted:
+        sources = [c for c in board if ctrl[c] == p]
+    else:
+        sources = [c for c in board if usable[c] and ctrl[c] == p]
+    if not hand and not sources:
+        return out
+    have = None
+    if hand:
+        defs, name_id, self_interrupt = s.defs, tables.name_id, tables.self_interrupt
+        seen: set[int] = set()
+        for c in hand:
+            k = name_id[c]
+            if k in seen:  # copies in a hand are interchangeable: the first is offered
+                continue
+            seen.add(k)
+            # Ability keywords: Interrupt names its own card, or every card its term matches.
+            if not (
+                standard
+                or self_interrupt[c]
+                or any(matches(s, sel, c, reader) for sel, reader in terms)
+            ):
+                continue
+            d = defs[c]
+            price = d.price
+            if (price.need or price.additional) and have is None:
+                have = resources(s, p)
+            if not can_pay_from(s, p, price, c, d.type, have):
+                continue
+            play = A.PLAY | c << 5
+            out.extend(play | (x + 1) << 13 for x in play_choices(s, c, p))
+    for c in sources:
         for i, (_, a) in enumerate(abilities_of(s, c)):
             if a.kind != ACTIVATED or (a.speed != INTERRUPT and not standard):
                 continue
-            if not can_pay(s, p, a.price, c):
+            price = a.price
+            if (price.need or price.additional) and have is None:
+                have = resources(s, p)
+            if not can_pay_from(s, p, price, c, -1, have):
                 continue
-            out.extend(enc(A.USE, c, i, x + 1) for x in ability_choices(s, a, c, p))
+            use = A.USE | c << 5 | i << 13
+            out.extend(use | (x + 1) << 21 for x in ability_choices(s, a, c, p))
     return out
 
 
@@ -166,16 +199,16 @@ def interrupt_speed(s: State, card: int, p: int) -> bool:
 def play_choices(s: State, card: int, p: int) -> list[int]:
     """The hosts or targets ``card`` may be played with ([-1]: none needed; []: unplayable,
     ruling C-09). A structure is played on a location its player controls (Construction)."""
-    d = s.defs[card]
-    if d.type == STRUCTURE:
-        defs, ctrl = s.defs, s.ctrl
-        return [c for c in s.board if defs[c].type == LOCATION and ctrl[c] == p]
-    for a in d.abilities:
-        if a.kind == TRANSACTIONAL:
-            sel = a.chooses
-            if sel is not None:
-                return [c for c in candidates(s, sel, p) if c != card]
-    return [-1]
+    tables = s.tables
+    kind = tables.play_kind[card]
+    if kind == PLAY_NONE:
+        return [-1]
+    if kind == PLAY_LOCATION:
+        types, ctrl = tables.type, s.ctrl
+        return [c for c in s.board if types[c] == LOCATION and ctrl[c] == p]
+    sel = tables.play_class[card]
+    assert sel is not None
+    return [c for c in candidates(s, sel, p) if c != card]
 
 
 def ability_choices(s: State, a: Ability, card: int, p: int) -> list[int]:
@@ -287,7 +320,7 @@ def open_window(s: State) -> None:
 
 def run(s: State) -> None:
     """Play out everything that needs no decision: checks, triggers, resolution, forced passes."""
-    while not s.is_over:
+    while not (s.winner >= 0 or s.turns > s.max_turns or sum(s.alive) <= 1):  # is_over
         if s.pending is not None:
             return
         if s.dirty:
