@@ -437,7 +437,7 @@ def test_an_older_backup_is_never_served(env: dict[str, str], tmp_path: Path) ->
          "--dbname", env["DATABASE_URL"], str(old)],
         capture_output=True, text=True, check=True,
     )
-    line = one_line_failure(league(env, "serve", "--port", "0"))
+    line = one_line_failure(league(env, "serve", "mint", "--port", "0"))
     assert "older than what was published" in line
     assert "older than what was published" in one_line_failure(league(env, "verify"))
     restored = league(env, "db", "restore", str(new))
