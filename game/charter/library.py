@@ -61,6 +61,7 @@ def charter(name: str) -> Charter:
     return load_charter(data, card_set(set_name if isinstance(set_name, str) else "sample"))
 
 
+@cache
 def deck(name: str) -> Deck:
-    """A packaged deck."""
+    """A packaged deck, read once per process (like :func:`charter`)."""
     return load_deck(_read("deck-", name))

@@ -8,7 +8,7 @@ from game.charter.charters import Charter
 from game.charter.effects import draw
 from game.charter.errors import CardDataError
 from game.charter.state import DECK, DEFAULT_MAX_TURNS, HAND_SIZE, NO_COMBAT, SETUP, State
-from game.charter.tables import build_tables
+from game.charter.tables import tables_for
 from game.charter.turns import _next_mulligan
 
 MAX_CARDS = 255  # card ids fit an action argument
@@ -41,7 +41,7 @@ def new_game(
     n = len(decks)
     s.card_set, s.charter, s.grant = card_set, charter.name, charter.manifest
     s.defs = tuple(card_set.card(name) for name in names)
-    s.tables = build_tables(s.defs)
+    s.tables = tables_for(s.defs)
     s.owner = tuple(seat for seat, deck in enumerate(decks) for _ in deck)
     s.n, s.max_turns = n, max_turns
     total = len(names)

@@ -28,7 +28,7 @@ from game.charter.state import (
     STEP_NAMES,
     State,
 )
-from game.charter.tables import build_tables
+from game.charter.tables import tables_for
 from ledger.errors import SchemaError
 
 FORMAT = "charter-position/1"
@@ -242,7 +242,7 @@ def from_json(data: Any, card_set: CardSet | None = None) -> State:
         owners.append(r.seat(c["owner"], f"cards.{i}.owner"))
     s.defs = tuple(card_set.card(x) for x in names)
     s.owner = tuple(owners)
-    s.tables = build_tables(s.defs)
+    s.tables = tables_for(s.defs)
     s.n = n
     total = len(cards)
     s.place = bytearray([255]) * total

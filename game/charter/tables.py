@@ -27,6 +27,8 @@ PLAY_NONE, PLAY_LOCATION, PLAY_CLASS = range(3)
 class Tables:
     activated: tuple[bool, ...]  # card id -> has a printed activated ability
     interrupt_ability: tuple[bool, ...]  # card id -> has a printed interrupt-speed one
+    activated_cards: tuple[int, ...]  # card ids with a printed activated ability
+    interrupt_cards: tuple[int, ...]  # card ids with a printed interrupt-speed one
     term_cards: tuple[int, ...]  # card ids with an Interrupt term
     any_grants_activated: bool
     grants_activated: tuple[bool, ...]  # card id -> grants its host an activated ability
@@ -81,6 +83,25 @@ def _statics(d: CardDef) -> tuple[tuple[Ability, bool], ...]:
     return tuple(out)
 
 
+_CACHE: dict[tuple[int, ...], tuple[tuple[CardDef, ...], Tables]] = {}
+_CACHE_SIZE = 32
+
+
+def tables_for(defs: tuple[CardDef, ...]) -> Tables:
+    """:func:`build_tables`, remembered for the last few card lists dealt (a new game of the
+    same decks reuses them). Keyed by the cards' identities; the entry holds the cards, so an
+    identity cannot be reused while it is remembered."""
+    key = tuple(map(id, defs))
+    hit = _CACHE.get(key)
+    if hit is not None and all(a is b for a, b in zip(hit[0], defs, strict=True)):
+        return hit[1]
+    tables = build_tables(defs)
+    if len(_CACHE) >= _CACHE_SIZE:
+        _CACHE.clear()
+    _CACHE[key] = (defs, tables)
+    return tables
+
+
 def build_tables(defs: tuple[CardDef, ...]) -> Tables:
     by_name: dict[str, tuple[bool, bool, bool, tuple[Ability, ...], dict[str, tuple[int, ...]],
                              Ability | None, bool, int]] = {}  # fmt: skip
@@ -106,6 +127,8 @@ def build_tables(defs: tuple[CardDef, ...]) -> Tables:
     return Tables(
         activated=tuple(r[0] for r in rows),
         interrupt_ability=tuple(r[6] for r in rows),
+        activated_cards=tuple(c for c, r in enumerate(rows) if r[0]),
+        interrupt_cards=tuple(c for c, r in enumerate(rows) if r[6]),
         term_cards=tuple(c for c, r in enumerate(rows) if r[3]),
         any_grants_activated=any(r[1] for r in rows),
         grants_activated=tuple(r[1] for r in rows),

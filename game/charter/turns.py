@@ -11,11 +11,12 @@ for: that is no decision (docs/charter.md, "Decisions").
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from game.charter import actions as A
 from game.charter.board import abilities_of, candidates, check, destroy, leave, matches
-from game.charter.cards import ACTIVATED, INTERRUPT, LOCATION, Ability, Selector
+from game.charter.cards import ACTIVATED, ANY, INTERRUPT, LOCATION, YOU, Ability, Selector
 from game.charter.cards import RESERVE as RESERVE_SPEED
 from game.charter.combat import (
     attack_options,
@@ -117,30 +118,37 @@ def priority_actions(s: State, p: int) -> list[int]:
     tables, place, board = s.tables, s.place, s.board
     standard = p == s.turn_player and s.phase == ACTION and not s.stack
     hand = s.hands[p]
+    ctrl = s.ctrl
     terms: list[tuple[Selector, int]] = []  # Interrupt terms in force, with their reader
-    if standard:
-        usable = tables.activated
-    else:
-        usable = tables.interrupt_ability
-        ctrl = s.ctrl
+    if not standard:
         for b in tables.term_cards:
             if place[b] == BOARD:
+                reader = ctrl[b]
                 for a in tables.terms[b]:
-                    assert a.target is not None
-                    terms.append((a.target, ctrl[b]))
+                    sel = a.target
+                    assert sel is not None
+                    # Only a term reaching p's hand can let p play a card (C-25: read from
+                    # the Interrupt card's controller; a hand holds its owner's cards).
+                    if sel.zone == "hand" and (
+                        sel.controller == ANY or (reader == p) == (sel.controller == YOU)
+                    ):
+                        terms.append((sel, reader))
         # Only interrupt speed open and no Interrupt term in force: skip what can never be
         # played.
         if not terms:
             self_interrupt = tables.self_interrupt
             hand = [c for c in hand if self_interrupt[c]]
-    ctrl = s.ctrl
     granted = tables.any_grants_activated and any(
         tables.grants_activated[g] for g in board if s.bond[g] == ANCHORED
     )
     if granted:
         sources = [c for c in board if ctrl[c] == p]
     else:
-        sources = [c for c in board if usable[c] and ctrl[c] == p]
+        # The few cards of the game with such an ability, in board order.
+        among = tables.activated_cards if standard else tables.interrupt_cards
+        sources = [c for c in among if place[c] == BOARD and ctrl[c] == p]
+        if len(sources) > 1:
+            sources.sort(key=board.index)
     if not hand and not sources:
         return out
     have = None
@@ -167,8 +175,13 @@ def priority_actions(s: State, p: int) -> list[int]:
                 continue
             play = A.PLAY | c << 5
             out.extend(play | (x + 1) << 13 for x in play_choices(s, c, p))
+    granting = tables.any_grants_activated  # else only printed abilities are activated
+    defs = s.defs
     for c in sources:
-        for i, (_, a) in enumerate(abilities_of(s, c)):
+        listed: Sequence[Ability] = (
+            [a for _, a in abilities_of(s, c)] if granting else defs[c].abilities
+        )
+        for i, a in enumerate(listed):
             if a.kind != ACTIVATED or (a.speed != INTERRUPT and not standard):
                 continue
             price = a.price
