@@ -122,7 +122,8 @@ def candidates(s: State, sel: Selector, chooser: int) -> list[int]:
         pool = [c for h in s.hands for c in h]
     else:
         pool = s.board
-    return [c for c in pool if matches(s, sel, c, chooser)]
+    types, mask = s.tables.type, sel.types
+    return [c for c in pool if mask >> types[c] & 1 and matches(s, sel, c, chooser)]
 
 
 def recompute_control(s: State) -> None:

@@ -26,20 +26,22 @@ def may_attack(s: State) -> bool:
 
 def attack_options(s: State) -> list[tuple[int, int, int]]:
     """(attacker, location or seat, 1 if a seat) for every attack still to be declared."""
-    tp, defs, ctrl, committed = s.turn_player, s.defs, s.ctrl, s.committed
-    declared = {a for a, _, _ in s.attackers}
-    ready = [
-        c
-        for c in s.board
-        if defs[c].type == ENTITY and ctrl[c] == tp and not committed[c] and c not in declared
-    ]
+    tp, types, ctrl, committed = s.turn_player, s.tables.type, s.ctrl, s.committed
+    ready = [c for c in s.board if types[c] == ENTITY and ctrl[c] == tp and not committed[c]]
+    if s.attackers:
+        declared = {a for a, _, _ in s.attackers}
+        ready = [c for c in ready if c not in declared]
     if not ready:
         return []
+    held: dict[int, list[int]] = {}  # seat -> the locations it controls, in board order
+    for c in s.board:
+        if types[c] == LOCATION:
+            held.setdefault(ctrl[c], []).append(c)
     targets: list[tuple[int, int]] = []
     for p in range(s.n):
         if p == tp or not s.alive[p]:
             continue
-        locations = s.locations_of(p)
+        locations = held.get(p)
         # Locations: while a player controls a location, attacks on them go to their locations.
         if locations:
             targets.extend((loc, 0) for loc in locations)

@@ -118,7 +118,8 @@ class State:
 
     @property
     def is_over(self) -> bool:
-        return self.current_player == TERMINAL
+        """Whether :attr:`current_player` is :data:`TERMINAL`."""
+        return self.winner >= 0 or self.turns > self.max_turns or sum(self.alive) <= 1
 
     def returns(self) -> list[float]:
         """Per seat: 1 for the winner, -1 for each defeated seat, 0 for the rest (C-20)."""
@@ -130,23 +131,22 @@ class State:
         """Every action open to :attr:`current_player`; empty only once the game is over."""
         legal = self._legal
         if legal is None:
-            from game.charter.turns import legal_actions
-
-            legal = self._legal = () if self.is_over else legal_actions(self)
+            legal = self._legal = () if self.is_over else _turns.legal_actions(self)
         return legal
 
     def apply(self, action: int) -> None:
         """Take ``action``; one not in :meth:`legal_actions` is refused and nothing moves."""
-        if action not in self.legal_actions():
+        legal = self._legal
+        if legal is None:
+            legal = self.legal_actions()
+        if action not in legal:
             from game.charter.notation import format_action
 
             reason = "the game is over" if self.is_over else "not among the legal actions"
             raise IllegalActionError(format_action(self, action), self.steps + 1, reason)
-        from game.charter.turns import take
-
         self._legal = None
         self.steps += 1
-        take(self, action)
+        _turns.take(self, action)
 
     def clone(self) -> State:
         """An independent copy: lists copied, the card set and tables shared."""
@@ -242,3 +242,8 @@ class State:
         for i in range(len(cards) - 1, 0, -1):
             j = self.next_random(i + 1)
             cards[i], cards[j] = cards[j], cards[i]
+
+
+# The flow of play lives in :mod:`game.charter.turns`, which imports this module (so its
+# functions are looked up when called, never while either module is still loading).
+from game.charter import turns as _turns  # noqa: E402

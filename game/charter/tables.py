@@ -46,7 +46,8 @@ class Tables:
     play_class: tuple[Selector | None, ...]  # card id -> the class it chooses (PLAY_CLASS)
     # card id -> the static effects it states: (ability, True if granted to its host)
     statics: tuple[tuple[tuple[Ability, bool], ...], ...]
-    turn_start: tuple[int, ...]  # card ids with a turn_start trigger
+    turn_start: tuple[bool, ...]  # card id -> has a turn_start trigger
+    upkeep: tuple[bool, ...]  # card id -> carries a maintenance obligation
 
 
 def consequence_ability(d: CardDef) -> Ability | None:
@@ -144,5 +145,6 @@ def build_tables(defs: tuple[CardDef, ...]) -> Tables:
         play_kind=tuple(k for k, _ in plays),
         play_class=tuple(sel for _, sel in plays),
         statics=tuple(_statics(d) for d in defs),
-        turn_start=tuple(c for c, r in enumerate(rows) if "turn_start" in r[4]),
+        turn_start=tuple("turn_start" in r[4] for r in rows),
+        upkeep=tuple(d.maintenance is not None for d in defs),
     )

@@ -194,6 +194,32 @@ def priority_actions(s: State, p: int) -> list[int]:
     return out
 
 
+def _silent(s: State, p: int) -> bool:
+    """A quick sufficient test that ``p``, holding priority outside standard speed, has
+    nothing but to pass (:func:`priority_actions` would offer only the pass): no card of the
+    game with an interrupt-speed ability stands under their control, no card in their hand
+    names itself Interrupt, and no Interrupt term or granted activated ability is in force."""
+    tables, place, ctrl = s.tables, s.place, s.ctrl
+    for c in tables.interrupt_cards:
+        if place[c] == BOARD and ctrl[c] == p:
+            return False
+    self_interrupt = tables.self_interrupt
+    for c in s.hands[p]:
+        if self_interrupt[c]:
+            return False
+    for b in tables.term_cards:
+        if place[b] == BOARD:
+            reader = ctrl[b]
+            for a in tables.terms[b]:
+                sel = a.target
+                assert sel is not None
+                if sel.zone == "hand" and (
+                    sel.controller == ANY or (reader == p) == (sel.controller == YOU)
+                ):
+                    return False  # a term reaching p's hand (as in priority_actions)
+    return not tables.any_grants_activated
+
+
 def interrupt_speed(s: State, card: int, p: int) -> bool:
     """Whether ``card`` may be played at interrupt speed (Ability keywords: Interrupt names the
     card it is printed on, or every card its term matches while it is in force)."""
@@ -239,7 +265,7 @@ def ability_choices(s: State, a: Ability, card: int, p: int) -> list[int]:
 
 def take(s: State, action: int) -> None:
     kind, a, b = action & 31, action >> 5 & 255, action >> 13 & 255
-    p = s.current_player
+    p = s.priority if s.pending is None else s.pending[1]  # current_player: the game is on
     if kind == A.PASS:
         do_pass(s)
     elif kind in (A.KEEP, A.MULLIGAN):
@@ -313,8 +339,8 @@ def added(s: State, adder: int) -> None:
 
 
 def do_pass(s: State) -> None:
-    s.passes += 1
-    if s.passes >= sum(s.alive):
+    passes = s.passes = s.passes + 1
+    if passes >= sum(s.alive):
         s.passes = 0
         if s.stack:
             s.resolving = True
@@ -351,12 +377,13 @@ def run(s: State) -> None:
             else:
                 open_window(s)
             continue
-        legal = priority_actions(s, s.priority)
-        if len(legal) == 1:
-            do_pass(s)
-            continue
-        s._legal = tuple(legal)
-        return
+        p = s.priority
+        if (p == s.turn_player and s.phase == ACTION and not s.stack) or not _silent(s, p):
+            legal = priority_actions(s, p)
+            if len(legal) > 1:
+                s._legal = tuple(legal)
+                return
+        do_pass(s)  # passing is all p may do: passed for (C-26)
     if s.dirty:
         check(s)  # the game ended mid-action: the type rules still apply (ruling C-28)
 
@@ -373,7 +400,8 @@ def end_window(s: State) -> None:
         open_window(s)
     elif phase == DRAW:
         s.phase = MAINTENANCE
-        owing = tuple(c for c in s.board if s.ctrl[c] == tp and s.defs[c].maintenance)
+        ctrl, upkeep = s.ctrl, s.tables.upkeep
+        owing = tuple(c for c in s.board if upkeep[c] and ctrl[c] == tp)
         if owing:
             s.pending = (P_UPKEEP, tp, owing)
         else:
@@ -458,8 +486,10 @@ def begin_turn(s: State, seat: int) -> None:
     for c in s.board:
         if ctrl[c] == seat and committed[c] and c not in withheld:
             release(s, c)
+    turn_start = s.tables.turn_start
     for c in s.board:
-        queue_triggers(s, c, "turn_start")
+        if turn_start[c]:
+            queue_triggers(s, c, "turn_start")
     open_window(s)
 
 
