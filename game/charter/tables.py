@@ -29,6 +29,7 @@ class Tables:
     interrupt_ability: tuple[bool, ...]  # card id -> has a printed interrupt-speed one
     activated_cards: tuple[int, ...]  # card ids with a printed activated ability
     interrupt_cards: tuple[int, ...]  # card ids with a printed interrupt-speed one
+    interrupt_commits: tuple[bool, ...]  # card id -> each of those commits the card to pay
     term_cards: tuple[int, ...]  # card ids with an Interrupt term
     any_grants_activated: bool
     grants_activated: tuple[bool, ...]  # card id -> grants its host an activated ability
@@ -130,6 +131,10 @@ def build_tables(defs: tuple[CardDef, ...]) -> Tables:
         interrupt_ability=tuple(r[6] for r in rows),
         activated_cards=tuple(c for c, r in enumerate(rows) if r[0]),
         interrupt_cards=tuple(c for c, r in enumerate(rows) if r[6]),
+        interrupt_commits=tuple(
+            all(a.price.commit for a in d.abilities if a.kind == ACTIVATED and a.speed == INTERRUPT)
+            for d in defs
+        ),
         term_cards=tuple(c for c, r in enumerate(rows) if r[3]),
         any_grants_activated=any(r[1] for r in rows),
         grants_activated=tuple(r[1] for r in rows),

@@ -195,16 +195,21 @@ def priority_actions(s: State, p: int) -> list[int]:
 
 
 def _silent(s: State, p: int) -> bool:
-    """A quick sufficient test that ``p``, holding priority outside standard speed, has
-    nothing but to pass (:func:`priority_actions` would offer only the pass): no card of the
-    game with an interrupt-speed ability stands under their control, no card in their hand
-    names itself Interrupt, and no Interrupt term or granted activated ability is in force."""
-    tables, place, ctrl = s.tables, s.place, s.ctrl
+    """A quick sufficient test that ``p``, holding priority outside standard speed, can only
+    pass (:func:`priority_actions` would offer nothing else): no granted activated ability in
+    the game, no card with an interrupt-speed ability under their control that could pay its
+    price (a committed card cannot pay a price that commits it), no card in their hand that
+    names itself Interrupt, and no Interrupt term in force naming a card in their hand."""
+    tables, place, ctrl, committed = s.tables, s.place, s.ctrl, s.committed
+    if tables.any_grants_activated:
+        return False
+    commits = tables.interrupt_commits
     for c in tables.interrupt_cards:
-        if place[c] == BOARD and ctrl[c] == p:
+        if place[c] == BOARD and ctrl[c] == p and not (committed[c] and commits[c]):
             return False
     self_interrupt = tables.self_interrupt
-    for c in s.hands[p]:
+    hand = s.hands[p]
+    for c in hand:
         if self_interrupt[c]:
             return False
     for b in tables.term_cards:
@@ -213,11 +218,11 @@ def _silent(s: State, p: int) -> bool:
             for a in tables.terms[b]:
                 sel = a.target
                 assert sel is not None
-                if sel.zone == "hand" and (
-                    sel.controller == ANY or (reader == p) == (sel.controller == YOU)
-                ):
-                    return False  # a term reaching p's hand (as in priority_actions)
-    return not tables.any_grants_activated
+                mask, types = sel.types, tables.type
+                for c in hand:
+                    if mask >> types[c] & 1 and matches(s, sel, c, reader):
+                        return False  # a term naming a card in p's hand
+    return True
 
 
 def interrupt_speed(s: State, card: int, p: int) -> bool:
@@ -359,7 +364,8 @@ def open_window(s: State) -> None:
 
 def run(s: State) -> None:
     """Play out everything that needs no decision: checks, triggers, resolution, forced passes."""
-    while not (s.winner >= 0 or s.turns > s.max_turns or sum(s.alive) <= 1):  # is_over
+    alive = s.alive  # mutated in place only
+    while not (s.winner >= 0 or s.turns > s.max_turns or sum(alive) <= 1):  # is_over
         if s.pending is not None:
             return
         if s.dirty:
@@ -383,7 +389,17 @@ def run(s: State) -> None:
             if len(legal) > 1:
                 s._legal = tuple(legal)
                 return
-        do_pass(s)  # passing is all p may do: passed for (C-26)
+        # Passing is all p may do: passed for (C-26); do_pass, inline.
+        passes = s.passes + 1
+        if passes < sum(alive):
+            s.passes = passes
+            s.priority = s.left_of(p)
+        else:
+            s.passes = 0
+            if s.stack:
+                s.resolving = True
+            else:
+                end_window(s)
     if s.dirty:
         check(s)  # the game ended mid-action: the type rules still apply (ruling C-28)
 
