@@ -236,11 +236,11 @@ def check(s: State) -> None:
     here their type rules apply. Once the game is over nobody chooses (ruling C-28): the rules
     that need no decision still apply, and a location over its extent is left as it stands,
     ``dirty`` still set."""
-    types, sizes_of = s.tables.type, s.tables.size
+    types, sizes_of, defs = s.tables.type, s.tables.size, s.defs
     while True:
         recompute_control(s)
         recompute_statics(s)
-        bond, damage, host = s.bond, s.damage, s.host
+        bond, damage, host, boost = s.bond, s.damage, s.host, s.boost
         doomed = []
         sizes: dict[int, int] = {}
         for c in s.board:
@@ -254,7 +254,13 @@ def check(s: State) -> None:
                     doomed.append(c)  # Structures: nothing rescues an unsupported structure
                     continue
                 sizes[host[c]] = sizes.get(host[c], 0) + sizes_of[c]
-            if t in DAMAGEABLE and damage[c] and damage[c] > integrity(s, c):
+            hurt = damage[c]
+            # Combat: counters beyond integrity destroy (integrity(), inline).
+            if (
+                hurt
+                and t in DAMAGEABLE
+                and hurt > max(0, defs[c].integrity + boost.get(c, _NO_BOOST)[2])
+            ):
                 doomed.append(c)
         for c in doomed:
             destroy(s, c)

@@ -484,8 +484,7 @@ def _upkeep_done(s: State, seat: int, card: int, owing: tuple[int, ...]) -> None
 def end_turn(s: State) -> None:
     """The end phase closes: every pool clears and the turn passes (Turn structure)."""
     for pool in s.pools:
-        for i in range(len(pool)):
-            pool[i] = 0
+        pool[:] = [0] * len(pool)
     s.first_turn[s.turn_player] = False
     begin_turn(s, s.left_of(s.turn_player))
 
