@@ -383,23 +383,28 @@ def run(s: State) -> None:
             else:
                 open_window(s)
             continue
-        p = s.priority
-        if (p == s.turn_player and s.phase == ACTION and not s.stack) or not _silent(s, p):
-            legal = priority_actions(s, p)
-            if len(legal) > 1:
-                s._legal = tuple(legal)
-                return
-        # Passing is all p may do: passed for (C-26); do_pass, inline.
-        passes = s.passes + 1
-        if passes < sum(alive):
-            s.passes = passes
-            s.priority = s.left_of(p)
-        else:
+        # The round: each player in turn who can only pass is passed for (C-26). Asking
+        # changes nothing, so the round goes on here until someone decides or all passed.
+        living, stack = sum(alive), s.stack
+        standard_seat = s.turn_player if s.phase == ACTION and not stack else -1
+        while True:
+            p = s.priority
+            if p == standard_seat or not _silent(s, p):
+                legal = priority_actions(s, p)
+                if len(legal) > 1:
+                    s._legal = tuple(legal)
+                    return
+            passes = s.passes + 1  # do_pass, inline
+            if passes < living:
+                s.passes = passes
+                s.priority = s.left_of(p)
+                continue
             s.passes = 0
-            if s.stack:
+            if stack:
                 s.resolving = True
             else:
                 end_window(s)
+            break
     if s.dirty:
         check(s)  # the game ended mid-action: the type rules still apply (ruling C-28)
 
