@@ -1,9 +1,11 @@
 """Charter engine throughput: random games to the end per second, and the AI's move time.
 
 Run: ``python bench/charter.py [--seconds S] [--decisions N]``. Prints a results table; one
-core, one process. Random games are played to the end by ``random.Random`` choices among the
-legal actions, with the packaged sample (charter skirmish, decks ember v tide; charter siege,
-bastion v tithe; and a four-player skirmish). AI move time is measured over the decisions of
+core, one process. ``--profile N`` instead plays N random skirmish 2p games under cProfile and
+prints where their time goes (own time per function; docs/charter.md, "Performance").
+Random games are played to the end by ``random.Random`` choices among the legal actions, with
+the packaged sample (charter skirmish, decks ember v tide; charter siege, bastion v tithe; and a
+four-player skirmish). AI move time is measured over the decisions of
 seeded AI-versus-random games. Targets (issue 14): at least 500 random two-player games per
 second on one core; the AI answers in under 1 s median.
 """
@@ -11,7 +13,9 @@ second on one core; the AI answers in under 1 s median.
 from __future__ import annotations
 
 import argparse
+import cProfile
 import platform
+import pstats
 import random
 import statistics
 import time
@@ -51,6 +55,21 @@ def random_games(
     return games / elapsed, decisions / games, turns / games
 
 
+def profile(games: int, top: int = 25) -> None:
+    """The random-game loop of the first table under cProfile: own time per function."""
+    charter, decks = TABLES["skirmish 2p (ember v tide)"]
+    profiler = cProfile.Profile()
+    profiler.enable()
+    rng = random.Random(0)
+    for game in range(games):
+        s = opening(charter, decks, game)
+        while not s.is_over:
+            legal = s.legal_actions()
+            s.apply(legal[rng.randrange(len(legal))])
+    profiler.disable()
+    pstats.Stats(profiler).sort_stats("tottime").print_stats(top)
+
+
 def ai_times(decisions: int) -> list[float]:
     """Seconds per AI decision with more than one legal action, over seeded games."""
     times: list[float] = []
@@ -74,7 +93,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=5.0, help="per random-game row")
     parser.add_argument("--decisions", type=int, default=200, help="AI decisions timed")
+    parser.add_argument("--profile", type=int, default=0, metavar="N",
+                        help="profile N random skirmish 2p games instead")
     args = parser.parse_args()
+    if args.profile:
+        profile(args.profile)
+        return
     print(f"charter engine · Python {platform.python_version()} · one core")
     print(f"{'measure':<44} {'value':>12}  detail")
     for label, (charter, decks) in TABLES.items():
