@@ -32,7 +32,6 @@ from ledger.errors import (
     AllowanceExhausted,
     InsufficientWork,
     LedgerError,
-    Overloaded,
     RequestIdReused,
     RunExhaustedError,
     SizeLimitError,
@@ -49,6 +48,7 @@ from ledger.requests import StampRequest
 from ledger.work import challenge, meets, work_per_print
 from services.eventlog import EventStore
 from services.http.problems import problem_of
+from services.kernel.writer import GroupWriter
 from services.mint import tables
 from services.mint.projection import PROJECTION, MintChanges, MintProjection
 
@@ -309,69 +309,24 @@ async def stamp_group(mint: Mint, group: Sequence[Presented]) -> list[StampAnswe
     return results
 
 
-@dataclass
-class _Waiting:
-    presented: Presented
-    future: asyncio.Future[StampAnswer]
-
-
 class Stamper:
-    """The mint's one writer: requests wait here and are stamped in groups, in arrival order."""
+    """The mint's one writer (the kernel's :class:`GroupWriter`): checked requests wait here
+    and are stamped in groups, in arrival order."""
 
     def __init__(self, mint: Mint) -> None:
         self.mint = mint
-        self._waiting: list[_Waiting] = []
-        #: Prints of the requests in ``_waiting`` (bounded by MAX_WAITING_PRINTS).
-        self._waiting_prints = 0
-        self._writer: asyncio.Task[None] | None = None
+        self.writer: GroupWriter[Presented, StampAnswer] = GroupWriter(
+            lambda group: stamp_group(mint, group),
+            units=lambda presented: len(presented.runs),
+            max_group=MAX_GROUP_PRINTS,
+            max_waiting=MAX_WAITING_PRINTS,
+            what="prints to be stamped",
+        )
 
     async def stamp(self, request: StampRequest) -> StampAnswer:
         """Check ``request``, wait for its group's transaction, return its answer."""
-        presented = present(self.mint, request)
-        if self._waiting and self._waiting_prints + len(presented.runs) > MAX_WAITING_PRINTS:
-            raise Overloaded(
-                f"the mint has {self._waiting_prints} prints waiting to be stamped; present "
-                f"these again in a moment",
-                retry_after=1,
-            )
-        self._waiting_prints += len(presented.runs)
-        future: asyncio.Future[StampAnswer] = asyncio.get_running_loop().create_future()
-        self._waiting.append(_Waiting(presented, future))
-        if self._writer is None or self._writer.done():
-            self._writer = asyncio.create_task(self._write())
-        return await future
-
-    def _next_group(self) -> list[_Waiting]:
-        prints = 0
-        taken = 0
-        for waiting in self._waiting:
-            prints += len(waiting.presented.runs)
-            if taken and prints > MAX_GROUP_PRINTS:
-                break
-            taken += 1
-        group, self._waiting = self._waiting[:taken], self._waiting[taken:]
-        self._waiting_prints -= sum(len(w.presented.runs) for w in group)
-        return group
-
-    async def _write(self) -> None:
-        while self._waiting:
-            group = self._next_group()
-            try:
-                results = await stamp_group(self.mint, [w.presented for w in group])
-            except Exception as exc:
-                for waiting in group:
-                    if not waiting.future.done():
-                        waiting.future.set_exception(exc)
-                continue
-            for waiting, result in zip(group, results, strict=True):
-                if waiting.future.done():  # its client went away; the answer is stored
-                    continue
-                if isinstance(result, LedgerError):
-                    waiting.future.set_exception(result)
-                else:
-                    waiting.future.set_result(result)
+        return await self.writer.submit(present(self.mint, request))
 
     async def close(self) -> None:
         """Let the writer finish the groups already waiting."""
-        if self._writer is not None:
-            await self._writer
+        await self.writer.close()

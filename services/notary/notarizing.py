@@ -30,9 +30,7 @@ from ledger.endorsements import Chain, Endorsement, verify_league_chain
 from ledger.errors import (
     ChainError,
     FraudDetected,
-    LedgerError,
     NotStamped,
-    Overloaded,
     SizeLimitError,
 )
 from ledger.events import ConflictRefused, EventBody, HopRecorded
@@ -43,6 +41,7 @@ from ledger.limits import MAX_ENDORSEMENT_BATCH
 from ledger.manifest import LeagueManifest
 from ledger.print_runs import MISPRINT_SERIAL
 from services.eventlog import EventLogError, EventStore
+from services.kernel.writer import GroupWriter
 from services.notary import tables
 from services.notary.following import MintLink
 from services.notary.projection import PROJECTION, NotaryChanges, NotaryProjection
@@ -221,68 +220,25 @@ async def notarize_group(
     return results
 
 
-@dataclass
-class _Waiting:
-    submitted: Submitted
-    future: asyncio.Future[Recorded]
-
-
 class Writer:
-    """The notary's one writer: requests wait here and are decided in groups, in order."""
+    """The notary's one writer (the kernel's :class:`GroupWriter`): requests wait here and are
+    decided in groups, in order."""
 
     def __init__(self, notary: Notary) -> None:
         self.notary = notary
-        self._waiting: list[_Waiting] = []
-        self._waiting_hops = 0
-        self._task: asyncio.Task[None] | None = None
+        self.writer: GroupWriter[Submitted, Recorded] = GroupWriter(
+            lambda group: notarize_group(notary, group),
+            units=lambda submitted: submitted.hops,
+            max_group=MAX_GROUP_HOPS,
+            max_waiting=MAX_WAITING_HOPS,
+            what="hops to be notarized",
+        )
 
     async def record(self, submitted: Submitted) -> Recorded:
         """Wait for ``submitted``'s group to be decided; raise :class:`Conflicted` if it was
         refused."""
-        if self._waiting and self._waiting_hops + submitted.hops > MAX_WAITING_HOPS:
-            raise Overloaded(
-                f"the notary has {self._waiting_hops} hops waiting; send these again in a "
-                f"moment",
-                retry_after=1,
-            )
-        self._waiting_hops += submitted.hops
-        future: asyncio.Future[Recorded] = asyncio.get_running_loop().create_future()
-        self._waiting.append(_Waiting(submitted, future))
-        if self._task is None or self._task.done():
-            self._task = asyncio.create_task(self._write())
-        return await future
-
-    def _next_group(self) -> list[_Waiting]:
-        hops = 0
-        taken = 0
-        for waiting in self._waiting:
-            hops += waiting.submitted.hops
-            if taken and hops > MAX_GROUP_HOPS:
-                break
-            taken += 1
-        group, self._waiting = self._waiting[:taken], self._waiting[taken:]
-        self._waiting_hops -= sum(w.submitted.hops for w in group)
-        return group
-
-    async def _write(self) -> None:
-        while self._waiting:
-            group = self._next_group()
-            try:
-                results = await notarize_group(self.notary, [w.submitted for w in group])
-            except Exception as exc:
-                for waiting in group:
-                    if not waiting.future.done():
-                        waiting.future.set_exception(exc)
-                continue
-            for waiting, result in zip(group, results, strict=True):
-                if waiting.future.done():  # its client went away; the decision stands
-                    continue
-                if isinstance(result, LedgerError):
-                    waiting.future.set_exception(result)
-                else:
-                    waiting.future.set_result(result)
+        return await self.writer.submit(submitted)
 
     async def close(self) -> None:
         """Let the writer finish the groups already waiting."""
-        if self._task is not None:
-            await self._task
+        await self.writer.close()

@@ -9,7 +9,6 @@ from datetime import UTC, datetime, timedelta
 
 import aiohttp
 import asyncpg
-import pytest
 from aiohttp.test_utils import TestServer
 
 from clients.league import LeagueClient, stamp_request
@@ -20,7 +19,7 @@ from services.eventlog import PostgresEventStore
 from services.kernel.founding import load_manifest, load_service_key
 from services.kernel.settings import LeagueSettings
 from services.mint import stamping, tables
-from services.mint.app import MINT
+from services.mint.app import MINT, STAMPER
 from services.mint.stamping import Mint, present, stamp_group
 from tests.services.mint.conftest import TEST_POLICIES
 
@@ -93,11 +92,11 @@ async def test_the_transaction_time_decides_the_allowance_day(
 
 
 async def test_a_full_queue_answers_503_with_retry_after(
-    server: TestServer, league: LeagueClient, monkeypatch: pytest.MonkeyPatch
+    server: TestServer, league: LeagueClient
 ) -> None:
     """While the writer waits for the log's lock, requests queue up to the bound; the next is
     503 `overloaded` with Retry-After; once the lock is free every queued request is stamped."""
-    monkeypatch.setattr(stamping, "MAX_WAITING_PRINTS", 2)
+    server.app[STAMPER].writer.max_waiting = 2
     manifest = await league.manifest()
     store = server.app[MINT].store
     holding, release = asyncio.Event(), asyncio.Event()

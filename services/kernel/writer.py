@@ -1,0 +1,109 @@
+"""A log's one writer: requests wait, are decided in groups in one transaction, in order.
+
+Every service that appends on behalf of its callers (the mint's stamps, the notary's hops)
+has one :class:`GroupWriter`: a request waits here; the writer takes every request waiting
+(up to ``max_group`` units of work, at least one request) and hands them to ``decide``,
+which answers them all in one transaction under the log's lock, so one commit serves the
+whole group and a busy service spends its time deciding rather than waiting for the disk.
+The queue is bounded: past ``max_waiting`` units a request is refused at once with
+:class:`~ledger.errors.Overloaded` (503 with Retry-After) rather than queued without end.
+A refusal (a :class:`~ledger.errors.LedgerError` in ``decide``'s answers) fails that request
+alone; a failure of the transaction fails its whole group.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+from ledger.errors import LedgerError, Overloaded
+
+R = TypeVar("R")
+A = TypeVar("A")
+
+#: Decides a group of requests in one transaction: an answer or a refusal for each, in order.
+Decide = Callable[[Sequence[R]], Awaitable[Sequence[A | LedgerError]]]
+
+
+@dataclass
+class _Waiting(Generic[R, A]):
+    request: R
+    units: int
+    future: asyncio.Future[A]
+
+
+class GroupWriter(Generic[R, A]):
+    """Requests of type ``R`` in, answers of type ``A`` out, decided in groups."""
+
+    def __init__(
+        self,
+        decide: Decide[R, A],
+        *,
+        units: Callable[[R], int],
+        max_group: int,
+        max_waiting: int,
+        what: str,
+    ) -> None:
+        self._decide = decide
+        self._units = units
+        self.max_group = max_group
+        self.max_waiting = max_waiting
+        #: What the units are and who waits for them, for the overload message.
+        self.what = what
+        self._waiting: list[_Waiting[R, A]] = []
+        #: Units of the requests in ``_waiting`` (bounded by ``max_waiting``).
+        self._waiting_units = 0
+        self._task: asyncio.Task[None] | None = None
+
+    async def submit(self, request: R) -> A:
+        """Wait for ``request``'s group to be decided; its answer, or its refusal raised."""
+        units = self._units(request)
+        if self._waiting and self._waiting_units + units > self.max_waiting:
+            raise Overloaded(
+                f"{self._waiting_units} {self.what} are waiting already; send this again in "
+                f"a moment",
+                retry_after=1,
+            )
+        self._waiting_units += units
+        future: asyncio.Future[A] = asyncio.get_running_loop().create_future()
+        self._waiting.append(_Waiting(request, units, future))
+        if self._task is None or self._task.done():
+            self._task = asyncio.create_task(self._write())
+        return await future
+
+    def _next_group(self) -> list[_Waiting[R, A]]:
+        units = 0
+        taken = 0
+        for waiting in self._waiting:
+            units += waiting.units
+            if taken and units > self.max_group:
+                break
+            taken += 1
+        group, self._waiting = self._waiting[:taken], self._waiting[taken:]
+        self._waiting_units -= sum(waiting.units for waiting in group)
+        return group
+
+    async def _write(self) -> None:
+        while self._waiting:
+            group = self._next_group()
+            try:
+                results = await self._decide([waiting.request for waiting in group])
+            except Exception as exc:
+                for waiting in group:
+                    if not waiting.future.done():
+                        waiting.future.set_exception(exc)
+                continue
+            for waiting, result in zip(group, results, strict=True):
+                if waiting.future.done():  # its client went away; the decision stands
+                    continue
+                if isinstance(result, LedgerError):
+                    waiting.future.set_exception(result)
+                else:
+                    waiting.future.set_result(result)
+
+    async def close(self) -> None:
+        """Let the writer finish the groups already waiting."""
+        if self._task is not None:
+            await self._task
