@@ -3,7 +3,6 @@ extend it (issue 9 §2, DESIGN §4 "no silent forks")."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import asyncpg
@@ -15,20 +14,11 @@ from ledger.keys import SigningKey
 from ledger.leaf import NewEvent
 from ledger.manifest import DEFAULT_POLICIES
 from services.eventlog import PostgresEventStore
-from services.eventlog.migrate import upgrade
 from services.kernel.checkpoints import Checkpointer, CheckpointFile, ForkedDatabase
+from tests.services.eventlog.conftest import migrated_url, pool
 
 ORIGIN = "league.test/mint"
-
-
-@pytest.fixture
-async def pool(database_url: str) -> AsyncIterator[asyncpg.Pool]:
-    upgrade(database_url)
-    pool = await asyncpg.create_pool(database_url, min_size=1, max_size=4)
-    try:
-        yield pool
-    finally:
-        await pool.close()
+__all__ = ["migrated_url", "pool"]  # the event store's fixtures, used here
 
 
 @pytest.fixture
