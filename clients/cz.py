@@ -13,7 +13,7 @@ import json
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn, cast
 
 from clients.charter_cli import add_charter
 from game.window import new_base_table, new_market_table, parse_record, reckon, replay, to_json
@@ -118,8 +118,16 @@ COMMAND_GROUPS: tuple[
 COMMAND_GROUPS += (add_charter,)
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line (still exit status 2); every subcommand's
+    parser is of this class too (argparse makes subparsers of their parent's class)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="cz",
         description="THE WINDOW (Contra-Zero Certificates), the player's client.",
         epilog=(
@@ -133,7 +141,12 @@ def build_parser() -> argparse.ArgumentParser:
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    # Every nested parser is a OneLineParser at run time (argparse uses the parent's class);
+    # the groups are typed against plain ArgumentParsers, which they are too.
+    commands = cast(
+        "argparse._SubParsersAction[argparse.ArgumentParser]",
+        parser.add_subparsers(dest="command", required=True, metavar="COMMAND"),
+    )
     for add_group in COMMAND_GROUPS:
         add_group(commands)
     return parser

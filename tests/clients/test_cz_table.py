@@ -125,3 +125,14 @@ def test_unreadable_records_exit_2_with_one_line(tmp_path: Path) -> None:
         assert out.returncode == 2
         assert len(out.stderr.splitlines()) == 1
         assert needle in out.stderr
+
+
+def test_usage_errors_are_one_line_with_status_2() -> None:
+    """A missing argument, an unknown command or a missing charter option is one line on
+    stderr naming where --help is, exit 2, at every level of the command tree."""
+    for args in (("table", "replay"), ("bogus",), ("charter", "validate")):
+        result = cz(*args)
+        assert result.returncode == 2
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1, result.stderr
+        assert "--help" in lines[0]
