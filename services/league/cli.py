@@ -9,6 +9,7 @@
     league verify                                  re-verify the mint's log and census
     league rebuild [SERVICE ...]                   rebuild projections from the logs
     league openapi [SERVICE] [--write | --check]   the services' OpenAPI documents
+    league audit URL [--state DIR]                 audit a running league from its feeds
 
 Every failure is one line on stderr and exit status 2.
 """
@@ -17,6 +18,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import hashlib
+import json
 import logging
 import os
 import subprocess
@@ -24,15 +27,20 @@ import sys
 import urllib.parse
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import NoReturn, TextIO
 
 import asyncpg
+import platformdirs
 import sqlalchemy.exc
 
+from clients.league import LeagueClient
 from ledger.address import address_of
+from ledger.audit import AUDITED_SERVICES, Auditor, AuditReport
+from ledger.checkpoint import Checkpoint
 from ledger.encoding import encode_b64
 from ledger.errors import LedgerError
 from ledger.keys import PublicKey, SigningKey
+from ledger.limits import MAX_FEED_PAGE
 from ledger.manifest import DEFAULT_POLICIES, LeagueManifest, Policies
 from services.eventlog import PostgresEventStore, VerifySummary
 from services.eventlog.migrate import upgrade
@@ -360,6 +368,129 @@ def cmd_openapi(args: argparse.Namespace) -> None:
         sys.stdout.write("".join(documents.values()))
 
 
+# -- league audit ------------------------------------------------------------------------------
+# The independent auditor (issue 10 item 3): nothing but the HTTP client and ledger/, never the
+# services' own code, which is what it checks.
+
+
+def default_audit_dir() -> Path:
+    """Where ``league audit`` keeps what it pinned and saw (the user's data directory)."""
+    return Path(platformdirs.user_data_dir("the-window-league-audit", appauthor=False))
+
+
+class AuditState:
+    """What one auditor keeps per league URL between runs: the root key pinned on first use
+    and the latest checkpoint each service served to a passed audit."""
+
+    def __init__(self, path: Path, url: str) -> None:
+        self.path = path
+        self.url = url
+        self.root: PublicKey | None = None
+        self.checkpoints: dict[str, Checkpoint] = {}
+
+    @classmethod
+    def load(cls, directory: Path, url: str) -> AuditState:
+        name = hashlib.sha256(url.encode()).hexdigest()[:16]
+        state = cls(directory / f"league-{name}.json", url)
+        if not state.path.exists():
+            return state
+        try:
+            data = json.loads(state.path.read_text(encoding="utf-8"))
+            state.root = PublicKey.from_text(data["root"])
+            state.checkpoints = {
+                service: Checkpoint.from_note(text)
+                for service, text in data["checkpoints"].items()
+                if service in AUDITED_SERVICES
+            }
+        except (ValueError, KeyError, TypeError, LedgerError):
+            raise LeagueError(
+                f"{state.path} is not an audit state file (remove it to audit {url} afresh, "
+                f"pinning its root key again)"
+            ) from None
+        return state
+
+    def save(self) -> None:
+        assert self.root is not None
+        data = {
+            "url": self.url,
+            "root": self.root.to_text(),
+            "checkpoints": {name: str(cp) for name, cp in self.checkpoints.items()},
+        }
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        scratch = self.path.with_suffix(".tmp")
+        scratch.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+        os.replace(scratch, self.path)
+
+
+class AuditProgress:
+    """Events audited per service, redrawn on one line of a terminal (silent otherwise)."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.shown = stream.isatty()
+
+    def update(self, service: str, done: int, expected: int) -> None:
+        if self.shown:
+            self.stream.write(f"\r\x1b[Kauditing {service}: {done} of {expected} events")
+            self.stream.flush()
+
+    def done(self) -> None:
+        if self.shown:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
+
+
+async def _audit(url: str, state: AuditState, progress: AuditProgress) -> AuditReport:
+    async with LeagueClient(url) as client:
+        manifest = await client.manifest(state.root)
+        if state.root is None:  # first use: pin the root the manifest is signed by
+            state.root = PublicKey.from_text(manifest.root)
+            state.save()
+        auditor = Auditor(manifest, state.root)
+        for service, kept in state.checkpoints.items():
+            auditor.checkpoint(service, kept, kept=True)
+        # The notary's checkpoint first: every hop it covers refers to a stamp the mint's
+        # feed, read to its end afterwards, holds.
+        served: dict[str, Checkpoint] = {}
+        for service in reversed(AUDITED_SERVICES):
+            served[service] = await client.signed_checkpoint(service=service)
+            auditor.checkpoint(service, served[service])
+        for service in AUDITED_SERVICES:
+            upto = served[service].size if service != "mint" else None
+            after = -1
+            while upto is None or auditor.size(service) < upto:
+                limit = MAX_FEED_PAGE
+                if upto is not None:
+                    limit = min(limit, upto - auditor.size(service))
+                page = await client.events(after, limit, service=service)
+                if not page.events:
+                    break
+                auditor.add(service, page.events)
+                after = page.next_after
+                progress.update(service, auditor.size(service), served[service].size)
+        progress.done()
+        report = auditor.report()
+        for service in AUDITED_SERVICES:
+            latest = auditor.latest(service)
+            previous = state.checkpoints.get(service)
+            if latest is not None and (previous is None or latest.size >= previous.size):
+                state.checkpoints[service] = latest
+        state.save()
+        return report
+
+
+def cmd_audit(args: argparse.Namespace) -> None:
+    state = AuditState.load(args.state or default_audit_dir(), args.url.rstrip("/"))
+    first_use = state.root is None
+    report = asyncio.run(_audit(state.url, state, AuditProgress(sys.stderr)))
+    assert state.root is not None
+    pinned = "pinned now (first use)" if first_use else "as pinned"
+    print(f"audited {state.url}: root key {address_of(state.root)} {pinned}")
+    for line in report.lines():
+        print(f"  {line}")
+    print(f"passed; checkpoints kept in {state.path} for the next audit")
+
+
 # -- parser ------------------------------------------------------------------------------------
 
 
@@ -472,6 +603,22 @@ def build_parser() -> argparse.ArgumentParser:
     mode.add_argument("--check", action="store_true",
                       help="fail when docs/openapi differs from the code")
     openapi.set_defaults(run=cmd_openapi)
+
+    audit = commands.add_parser(
+        "audit", help="audit a running league from its signed feeds (trusting only its root)",
+        description="Download the mint's and the notary's signed feeds and checkpoints from "
+        "URL and check every event's signature and leaf hash, every Merkle root, consistency "
+        "with the checkpoints seen on the previous audit, and the economy's invariants "
+        "(serials unique and inside their runs, chains valid, the first recorded hop wins). "
+        "The league's root key is pinned on first use. Exit 2 names the first violation by "
+        "service and seq.",
+    )
+    audit.add_argument("url", metavar="URL", help="the league's base URL, e.g. "
+                       "http://127.0.0.1:8080")
+    audit.add_argument("--state", type=Path, metavar="DIR",
+                       help="where the pinned root and the checkpoints seen are kept "
+                       "(default: the user's data directory)")
+    audit.set_defaults(run=cmd_audit)
     return parser
 
 

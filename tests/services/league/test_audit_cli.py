@@ -1,0 +1,196 @@
+"""`league audit URL` over a real served league (issue 10 item 3 and item 4's audit cases)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import socket
+import subprocess
+from pathlib import Path
+
+import asyncpg
+import pytest
+
+from clients.league import LeagueClient, NotaryConflict, stamp_request
+from ledger.api.mint import Stamped
+from ledger.endorsements import Chain, endorse
+from ledger.keys import SigningKey
+from services.kernel.database import embedded_tool
+from tests.services.league.test_cli import Served, league, one_line_failure
+
+T0 = 1_700_000_000
+
+
+@pytest.fixture
+def env(tmp_path: Path, database_url: str) -> dict[str, str]:
+    """A fresh LEAGUE_HOME whose league costs no proof of work and checkpoints often."""
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("LEAGUE_")}
+    env = {**clean, "LEAGUE_HOME": str(tmp_path / "home"), "DATABASE_URL": database_url}
+    made = league(env, "init", "--policy", "stamp_work=1", "--policy",
+                  "checkpoint_interval_ms=50")
+    assert made.returncode == 0, made.stderr
+    return env
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def serve(env: dict[str, str], port: int | None = None) -> Served:
+    """`league serve` on a known free port, so the notary follows the mint at its address."""
+    return Served(env, "--port", str(port or free_port()))
+
+
+def audit(env: dict[str, str], url: str, state: Path) -> subprocess.CompletedProcess[str]:
+    return league(env, "audit", url, "--state", str(state))
+
+
+async def stamp(url: str, owner: SigningKey, title: str) -> Chain:
+    async with LeagueClient(url) as client:
+        manifest = await client.manifest()
+        answer = await client.stamp(stamp_request(owner, manifest, [(title, "standard")]))
+    (item,) = answer.items
+    assert isinstance(item, Stamped)
+    return Chain(certificate=item.certificate, endorsements=())
+
+
+async def published(url: str, service: str, size: int) -> None:
+    """Wait (bounded: a guard, not a timing assertion) for a checkpoint of ``size``."""
+    async with LeagueClient(url) as client:
+        for _ in range(200):
+            if (await client.signed_checkpoint(service=service)).size >= size:
+                return
+            await asyncio.sleep(0.05)
+    raise AssertionError(f"{service} never published a checkpoint of size {size}")
+
+
+async def trade(url: str) -> None:
+    """Two prints stamped; one traded a→b→c at the notary, and a's second signature of it
+    (to d) refused with a fraud proof."""
+    a, b, c, d = (SigningKey.generate() for _ in range(4))
+    stamped = await stamp(url, a, "Model-A")
+    await stamp(url, b, "Faithful")
+    to_b = endorse(stamped, a, b.public, T0)
+    to_c = endorse(to_b, b, c.public, T0 + 1)
+    async with LeagueClient(url) as client:
+        assert (await client.notarize([to_c])).recorded == 2
+        with pytest.raises(NotaryConflict):
+            await client.notarize([endorse(stamped, a, d.public, T0 + 2)])
+    await published(url, "mint", 2)
+    await published(url, "notary", 3)
+
+
+def test_a_clean_league_passes_twice(env: dict[str, str], tmp_path: Path) -> None:
+    """issue 10 item 3: a league with stamps, a trade and a refused conflict passes; the root
+    is pinned and the checkpoints kept; the second run checks them and passes again."""
+    server = serve(env)
+    try:
+        asyncio.run(trade(server.url))
+        state = tmp_path / "audit"
+        first = audit(env, server.url, state)
+        assert first.returncode == 0, first.stderr
+        assert "pinned now (first use)" in first.stdout
+        assert "mint: 2 events verified" in first.stdout
+        assert "notary: 3 events verified" in first.stdout
+        assert "2 prints" in first.stdout
+        assert "2 hops on valid chains, 1 conflicts" in first.stdout
+        (kept,) = state.iterdir()
+        saved = json.loads(kept.read_text(encoding="utf-8"))
+        assert set(saved["checkpoints"]) == {"mint", "notary"}
+        again = audit(env, server.url, state)
+        assert again.returncode == 0, again.stderr
+        assert "as pinned" in again.stdout
+    finally:
+        server.stop()
+
+
+def test_an_edited_row_is_named(env: dict[str, str], tmp_path: Path, database_url: str) -> None:
+    """issue 10 item 4: an edited row in the mint's log fails the audit on one line naming
+    the service and the seq (the served event's leaf no longer matches)."""
+    server = serve(env)
+    try:
+        for title in ("Wellformed", "Faithful"):
+            asyncio.run(stamp(server.url, SigningKey.generate(), title))
+        asyncio.run(published(server.url, "mint", 2))
+
+        async def tamper() -> None:
+            conn = await asyncpg.connect(database_url)
+            try:
+                await conn.execute(
+                    "UPDATE mint.events SET body = jsonb_set(body, '{request_id}', "
+                    "'\"forged-1\"') WHERE seq = 1"
+                )
+            finally:
+                await conn.close()
+
+        asyncio.run(tamper())
+        line = one_line_failure(audit(env, server.url, tmp_path / "audit"))
+        assert "mint seq 1" in line
+        assert "leaf hash" in line
+    finally:
+        server.stop()
+
+
+def test_a_database_restored_from_an_older_dump_is_caught(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    """issue 10 item 4: the mint's database restored from an older dump (and the league's
+    own kept checkpoint removed, so it serves it) forks the log: the checkpoint the auditor
+    kept from its previous run is inconsistent with it."""
+    state, old = tmp_path / "audit", tmp_path / "old.dump"
+    port = free_port()  # one URL throughout: the auditor keeps its state per URL
+    server = serve(env, port)
+    try:
+        asyncio.run(stamp(server.url, SigningKey.generate(), "Tally"))
+        asyncio.run(published(server.url, "mint", 1))
+    finally:
+        server.stop()
+    assert league(env, "db", "dump", str(old)).returncode == 0
+    server = serve(env, port)
+    try:
+        asyncio.run(stamp(server.url, SigningKey.generate(), "Pairing"))
+        asyncio.run(published(server.url, "mint", 2))
+        passed = audit(env, server.url, state)
+        assert passed.returncode == 0, passed.stderr
+    finally:
+        server.stop()
+    subprocess.run(
+        [str(embedded_tool("pg_restore")), "--clean", "--if-exists", "--no-owner",
+         "--dbname", env["DATABASE_URL"], str(old)],
+        capture_output=True, text=True, check=True,
+    )
+    (Path(env["LEAGUE_HOME"]) / "checkpoints" / "mint.checkpoint").unlink()
+    server = serve(env, port)
+    try:
+        line = one_line_failure(audit(env, server.url, state))  # shorter than what was kept
+        assert "mint seq 1" in line
+        assert "kept from the previous audit" in line
+        asyncio.run(stamp(server.url, SigningKey.generate(), "Reflection"))
+        asyncio.run(published(server.url, "mint", 2))
+        line = one_line_failure(audit(env, server.url, state))  # as long, other leaves
+        assert "mint seq 1" in line
+        assert "do not hash to the root of the checkpoint kept from the previous audit" in line
+    finally:
+        server.stop()
+
+
+def test_another_root_key_is_refused(env: dict[str, str], tmp_path: Path) -> None:
+    """issue 10 item 3: the root key is pinned on first use; a league at the same URL under
+    another root is refused on one line."""
+    state = tmp_path / "audit"
+    server = serve(env)
+    try:
+        assert audit(env, server.url, state).returncode == 0
+        (kept,) = state.iterdir()
+        saved = json.loads(kept.read_text(encoding="utf-8"))
+        saved["root"] = SigningKey.generate().public.to_text()
+        kept.write_text(json.dumps(saved), encoding="utf-8")
+        assert "pinned" in one_line_failure(audit(env, server.url, state))
+    finally:
+        server.stop()
+
+
