@@ -14,10 +14,10 @@ hashes for that print (:func:`work_per_print`). Finding a nonce takes ``work`` h
 average; checking one takes one hash. Hashcash's idea, with Tor's onion-service defence's
 lesson that the cost must be bound to the request and cheap to verify.
 
-The cost rises as a run empties, in tenths: a print of a run with more than 90 % left costs
-``stamp_work``, one of a run with 10 % or less left costs ``stamp_work * stamp_work_rise``, in
-steps between. Early players pay the least; a drain must pay the steepest prices last
-(``docs/economy.md`` has the arithmetic).
+The cost rises as a run empties, by whole tenths stamped: a print of a run with more than
+90 % left costs ``stamp_work``, one of a run with 10 % or less left costs
+``stamp_work * stamp_work_rise``, in nine equal steps between. Early players pay the least;
+a drain must pay the steepest prices last (``docs/economy.md`` has the arithmetic).
 """
 
 from __future__ import annotations
@@ -56,16 +56,19 @@ def target(work: int) -> int:
 
 
 def tier(size: int, stamped: int) -> int:
-    """How many tenths of a run are gone, rounded up (0 for an untouched run, 10 when empty)."""
+    """Whole tenths of a run gone, rounded down: 0 while more than 90 % is left, 9 in the
+    last tenth, 10 once empty."""
     if size <= 0:
         return TIERS
-    return min(TIERS, -(-stamped * TIERS // size))
+    return min(TIERS, stamped * TIERS // size)
 
 
 def work_per_print(base: int, rise: int, size: int, stamped: int) -> int:
     """The published work for the next print of a run of ``size`` with ``stamped`` gone:
-    ``base`` for a full run, rising linearly by tenths to ``base * rise`` for the last."""
-    return base + (base * (rise - 1) * tier(size, stamped)) // TIERS
+    ``base`` while more than 90 % is left, rising linearly by tenths to ``base * rise`` in
+    the last tenth."""
+    steps = min(tier(size, stamped), TIERS - 1)
+    return base + (base * (rise - 1) * steps) // (TIERS - 1)
 
 
 def request_work(

@@ -51,24 +51,29 @@ def test_work_one_is_free() -> None:
     ("size", "stamped", "expected"),
     [
         (6000, 0, 0),
-        (6000, 1, 1),
+        (6000, 1, 0),
+        (6000, 599, 0),
         (6000, 600, 1),
-        (6000, 601, 2),
-        (6000, 5999, 10),
+        (6000, 5400, 9),
+        (6000, 5999, 9),
         (6000, 6000, 10),
-        (3, 1, 4),
+        (3, 1, 3),
         (0, 0, TIERS),
     ],
 )
-def test_tiers_are_tenths_gone_rounded_up(size: int, stamped: int, expected: int) -> None:
-    """The price moves each tenth of a run stamped; an untouched run is tier 0."""
+def test_tiers_are_whole_tenths_gone(size: int, stamped: int, expected: int) -> None:
+    """The price moves each whole tenth of a run stamped: a run with more than 90 % left is
+    tier 0 (one stamp does not raise the price), the last tenth tier 9."""
     assert tier(size, stamped) == expected
 
 
 def test_the_price_rises_from_base_to_base_times_rise() -> None:
-    """A full run costs the base; the last tenth costs base × rise; linear by tenths between."""
+    """More than 90 % left costs the base; the last tenth costs base × rise; linear by tenths
+    between."""
     assert work_per_print(1000, 4, 6000, 0) == 1000
-    assert work_per_print(1000, 4, 6000, 3000) == 2500
+    assert work_per_print(1000, 4, 6000, 599) == 1000
+    assert work_per_print(1000, 4, 6000, 3000) == 2666
+    assert work_per_print(1000, 4, 6000, 5400) == 4000
     assert work_per_print(1000, 4, 6000, 5999) == 4000
     assert work_per_print(1000, 1, 6000, 5999) == 1000
 
@@ -79,6 +84,6 @@ def test_request_work_counts_earlier_prints_of_the_same_request() -> None:
     works = request_work(100, 4, runs, [("Gram", "standard")] * 10)
     assert works == [work_per_print(100, 4, 10, n) for n in range(10)]
     assert works[0] == 100
-    assert works[-1] == 370
+    assert works[-1] == 400
     with pytest.raises(UnknownTitle):
         request_work(100, 4, runs, [("Gram", "gilt")])

@@ -75,7 +75,7 @@ async def test_a_request_without_work_is_refused_whole(
 async def test_the_price_rises_as_a_run_empties(
     make_settings: Callable[..., LeagueSettings],
 ) -> None:
-    """After one of a run of three is stamped (tier 4 of 10), a nonce worth the base price
+    """After one of a run of three is stamped (tier 3 of 9), a nonce worth the base price
     but not the risen one refuses that print alone, naming the price; the client that reads
     the census pays the right price and is stamped."""
     server = await serve(make_settings(policies=PRICED))
@@ -86,7 +86,7 @@ async def test_the_price_rises_as_a_run_empties(
             first = await league.stamp_prints(owner, manifest, [("Gram", "standard")])
             assert isinstance(first.items[0], Stamped)
             risen = work_per_print(256, 4, 3, 1)
-            assert risen == 563
+            assert risen == 512
             cheap = request_with_nonce(
                 owner,
                 manifest,
@@ -96,7 +96,7 @@ async def test_the_price_rises_as_a_run_empties(
             (refused,) = (await league.stamp(cheap)).items
             assert isinstance(refused, Refused)
             assert refused.problem == "insufficient-work"
-            assert "563 expected hashes" in refused.reason
+            assert "512 expected hashes" in refused.reason
             paid = await league.stamp_prints(owner, manifest, [("Gram", "standard")])
             assert isinstance(paid.items[0], Stamped)
             assert paid.items[0].certificate.serial == "CZ-GRAM-0002"
