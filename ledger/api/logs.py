@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ledger.encoding import decode_b64, decode_b64url, encode_b64, encode_b64url
 from ledger.errors import BadSignatureError, VerificationError
 from ledger.keys import PublicKey
-from ledger.leaf import Event, canonical_leaf, format_time, parse_time
+from ledger.leaf import Event, format_time, parse_time
 from ledger.merkle import leaf_hash
 
 
@@ -54,34 +54,26 @@ class FeedEvent(LogAnswer):
     def verified(self, key: PublicKey) -> Event:
         """The event, after recomputing its leaf from the content and checking the served
         leaf hash and the service's signature over it (raises on either)."""
-        leaf = canonical_leaf(
+        event = Event(
             seq=self.seq,
             stream=self.stream,
             stream_version=self.stream_version,
             type=self.type,
             body=self.body,
             recorded_at=parse_time(self.recorded_at),
+            leaf_hash=decode_b64(self.leaf_hash, what="leaf hash"),
+            signature=decode_b64url(self.signature, what="event signature"),
         )
-        digest = leaf_hash(leaf)
-        if not hmac.compare_digest(digest, decode_b64(self.leaf_hash, what="leaf hash")):
+        leaf = event.leaf()
+        if not hmac.compare_digest(leaf_hash(leaf), event.leaf_hash):
             raise VerificationError(f"event {self.seq}: the leaf hash is not its content's")
-        signature = decode_b64url(self.signature, what="event signature")
         try:
-            key.verify_raw(leaf, signature)
+            key.verify_raw(leaf, event.signature)
         except BadSignatureError:
             raise BadSignatureError(
                 f"event {self.seq}: the service's signature does not verify"
             ) from None
-        return Event(
-            seq=self.seq,
-            stream=self.stream,
-            stream_version=self.stream_version,
-            type=self.type,
-            body=self.body,
-            recorded_at=parse_time(self.recorded_at),
-            leaf_hash=digest,
-            signature=signature,
-        )
+        return event
 
 
 class Feed(LogAnswer):
