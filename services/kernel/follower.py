@@ -184,13 +184,7 @@ class FeedFollower:
                 raise VerificationError(
                     f"the feed went back from size {trusted.size} to {checkpoint.size}"
                 )
-            proof: list[bytes] = []
-            if 0 < trusted.size < checkpoint.size:
-                answer = await self.league.consistency_proof(
-                    trusted.size, checkpoint.size, service=self.source
-                )
-                proof = [decode_b64(h, what="proof hash") for h in answer.proof]
-            verify_consistency(trusted.size, checkpoint.size, trusted.root, checkpoint.root, proof)
+            await self._prove_prefix(trusted.size, trusted.root, checkpoint)
         except (VerificationError, LeagueProblem) as exc:
             await self._refuse(f"a checkpoint inconsistent with the last one verified: "
                                f"{exc.diagnostics()}", trusted, checkpoint)
@@ -219,18 +213,21 @@ class FeedFollower:
             edge.append(event.leaf_hash)
             events.append(event)
         try:
-            proof: list[bytes] = []
-            if edge.size < checkpoint.size:
-                answer = await self.league.consistency_proof(
-                    edge.size, checkpoint.size, service=self.source
-                )
-                proof = [decode_b64(h, what="proof hash") for h in answer.proof]
-            verify_consistency(edge.size, checkpoint.size, edge.root(), checkpoint.root, proof)
+            await self._prove_prefix(edge.size, edge.root(), checkpoint)
         except (VerificationError, LeagueProblem) as exc:
             await self._refuse(f"events {position.next_seq}..{edge.size - 1} are not the history "
                                f"its checkpoint signs: {exc.diagnostics()}",
                                position.checkpoint, checkpoint)
         return events, edge
+
+    async def _prove_prefix(self, size: int, root: bytes, checkpoint: Checkpoint) -> None:
+        """Raise unless the tree of ``size`` leaves with ``root`` is a prefix of the signed
+        ``checkpoint``'s tree (a consistency proof from the followed service)."""
+        proof: list[bytes] = []
+        if 0 < size < checkpoint.size:
+            answer = await self.league.consistency_proof(size, checkpoint.size, service=self.source)
+            proof = [decode_b64(h, what="proof hash") for h in answer.proof]
+        verify_consistency(size, checkpoint.size, root, checkpoint.root, proof)
 
     async def _refuse(
         self,
