@@ -104,12 +104,7 @@ async def _drain(url: str, count: int, workers: int) -> tuple[float, int]:
         with ProcessPoolExecutor(workers, mp_context=context) as pool:
             start = time.perf_counter()
             while stamped < count:
-                census = await league.census()
-                runs: dict[tuple[str, str], tuple[int, int]] = {
-                    (t.title, f): (c.size, c.stamped)
-                    for t in census.titles
-                    for f, c in t.finishes.items()
-                }
+                runs = (await league.census()).runs()
                 batch = min(workers, count - stamped)
                 owners = [SigningKey.generate() for _ in range(batch)]
                 unsigned = [_unsigned(manifest, owner, "Tally") for owner in owners]

@@ -228,12 +228,7 @@ class LeagueClient:
         """Stamp ``prints``, paying each print's proof of work at its run's price now (read
         from the census), the way an honest player's client does. Blocking CPU work (about
         one second of one core per print at the default price) runs in a worker thread."""
-        census = await self.census()
-        runs: dict[tuple[str, str], tuple[int, int]] = {
-            (title.title, finish): (count.size, count.stamped)
-            for title in census.titles
-            for finish, count in title.finishes.items()
-        }
+        runs = (await self.census()).runs()
         policies = manifest.policies
         works = request_work(policies.stamp_work, policies.stamp_work_rise, runs, prints)
         request = await asyncio.to_thread(stamp_request, owner, manifest, prints, works=works)

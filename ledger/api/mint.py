@@ -88,6 +88,15 @@ class Census(Answer):
     totals: dict[RunFinish | Literal["all"], FinishCount]
     checkpoint: str = Field(description="The mint log's latest signed checkpoint (C2SP note)")
 
+    def runs(self) -> dict[tuple[str, str], tuple[int, int]]:
+        """(size, stamped) of every run by (title, finish): what prices a print's proof of
+        work (``ledger.work.request_work``)."""
+        return {
+            (title.title, finish): (count.size, count.stamped)
+            for title in self.titles
+            for finish, count in title.finishes.items()
+        }
+
 
 class OwnedCount(Answer):
     """How many prints of one title and finish the mint has stamped to a key."""
