@@ -19,9 +19,9 @@ from services.kernel.compose import compose
 from services.kernel.settings import LeagueSettings
 from services.mint.app import SERVICE as MINT
 from services.notary.app import SERVICE as NOTARY
-from tests.services.mint.conftest import checkpoint_covering, make_settings
+from tests.services.mint.conftest import checkpoint_covering, league, make_settings
 
-__all__ = ["checkpoint_covering", "make_settings"]
+__all__ = ["checkpoint_covering", "league", "make_settings"]  # league over this server
 
 #: Wallet times: integers, claims only (nothing orders by them).
 T0 = 1_800_000_000
@@ -49,12 +49,6 @@ async def server(settings: LeagueSettings) -> AsyncIterator[TestServer]:
         yield server
     finally:
         await server.close()
-
-
-@pytest.fixture
-async def league(server: TestServer) -> AsyncIterator[LeagueClient]:
-    async with LeagueClient(str(server.make_url(""))) as client:
-        yield client
 
 
 @dataclass
