@@ -23,7 +23,7 @@ a drain must pay the steepest prices last (``docs/economy.md`` has the arithmeti
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ledger.canonical import jcs
@@ -104,14 +104,10 @@ def solve(bound: bytes, index: int, work: int, start: int = 0) -> int:
     limit = target(work)
     prefix = WORK_TAG + bound + index.to_bytes(4, "big")
     sha256 = hashlib.sha256
-    for nonce in _nonces(start):
+    for nonce in range(start, MAX_NONCE + 1):
         if int.from_bytes(sha256(prefix + nonce.to_bytes(8, "big")).digest(), "big") < limit:
             return nonce
     raise InsufficientWork("no nonce meets the work (the nonce space is exhausted)")
-
-
-def _nonces(start: int) -> Iterator[int]:
-    return iter(range(start, MAX_NONCE + 1))
 
 
 def run_work(base: int, rise: int, size: int) -> int:

@@ -9,7 +9,7 @@ tables under the log's lock and reports every row that differs from what was the
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
@@ -48,14 +48,6 @@ class Projection(Protocol[C]):
     async def snapshot(self, tx: StoreTransaction) -> Snapshot:
         """Every row of the tables, for comparison."""
         ...
-
-
-def changes_of(projection: Projection[C], events: Iterable[Event]) -> C:
-    """What ``events`` change, added up."""
-    changes = projection.empty()
-    for event in events:
-        projection.project(event, changes)
-    return changes
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,7 +14,7 @@ from ledger.address import address_of
 from ledger.errors import SchemaError
 from ledger.keys import SigningKey
 from ledger.leaf import Event
-from services.kernel.projections import changes_of, rebuild
+from services.kernel.projections import rebuild
 from services.mint.app import MINT
 from services.mint.projection import PROJECTION
 
@@ -35,7 +35,9 @@ async def test_project_is_what_each_event_adds(server: TestServer, league: Leagu
     event's database time, and nothing else."""
     owner = await stamp_three(league)
     events = await server.app[MINT].store.read()
-    changes = changes_of(PROJECTION, events)
+    changes = PROJECTION.empty()
+    for event in events:
+        PROJECTION.project(event, changes)
     key = owner.public.to_text()
     address = address_of(owner.public)
     assert dict(changes.runs) == {
