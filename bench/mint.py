@@ -28,37 +28,16 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
-import itertools
 import json
-import os
-import platform
-import shutil
-import signal
 import statistics
-import subprocess
-import sys
-import tempfile
 import time
-from collections.abc import Iterator
-from pathlib import Path
 
 import aiohttp
+from league_setup import percentile, print_table, served_league, titles
 
 from clients.league import LeagueClient, stamp_request
-from ledger.catalog import PLAYING, Rarity
 from ledger.keys import SigningKey
 from ledger.manifest import LeagueManifest
-from services.kernel.database import scratch_database, start_embedded, stop_embedded
-
-LEAGUE = [str(Path(sys.executable).parent / "league")]
-
-
-def titles() -> Iterator[tuple[str, str]]:
-    """The standard runs of the common and uncommon titles, round robin: 57,000 prints to
-    draw from, so no run is exhausted and every presented print is stamped."""
-    deep = [c for c in PLAYING if c.rarity in (Rarity.COMMON, Rarity.UNCOMMON)]
-    return itertools.cycle([(card.name, "standard") for card in deep])
 
 
 def requests(manifest: LeagueManifest, count: int, batch: int) -> list[bytes]:
@@ -89,11 +68,6 @@ class Poster:
         if response.status != 200:
             raise SystemExit(f"the mint refused a bench request: {answer}")
         return sum(1 for item in answer["items"] if item["status"] == "stamped")
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 async def closed_loop(
@@ -148,19 +122,6 @@ async def probe_health(
     return latencies
 
 
-def start_server(env: dict[str, str]) -> tuple[subprocess.Popen[str], str]:
-    process = subprocess.Popen(
-        [*LEAGUE, "serve", "mint", "--port", "0"], env=env, text=True,
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-    )
-    assert process.stdout is not None
-    line = process.stdout.readline()
-    if not line.startswith("serving on "):
-        process.kill()
-        raise SystemExit(f"league serve did not start: {line!r}")
-    return process, line.removeprefix("serving on ").strip()
-
-
 async def run(args: argparse.Namespace, url: str) -> list[tuple[str, str]]:
     rows: list[tuple[str, str]] = []
     connector = aiohttp.TCPConnector(limit=max(args.concurrency, 200))
@@ -209,39 +170,9 @@ def main() -> None:
     parser.add_argument("--paced-seconds", type=float, default=10.0,
                         help="how long to send single-print stamps at 100 requests/s")
     args = parser.parse_args()
-    home = Path(tempfile.mkdtemp(prefix="cz-bench-mint-"))
-    home.chmod(0o755)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("LEAGUE_")}
-    env["LEAGUE_HOME"] = str(home)
-    server_url = os.environ.get("DATABASE_URL")
-    with contextlib.ExitStack() as cleanup:
-        cleanup.callback(shutil.rmtree, home, ignore_errors=True)
-        if server_url:
-            env["DATABASE_URL"] = cleanup.enter_context(scratch_database(server_url, "cz_bench"))
-        else:
-            pgdata = home / "pgdata"
-            env["DATABASE_URL"] = start_embedded(pgdata).url
-            cleanup.callback(stop_embedded, pgdata)
-        # The mint's own cost is measured here: proof of work (the client's cost, measured by
-        # bench/drain.py) and the per-source bucket (every bench client is 127.0.0.1) are
-        # published as nil for this league.
-        subprocess.run(
-            [*LEAGUE, "init", "--name", "Bench", "--policy", "stamp_work=1",
-             "--policy", "stamp_work_rise=1", "--policy", "source_prints_per_minute=1000000",
-             "--policy", "source_prints_burst=1000000"],
-            env=env, check=True, stdout=subprocess.DEVNULL,
-        )
-        process, url = start_server(env)
-        try:
-            rows = asyncio.run(run(args, url))
-        finally:
-            process.send_signal(signal.SIGTERM)
-            process.wait()
-    print(f"mint bench — {platform.python_implementation()} {platform.python_version()}, "
-          f"{os.cpu_count()} cores, server and client on this machine")
-    width = max(len(name) for name, _ in rows)
-    for name, value in rows:
-        print(f"  {name:<{width}}  {value}")
+    with served_league(["mint"]) as url:
+        rows = asyncio.run(run(args, url))
+    print_table("mint bench", rows)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,102 @@
+"""What the service benches share: a league served from a child process, and the table.
+
+:func:`served_league` creates a league in a temporary LEAGUE_HOME (on DATABASE_URL if set — a
+scratch database is created in that server and dropped afterwards — else on an embedded
+PostgreSQL in the temporary directory), starts ``league serve`` on a free port of 127.0.0.1
+(the services that follow another, as the notary follows the mint, find it at the server's
+own address) and yields the server's URL; everything is stopped and removed on exit.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import os
+import platform
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from ledger.catalog import PLAYING, Rarity
+from services.kernel.database import scratch_database, start_embedded, stop_embedded
+
+LEAGUE = [str(Path(sys.executable).parent / "league")]
+
+#: Policies of a bench league that measures the services' own cost: proof of work (the
+#: client's cost, measured by bench/drain.py) and the per-source bucket (every bench client
+#: is 127.0.0.1) are published as nil.
+SERVICE_COST_POLICIES = (
+    "stamp_work=1",
+    "stamp_work_rise=1",
+    "source_prints_per_minute=1000000",
+    "source_prints_burst=1000000",
+)
+
+
+def titles() -> Iterator[tuple[str, str]]:
+    """The standard runs of the common and uncommon titles, round robin: 57,000 prints to
+    draw from, so no run is exhausted and every presented print is stamped."""
+    deep = [c for c in PLAYING if c.rarity in (Rarity.COMMON, Rarity.UNCOMMON)]
+    return itertools.cycle([(card.name, "standard") for card in deep])
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+@contextlib.contextmanager
+def served_league(
+    services: Sequence[str] = (),
+    *,
+    name: str = "Bench",
+    policies: Sequence[str] = SERVICE_COST_POLICIES,
+) -> Iterator[str]:
+    """A new league served by ``league serve SERVICES`` (every service when empty) from a
+    child process; its URL."""
+    home = Path(tempfile.mkdtemp(prefix="cz-bench-"))
+    home.chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LEAGUE_")}
+    env["LEAGUE_HOME"] = str(home)
+    with contextlib.ExitStack() as cleanup:
+        cleanup.callback(shutil.rmtree, home, ignore_errors=True)
+        server_url = os.environ.get("DATABASE_URL")
+        if server_url:
+            env["DATABASE_URL"] = cleanup.enter_context(scratch_database(server_url, "cz_bench"))
+        else:
+            env["DATABASE_URL"] = start_embedded(home / "pgdata").url
+            cleanup.callback(stop_embedded, home / "pgdata")
+        options = [arg for policy in policies for arg in ("--policy", policy)]
+        subprocess.run([*LEAGUE, "init", "--name", name, *options], env=env, check=True,
+                       stdout=subprocess.DEVNULL)
+        process = subprocess.Popen(
+            [*LEAGUE, "serve", *services, "--port", str(_free_port())], env=env, text=True,
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        )
+        cleanup.callback(process.wait)
+        cleanup.callback(process.send_signal, signal.SIGTERM)
+        line = process.stdout.readline() if process.stdout else ""
+        if not line.startswith("serving on "):
+            raise SystemExit(f"league serve did not start: {line!r}")
+        yield line.removeprefix("serving on ").strip()
+
+
+def print_table(title: str, rows: Sequence[tuple[str, str]]) -> None:
+    """The bench's results: a title line naming the machine, then one row per figure."""
+    print(f"{title} — {platform.python_implementation()} {platform.python_version()}, "
+          f"{os.cpu_count()} cores, server and client on this machine")
+    width = max(len(label) for label, _ in rows)
+    for label, value in rows:
+        print(f"  {label:<{width}}  {value}")
