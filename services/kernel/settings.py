@@ -3,8 +3,10 @@
 Everything comes from the environment with a default, and the CLI may override host and port:
 ``LEAGUE_HOME`` (the data directory; default from platformdirs), ``DATABASE_URL`` (else the
 embedded PostgreSQL in the data directory), ``LEAGUE_HOST`` and ``LEAGUE_PORT``,
-``LEAGUE_PASSPHRASE_FILE`` when the league's keys are passphrase-armored, and ``MINT_URL``
-(where a service that follows the mint reads its feed; default: this server's own address).
+``LEAGUE_PASSPHRASE_FILE`` when the league's keys are passphrase-armored, ``LEAGUE_KEYS_DIR``
+(where the private keys are, e.g. a container's ``/run/secrets``; default ``LEAGUE_HOME/keys``)
+and ``MINT_URL`` (where a service that follows the mint reads its feed; default: this server's
+own address).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ SOURCES = {
     "host": "--host or LEAGUE_HOST",
     "port": "--port or LEAGUE_PORT",
     "passphrase_file": "--passphrase-file or LEAGUE_PASSPHRASE_FILE",
+    "keys_location": "LEAGUE_KEYS_DIR",
     "mint_url": "MINT_URL",
 }
 DEFAULT_PORT = 8080
@@ -42,6 +45,8 @@ class LeagueSettings(BaseModel):
     host: str = DEFAULT_HOST
     port: int = Field(default=DEFAULT_PORT, ge=0, le=65535)
     passphrase_file: Path | None = None
+    #: Where the private keys are, when not in ``data_dir/keys`` (a container's secrets).
+    keys_location: Path | None = None
     #: Where the mint answers, for the services that follow its feed (the notary). None: this
     #: server's own address (the mint served beside them, as ``league serve`` does).
     mint_url: str | None = Field(default=None, repr=False)
@@ -50,12 +55,14 @@ class LeagueSettings(BaseModel):
     def from_env(cls, **overrides: object) -> LeagueSettings:
         """Settings from the environment; ``overrides`` (e.g. from CLI flags) win when not None."""
         passphrase = os.environ.get("LEAGUE_PASSPHRASE_FILE")
+        keys = os.environ.get("LEAGUE_KEYS_DIR")
         values: dict[str, object] = {
             "data_dir": default_data_dir(),
             "database_url": os.environ.get("DATABASE_URL") or None,
             "host": os.environ.get("LEAGUE_HOST") or DEFAULT_HOST,
             "port": os.environ.get("LEAGUE_PORT") or DEFAULT_PORT,
             "passphrase_file": Path(passphrase) if passphrase else None,
+            "keys_location": Path(keys) if keys else None,
             "mint_url": os.environ.get("MINT_URL") or None,
         }
         values.update({k: v for k, v in overrides.items() if v is not None})
@@ -83,8 +90,9 @@ class LeagueSettings(BaseModel):
 
     @property
     def keys_dir(self) -> Path:
-        """The league's private keys, one file per role, mode 0600 in a 0700 directory."""
-        return self.data_dir / "keys"
+        """The league's private keys, one file per role, mode 0600 (``LEAGUE_KEYS_DIR``, else
+        ``keys`` in the data directory, a 0700 directory)."""
+        return self.keys_location or self.data_dir / "keys"
 
     def checkpoint_path(self, service: str) -> Path:
         """Where ``service`` keeps the last checkpoint it signed, outside its database."""

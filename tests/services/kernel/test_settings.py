@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from services.kernel.errors import LeagueError
+from services.kernel.founding import create_league, load_manifest, load_service_key
 from services.kernel.settings import LeagueSettings
 
 
@@ -13,3 +17,26 @@ def test_the_database_url_never_shows_in_the_settings_repr(tmp_path: Path) -> No
     assert settings.database_url == "postgresql://u:hunter2@db/league"
     assert "hunter2" not in repr(settings)
     assert "hunter2" not in str(settings)
+
+
+def test_keys_are_read_from_league_keys_dir_when_set(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """LEAGUE_KEYS_DIR (a container's /run/secrets) holds the keys; the data directory keeps
+    the manifest. A service finds its own key there, and only there."""
+    home = tmp_path / "home"
+    create_league(LeagueSettings(data_dir=home), passphrase=None)
+    secrets = tmp_path / "secrets"
+    secrets.mkdir()
+    (home / "keys" / "mint.key").rename(secrets / "mint.key")
+    monkeypatch.setenv("LEAGUE_HOME", str(home))
+    monkeypatch.setenv("LEAGUE_KEYS_DIR", str(secrets))
+    settings = LeagueSettings.from_env()
+    assert settings.keys_dir == secrets
+    manifest = load_manifest(settings)
+    key = load_service_key(settings, manifest, "mint", None)
+    assert key.public.to_text() == manifest.mint
+    with pytest.raises(LeagueError, match="no notary key at"):
+        load_service_key(settings, manifest, "notary", None)
+    monkeypatch.delenv("LEAGUE_KEYS_DIR")
+    assert LeagueSettings.from_env().keys_dir == home / "keys"
