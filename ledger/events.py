@@ -8,9 +8,15 @@ same fields the same way. The bytes signed for an event are :mod:`ledger.leaf`'s
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import ClassVar, TypeVar
+from typing import ClassVar, Literal, TypeVar
 
-from ledger.certificates import EventIndex, IssueNumber, PrintCertificate
+from ledger.certificates import (
+    EventIndex,
+    IssueNumber,
+    NoteCertificate,
+    PrintCertificate,
+    SerialText,
+)
 from ledger.endorsements import Endorsement
 from ledger.errors import SchemaError
 from ledger.fraud import FraudProof
@@ -99,6 +105,62 @@ class ConflictRefused(EventBody):
 NOTARY_EVENTS: Mapping[str, type[EventBody]] = {
     HopRecorded.TYPE: HopRecorded,
     ConflictRefused.TYPE: ConflictRefused,
+}
+
+
+# -- the treasury ----------------------------------------------------------------------------
+
+
+def note_stream(serial: str) -> str:
+    """The treasury's stream of one note: its issues and returns, alternating. Issue n is the
+    stream's version 2n-1 and its return version 2n, so appending issue n expects version
+    2(n-1): the log itself refuses a second issue of a note still out."""
+    return f"note/{serial}"
+
+
+class NoteIssued(EventBody):
+    """A note issued from the reserve (Book V.5): the treasury-signed certificate of its next
+    issue, made out to the receiver, and the request it answers."""
+
+    TYPE: ClassVar[str] = "note-issued"
+    WHAT = "note-issued event"
+
+    certificate: NoteCertificate
+    #: The claim's request id (the faucet), or the purchase id (change).
+    request_id: RequestId
+    #: Why it was issued: a faucet claim counts against the receiver's day; change does not.
+    reason: Literal["claim", "change"]
+
+    def stream(self) -> str:
+        return note_stream(self.certificate.serial)
+
+
+class NoteReturned(EventBody):
+    """A note paid back to the treasury, back in the reserve: the chain of ``issue`` is
+    history from now on (Book V.5: "the notes you spent go back to the treasury to be
+    re-issued")."""
+
+    TYPE: ClassVar[str] = "note-returned"
+    WHAT = "note-returned event"
+
+    serial: SerialText
+    #: The issue whose chain ends here.
+    issue: IssueNumber
+    #: The endorsement to the treasury's key, as the notary recorded it.
+    endorsement: Endorsement
+    #: The ``seq`` of the notary's ``hop-recorded`` event that recorded it.
+    notarized: EventIndex
+    #: The purchase the note paid for.
+    purchase_id: RequestId
+
+    def stream(self) -> str:
+        return note_stream(self.serial)
+
+
+#: The treasury log's event types.
+TREASURY_EVENTS: Mapping[str, type[EventBody]] = {
+    NoteIssued.TYPE: NoteIssued,
+    NoteReturned.TYPE: NoteReturned,
 }
 
 

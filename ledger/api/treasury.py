@@ -1,0 +1,193 @@
+"""What the treasury reads and answers (Book V.5, V.8; DESIGN §4 and §5).
+
+``POST /treasury/claim`` reads a :class:`ClaimRequest` (the faucet: unstamped marks to notes,
+signed by the claimant's key, with proof of work bound to it) and answers a
+:class:`ClaimAnswer` that always says what is left of the key's day. ``GET /treasury``
+answers a :class:`TreasurySupply`: supply, reserve and circulation per denomination, which
+sum to the note set's 1,500,000 marks by construction.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, ClassVar, Literal, Self
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from ledger.certificates import NoteCertificate
+from ledger.endorsements import UnixTime
+from ledger.keys import SigningKey
+from ledger.manifest import LeagueId, LeagueManifest, Policies
+from ledger.note_set import Denomination
+from ledger.requests import Nonce, RequestId
+from ledger.wire import HashText, KeyText, SignedModel
+from ledger.work import challenge, solve
+
+#: Book V.5: the cheapest thing notes buy is a common single at M30. A claim's proof of work
+#: is priced so that the marks of one such print cost at least the mint's base price of
+#: stamping one (``claim_work``): buying with faucet notes is no cheaper a drain than
+#: stamping (docs/economy.md).
+CHEAPEST_SINGLE_MARKS = 30
+#: Most marks one claim may ask for (the day's cap is the manifest's, and at most this).
+MAX_CLAIM_MARKS = 1_000_000
+
+Marks = Annotated[int, Field(ge=1, le=MAX_CLAIM_MARKS)]
+
+
+class ClaimRequest(SignedModel):
+    """Unstamped marks presented for notes by the claimant, signed by the claimant's key."""
+
+    KIND: ClassVar[str] = "claim-request"
+    WHAT = "claim request"
+
+    kind: Literal["claim-request"]
+    #: The league id and the hash of its manifest: a request for another league is refused.
+    league: LeagueId
+    manifest: HashText
+    #: Unique per claimant: a replay answers the same notes and issues nothing new.
+    request_id: RequestId
+    #: Unix seconds when the claimant signed; too far from the treasury's clock is stale.
+    time: UnixTime
+    #: The key the notes are issued to; it signs this request.
+    owner: KeyText
+    #: Unstamped marks to convert (the day's remaining cap converts at most).
+    marks: Marks
+    #: One proof-of-work nonce worth ``claim_work(policies, marks)`` (``ledger.work``, index
+    #: 0), bound to everything above.
+    work: Nonce
+
+
+def claim_work(policies: Policies, marks: int) -> int:
+    """Expected hashes a claim of ``marks`` costs: the mint's base stamping price per
+    :data:`CHEAPEST_SINGLE_MARKS` marks, rounded up (at least 1)."""
+    return max(1, -(-policies.stamp_work * marks // CHEAPEST_SINGLE_MARKS))
+
+
+def claim_request(
+    owner: SigningKey,
+    manifest: LeagueManifest,
+    marks: int,
+    *,
+    request_id: str,
+    at: int,
+    work: int | None = None,
+) -> ClaimRequest:
+    """A signed claim of ``marks`` made at Unix time ``at``, with its proof of work solved
+    (``work`` overrides the price, for tests of a short nonce)."""
+    unsigned = {
+        "league": manifest.league,
+        "manifest": manifest.hash_text(),
+        "request_id": request_id,
+        "time": at,
+        "owner": owner.public.to_text(),
+        "marks": marks,
+    }
+    price = claim_work(manifest.policies, marks) if work is None else work
+    nonce = solve(challenge({"kind": ClaimRequest.KIND, **unsigned}), 0, price)
+    return ClaimRequest.sign(owner, **unsigned, work=nonce)
+
+
+class Answer(BaseModel):
+    """Base of the treasury's answers: plain JSON, unknown fields refused when parsed back."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class FaucetDay(Answer):
+    """The published faucet (marks per key per UTC day) and what is left of it today."""
+
+    per_day: int
+    claimed_today: int
+    left_today: int
+    day: str = Field(description="The UTC day counted, YYYY-MM-DD")
+    resets_at: int = Field(description="Unix seconds of the next UTC midnight")
+
+
+class ClaimAnswer(Answer):
+    """The notes a claim was issued: ``marks`` of the ``requested``, at most what was left of
+    the key's day, composed from the reserve largest denomination first."""
+
+    request_id: str
+    replayed: bool = Field(description="True when this answer repeats an earlier one")
+    requested: int
+    marks: int = Field(description="Marks converted: the sum of the notes' denominations")
+    notes: list[NoteCertificate]
+    faucet: FaucetDay
+
+    @model_validator(mode="after")
+    def _notes_make_the_marks(self) -> Self:
+        if sum(note.denomination for note in self.notes) != self.marks:
+            raise ValueError("the notes of a claim answer do not sum to its marks")
+        return self
+
+
+class DenominationSupply(Answer):
+    """One denomination: how many notes exist, how many are in the reserve, how many out."""
+
+    denomination: Denomination
+    supply: int = Field(description="Notes of this denomination in the note set (fixed)")
+    reserve: int = Field(description="Notes held by the treasury, issuable")
+    circulation: int = Field(description="Notes issued and not returned")
+
+    @model_validator(mode="after")
+    def _reserve_and_circulation_are_the_supply(self) -> Self:
+        if self.reserve < 0 or self.circulation < 0 or self.reserve + self.circulation != (
+            self.supply
+        ):
+            raise ValueError(f"M{self.denomination}: reserve + circulation is not the supply")
+        return self
+
+
+class MarkTotals(Answer):
+    """The same three counts in marks, over every denomination."""
+
+    supply: int
+    reserve: int
+    circulation: int
+
+
+class TreasurySupply(Answer):
+    """``GET /treasury``: the currency's audit (Book V.8), with the treasury log's checkpoint."""
+
+    league: str
+    manifest: str
+    denominations: list[DenominationSupply]
+    marks: MarkTotals
+    checkpoint: str = Field(description="The treasury log's latest signed checkpoint")
+
+    @model_validator(mode="after")
+    def _totals_sum(self) -> Self:
+        for name in ("supply", "reserve", "circulation"):
+            total = sum(d.denomination * getattr(d, name) for d in self.denominations)
+            if total != getattr(self.marks, name):
+                raise ValueError(f"the {name} in marks is not the sum of its denominations")
+        return self
+
+    @classmethod
+    def of(
+        cls,
+        manifest: LeagueManifest,
+        circulation: dict[int, int],
+        checkpoint: str,
+    ) -> TreasurySupply:
+        """The supply of ``manifest``'s note set with ``circulation`` notes out per
+        denomination."""
+        denominations = [
+            DenominationSupply(
+                denomination=issue.denomination,
+                supply=issue.count,
+                reserve=issue.count - circulation.get(issue.denomination, 0),
+                circulation=circulation.get(issue.denomination, 0),
+            )
+            for issue in manifest.note_set.issues
+        ]
+        return cls(
+            league=manifest.league,
+            manifest=manifest.hash_text(),
+            denominations=denominations,
+            marks=MarkTotals(
+                supply=sum(d.denomination * d.supply for d in denominations),
+                reserve=sum(d.denomination * d.reserve for d in denominations),
+                circulation=sum(d.denomination * d.circulation for d in denominations),
+            ),
+            checkpoint=checkpoint,
+        )
