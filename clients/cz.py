@@ -1,9 +1,11 @@
 """``cz``: the player's command line for THE WINDOW.
 
-One subcommand group per thing a player does: ``cz table`` plays and replays tables locally
-(later groups — stamp, claim, buy, trade, wallet — talk to a league and slot in beside it as
-further ``_add_*`` functions). Output is JSON on stdout; every refusal is one line on stderr
-and exit status 2 (a :class:`ledger.errors.LedgerError`'s ``diagnostics()``), never a traceback.
+One subcommand group per thing a player does, each in its own module: ``cz table`` plays and
+replays tables locally, ``cz charter`` the charter game (``charter_cli``), the wallet's
+``key``, ``save``, ``load``, ``collection`` and ``card`` (``cz_wallet``), the league's
+``league set``, ``stamp`` and ``provenance`` (``cz_league``), and trading's ``send`` and
+``import`` (``cz_trade``). Every refusal is one line on stderr and exit status 2 (a
+:class:`ledger.errors.LedgerError`'s ``diagnostics()``), never a traceback.
 """
 
 from __future__ import annotations
@@ -16,6 +18,9 @@ from pathlib import Path
 from typing import Any, NoReturn, cast
 
 from clients.charter_cli import add_charter
+from clients.cz_league import add_league
+from clients.cz_trade import add_trade
+from clients.cz_wallet import add_wallet
 from game.window import new_base_table, new_market_table, parse_record, reckon, replay, to_json
 from ledger.errors import DecodeError, LedgerError, SizeLimitError
 from ledger.wire import parse_json
@@ -115,7 +120,7 @@ def _add_table(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 COMMAND_GROUPS: tuple[
     Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None], ...
 ] = (_add_table,)
-COMMAND_GROUPS += (add_charter,)
+COMMAND_GROUPS += (add_charter, add_wallet, add_league, add_trade)
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -134,10 +139,17 @@ def build_parser() -> argparse.ArgumentParser:
             "examples:\n"
             "  cz table new --kind market --seed 7   the opening position of a market table\n"
             "  cz table replay game.json             replay a record: position, columns, verdict\n"
+            "  cz key strike                         strike your ledger key: a new wallet\n"
+            "  cz league set http://HOST:8080        pin a league (its root key, first use)\n"
+            "  cz stamp                              present your unstamped prints to its mint\n"
+            "  cz card --out me.card                 your ledger card, to be sent prints\n"
+            "  cz send --to them.card CZ-TALLY-0042  endorse a print: the slip, on stdout\n"
+            "  cz import slip.txt                    verify, notarize and admit a slip\n"
             "\n"
             "Records and the action notation: docs/formats.md. The rulebook's open points\n"
             "and how the engine reads them: docs/rulings.md. A refusal prints one line on\n"
-            "stderr and exits with status 2."
+            "stderr and exits with status 2. The wallet lives in CZ_HOME (default: the\n"
+            "platform's user data directory); CZ_PASSPHRASE gives scripts its passphrase."
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

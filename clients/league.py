@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import secrets
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
@@ -88,6 +88,7 @@ def stamp_request(
     request_id: str | None = None,
     at: int | None = None,
     works: Sequence[int] | None = None,
+    on_solved: Callable[[int], None] | None = None,
 ) -> StampRequest:
     """A signed request presenting ``prints`` ((title, finish) pairs) for stamping, with the
     proof of work each costs: ``works`` (from :func:`ledger.work.request_work` and the census,
@@ -104,7 +105,11 @@ def stamp_request(
     if works is None:
         works = [manifest.policies.stamp_work] * len(orders)
     bound = challenge({"kind": StampRequest.KIND, **unsigned})
-    nonces = [solve(bound, index, work) for index, work in enumerate(works)]
+    nonces = []
+    for index, work in enumerate(works):
+        nonces.append(solve(bound, index, work))
+        if on_solved is not None:
+            on_solved(index + 1)
     return StampRequest.sign(owner, **unsigned, work=nonces)
 
 
@@ -228,11 +233,23 @@ class LeagueClient:
         """Stamp ``prints``, paying each print's proof of work at its run's price now (read
         from the census), the way an honest player's client does. Blocking CPU work (about
         one second of one core per print at the default price) runs in a worker thread."""
+        return await self.stamp(await self.stamp_order(owner, manifest, prints))
+
+    async def stamp_order(
+        self,
+        owner: SigningKey,
+        manifest: LeagueManifest,
+        prints: Sequence[tuple[str, str]],
+        on_solved: Callable[[int], None] | None = None,
+    ) -> StampRequest:
+        """The signed request :meth:`stamp_prints` sends, its work paid at each run's price
+        now (a wallet keeps it before sending, to replay it if the answer is lost)."""
         runs = (await self.census()).runs()
         policies = manifest.policies
         works = request_work(policies.stamp_work, policies.stamp_work_rise, runs, prints)
-        request = await asyncio.to_thread(stamp_request, owner, manifest, prints, works=works)
-        return await self.stamp(request)
+        return await asyncio.to_thread(
+            stamp_request, owner, manifest, prints, works=works, on_solved=on_solved
+        )
 
     async def census(self) -> Census:
         return await self._json(Census, "GET", "/ledger")

@@ -19,7 +19,7 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Literal, Protocol, cast
 
 from game.drill import DrillOutcome
 from game.economy.prints import Print
@@ -83,9 +83,9 @@ class Table:
     def deal_record(self) -> SeededDeal | ExplicitDeal:
         """The deal as a table record names it (docs/formats.md), so the table replays."""
         if self.kind in ("base", "market"):
-            return SeededDeal(table=self.kind, seed=self.seed)
+            return SeededDeal(table=cast(Literal["base", "market"], self.kind), seed=self.seed)
         return ExplicitDeal(
-            table=self.kind,
+            table=cast(Literal["portfolio", "deal"], self.kind),
             hands=[list(self.hands[0]), list(self.hands[1])],
             market=list(self.market),
             aside=list(self.aside),
@@ -180,6 +180,7 @@ def play_out(state: State, players: Sequence[Player]) -> list[int]:
     while not state.is_over:
         seat = state.current_player
         if seat == CHANCE:
+            assert state.pending is not None  # a chance node is a pending drill
             challenger = state.pending[1]
             success = players[challenger].answer_drill() is DrillOutcome.SUCCESS
             action = A.encode(A.DRILL, 1 if success else 0)

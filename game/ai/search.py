@@ -68,7 +68,7 @@ class Search:
         self.nodes = 0
         self.limit = budget
         self.seat = -1
-        self.table: dict[tuple, tuple[int, int, int, int]] = {}
+        self.table: dict[tuple[object, ...], tuple[int, int, int, int]] = {}
         self.history: dict[int, int] = {}
 
     def choose(self, state: State) -> SearchResult:
@@ -189,6 +189,7 @@ class Search:
         return ranked
 
     def _chance(self, s: State, depth: int) -> tuple[int, bool]:
+        assert s.pending is not None  # a chance node is a pending drill
         p = self.competence[s.pending[1]]
         total, exact = 0.0, True
         for outcome, probability in ((_DRILL_SUCCESS, p), (_DRILL_FAILURE, 1.0 - p)):

@@ -1,0 +1,325 @@
+"""``cz league set URL``, ``cz stamp``, ``cz provenance SERIAL``: the wallet and a league
+(Book V.4 stamping, V.8 "/provenance/SERIAL (one certificate's whole life)")."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hmac
+from dataclasses import dataclass
+from typing import Any
+
+from clients.cz_session import (
+    JSON_FLAG,
+    Opened,
+    Progress,
+    emit,
+    league_of,
+    opened_wallet,
+    pinned,
+    root_changed,
+)
+from clients.league import LeagueClient, LeagueProblem, verify_stamped
+from clients.wallet import LeaguePin, StampCredit, Wallet, WalletError
+from ledger.address import address_of
+from ledger.api.mint import StampAnswer, Stamped
+from ledger.api.notary import Provenance
+from ledger.checkpoint import Checkpoint, log_verifier
+from ledger.encoding import decode_b64
+from ledger.endorsements import Chain, verify_league_chain
+from ledger.errors import BadSignatureError, ProofError, VerificationError
+from ledger.events import PrintStamped, body_as
+from ledger.keys import PublicKey
+from ledger.manifest import LeagueManifest
+from ledger.merkle import verify_inclusion
+from ledger.requests import StampRequest
+
+# -- league set ----------------------------------------------------------------------------
+
+
+async def _pin(wallet: Wallet, url: str) -> tuple[LeaguePin, bool]:
+    """The pin after contacting ``url``: new on first use, else the same root (refused
+    loudly otherwise) at this URL."""
+    old = wallet.league
+    async with LeagueClient(url) as client:
+        try:
+            manifest = await client.manifest(old.root if old else None)
+        except BadSignatureError:
+            assert old is not None
+            raise root_changed(client.shown_url, old.root, await client.manifest()) from None
+    if old is not None and manifest.hash_text() != old.manifest.hash_text():
+        raise VerificationError(
+            f"REFUSED: {url} serves another manifest than the one this wallet pinned, under "
+            "the same root key; the pin is unchanged"
+        )
+    return LeaguePin(url, PublicKey.from_text(manifest.root), manifest), old is None
+
+
+def league_set(args: argparse.Namespace) -> int:
+    """Pin the league at URL (its root key on first use)."""
+    url = args.url.rstrip("/")
+    with opened_wallet() as opened:
+        pin, first = asyncio.run(_pin(opened.wallet, url))
+        opened.wallet.league = pin
+        opened.save()
+    manifest = pin.manifest
+    how = "pinned now (first use)" if first else "as pinned"
+    emit(
+        args,
+        {"url": url, "league": manifest.league, "name": manifest.name,
+         "root": address_of(pin.root), "root_key": pin.root.to_text(), "first_use": first},
+        f"league {manifest.name!r} ({manifest.league}) at {url}: root key "
+        f"{address_of(pin.root)} {how}",
+    )
+    return 0
+
+
+# -- stamp ---------------------------------------------------------------------------------
+
+
+def _check_answer(answer: StampAnswer, request: StampRequest, manifest: LeagueManifest,
+                  wallet: Wallet) -> None:
+    """Every certificate mint-signed, in the runs, issued to me, and what I presented."""
+    if answer.request_id != request.request_id or len(answer.items) != len(request.prints):
+        raise VerificationError("the mint answered another request than the one presented")
+    verify_stamped(answer, manifest, wallet.public)
+    for item, order in zip(answer.items, request.prints, strict=True):
+        if (item.title, item.finish) != (order.title, order.finish):
+            raise VerificationError("the mint's answer does not follow the prints presented")
+        if isinstance(item, Stamped) and (
+            item.certificate.title, item.certificate.finish) != (order.title, order.finish):
+            raise VerificationError(f"{item.certificate.serial} is not the print presented")
+
+
+async def _send(opened: Opened, client: LeagueClient, manifest: LeagueManifest,
+                request: StampRequest) -> StampCredit | None:
+    """Send a kept request and credit its answer; None if the mint found it stale unsent."""
+    wallet = opened.wallet
+    try:
+        answer = await client.stamp(request)
+    except LeagueProblem as exc:
+        if exc.slug != "stale-request":
+            raise
+        wallet.pending = None  # never recorded, and too old to be now: drop it
+        opened.save()
+        return None
+    _check_answer(answer, request, manifest, wallet)
+    credit = wallet.credit(answer)
+    wallet.pending = None
+    opened.save()
+    return credit
+
+
+@dataclass
+class StampRun:
+    stamped: list[dict[str, Any]]
+    refused: list[dict[str, Any]]
+
+    def add(self, credit: StampCredit | None) -> None:
+        if credit is None:
+            return
+        self.stamped += [
+            {"serial": c.serial, "title": c.title, "finish": c.finish}
+            for c in credit.stamped
+        ]
+        self.refused += [
+            {"title": t, "finish": f, "reason": r} for t, f, r in credit.refused
+        ]
+
+
+async def _stamp(opened: Opened) -> StampRun:
+    wallet = opened.wallet
+    run = StampRun([], [])
+    async with league_of(pinned(wallet)) as (client, manifest):
+        if wallet.pending is not None:  # an answer lost last time: the mint replays it
+            run.add(await _send(opened, client, manifest, wallet.pending))
+        orders = wallet.unstamped()
+        if not orders and not run.stamped:
+            raise WalletError("there is no unstamped print to present")
+        batch = manifest.policies.stamp_batch_limit
+        progress = Progress("proof of work", len(orders))
+        try:
+            for start in range(0, len(orders), batch):
+                chunk = orders[start : start + batch]
+
+                def solved(n: int, done: int = start) -> None:
+                    progress.at(done + n)
+
+                request = await client.stamp_order(wallet.key, manifest, chunk, solved)
+                wallet.pending = request  # kept before it is sent: replayed if lost
+                opened.save()
+                credit = await _send(opened, client, manifest, request)
+                run.add(credit)
+                if credit is not None and not credit.stamped:
+                    break  # every print of the batch refused (allowance, runs): stop here
+        finally:
+            progress.close()
+    return run
+
+
+def stamp(args: argparse.Namespace) -> int:
+    """Present every unstamped print to the pinned league's mint (V.4)."""
+    with opened_wallet() as opened:
+        run = asyncio.run(_stamp(opened))
+    lines = [f"stamped {len(run.stamped)} prints:"] + [
+        f"  ✓ {s['title']} ({s['finish']}) {s['serial']}" for s in run.stamped
+    ]
+    if run.refused:
+        lines.append(f"refused {len(run.refused)} (they stay unstamped ⧗ in your collection):")
+        lines += [f"  ⧗ {r['title']} ({r['finish']}): {r['reason']}" for r in run.refused]
+    emit(args, {"stamped": run.stamped, "refused": run.refused}, "\n".join(lines))
+    return 0
+
+
+# -- provenance ----------------------------------------------------------------------------
+
+
+async def verified_provenance(
+    client: LeagueClient, manifest: LeagueManifest, serial: str
+) -> tuple[Provenance, PublicKey | None]:
+    """The league's account of ``serial``, every proof in it checked here (V.8): the stamp's
+    event in the mint's log (its leaf and signature recomputed, included in a mint
+    checkpoint), the chain of recorded hops, each hop's notary receipt, each conflict's fraud
+    proof against the recorded hop. Returns the account and the holder it proves."""
+    life = await client.provenance(serial)
+    if life.serial != serial:
+        raise VerificationError(f"the league answered for {life.serial}, not {serial}")
+    if life.standing == "outside-runs":
+        return life, None
+    stamp = life.stamp
+    if stamp is None:
+        raise VerificationError(f"the league shows no stamp of {serial}")
+    mint = PublicKey.from_text(manifest.mint)
+    notary = PublicKey.from_text(manifest.notary)
+    certificate = stamp.certificate
+    if certificate.serial != serial:
+        raise VerificationError(f"the stamp shown is of {certificate.serial}")
+    page = await client.events(stamp.index - 1, 1, service="mint")
+    if len(page.events) != 1 or page.events[0].seq != stamp.index:
+        raise VerificationError(f"the mint's log serves no event {stamp.index}")
+    event = page.events[0].verified(mint)
+    if body_as(event, PrintStamped).certificate != certificate:
+        raise VerificationError(f"mint event {stamp.index} stamped another certificate")
+    if not hmac.compare_digest(event.leaf_hash, decode_b64(stamp.leaf_hash, what="leaf hash")):
+        raise ProofError(f"the stamp's leaf hash is not mint event {stamp.index}'s")
+    checkpoint = Checkpoint.from_note(stamp.checkpoint)
+    checkpoint.verify([log_verifier(f"{manifest.league}/mint", mint)])
+    verify_inclusion(
+        stamp.index, checkpoint.size, event.leaf_hash,
+        [decode_b64(h, what="proof hash") for h in stamp.proof], checkpoint.root,
+    )
+    chain = Chain(certificate=certificate, endorsements=tuple(h.endorsement for h in life.hops))
+    holder = verify_league_chain(chain, manifest)
+    for record in life.hops:
+        if record.receipt.origin != f"{manifest.league}/notary":
+            raise VerificationError(f"hop {record.endorsement.hop}'s receipt is another log's")
+        record.receipt.check(notary, record.endorsement)
+    for conflict in life.conflicts:
+        conflict.proof.verify()
+        hop = conflict.proof.first.hop
+        if hop != conflict.hop or hop > len(chain.endorsements) or (
+            chain.endorsements[hop - 1].hash() != conflict.proof.first.hash()
+        ):
+            raise VerificationError(f"the conflict at hop {conflict.hop} is not against the "
+                                    "recorded hop")
+    if life.holder is not None and PublicKey.from_text(life.holder) != holder:
+        raise VerificationError("the league names another holder than the chain proves")
+    return life, holder
+
+
+def _addr(key: str) -> str:
+    return address_of(PublicKey.from_text(key))
+
+
+def provenance(args: argparse.Namespace) -> int:
+    """One print's whole life as the league tells it, every proof checked here."""
+    serial = args.serial.strip().upper()
+    with opened_wallet() as opened:
+        pin = pinned(opened.wallet)
+
+    async def ask() -> tuple[Provenance, PublicKey | None]:
+        async with league_of(pin) as (client, manifest):
+            return await verified_provenance(client, manifest, serial)
+
+    life, holder = asyncio.run(ask())
+    if life.stamp is None:
+        emit(args, {"serial": serial, "standing": life.standing, "remark": life.remark,
+                    "verified": True}, f"{serial}: {life.remark}")
+        return 0
+    c = life.stamp.certificate
+    hops = [
+        {"hop": h.endorsement.hop, "from": _addr(h.endorsement.from_),
+         "to": _addr(h.endorsement.to), "notary_event": h.receipt.index}
+        for h in life.hops
+    ]
+    conflicts = [
+        {"hop": x.hop, "notary_event": x.index, "convicted": address_of(x.proof.verify()),
+         "says": x.proof.describe()}
+        for x in life.conflicts
+    ]
+    assert holder is not None
+    data = {
+        "serial": serial, "title": c.title, "set": c.set, "finish": c.finish,
+        "stamped_to": _addr(c.issued_to), "mint_event": life.stamp.index, "hops": hops,
+        "conflicts": conflicts, "holder": address_of(holder), "verified": True,
+    }
+    lines = [
+        f"{serial}: a {c.finish} {c.title} of the {c.set} set",
+        f"  stamped to {_addr(c.issued_to)} at mint event {life.stamp.index} ✓ (signed, in "
+        "the mint's signed checkpoint)",
+    ]
+    lines += [
+        f"  hop {h['hop']}: {h['from']} → {h['to']} (notary event {h['notary_event']}) ✓ receipt"
+        for h in hops
+    ]
+    lines += [
+        f"  conflict at hop {x['hop']} refused (notary event {x['notary_event']}): {x['says']}; "
+        f"the fraud proof convicts {x['convicted']} ✓"
+        for x in conflicts
+    ]
+    lines.append(f"  holder: {address_of(holder)}")
+    lines.append("every signature and proof verified here")
+    emit(args, data, "\n".join(lines))
+    return 0
+
+
+def add_league(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register ``cz league set``, ``cz stamp`` and ``cz provenance``."""
+    group = commands.add_parser(
+        "league", help="pin the league your wallet trusts",
+        description="The league server your wallet stamps, notarizes and looks things up at.",
+    )
+    sub = group.add_subparsers(dest="league_command", required=True, metavar="COMMAND")
+    set_parser = sub.add_parser(
+        "set", parents=[JSON_FLAG], help="pin the league at URL (its root key on first use)",
+        description=(
+            "Fetch the league's manifest from URL, check its root signature, and pin the root "
+            "key on first use. Ever after, a league (at this URL or another) signed by any "
+            "other root key is refused loudly: a league's root never changes."
+        ),
+    )
+    set_parser.add_argument("url", metavar="URL", help="e.g. http://127.0.0.1:8080")
+    set_parser.set_defaults(handler=league_set)
+
+    stamp_parser = commands.add_parser(
+        "stamp", parents=[JSON_FLAG], help="present every unstamped print to the league's mint",
+        description=(
+            "Every unstamped ⧗ print you hold is presented to the pinned league's mint "
+            "(V.4), paying the published proof of work per print (a progress bar on a "
+            "terminal). The mint allocates true serials from the fixed runs and signs each "
+            "to your key; each certificate is checked and credited (✓). A print the mint "
+            "refuses (run exhausted, daily allowance used) stays unstamped, with the reason."
+        ),
+    )
+    stamp_parser.set_defaults(handler=stamp)
+
+    prov = commands.add_parser(
+        "provenance", parents=[JSON_FLAG], help="a print's whole life, every proof checked",
+        description=(
+            "Ask the pinned league for SERIAL's whole life (V.8): its stamp, every recorded "
+            "hop and every refused conflict. Nothing is taken on trust: the mint's event and "
+            "checkpoint, the chain, each notary receipt and each fraud proof are verified here."
+        ),
+    )
+    prov.add_argument("serial", metavar="SERIAL", help="e.g. CZ-MODEL-A-0042")
+    prov.set_defaults(handler=provenance)

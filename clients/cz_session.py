@@ -1,0 +1,146 @@
+"""What every wallet and league command of ``cz`` shares: the passphrase, the opened wallet,
+the pinned league, output as text or ``--json``, and a progress bar on a terminal."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import getpass
+import json
+import os
+import sys
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from typing import Any, TextIO
+
+from clients.league import LeagueClient
+from clients.wallet import LeaguePin, Wallet, WalletError, WalletHome, unseal
+from ledger.address import address_of
+from ledger.errors import BadSignatureError, LedgerError
+from ledger.keys import PublicKey
+from ledger.manifest import LeagueManifest
+
+#: A script's passphrase (otherwise ``cz`` asks on the terminal and never echoes it).
+PASSPHRASE_ENV = "CZ_PASSPHRASE"  # noqa: S105 (a variable name, not a secret)
+
+#: ``--json`` for every wallet and league command (argparse ``parents=``).
+JSON_FLAG = argparse.ArgumentParser(add_help=False)
+JSON_FLAG.add_argument(
+    "--json", action="store_true", help="print the result as one JSON document (for scripts)"
+)
+
+
+class RootChanged(LedgerError):
+    """The league now signs with another root key than the one pinned on first use."""
+
+
+def ask_passphrase(prompt: str = "passphrase: ", *, confirm: bool = False) -> str:
+    """``$CZ_PASSPHRASE``, else typed on the terminal (twice with ``confirm``)."""
+    given = os.environ.get(PASSPHRASE_ENV)
+    if given is not None:
+        if not given:
+            raise WalletError(f"{PASSPHRASE_ENV} is set but empty")
+        return given
+    if not sys.stdin.isatty():
+        raise WalletError(
+            f"no passphrase: type it on a terminal, or set {PASSPHRASE_ENV} for a script"
+        )
+    try:
+        first = getpass.getpass(prompt, stream=sys.stderr)
+        if confirm and getpass.getpass("the same passphrase again: ", stream=sys.stderr) != first:
+            raise WalletError("the two passphrases differ: nothing was written")
+    except EOFError:
+        raise WalletError("no passphrase was typed") from None
+    if not first:
+        raise WalletError("a passphrase is not empty")
+    return first
+
+
+@dataclass(slots=True)
+class Opened:
+    """A wallet opened from its home, with the passphrase to seal it back."""
+
+    home: WalletHome
+    wallet: Wallet
+    passphrase: str
+
+    def save(self) -> None:
+        self.home.write(self.wallet, self.passphrase)
+
+
+@contextlib.contextmanager
+def opened_wallet() -> Iterator[Opened]:
+    """The home's wallet, its lock held until the command ends (changes are saved with
+    :meth:`Opened.save`, explicitly, at the moments the command chooses)."""
+    home = WalletHome.default()
+    with home.lock():
+        code = home.read_code()  # "no wallet" before asking for a passphrase
+        phrase = ask_passphrase()
+        yield Opened(home, unseal(code, phrase), phrase)
+
+
+def pinned(wallet: Wallet) -> LeaguePin:
+    if wallet.league is None:
+        raise WalletError("no league is set: cz league set URL")
+    return wallet.league
+
+
+def root_changed(url: str, pinned_root: PublicKey, served: LeagueManifest) -> RootChanged:
+    return RootChanged(
+        f"REFUSED: the league at {url} is signed by root key "
+        f"{address_of(PublicKey.from_text(served.root))}, but this wallet pinned "
+        f"{address_of(pinned_root)} on first use; a league's root key never changes, so this "
+        "is another league or an impostor (nothing was sent to it)"
+    )
+
+
+@contextlib.asynccontextmanager
+async def league_of(pin: LeaguePin) -> AsyncIterator[tuple[LeagueClient, LeagueManifest]]:
+    """The pinned league, its manifest fetched and checked against the pin: the same root
+    key (loudly refused otherwise) and the very manifest the wallet verifies against."""
+    async with LeagueClient(pin.url) as client:
+        try:
+            manifest = await client.manifest(pin.root)
+        except BadSignatureError:
+            served = await client.manifest()
+            raise root_changed(client.shown_url, pin.root, served) from None
+        if manifest.hash_text() != pin.manifest.hash_text():
+            raise RootChanged(
+                f"REFUSED: the league at {client.shown_url} serves another manifest than the "
+                "one this wallet pinned, under the same root key; nothing was sent to it"
+            )
+        yield client, manifest
+
+
+def emit(args: argparse.Namespace, data: Any, text: str) -> None:
+    """``data`` as JSON with ``--json``, else ``text`` for a person."""
+    if args.json:
+        sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    else:
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    sys.stdout.flush()
+
+
+class Progress:
+    """A one-line bar on stderr, drawn only when stderr is a terminal."""
+
+    WIDTH = 30
+
+    def __init__(self, label: str, total: int, stream: TextIO | None = None) -> None:
+        self.stream = stream or sys.stderr
+        self.shown = self.stream.isatty() and total > 0
+        self.label = label
+        self.total = total
+
+    def at(self, done: int) -> None:
+        """Draw the bar at ``done`` of ``total`` (callable from a worker thread)."""
+        if self.shown:
+            filled = self.WIDTH * min(done, self.total) // self.total
+            bar = "#" * filled + "." * (self.WIDTH - filled)
+            self.stream.write(f"\r{self.label} [{bar}] {done}/{self.total}")
+            self.stream.flush()
+
+    def close(self) -> None:
+        if self.shown:
+            self.stream.write("\n")
+            self.stream.flush()

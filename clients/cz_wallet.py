@@ -1,0 +1,290 @@
+"""``cz key strike|show``, ``cz save``, ``cz load``, ``cz collection``, ``cz card``: the wallet
+(Book V.2 your ledger key, V.3 save codes, V.6 "Copy my ledger card")."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from clients.cz_session import JSON_FLAG, ask_passphrase, emit, opened_wallet
+from clients.wallet import Wallet, WalletError, WalletHome, read_code, seal, unseal
+from game.economy.prints import Print
+from ledger.address import address_of
+from ledger.armor import SAVE_CODE
+from ledger.certificates import NoteCertificate
+from ledger.errors import DecodeError, SizeLimitError
+from ledger.limits import MAX_ARMOR_BYTES
+
+#: V.2, shown before a key is struck: "Read the warning and mean it".
+WARNING = (
+    "Your ledger key is your account (Book V.2). Its private half exists only in this wallet\n"
+    "and inside your save codes, armored under your passphrase. Lose the passphrase, lose the\n"
+    "key, lose the collection. There is no reset, because there is no custodian.\n"
+)
+
+
+def key_strike(args: argparse.Namespace) -> int:
+    """Strike a new key: a new, empty wallet sealed under a new passphrase."""
+    home = WalletHome.default()
+    with home.lock():
+        replaced = home.exists()
+        if replaced and not args.replace:
+            raise WalletError(
+                f"a wallet already lives in {home.directory}; a new key means a new, empty "
+                "wallet: write a save code of the old one first (cz save --out FILE), then "
+                "cz key strike --replace"
+            )
+        sys.stderr.write(WARNING)
+        sys.stderr.flush()
+        phrase = ask_passphrase("choose a passphrase: ", confirm=True)
+        wallet = Wallet.new()
+        home.write(wallet, phrase)
+    address = address_of(wallet.public)
+    text = f"struck {address}: your wallet is kept in {home.path}"
+    if replaced:
+        text += f" (the previous wallet's save code is kept in {home.backup})"
+    text += "\nwrite a save code tonight (cz save --out FILE) and keep it with the passphrase"
+    emit(args, {"address": address, "key": wallet.public.to_text(), "home": str(home.path),
+                "replaced": replaced}, text)
+    return 0
+
+
+def key_show(args: argparse.Namespace) -> int:
+    """Print the wallet's address and public key."""
+    with opened_wallet() as opened:
+        public = opened.wallet.public
+    emit(args, {"address": address_of(public), "key": public.to_text()},
+         f"{address_of(public)}  {public.to_text()}")
+    return 0
+
+
+def _write_private(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` (mode 0600 when created), synced before returning."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="ascii") as out:
+        out.write(text)
+        out.flush()
+        os.fsync(out.fileno())
+
+
+def save(args: argparse.Namespace) -> int:
+    """Write a fresh save code (V.3) to stdout or a file."""
+    with opened_wallet() as opened:
+        code = seal(opened.wallet, opened.passphrase)
+    if args.out is None:
+        if args.json:
+            emit(args, {"code": code}, code)
+        else:
+            sys.stdout.write(code)
+        return 0
+    _write_private(Path(args.out), code)
+    emit(args, {"file": args.out}, f"save code written to {args.out}")
+    return 0
+
+
+def read_text(source: str, limit: int, what: str) -> str:
+    """A file's text (``-`` for stdin), at most ``limit`` bytes of ASCII."""
+    if source == "-":
+        raw = sys.stdin.buffer.read(limit + 1)
+        if len(raw) > limit:
+            raise SizeLimitError(f"a {what} is at most {limit} bytes")
+        try:
+            return raw.decode("ascii")
+        except UnicodeDecodeError:
+            raise DecodeError(f"the {what} on stdin is not ASCII text") from None
+    if what == "save code":
+        return read_code(Path(source))
+    try:
+        with Path(source).open("rb") as f:
+            raw = f.read(limit + 1)
+    except OSError as exc:
+        raise DecodeError(f"cannot read {source}: {exc.strerror}") from None
+    if len(raw) > limit:
+        raise SizeLimitError(f"a {what} is at most {limit} bytes")
+    try:
+        return raw.decode("ascii")
+    except UnicodeDecodeError:
+        raise DecodeError(f"{source} is not a {what} (not ASCII text)") from None
+
+
+def load(args: argparse.Namespace) -> int:
+    """Make a save code this device's wallet; nothing changes unless it opens whole."""
+    code = read_text(args.code, MAX_ARMOR_BYTES[SAVE_CODE], "save code")
+    home = WalletHome.default()
+    with home.lock():
+        if home.exists() and not args.replace:
+            raise WalletError(
+                f"a wallet already lives in {home.directory}: loading replaces it "
+                "(cz load CODE --replace; the current one is kept as a .bak)"
+            )
+        wallet = unseal(code, ask_passphrase("the save code's passphrase: "))
+        home.write_code(code)
+    address = address_of(wallet.public)
+    emit(args, {"address": address, "home": str(home.path), **_summary(wallet)},
+         f"loaded {address}: {_summary_text(wallet)}")
+    return 0
+
+
+def _summary(wallet: Wallet) -> dict[str, Any]:
+    prints = wallet.collection.prints
+    return {
+        "marks": wallet.collection.marks,
+        "bundles": wallet.collection.bundles,
+        "stamped": sum(p.stamped for p in prints),
+        "unstamped": sum(not p.stamped for p in prints),
+        "notes": len(wallet.notes),
+        "fraud_proofs": len(wallet.proofs),
+    }
+
+
+def _summary_text(wallet: Wallet) -> str:
+    s = _summary(wallet)
+    return (
+        f"{s['stamped']} stamped ✓ and {s['unstamped']} unstamped ⧗ prints, "
+        f"M{s['marks']} unstamped marks, {s['bundles']} bundles, {s['notes']} notes, "
+        f"{s['fraud_proofs']} fraud proofs kept"
+    )
+
+
+def _print_json(p: Print) -> dict[str, Any]:
+    return {"title": p.title, "finish": p.finish.value, "stamped": p.stamped, "serial": p.serial}
+
+
+def collection(args: argparse.Namespace) -> int:
+    """List what the wallet holds."""
+    with opened_wallet() as opened:
+        wallet = opened.wallet
+    address = address_of(wallet.public)
+    pin = wallet.league
+    league = None if pin is None else {
+        "url": pin.url, "league": pin.manifest.league, "name": pin.manifest.name,
+        "root": address_of(pin.root),
+    }
+    notes = [
+        {"serial": c.serial, "denomination": c.certificate.denomination}
+        for c in wallet.notes.values()
+        if isinstance(c.certificate, NoteCertificate)
+    ]
+    data = {
+        "address": address,
+        "league": league,
+        **_summary(wallet),
+        "prints": [_print_json(p) for p in wallet.collection.prints],
+        "note_list": notes,
+        "fraud_proof_list": [
+            {"says": p.describe(), "proof": p.to_wire()} for p in wallet.proofs
+        ],
+        "campaign": wallet.campaign.to_json()["record"],
+        "pending_stamp": wallet.pending is not None,
+    }
+    lines = [
+        f"{address}  " + (
+            f"league {pin.manifest.name!r} at {pin.url} (root {address_of(pin.root)})"
+            if pin else "no league set (cz league set URL)"
+        ),
+        _summary_text(wallet),
+    ]
+    for p in sorted(wallet.collection.prints, key=lambda p: (not p.stamped, p.title,
+                                                             p.serial or "")):
+        lines.append(f"  {p.label()}")
+    for note in notes:
+        lines.append(f"  ✓ M{note['denomination']} note {note['serial']}")
+    for proof in wallet.proofs:
+        lines.append(f"  fraud proof: {proof.describe()}")
+    emit(args, data, "\n".join(lines))
+    return 0
+
+
+def card(args: argparse.Namespace) -> int:
+    """Print my ledger card: my public key and address, nothing else (V.6)."""
+    with opened_wallet() as opened:
+        my_card = opened.wallet.card
+    text = my_card.to_armor()
+    if args.out is not None:
+        Path(args.out).write_text(text, encoding="ascii")
+        emit(args, {"address": my_card.address, "key": my_card.key, "file": args.out},
+             f"ledger card of {my_card.address} written to {args.out}")
+        return 0
+    if args.json:
+        emit(args, {"address": my_card.address, "key": my_card.key, "card": text}, text)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def add_wallet(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register ``cz key``, ``cz save``, ``cz load``, ``cz collection`` and ``cz card``."""
+    key = commands.add_parser(
+        "key", help="strike or show your ledger key (your account)",
+        description="Your ledger key is your account (V.2): struck here, no signup, no server.",
+    )
+    sub = key.add_subparsers(dest="key_command", required=True, metavar="COMMAND")
+    strike = sub.add_parser(
+        "strike", parents=[JSON_FLAG], help="strike a new key and a new, empty wallet",
+        description=WARNING + (
+            "\nStrikes a new Ed25519 key and makes a new, empty wallet around it, sealed "
+            "under the passphrase you choose (typed twice, or CZ_PASSPHRASE for a script). "
+            "An existing wallet is never replaced without --replace."
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    strike.add_argument(
+        "--replace", action="store_true",
+        help="replace the wallet already here (its save code is kept as wallet.czsave.bak)",
+    )
+    strike.set_defaults(handler=key_strike)
+    show = sub.add_parser(
+        "show", parents=[JSON_FLAG], help="print your address and public key",
+        description="Your address (CZ-XXXX-XXXX-XXXX, a short checked id) and public key.",
+    )
+    show.set_defaults(handler=key_show)
+
+    save_parser = commands.add_parser(
+        "save", parents=[JSON_FLAG], help="write a fresh save code (to stdout or --out FILE)",
+        description=(
+            "A save code is plain text holding your whole world (V.3): progress, collection, "
+            "notes, seen-registry and your key, sealed under your passphrase (argon2id + "
+            "XSalsa20-Poly1305). Keep it anywhere; write a fresh one whenever you have "
+            "traded: a stale code is a stale wallet."
+        ),
+    )
+    save_parser.add_argument("--out", metavar="FILE", help="write it to FILE (mode 0600)")
+    save_parser.set_defaults(handler=save)
+
+    load_parser = commands.add_parser(
+        "load", parents=[JSON_FLAG], help="make a save code this device's wallet",
+        description=(
+            "Open CODE (a file, or - for stdin) with its passphrase and keep it as this "
+            "device's wallet. Two devices are two loads of one code (V.3). A wrong "
+            "passphrase or a damaged code changes nothing."
+        ),
+    )
+    load_parser.add_argument("code", metavar="CODE", help="the save code's file, or -")
+    load_parser.add_argument(
+        "--replace", action="store_true",
+        help="replace the wallet already here (its save code is kept as wallet.czsave.bak)",
+    )
+    load_parser.set_defaults(handler=load)
+
+    coll = commands.add_parser(
+        "collection", parents=[JSON_FLAG], help="list your prints, marks, notes and proofs",
+        description=(
+            "Every print you hold: stamped ✓ with its serial (tradable), unstamped ⧗ "
+            "(playable, not tradable until stamped); unstamped marks, bundles, notes, and "
+            "the fraud proofs your wallet keeps."
+        ),
+    )
+    coll.set_defaults(handler=collection)
+
+    card_parser = commands.add_parser(
+        "card", parents=[JSON_FLAG], help="print your ledger card, to be sent prints",
+        description=(
+            "Your ledger card (V.6 \"Copy my ledger card\"): your public key and address, "
+            "nothing secret. Send it to whoever sends you prints: they endorse to it."
+        ),
+    )
+    card_parser.add_argument("--out", metavar="FILE", help="write it to FILE")
+    card_parser.set_defaults(handler=card)

@@ -1,0 +1,443 @@
+"""The player's wallet (Book V.2, V.3, V.6; DESIGN §3) and its home on disk.
+
+A :class:`Wallet` is everything a save code holds: the ledger key, the campaign (progress and
+the offline collection of ✓ stamped and ⧗ unstamped prints, unstamped marks and bundles), the
+chain of every stamped print and note held, the seen-registry, the fraud proofs kept, the
+pinned league (URL, root key, manifest) and a stamp request sent but not yet answered. Its
+operations are pure; :class:`WalletHome` is the one place it touches the disk: the save code
+kept encrypted in the user's data directory (``CZ_HOME`` overrides it), written atomically
+(temporary file, fsync, rename; the previous code kept as ``wallet.czsave.bak``; mode 0600).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+
+from game.campaign import Campaign
+from game.economy.collection import Collection
+from game.economy.prints import MISPRINT_SERIAL, Finish, Print
+from ledger.api.mint import StampAnswer, Stamped
+from ledger.armor import SAVE_CODE
+from ledger.cards import LedgerCard
+from ledger.certificates import NoteCertificate, PrintCertificate
+from ledger.encoding import decode_b64url, encode_b64url
+from ledger.endorsements import Chain, endorse
+from ledger.errors import DecodeError, LedgerError, SchemaError, SizeLimitError
+from ledger.fraud import FraudProof, SeenRegistry
+from ledger.keys import SEED_SIZE, PublicKey, SigningKey
+from ledger.limits import MAX_ARMOR_BYTES, MAX_CHAINS_PER_SLIP
+from ledger.manifest import LeagueManifest
+from ledger.requests import StampRequest
+from ledger.savecode import DEFAULT_KDF, MINIMUM_KDF, KdfParams, open_save_code, seal_save_code
+from ledger.slips import Slip
+
+#: The payload's format name: a save code of another format is refused, not guessed at.
+FORMAT = "cz-wallet/1"
+#: The environment variable that moves the wallet's home (tests, several wallets on one machine).
+HOME_ENV = "CZ_HOME"
+#: ``CZ_KDF=minimum`` seals with libsodium's cheapest argon2id cost: for tests only.
+KDF_ENV = "CZ_KDF"
+WALLET_FILE = "wallet.czsave"
+BACKUP_SUFFIX = ".bak"
+#: Fraud proofs a wallet keeps (each is a few hundred bytes; the oldest are kept).
+MAX_PROOFS = 10_000
+
+
+class WalletError(LedgerError):
+    """A wallet operation refused: no such item, nothing to stamp, no league pinned..."""
+
+
+@dataclass(frozen=True, slots=True)
+class LeaguePin:
+    """The league this wallet trusts: where it is, its root key (pinned on first use) and the
+    manifest that key signed (what every import is verified against, offline)."""
+
+    url: str
+    root: PublicKey
+    manifest: LeagueManifest
+
+    def to_json(self) -> dict[str, Any]:
+        return {"url": self.url, "root": self.root.to_text(), "manifest": self.manifest.to_wire()}
+
+    @classmethod
+    def from_json(cls, data: object) -> LeaguePin:
+        if not isinstance(data, dict) or set(data) != {"url", "root", "manifest"}:
+            raise SchemaError("a pinned league is an object with exactly url, root and manifest")
+        url, root = data["url"], data["root"]
+        if not isinstance(url, str) or not isinstance(root, str):
+            raise SchemaError("a pinned league's url and root are text")
+        pinned = PublicKey.from_text(root)
+        manifest = LeagueManifest.from_wire(data["manifest"])
+        manifest.verify_root(pinned)
+        return cls(url, pinned, manifest)
+
+
+@dataclass(frozen=True, slots=True)
+class StampCredit:
+    """What one stamp answer did to the wallet: the serials credited and the refusals."""
+
+    stamped: tuple[PrintCertificate, ...]
+    refused: tuple[tuple[str, str, str], ...]  # (title, finish, reason)
+
+
+@dataclass(slots=True)
+class Wallet:
+    """Everything a save code holds. Mutable: a command loads it, changes it, saves it."""
+
+    key: SigningKey
+    campaign: Campaign
+    #: Stamped prints held: serial -> the chain ending at this wallet's key.
+    prints: dict[str, Chain] = field(default_factory=dict)
+    #: Notes held (the treasury is not served yet: empty until it is).
+    notes: dict[str, Chain] = field(default_factory=dict)
+    seen: SeenRegistry = field(default_factory=SeenRegistry)
+    proofs: list[FraudProof] = field(default_factory=list)
+    league: LeaguePin | None = None
+    #: A stamp request sent (or about to be) whose answer has not been credited yet.
+    pending: StampRequest | None = None
+
+    @classmethod
+    def new(cls, key: SigningKey | None = None, *, seed: int | None = None) -> Wallet:
+        """A fresh wallet: a newly struck key (V.2) and a campaign with nothing won yet."""
+        if seed is None:
+            seed = int.from_bytes(os.urandom(8), "big") >> 1
+        return cls(key or SigningKey.generate(), Campaign(seed))
+
+    @property
+    def public(self) -> PublicKey:
+        return self.key.public
+
+    @property
+    def card(self) -> LedgerCard:
+        """My ledger card: what a counterparty endorses to (V.6 "Copy my ledger card")."""
+        return LedgerCard.for_key(self.public)
+
+    @property
+    def collection(self) -> Collection:
+        return self.campaign.collection
+
+    def _set_prints(self, prints: Iterable[Print]) -> None:
+        collection = replace(self.collection, prints=tuple(prints))
+        self.campaign = replace(self.campaign, collection=collection)
+
+    def give(self, *, marks: int = 0, prints: Sequence[Print] = (), bundles: int = 0) -> None:
+        """Credit offline winnings (unstamped marks, ⧗ prints, bundles) to the collection."""
+        collection = self.collection.add(marks=marks, prints=tuple(prints), bundles=bundles)
+        self.campaign = replace(self.campaign, collection=collection)
+
+    # -- stamping (V.4) --------------------------------------------------------------------
+
+    def unstamped(self) -> list[tuple[str, str]]:
+        """(title, finish) of every ⧗ print that can be presented for stamping: all but the
+        Misprint, which the mint never stamps (L-03)."""
+        return [
+            (p.title, p.finish.value)
+            for p in self.collection.prints
+            if not p.stamped and p.serial != MISPRINT_SERIAL
+        ]
+
+    def credit(self, answer: StampAnswer) -> StampCredit:
+        """Turn one ⧗ print into a ✓ print per certificate of ``answer`` (checked by the
+        caller: mint-signed, in the runs, issued to this key) and keep its chain."""
+        prints = list(self.collection.prints)
+        stamped: list[PrintCertificate] = []
+        refused: list[tuple[str, str, str]] = []
+        for item in answer.items:
+            if not isinstance(item, Stamped):
+                refused.append((item.title, item.finish, item.reason))
+                continue
+            certificate = item.certificate
+            if certificate.serial in self.prints:
+                continue  # a replayed answer already credited
+            index = next(
+                (
+                    i
+                    for i, p in enumerate(prints)
+                    if not p.stamped
+                    and p.serial is None
+                    and (p.title, p.finish.value) == (certificate.title, certificate.finish)
+                ),
+                None,
+            )
+            if index is None:
+                raise WalletError(
+                    f"the mint stamped a {certificate.finish} {certificate.title} "
+                    "this wallet did not present"
+                )
+            prints[index] = Print(
+                certificate.title, Finish(certificate.finish), True, certificate.serial
+            )
+            self.prints[certificate.serial] = Chain(certificate=certificate, endorsements=())
+            stamped.append(certificate)
+        self._set_prints(prints)
+        return StampCredit(tuple(stamped), tuple(refused))
+
+    # -- trading (V.6) ---------------------------------------------------------------------
+
+    def send(self, serials: Sequence[str], to: PublicKey, time: int) -> Slip:
+        """Endorse each held item to ``to`` and return the slip. The items leave the wallet
+        now (V.6: "the instant the slip is written"); the new hops join the seen-registry so
+        this wallet never signs the same hop twice by accident (L-05)."""
+        if not serials:
+            raise WalletError("name at least one stamped print or note to send")
+        if len(set(serials)) != len(serials):
+            raise WalletError("name each serial once")
+        if len(serials) > MAX_CHAINS_PER_SLIP:
+            raise SizeLimitError(f"a slip carries at most {MAX_CHAINS_PER_SLIP} items")
+        if to == self.public:
+            raise WalletError("that ledger card is your own: a slip goes to another key")
+        for serial in serials:
+            if serial not in self.prints and serial not in self.notes:
+                raise WalletError(self._not_held(serial))
+        chains = []
+        for serial in serials:
+            held = self.prints.get(serial) or self.notes[serial]
+            chains.append(endorse(held, self.key, to, time))
+        slip = Slip(chains=tuple(chains))
+        for chain in chains:
+            self.seen.admit(chain)
+            self.prints.pop(chain.serial, None)
+            self.notes.pop(chain.serial, None)
+        sent = {c.serial for c in chains}
+        self._set_prints(p for p in self.collection.prints if p.serial not in sent)
+        return slip
+
+    def _not_held(self, serial: str) -> str:
+        for p in self.collection.prints:
+            if p.serial == serial:
+                return f"{serial} is unstamped (⧗): only a stamped print can be traded (V.1)"
+            if not p.stamped and serial.casefold() == p.title.casefold():
+                return f"name a print by its serial, not its title ({serial!r})"
+        return f"this wallet holds no stamped print or note {serial}"
+
+    def check_new(self, chains: Iterable[Chain]) -> None:
+        """Refuse chains of items this wallet already holds (a slip imported twice)."""
+        for chain in chains:
+            if chain.serial in self.prints or chain.serial in self.notes:
+                raise WalletError(f"{chain.serial} is already in this wallet")
+
+    def admit(self, chains: Iterable[Chain]) -> None:
+        """Hold ``chains`` (verified by :func:`ledger.slips.receive_slip`, ending at my key)."""
+        chains = list(chains)
+        self.check_new(chains)
+        prints = list(self.collection.prints)
+        for chain in chains:
+            certificate = chain.certificate
+            if isinstance(certificate, NoteCertificate):
+                self.notes[chain.serial] = chain
+                continue
+            self.prints[chain.serial] = chain
+            prints.append(
+                Print(certificate.title, Finish(certificate.finish), True, certificate.serial)
+            )
+        self._set_prints(prints)
+
+    def keep(self, proofs: Iterable[FraudProof]) -> int:
+        """Keep fraud proofs not kept yet (V.6 "refused with a fraud proof retained");
+        returns how many are new."""
+        have = {(p.first.hash(), p.second.hash()) for p in self.proofs}
+        new = 0
+        for proof in proofs:
+            ident = (proof.first.hash(), proof.second.hash())
+            if ident not in have and len(self.proofs) < MAX_PROOFS:
+                self.proofs.append(proof)
+                have.add(ident)
+                new += 1
+        return new
+
+    # -- the save code's payload (V.3) ---------------------------------------------------------
+
+    def to_payload(self) -> dict[str, Any]:
+        return {
+            "format": FORMAT,
+            "key": encode_b64url(self.key.seed),
+            "campaign": self.campaign.to_json(),
+            "prints": [c.to_wire() for c in self.prints.values()],
+            "notes": [c.to_wire() for c in self.notes.values()],
+            "seen": self.seen.to_wire(),
+            "fraud_proofs": [p.to_wire() for p in self.proofs],
+            "league": self.league.to_json() if self.league else None,
+            "pending_stamp": self.pending.to_wire() if self.pending else None,
+        }
+
+    @classmethod
+    def from_payload(cls, data: dict[str, Any]) -> Wallet:
+        """Read a payload back strictly; a wallet whose parts disagree is refused."""
+        keys = {"format", "key", "campaign", "prints", "notes", "seen", "fraud_proofs",
+                "league", "pending_stamp"}
+        if data.get("format") != FORMAT:
+            raise SchemaError(f"this save code is not a {FORMAT} wallet")
+        if set(data) != keys:
+            raise SchemaError(f"a wallet payload has exactly the fields {sorted(keys)}")
+        seed = data["key"]
+        if not isinstance(seed, str):
+            raise SchemaError("the wallet's key is text")
+        key = SigningKey(decode_b64url(seed, length=SEED_SIZE, what="the wallet's key"))
+        proofs = _list(data["fraud_proofs"], "fraud_proofs")
+        if len(proofs) > MAX_PROOFS:
+            raise SizeLimitError(f"a wallet keeps at most {MAX_PROOFS} fraud proofs")
+        pending = data["pending_stamp"]
+        wallet = cls(
+            key=key,
+            campaign=Campaign.from_json(data["campaign"]),
+            prints=_chains(data["prints"], "prints", PrintCertificate),
+            notes=_chains(data["notes"], "notes", NoteCertificate),
+            seen=SeenRegistry.from_wire(data["seen"]),
+            proofs=[FraudProof.from_wire(p) for p in proofs],
+            league=None if data["league"] is None else LeaguePin.from_json(data["league"]),
+            pending=None if pending is None else StampRequest.from_wire(pending),
+        )
+        wallet._check()
+        return wallet
+
+    def _check(self) -> None:
+        mine = self.public.to_text()
+        for chain in (*self.prints.values(), *self.notes.values()):
+            last = chain.endorsements[-1].to if chain.endorsements else chain.certificate.issued_to
+            if last != mine:
+                raise SchemaError(f"the wallet holds {chain.serial}, endorsed to another key")
+        stamped = sorted(p.serial or "" for p in self.collection.prints if p.stamped)
+        if stamped != sorted(self.prints):
+            raise SchemaError("the wallet's stamped prints and the chains it holds disagree")
+
+
+def _list(value: object, what: str) -> list[Any]:
+    if not isinstance(value, list):
+        raise SchemaError(f"the wallet's {what} are a list")
+    return value
+
+
+def _chains(value: object, what: str, kind: type[PrintCertificate | NoteCertificate]
+            ) -> dict[str, Chain]:
+    chains: dict[str, Chain] = {}
+    for item in _list(value, what):
+        chain = Chain.from_wire(item)
+        if not isinstance(chain.certificate, kind):
+            raise SchemaError(f"the wallet's {what} hold a {chain.certificate.kind} certificate")
+        if chain.serial in chains:
+            raise SchemaError(f"the wallet holds {chain.serial} twice")
+        chains[chain.serial] = chain
+    return chains
+
+
+def kdf_from_env() -> KdfParams:
+    """The argon2id cost save codes are sealed with: libsodium's moderate cost, or the
+    minimum when ``CZ_KDF=minimum`` (tests only: a weak passphrase falls fast under it)."""
+    name = os.environ.get(KDF_ENV, "moderate")
+    if name == "moderate":
+        return DEFAULT_KDF
+    if name == "minimum":
+        return MINIMUM_KDF
+    raise DecodeError(f"{KDF_ENV} is 'moderate' or 'minimum', not {name!r}")
+
+
+def seal(wallet: Wallet, passphrase: str) -> str:
+    """A fresh save code of ``wallet`` (a new salt and nonce every time)."""
+    return seal_save_code(wallet.to_payload(), passphrase, kdf_from_env())
+
+
+def unseal(code: str, passphrase: str) -> Wallet:
+    """The wallet inside a save code."""
+    return Wallet.from_payload(open_save_code(code, passphrase))
+
+
+class WalletHome:
+    """The directory that keeps this device's wallet as an encrypted save code."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self.path = directory / WALLET_FILE
+        self.backup = directory / (WALLET_FILE + BACKUP_SUFFIX)
+
+    @classmethod
+    def default(cls) -> WalletHome:
+        """``$CZ_HOME``, else the platform's user data directory for ``cz``."""
+        named = os.environ.get(HOME_ENV)
+        directory = Path(named) if named else Path(platformdirs.user_data_dir("cz", False))
+        return cls(directory)
+
+    def exists(self) -> bool:
+        return self.path.exists()
+
+    def read_code(self) -> str:
+        """The kept save code's text (no passphrase needed to read it, only to open it)."""
+        if not self.path.exists():
+            hint = f" (a previous one is kept in {self.backup})" if self.backup.exists() else ""
+            raise WalletError(
+                f"no wallet in {self.directory}{hint}: strike a key (cz key strike) "
+                "or load a save code (cz load CODE)"
+            )
+        return read_code(self.path)
+
+    def read(self, passphrase: str) -> Wallet:
+        return unseal(self.read_code(), passphrase)
+
+    def write(self, wallet: Wallet, passphrase: str) -> None:
+        self.write_code(seal(wallet, passphrase))
+
+    def write_code(self, code: str) -> None:
+        """Replace the kept code atomically: the new code is written to a temporary file and
+        synced, the current one is hard-linked to ``.bak``, then the new one renamed over it.
+        At every instant the wallet file is a whole code, old or new."""
+        self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        temporary = self.directory / f".{WALLET_FILE}.{os.getpid()}.tmp"
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            with os.fdopen(fd, "w", encoding="ascii") as out:
+                out.write(code)
+                out.flush()
+                os.fsync(out.fileno())
+            if self.path.exists():
+                linked = self.directory / f".{WALLET_FILE}.{os.getpid()}.bak"
+                with contextlib.suppress(FileNotFoundError):
+                    linked.unlink()
+                os.link(self.path, linked)
+                os.replace(linked, self.backup)
+            os.replace(temporary, self.path)
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                temporary.unlink()
+        _sync_directory(self.directory)
+
+    @contextlib.contextmanager
+    def lock(self) -> Iterator[None]:
+        """Hold the home's lock: one ``cz`` at a time changes a wallet."""
+        self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd = os.open(self.directory / "wallet.lock", os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)
+
+
+def read_code(path: Path) -> str:
+    """A save code's text from ``path``, read no further than the published limit."""
+    limit = MAX_ARMOR_BYTES[SAVE_CODE]
+    try:
+        with path.open("rb") as f:
+            raw = f.read(limit + 1)
+    except OSError as exc:
+        raise DecodeError(f"cannot read {path}: {exc.strerror}") from None
+    if len(raw) > limit:
+        raise SizeLimitError(f"a save code is at most {limit} bytes")
+    try:
+        return raw.decode("ascii")
+    except UnicodeDecodeError:
+        raise DecodeError(f"{path} is not a save code (not ASCII text)") from None
+
+
+def _sync_directory(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
