@@ -4,7 +4,7 @@
 scratch database is created in that server and dropped afterwards — else on an embedded
 PostgreSQL in the temporary directory), starts ``league serve`` on a free port of 127.0.0.1
 (the services that follow another, as the notary follows the mint, find it at the server's
-own address) and yields the server's URL; everything is stopped and removed on exit.
+own address) and yields its URL and process; everything is stopped and removed on exit.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from ledger.catalog import PLAYING, Rarity
@@ -57,15 +58,32 @@ def _free_port() -> int:
         return port
 
 
+@dataclass(frozen=True, slots=True)
+class Served:
+    """A league served from a child process: where it answers, and the process."""
+
+    url: str
+    pid: int
+
+    def cpu_seconds(self) -> float:
+        """CPU time the server process has used so far, every thread of it (Linux's /proc;
+        0 elsewhere). The database's processes are not counted."""
+        try:
+            fields = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            return 0.0
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 @contextlib.contextmanager
 def served_league(
     services: Sequence[str] = (),
     *,
     name: str = "Bench",
     policies: Sequence[str] = SERVICE_COST_POLICIES,
-) -> Iterator[str]:
+) -> Iterator[Served]:
     """A new league served by ``league serve SERVICES`` (every service when empty) from a
-    child process; its URL."""
+    child process."""
     home = Path(tempfile.mkdtemp(prefix="cz-bench-"))
     home.chmod(0o755)
     env = {k: v for k, v in os.environ.items() if not k.startswith("LEAGUE_")}
@@ -90,7 +108,7 @@ def served_league(
         line = process.stdout.readline() if process.stdout else ""
         if not line.startswith("serving on "):
             raise SystemExit(f"league serve did not start: {line!r}")
-        yield line.removeprefix("serving on ").strip()
+        yield Served(line.removeprefix("serving on ").strip(), process.pid)
 
 
 def print_table(title: str, rows: Sequence[tuple[str, str]]) -> None:

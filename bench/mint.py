@@ -170,8 +170,8 @@ def main() -> None:
     parser.add_argument("--paced-seconds", type=float, default=10.0,
                         help="how long to send single-print stamps at 100 requests/s")
     args = parser.parse_args()
-    with served_league(["mint"]) as url:
-        rows = asyncio.run(run(args, url))
+    with served_league(["mint"]) as served:
+        rows = asyncio.run(run(args, served.url))
     print_table("mint bench", rows)
 
 

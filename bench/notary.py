@@ -41,7 +41,7 @@ from dataclasses import dataclass
 
 import aiohttp
 import nacl.signing
-from league_setup import percentile, print_table, served_league, titles
+from league_setup import Served, percentile, print_table, served_league, titles
 
 from clients.league import LeagueClient, stamp_request
 from ledger.api.notary import Receipt
@@ -185,7 +185,10 @@ def check_times(receipt: Receipt, notary: PublicKey, seconds: float) -> tuple[fl
     return 1 / rate(lambda: receipt.check(notary), seconds), 1 / rate(inclusion, seconds)
 
 
-async def run(url: str, sizes: tuple[int, int], concurrency: int) -> list[tuple[str, str]]:
+async def run(
+    served: Served, sizes: tuple[int, int], concurrency: int
+) -> list[tuple[str, str]]:
+    url = served.url
     rows: list[tuple[str, str]] = []
     connector = aiohttp.TCPConnector(limit=max(concurrency, 100))
     async with aiohttp.ClientSession(connector=connector) as session, LeagueClient(
@@ -206,12 +209,15 @@ async def run(url: str, sizes: tuple[int, int], concurrency: int) -> list[tuple[
         for per_slip, hops in zip((1, 20), sizes, strict=True):
             bodies = slips(held[taken:taken + hops], receiver, per_slip)
             taken += hops
+            cpu = served.cpu_seconds()
             rate_, latencies, recorded = await closed_loop(notarizer, bodies, concurrency)
+            cpu = served.cpu_seconds() - cpu
             rows.append((
                 f"slips of {per_slip:>2} chain{'s' if per_slip > 1 else ' '}, {concurrency} in "
                 f"flight ({recorded} hops)",
                 f"{rate_:8.0f} hops/s   p50 {1000 * statistics.median(latencies):6.1f} ms"
-                f"   p99 {1000 * percentile(latencies, 0.99):6.1f} ms",
+                f"   p99 {1000 * percentile(latencies, 0.99):6.1f} ms"
+                f"   server {1e6 * cpu / recorded:5.0f} µs CPU a hop",
             ))
         assert notarizer.last is not None
         receipt = Receipt.from_wire(notarizer.last["receipts"][-1])  # type: ignore[index]
@@ -234,8 +240,8 @@ def main() -> None:
     sizes = SIZES[args.size or "default"]
     cores = os.cpu_count() or 1
     verifies, signs = raw_rates(0.5 if args.size == "quick" else 2.0)
-    with served_league() as url:
-        rows = asyncio.run(run(url, sizes, args.concurrency))
+    with served_league() as served:
+        rows = asyncio.run(run(served, sizes, args.concurrency))
     bound = cores / (1 / verifies + 1 / signs)
     rows += [
         ("raw Ed25519 on one core (PyNaCl)",

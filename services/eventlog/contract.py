@@ -113,7 +113,17 @@ class EventStore(Protocol):
 
     async def event(self, seq: int) -> Event | None: ...
 
+    async def events(self, seqs: Sequence[int]) -> list[Event]:
+        """The events at ``seqs`` (at most ``MAX_READ``), in ``seq`` order, in one read; a
+        ``seq`` past the end is left out."""
+        ...
+
     async def inclusion_proof(self, index: int, size: int) -> list[bytes]: ...
+
+    async def inclusion_proofs(self, indices: Sequence[int], size: int) -> list[list[bytes]]:
+        """The audit path of each leaf of ``indices`` (at most ``MAX_READ``) in the tree of
+        ``size`` leaves, in the order given, from one read of the stored subtrees."""
+        ...
 
     async def consistency_proof(self, size1: int, size2: int) -> list[bytes]: ...
 

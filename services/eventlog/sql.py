@@ -44,6 +44,7 @@ class Statements:
         " ORDER BY stream_version LIMIT $3"
     )
     read_event: str = "SELECT {e} FROM {s}.events WHERE seq = $1"
+    read_events: str = "SELECT {e} FROM {s}.events WHERE seq = ANY($1::bigint[]) ORDER BY seq"
     read_subtrees: str = (
         "SELECT 0, seq, leaf_hash FROM {s}.events WHERE seq = ANY($1::bigint[]) "
         "UNION ALL SELECT t.level, t.idx, t.hash FROM {s}.tree_nodes t "

@@ -78,6 +78,11 @@ def _event(row: asyncpg.Record) -> Event:
     )
 
 
+def _check_read(count: int) -> None:
+    if count > MAX_READ:
+        raise EventLogError(f"one read covers at most {MAX_READ} events, not {count}")
+
+
 #: What asyncpg raises for a value that cannot be sent as its column's type (an integer
 #: beyond 64 bits): the client-side ``DataError``, not SQLSTATE class 22's of the same name.
 _ClientDataError: type[Exception] = asyncpg.exceptions._base.DataError
@@ -394,6 +399,14 @@ class PostgresEventStore:
             row = await self._pool.fetchrow(self._sql.read_event, seq)
         return None if row is None else _event(row)
 
+    async def events(self, seqs: Sequence[int]) -> list[Event]:
+        """The events at ``seqs``, in ``seq`` order, in one read (a ``seq`` past the end is
+        left out)."""
+        _check_read(len(seqs))
+        async with _wrapped():
+            rows = await self._pool.fetch(self._sql.read_events, list(seqs))
+        return [_event(r) for r in rows]
+
     # -- proofs ----------------------------------------------------------------------------
 
     async def _serve(
@@ -427,6 +440,17 @@ class PostgresEventStore:
         async with _wrapped(), self._pool.acquire() as conn:
             await self._checked_size(conn, size)
             return await self._serve(conn, lambda get: inclusion_proof(index, size, get))
+
+    async def inclusion_proofs(self, indices: Sequence[int], size: int) -> list[list[bytes]]:
+        """The audit path of each leaf of ``indices`` in the tree of ``size`` leaves, in the
+        order given: every subtree they need is fetched in one query (a receipt per hop of a
+        group costs one read, not one per hop)."""
+        _check_read(len(indices))
+        async with _wrapped(), self._pool.acquire() as conn:
+            await self._checked_size(conn, size)
+            return await self._serve(
+                conn, lambda get: [inclusion_proof(index, size, get) for index in indices]
+            )
 
     async def consistency_proof(self, size1: int, size2: int) -> list[bytes]:
         """Proof that the tree of ``size1`` leaves is a prefix of the tree of ``size2``."""

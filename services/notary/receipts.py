@@ -40,8 +40,7 @@ class Receipts:
         found = await self._stored(wanted)
         missing = [seq for seq in wanted if seq not in found]
         if missing:
-            await self._make(missing)
-            found = await self._stored(wanted)
+            found.update(await self._make(missing))
         return found
 
     async def _stored(self, seqs: list[int]) -> dict[int, Receipt]:
@@ -50,7 +49,9 @@ class Receipts:
         )
         return {row[0]: Receipt.from_wire(row[1]) for row in rows}
 
-    async def _make(self, seqs: list[int]) -> None:
+    async def _make(self, seqs: list[int]) -> dict[int, Receipt]:
+        """Make and keep the receipts of ``seqs`` (sorted) against one checkpoint covering
+        them: their events in one read, their inclusion proofs in another."""
         checkpoint = await self.checkpointer.covering(max(seqs) + 1, COVERING_TIMEOUT)
         if checkpoint is None:
             raise Overloaded(
@@ -58,15 +59,16 @@ class Receipts:
                 "request again for their receipts",
                 retry_after=1,
             )
-        made = []
-        for seq in seqs:
-            event = await self.store.event(seq)
-            if event is None:
-                raise EventLogError(f"no event at {seq} of the notary's log")
+        events = await self.store.events(seqs)
+        if len(events) != len(seqs):
+            absent = sorted(set(seqs) - {event.seq for event in events})
+            raise EventLogError(f"no event at {absent[0]} of the notary's log")
+        proofs = await self.store.inclusion_proofs(seqs, checkpoint.size)
+        made: dict[int, Receipt] = {}
+        for event, proof in zip(events, proofs, strict=True):
             body = body_as(event, HopRecorded)
-            proof = await self.store.inclusion_proof(seq, checkpoint.size)
             endorsement = body.endorsement
-            receipt = Receipt.sign(
+            made[event.seq] = Receipt.sign(
                 self.key,
                 origin=self.store.origin,
                 serial=endorsement.serial,
@@ -74,17 +76,22 @@ class Receipts:
                 hop=endorsement.hop,
                 endorsement=hash_text(endorsement.hash()),
                 to=endorsement.to,
-                index=seq,
+                index=event.seq,
                 leaf_hash=encode_b64(event.leaf_hash),
                 checkpoint=str(checkpoint),
                 proof=[encode_b64(h) for h in proof],
             )
-            made.append((seq, json.dumps(receipt.to_wire())))
         # Two answers may make the same receipt at once: the first kept is everyone's.
         async with self.store.transaction() as tx:
-            await tx.execute(
+            rows = await tx.fetch(
                 "INSERT INTO notary.receipts (seq, receipt) SELECT w.q, w.r::jsonb"
-                " FROM unnest($1::bigint[], $2::text[]) AS w(q, r) ON CONFLICT (seq) DO NOTHING",
-                [seq for seq, _ in made],
-                [text for _, text in made],
+                " FROM unnest($1::bigint[], $2::text[]) AS w(q, r) ON CONFLICT (seq) DO NOTHING"
+                " RETURNING seq",
+                list(made),
+                [json.dumps(receipt.to_wire()) for receipt in made.values()],
             )
+        kept = {row[0] for row in rows}
+        lost = [seq for seq in seqs if seq not in kept]
+        if lost:
+            made.update(await self._stored(lost))
+        return made

@@ -191,6 +191,24 @@ class EventStoreContract:
                 verify_consistency(old, size, LeafHashes(leaves[:old]).root(), root, proof)
         assert (await store.head()).root == tree.root()
 
+    async def test_batch_proofs_equal_the_single_ones(self, store: EventStore) -> None:
+        """inclusion_proofs answers each index in the order given (repeats too), equal to
+        inclusion_proof's; an empty batch is empty; out of range is refused like one proof."""
+        await _fill(store, 37)
+        leaves = [e.leaf_hash for e in await store.read()]
+        for size in (1, 5, 16, 37):
+            indices = [size - 1, 0, size // 2, size - 1, size // 3]
+            root = LeafHashes(leaves[:size]).root()
+            proofs = await store.inclusion_proofs(indices, size)
+            assert proofs == [await store.inclusion_proof(index, size) for index in indices]
+            for index, proof in zip(indices, proofs, strict=True):
+                verify_inclusion(index, size, leaves[index], proof, root)
+        assert await store.inclusion_proofs([], 37) == []
+        with pytest.raises(ProofError, match="beyond"):
+            await store.inclusion_proofs([0], 38)
+        with pytest.raises(ProofError, match="outside"):
+            await store.inclusion_proofs([3, 37], 37)
+
     async def test_proofs_beyond_the_head_are_refused(self, store: EventStore) -> None:
         """Asking for a tree larger than the log, or a leaf outside it, is a ProofError."""
         await _fill(store, 4)
@@ -278,3 +296,12 @@ class EventStoreContract:
         assert found.body == {"i": 2}
         assert leaf_hash(found.leaf()) == found.leaf_hash
         assert await store.event(4) is None
+
+    async def test_events_by_seq_in_one_read(self, store: EventStore) -> None:
+        """events(seqs) answers the events at those seqs in seq order, leaving out any past
+        the end; each equals what event(seq) answers."""
+        await _fill(store, 5)
+        found = await store.events([4, 0, 2, 9])
+        assert [e.seq for e in found] == [0, 2, 4]
+        assert found == [await store.event(seq) for seq in (0, 2, 4)]
+        assert await store.events([]) == []
