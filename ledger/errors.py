@@ -146,3 +146,13 @@ class NotStamped(VerificationError):
 
 class UnknownSerial(LedgerError):
     """A serial nobody has issued: outside the league's runs, or not stamped yet."""
+
+
+class UnknownLog(LedgerError):
+    """A checkpoint of a log this witness does not witness: its origin is none of the
+    league's other services."""
+
+
+class UntrustedCheckpoint(VerificationError):
+    """A checkpoint without a valid signature by the key the league manifest names for its
+    log."""

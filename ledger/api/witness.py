@@ -94,11 +94,14 @@ class Evidence(WitnessAnswer):
 
     id: int = Field(ge=1, description="Ascending; pass as ?after= to read on")
     origin: str = Field(description="The log's origin line (the league's <league>/<service>)")
-    recorded_at: str = Field(description="When the witness kept it, UTC: 2026-12-02T15:51:34Z")
+    recorded_at: str = Field(
+        description="When the witness kept it, UTC, microseconds: 2026-12-02T15:51:34.123456Z"
+    )
     kind: EvidenceKind
     reason: str = Field(description="One sentence: why the pair is inconsistent")
     cosigned: str = Field(
-        description="The checkpoint the witness cosigned last, with the log's signature"
+        description="The checkpoint the witness cosigned last, with the log's signature (and "
+        "the witness's cosignature)"
     )
     submitted: str = Field(
         description="The checkpoint the log then submitted, with the log's signature"
@@ -141,12 +144,12 @@ class Evidence(WitnessAnswer):
             proof = self.proof_hashes()
         except DecodeError as exc:
             raise VerificationError(f"the evidence's proof: {exc.diagnostics()}") from None
-        if self.old_size != cosigned.size:
-            raise VerificationError("the evidence's old size is not the cosigned checkpoint's")
         if cosigned.size == submitted.size:
             if hmac.compare_digest(cosigned.root, submitted.root):
                 raise VerificationError("the two checkpoints agree: no evidence")
             return True
+        if self.old_size != cosigned.size:
+            raise VerificationError("the evidence's old size is not the cosigned checkpoint's")
         if cosigned.size < submitted.size:
             shown = prefix_root(cosigned.size, submitted.size, submitted.root, proof)
             if shown is not None and not hmac.compare_digest(shown, cosigned.root):

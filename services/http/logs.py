@@ -8,10 +8,13 @@ notes (``text/plain``); proofs are RFC 6962 hashes in standard base64, as in che
 
 from __future__ import annotations
 
+from typing import Protocol
+
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field
 
 from ledger.api.logs import ConsistencyProof, Feed, FeedEvent, InclusionProof
+from ledger.checkpoint import Checkpoint
 from ledger.encoding import encode_b64
 from ledger.errors import ProofError
 from ledger.limits import MAX_FEED_PAGE
@@ -49,6 +52,21 @@ class ConsistencyQuery(LogQuery):
     second: int = Field(ge=0, le=INT64_MAX, description="The newer tree size")
 
 
+class CheckpointSource(Protocol):
+    """What serves a log's checkpoint: the store itself, or the store with the cosignatures
+    its witnesses returned (``services.kernel.witnessing``)."""
+
+    async def served_checkpoint(self) -> Checkpoint: ...
+
+
+_SERVED: dict[str, web.AppKey[CheckpointSource]] = {}
+
+
+def served_checkpoint_key(service: str) -> web.AppKey[CheckpointSource]:
+    """Where an app keeps what serves ``service``'s checkpoint when it is not the bare log."""
+    return _SERVED.setdefault(service, web.AppKey(f"{service}_checkpoints", CheckpointSource))
+
+
 def log_endpoints(service: str, log_key: web.AppKey[EventStore]) -> tuple[Endpoint, ...]:
     """The feed, checkpoint and proof endpoints of ``service``'s log, at ``/<service>/...``."""
 
@@ -57,8 +75,11 @@ def log_endpoints(service: str, log_key: web.AppKey[EventStore]) -> tuple[Endpoi
         next_after = found[-1].seq if found else query.after
         return Feed(events=[FeedEvent.of(e) for e in found], next_after=next_after)
 
+    served = served_checkpoint_key(service)
+
     async def checkpoint(request: web.Request) -> str:
-        return str(await request.app[log_key].served_checkpoint())
+        source: CheckpointSource = request.app.get(served) or request.app[log_key]
+        return str(await source.served_checkpoint())
 
     async def inclusion(request: web.Request, query: InclusionQuery) -> InclusionProof:
         log = request.app[log_key]
@@ -91,7 +112,9 @@ def log_endpoints(service: str, log_key: web.AppKey[EventStore]) -> tuple[Endpoi
             str,
             description="The checkpoint the service's background task signed last; reading "
             "it never signs or writes anything. It is at most one checkpoint interval (a "
-            "published policy of the manifest) behind the log.",
+            "published policy of the manifest) behind the log. It carries every cosignature "
+            "the league's other services returned for it as witnesses (tlog-cosignature v1, "
+            "each named by its witness's origin, <league>/<service>).",
         ),
         Endpoint(
             "GET", f"{prefix}/proof/inclusion", "Inclusion proof of one event", inclusion,

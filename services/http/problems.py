@@ -57,6 +57,8 @@ PROBLEMS: dict[type[e.LedgerError], ProblemSpec] = {
     e.InsufficientWork: ProblemSpec("insufficient-work", 422),
     e.NotStamped: ProblemSpec("not-stamped", 422),
     e.UnknownSerial: ProblemSpec("unknown-serial", 404),
+    e.UnknownLog: ProblemSpec("unknown-log", 404),
+    e.UntrustedCheckpoint: ProblemSpec("untrusted-checkpoint", 403),
     e.RequestIdReused: ProblemSpec("request-id-reused", 409),
     e.WrongPassphraseError: ProblemSpec("wrong-passphrase", 401),
     e.RetryLater: ProblemSpec("retry-later", 503),

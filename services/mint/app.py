@@ -32,6 +32,8 @@ from services.kernel.compose import compose
 from services.kernel.founding import load_manifest, load_service_key, read_passphrase
 from services.kernel.ratelimit import TokenBuckets, source_of
 from services.kernel.settings import LeagueSettings
+from services.kernel.witness import witness_endpoints
+from services.kernel.witnessing import witness_urls, witnessing
 from services.mint import tables
 from services.mint.census import census, owner_census
 from services.mint.stamping import Mint, Stamper
@@ -119,10 +121,12 @@ def install(app: web.Application, settings: LeagueSettings) -> None:
     kept = CheckpointFile(
         settings.checkpoint_path("mint"), f"{manifest.league}/mint", key.public
     )
-    app.cleanup_ctx.append(_open_mint(manifest, key, kept))
+    app.cleanup_ctx.append(_open_mint(manifest, key, kept, witness_urls(settings, "mint")))
 
 
-def _open_mint(manifest: LeagueManifest, key: SigningKey, kept: CheckpointFile) -> CleanupContext:
+def _open_mint(
+    manifest: LeagueManifest, key: SigningKey, kept: CheckpointFile, witnesses: dict[str, str]
+) -> CleanupContext:
     async def open_mint(app: web.Application) -> AsyncIterator[None]:
         store = PostgresEventStore(
             app[POOL], schema="mint", origin=f"{manifest.league}/mint", key=key
@@ -136,7 +140,10 @@ def _open_mint(manifest: LeagueManifest, key: SigningKey, kept: CheckpointFile) 
             per_minute=manifest.policies.source_prints_per_minute,
             burst=manifest.policies.source_prints_burst,
         )
-        async with Checkpointer(store, manifest.policies, kept).running():
+        async with (
+            Checkpointer(store, manifest.policies, kept).running() as checkpointer,
+            witnessing(app, "mint", manifest, key, store, checkpointer, witnesses),
+        ):
             yield
             await stamper.close()
 
@@ -150,7 +157,7 @@ SERVICE = Service(
         "Stamps prints from the league's fixed, published print runs and publishes the "
         "census. Every stamp is an event in the mint's signed Merkle log."
     ),
-    endpoints=ENDPOINTS + log_endpoints("mint", MINT_LOG),
+    endpoints=ENDPOINTS + log_endpoints("mint", MINT_LOG) + witness_endpoints("mint"),
     install=install,
 )
 

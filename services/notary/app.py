@@ -43,7 +43,10 @@ from services.kernel.checkpoints import Checkpointer, CheckpointFile
 from services.kernel.compose import compose
 from services.kernel.founding import load_manifest, load_service_key, read_passphrase
 from services.kernel.settings import LeagueSettings
+from services.kernel.witness import witness_endpoints
+from services.kernel.witnessing import witness_urls, witnessing
 from services.notary.following import MintLink
+from services.notary.holders import holders_endpoint
 from services.notary.notarizing import Conflicted, Notary, Writer, submit
 from services.notary.provenance import provenance
 from services.notary.receipts import Receipts
@@ -144,6 +147,7 @@ ENDPOINTS = (
             "standing outside-runs (Book V.8); a serial nobody stamped is 404."
         ),
     ),
+    holders_endpoint(NOTARY_LOG),
 )
 
 
@@ -155,11 +159,19 @@ def install(app: web.Application, settings: LeagueSettings) -> None:
     kept = CheckpointFile(
         settings.checkpoint_path("notary"), f"{manifest.league}/notary", key.public
     )
-    app.cleanup_ctx.append(_open_notary(manifest, key, kept, settings.service_url("mint")))
+    app.cleanup_ctx.append(
+        _open_notary(
+            manifest, key, kept, settings.service_url("mint"), witness_urls(settings, "notary")
+        )
+    )
 
 
 def _open_notary(
-    manifest: LeagueManifest, key: SigningKey, kept: CheckpointFile, mint_url: str | None
+    manifest: LeagueManifest,
+    key: SigningKey,
+    kept: CheckpointFile,
+    mint_url: str | None,
+    witnesses: dict[str, str],
 ) -> CleanupContext:
     async def open_notary(app: web.Application) -> AsyncIterator[None]:
         store = PostgresEventStore(
@@ -175,6 +187,9 @@ def _open_notary(
             notary = Notary(manifest, key, store, mint)
             checkpointer = await stack.enter_async_context(
                 Checkpointer(store, manifest.policies, kept).running()
+            )
+            await stack.enter_async_context(
+                witnessing(app, "notary", manifest, key, store, checkpointer, witnesses)
             )
             app[NOTARY] = notary
             app[NOTARY_LOG] = store
@@ -201,7 +216,7 @@ SERVICE = Service(
         "stamped print, answers receipts and fraud proofs, and tells each print's provenance. "
         "Every hop and every refused conflict is an event in the notary's signed Merkle log."
     ),
-    endpoints=ENDPOINTS + log_endpoints("notary", NOTARY_LOG),
+    endpoints=ENDPOINTS + log_endpoints("notary", NOTARY_LOG) + witness_endpoints("notary"),
     install=install,
     max_body=MAX_REQUEST_BODY_BYTES,
 )

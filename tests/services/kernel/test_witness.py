@@ -1,0 +1,224 @@
+"""Witnessing (issue 10 item 2): the league's services cosign each other's checkpoints under
+C2SP tlog-witness over real HTTP, and keep the evidence of a log that forks.
+
+The mint and the notary are composed in one server on a known port, each submitting its
+checkpoints to the other's witness at the server's own address. The witness's answers are
+driven with checkpoints of the treasury's origin (a league service that does not run yet,
+so nothing else submits them) signed with the treasury's key from the league's key files.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from collections.abc import Sequence
+
+import aiohttp
+import pytest
+from aiohttp.test_utils import TestServer
+
+from clients.league import LeagueClient
+from ledger.api.witness import EvidenceList
+from ledger.checkpoint import (
+    AddCheckpoint,
+    Checkpoint,
+    CosignatureVerifier,
+    log_verifier,
+    sign_checkpoint,
+)
+from ledger.keys import PublicKey, SigningKey
+from ledger.manifest import LeagueManifest
+from ledger.merkle import EMPTY_ROOT, LeafHashes, consistency_proof, leaf_hash, root_from
+from services.kernel.keyring import read_key
+from services.kernel.settings import LeagueSettings
+from services.kernel.witness import TLOG_SIZE
+from services.kernel.witnessing import WITNESSES
+from services.league.registry import SERVICES
+from tests.services.notary.conftest import (
+    Trade,
+    league,
+    make_settings,
+    server,
+    settings,
+    trade,
+)
+
+__all__ = ["league", "make_settings", "server", "settings", "trade"]  # mint + notary served
+
+
+def tree(n: int, salt: int = 0) -> LeafHashes:
+    return LeafHashes([leaf_hash(f"{salt}:{i}".encode()) for i in range(n)])
+
+
+def body(old: int, proof: Sequence[bytes], checkpoint: Checkpoint) -> str:
+    return str(AddCheckpoint(old, tuple(proof), checkpoint))
+
+
+class Treasury:
+    """Checkpoints of the treasury's log, as its key would sign them."""
+
+    def __init__(self, manifest: LeagueManifest, key: SigningKey) -> None:
+        self.origin = f"{manifest.league}/treasury"
+        self.key = key
+
+    def checkpoint(self, leaves: LeafHashes, size: int | None = None) -> Checkpoint:
+        """The checkpoint of the first ``size`` leaves (all of them by default)."""
+        size = leaves.size if size is None else size
+        root = root_from(size, leaves) if size else EMPTY_ROOT
+        return sign_checkpoint(self.origin, size, root, self.key)
+
+
+@pytest.fixture
+def treasury(trade: Trade, settings: LeagueSettings) -> Treasury:
+    return Treasury(trade.manifest, read_key(settings.keys_dir, "treasury"))
+
+
+async def post(server: TestServer, text: str | bytes) -> tuple[int, str, str]:
+    """POST an add-checkpoint body to the notary's witness: (status, content type, text)."""
+    async with aiohttp.ClientSession() as session, session.post(
+        str(server.make_url("/notary/witness/add-checkpoint")), data=text
+    ) as response:
+        return response.status, response.content_type, await response.text()
+
+
+async def evidence(league: LeagueClient, service: str = "notary") -> EvidenceList:
+    async with aiohttp.ClientSession() as session, session.get(
+        f"{league.base_url}/{service}/evidence"
+    ) as response:
+        assert response.status == 200
+        return EvidenceList.model_validate_json(await response.text())
+
+
+async def cosigned(
+    league: LeagueClient, service: str, witness: str, size: int = 0
+) -> Checkpoint:
+    """``service``'s served checkpoint once it is of ``size`` or more and carries
+    ``witness``'s cosignature (a bounded wait: a guard, not a timing assertion)."""
+    for _ in range(500):
+        checkpoint = await league.signed_checkpoint(service=service)
+        if checkpoint.size >= size and any(
+            s.name.endswith(f"/{witness}") for s in checkpoint.note.signatures
+        ):
+            return checkpoint
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"{service}'s checkpoint of {size} was never cosigned by {witness}")
+
+
+@pytest.mark.parametrize("name", sorted(SERVICES))
+def test_every_service_the_league_runs_is_a_witness(name: str) -> None:
+    """Every service of the registry serves a witness (and is asked for cosignatures)."""
+    assert name in WITNESSES
+    paths = {(e.method, e.path) for e in SERVICES[name].endpoints}
+    assert ("POST", f"/{name}/witness/add-checkpoint") in paths
+    assert ("GET", f"/{name}/evidence") in paths
+
+
+async def test_the_services_cosign_each_other_s_checkpoints(
+    trade: Trade, league: LeagueClient
+) -> None:
+    """The mint's served checkpoint carries the notary's cosignature and the notary's the
+    mint's, each verifiable with the witness's key from the manifest (type 0x04, name = its
+    origin); the log's own signature and the cosignature by one key never share a key id."""
+    await trade.stamp(SigningKey.generate())
+    manifest = trade.manifest
+    for service, witness in (("mint", "notary"), ("notary", "mint")):
+        checkpoint = await cosigned(league, service, witness, 1 if service == "mint" else 0)
+        log_key = PublicKey.from_text(getattr(manifest, service))
+        witness_key = PublicKey.from_text(getattr(manifest, witness))
+        cosigner = CosignatureVerifier(f"{manifest.league}/{witness}", witness_key)
+        verified = checkpoint.verify([log_verifier(checkpoint.origin, log_key), cosigner])
+        assert cosigner in verified
+        line = next(s for s in checkpoint.note.signatures if cosigner.matches(s))
+        assert cosigner.timestamp(checkpoint.text, line) > 1_700_000_000
+        same_key_as_log = log_verifier(f"{manifest.league}/{witness}", witness_key)
+        assert not same_key_as_log.matches(line)
+
+
+async def test_the_witness_answers_as_tlog_witness_says(
+    server: TestServer, treasury: Treasury, league: LeagueClient, trade: Trade
+) -> None:
+    """404 unknown origin, 403 wrong key, 400 malformed or old beyond the checkpoint, 200
+    from size 0, 409 text/x.tlog.size with the size it holds, 422 on a bad proof (kept as
+    unproven) and on a fork (kept as convicting), 200 with a consistency proof; the cosigned
+    checkpoint is served for monitors by origin hash."""
+    stranger = sign_checkpoint("other.example/log", 0, EMPTY_ROOT, SigningKey.generate())
+    assert (await post(server, body(0, [], stranger)))[0] == 404
+    forged = sign_checkpoint(treasury.origin, 0, EMPTY_ROOT, SigningKey.generate())
+    assert (await post(server, body(0, [], forged)))[0] == 403
+    assert (await post(server, "old 0\n"))[0] == 400
+    assert (await post(server, b"\xff\xfe"))[0] == 400
+    five = tree(5)
+    at3, at5 = treasury.checkpoint(five, 3), treasury.checkpoint(five)
+    assert (await post(server, body(4, [], at3)))[0] == 400
+
+    status, content_type, text = await post(server, body(0, [], at3))
+    assert (status, content_type) == (200, "text/plain"), text
+    witness = CosignatureVerifier(f"{trade.manifest.league}/notary", trade.notary_key)
+    cosigned_at3 = Checkpoint.from_note(str(at3) + text)
+    assert witness in cosigned_at3.verify([witness, log_verifier(at3.origin, treasury.key.public)])
+
+    assert await post(server, body(0, [], at5)) == (409, TLOG_SIZE, "3\n")
+    forked = tree(5, salt=1)
+    bad = consistency_proof(3, 5, forked)
+    status, _, text = await post(server, body(3, bad, at5))
+    assert status == 422, text
+    status, _, text = await post(server, body(3, bad, treasury.checkpoint(forked)))
+    assert status == 422, text
+    status, _, text = await post(server, body(3, consistency_proof(3, 5, five), at5))
+    assert status == 200, text
+    assert await post(server, body(3, [], at5)) == (409, TLOG_SIZE, "5\n")
+    status, _, _ = await post(server, body(5, [], at5))  # the same checkpoint again
+    assert status == 200
+
+    origin_hash = hashlib.sha256(treasury.origin.encode()).hexdigest()
+    async with aiohttp.ClientSession() as session:
+        async with session.get(f"{league.base_url}/notary/witness/{origin_hash}/checkpoint") as r:
+            served = Checkpoint.from_note(await r.text())
+        assert (served.size, served.root) == (5, five.root())
+        assert witness in served.verify([witness, log_verifier(at5.origin, treasury.key.public)])
+        unknown = hashlib.sha256(b"other.example/log").hexdigest()
+        async with session.get(f"{league.base_url}/notary/witness/{unknown}/checkpoint") as r:
+            assert r.status == 404
+
+    unproven, fork = (await evidence(league)).evidence
+    assert unproven.kind == "unproven"  # a proof that fails and shows no other root
+    assert not unproven.convicts(treasury.key.public)
+    assert fork.kind == "fork"  # a valid proof from another root at size 3
+    assert fork.convicts(treasury.key.public)
+
+
+async def test_a_second_root_at_one_size_is_kept_as_evidence(
+    server: TestServer, treasury: Treasury, league: LeagueClient
+) -> None:
+    """Two roots signed at one size: 422, kept once however often submitted (even with a
+    stale old size, which answers 409), and it convicts the log offline; the evidence of
+    another key does not verify."""
+    four, other = tree(4), tree(4, salt=2)
+    assert (await post(server, body(0, [], treasury.checkpoint(four))))[0] == 200
+    split = treasury.checkpoint(other)
+    assert (await post(server, body(4, [], split)))[0] == 422
+    assert (await post(server, body(4, [], split)))[0] == 422
+    assert (await post(server, body(2, [], split)))[0] == 409
+    kept = await evidence(league)
+    (record,) = kept.evidence
+    assert record.kind == "same-size"
+    assert record.convicts(treasury.key.public)
+    with pytest.raises(Exception, match="signature"):
+        record.convicts(SigningKey.generate().public)
+    again = await post(server, body(4, consistency_proof(4, 4, four), treasury.checkpoint(four)))
+    assert again[0] == 200  # the witness still stands by the root it cosigned
+
+
+async def test_racing_submissions_advance_the_witness_once(
+    server: TestServer, treasury: Treasury
+) -> None:
+    """Twenty submissions from size 0 at once, each of another size of one tree: exactly one
+    is cosigned, and every other answers 409 with the size it won with."""
+    leaves = tree(21)
+    answers = await asyncio.gather(
+        *(post(server, body(0, [], treasury.checkpoint(leaves, n))) for n in range(1, 21))
+    )
+    won = [n for n, (status, _, _) in zip(range(1, 21), answers, strict=True) if status == 200]
+    assert len(won) == 1
+    lost = [answer for answer in answers if answer[0] != 200]
+    assert lost == [(409, TLOG_SIZE, f"{won[0]}\n")] * 19
