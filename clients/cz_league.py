@@ -93,16 +93,19 @@ def _check_answer(answer: StampAnswer, request: StampRequest, manifest: LeagueMa
 
 async def _send(opened: Opened, client: LeagueClient, manifest: LeagueManifest,
                 request: StampRequest) -> StampCredit | None:
-    """Send a kept request and credit its answer; None if the mint found it stale unsent."""
+    """Send a kept request and credit its answer; None if the mint found it stale unsent.
+
+    The request stays kept while no answer came (the league unreachable, the answer lost); a
+    refusal of the whole request is an answer too, and ends it."""
     wallet = opened.wallet
     try:
         answer = await client.stamp(request)
     except LeagueProblem as exc:
+        wallet.pending = None
+        opened.save()
         if exc.slug != "stale-request":
             raise
-        wallet.pending = None  # never recorded, and too old to be now: drop it
-        opened.save()
-        return None
+        return None  # never recorded, and too old to be now: dropped
     _check_answer(answer, request, manifest, wallet)
     credit = wallet.credit(answer)
     wallet.pending = None

@@ -134,14 +134,20 @@ def on_terminal(args: Sequence[str], env: dict[str, str],
             process.kill()
 
 
-@pytest.fixture
-def league_env(tmp_path: Path, database_url: str) -> dict[str, str]:
-    """A league in a fresh LEAGUE_HOME: no proof of work to speak of, frequent checkpoints."""
-    env = {**clean_env(), "LEAGUE_HOME": str(tmp_path / "league"), "DATABASE_URL": database_url}
-    made = league(env, "init", "--policy", "stamp_work=1", "--policy",
-                  "checkpoint_interval_ms=50")
+def init_league(home: Path, database_url: str, *policies: str) -> dict[str, str]:
+    """A league in a fresh LEAGUE_HOME: no proof of work to speak of, frequent checkpoints,
+    and ``policies`` (NAME=VALUE) besides."""
+    env = {**clean_env(), "LEAGUE_HOME": str(home), "DATABASE_URL": database_url}
+    options = [arg for p in ("stamp_work=1", "checkpoint_interval_ms=50", *policies)
+               for arg in ("--policy", p)]
+    made = league(env, "init", *options)
     assert made.returncode == 0, made.stderr
     return env
+
+
+@pytest.fixture
+def league_env(tmp_path: Path, database_url: str) -> dict[str, str]:
+    return init_league(tmp_path / "league", database_url)
 
 
 @contextlib.contextmanager

@@ -12,13 +12,13 @@ from ledger.fraud import FraudProof
 from services.kernel.database import scratch_database
 from tests.clients.conftest import (
     Player,
-    clean_env,
+    init_league,
     on_terminal,
     one_line_failure,
     serving,
     wallet_with,
 )
-from tests.services.league.test_cli import Served, league
+from tests.services.league.test_cli import Served
 
 PRINTS = (Print("Model-A"), Print("Tally", Finish.GILT), Print("Faithful"))
 
@@ -167,9 +167,7 @@ def test_a_league_whose_root_key_changed_is_refused_loudly(
         pinned = a.json("league", "set", url)
     before = a.wallet_file.read_bytes()
     with scratch_database(server_url, "cz_other") as other_db:
-        other = {**clean_env(), "LEAGUE_HOME": str(tmp_path / "other"),
-                 "DATABASE_URL": other_db}
-        assert league(other, "init", "--policy", "stamp_work=1").returncode == 0
+        other = init_league(tmp_path / "other", other_db)
         with serving(other, port) as impostor:
             assert impostor.url == url
             for args in (("league", "set", url), ("stamp",), ("provenance", "CZ-MODEL-A-0001")):

@@ -1,0 +1,118 @@
+"""``cz key``, ``save``, ``load``, ``collection``, ``card`` as a player runs them, on a terminal
+where they ask for the passphrase (Book V.2 "Read the warning and mean it", V.3)."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from ledger.cards import LedgerCard
+from tests.clients.conftest import CZ, Player, on_terminal, one_line_failure
+
+COMMANDS = ("key", "save", "load", "collection", "card", "league", "stamp", "send", "import",
+            "provenance")
+LEAVES = (("key", "strike"), ("key", "show"), ("save",), ("load",), ("collection",), ("card",),
+          ("league", "set"), ("stamp",), ("send",), ("import",), ("provenance",))
+
+
+def test_help_teaches_every_command(tmp_path: Path) -> None:
+    """cz --help names every wallet and league command; each one's --help explains it and
+    offers --json for scripts."""
+    player = Player(tmp_path / "p")
+    top = player.ok("--help")
+    for command in COMMANDS:
+        assert f"    {command}" in top, command
+    assert "CZ_HOME" in top
+    assert "CZ_PASSPHRASE" in top
+    for leaf in LEAVES:
+        text = player.ok(*leaf, "--help")
+        assert "--json" in text, leaf
+    assert "no custodian" in player.ok("key", "strike", "--help")
+
+
+def test_usage_errors_are_one_line(tmp_path: Path) -> None:
+    player = Player(tmp_path / "p")
+    assert "--to" in one_line_failure(player.run("send", "CZ-MODEL-A-0001"))
+    one_line_failure(player.run("league"))
+    one_line_failure(player.run("provenance"))
+
+
+def test_strike_on_a_terminal_shows_the_warning_and_asks_twice(tmp_path: Path) -> None:
+    """The V.2 warning, then the passphrase typed twice without echo; the wallet then opens
+    with that passphrase and no other."""
+    player = Player(tmp_path / "p")
+    env = {k: v for k, v in player.env().items() if k != "CZ_PASSPHRASE"}
+    status, shown = on_terminal(
+        ["key", "strike"], env,
+        [("choose a passphrase: ", "tulip fever"), ("the same passphrase again: ", "tulip fever")],
+    )
+    assert status == 0, shown
+    assert "Lose the passphrase, lose the\r\nkey, lose the collection" in shown
+    assert "tulip fever" not in shown  # never echoed
+    assert "struck CZ-" in shown
+    assert player.wallet_file.stat().st_mode & 0o777 == 0o600
+    shown_key = player.run("key", "show", passphrase="tulip fever")
+    assert shown_key.returncode == 0, shown_key.stderr
+    assert shown_key.stdout.startswith("CZ-")
+    assert "does not open" in one_line_failure(player.run("key", "show"))
+
+
+def test_strike_refuses_two_different_passphrases(tmp_path: Path) -> None:
+    player = Player(tmp_path / "p")
+    env = {k: v for k, v in player.env().items() if k != "CZ_PASSPHRASE"}
+    status, shown = on_terminal(
+        ["key", "strike"], env,
+        [("choose a passphrase: ", "one"), ("the same passphrase again: ", "two")],
+    )
+    assert status == 2, shown
+    assert "the two passphrases differ" in shown
+    assert not player.wallet_file.exists()
+
+
+def test_no_terminal_and_no_passphrase_is_one_line(tmp_path: Path) -> None:
+    player = Player(tmp_path / "p")
+    player.strike()
+    env = {k: v for k, v in player.env().items() if k != "CZ_PASSPHRASE"}
+    result = subprocess.run([str(CZ), "collection"], env=env, capture_output=True, text=True,
+                            stdin=subprocess.DEVNULL, timeout=60, check=False)
+    assert "CZ_PASSPHRASE" in one_line_failure(result)
+
+
+def test_strike_never_replaces_a_wallet_unasked(tmp_path: Path) -> None:
+    """A second strike is refused (the wallet untouched); with --replace the old code is kept
+    as the .bak and a new key is struck."""
+    player = Player(tmp_path / "p")
+    first = player.strike()
+    before = player.wallet_file.read_bytes()
+    assert "--replace" in one_line_failure(player.run("key", "strike"))
+    assert player.wallet_file.read_bytes() == before
+    second = player.json("key", "strike", "--replace")
+    assert second["replaced"] is True
+    assert second["address"] != first
+    assert (player.home / "wallet.czsave.bak").read_bytes() == before
+
+
+def test_save_load_and_card(tmp_path: Path) -> None:
+    """A save code written to stdout loads on another device (asking its passphrase on the
+    terminal), and is refused over an existing wallet without --replace; the ledger card
+    holds the public key and address only."""
+    player, other = Player(tmp_path / "p"), Player(tmp_path / "q")
+    address = player.strike()
+    code = player.ok("save")
+    assert code.startswith("-----BEGIN CZ SAVE CODE-----")
+    (tmp_path / "p.code").write_text(code, encoding="ascii")
+    env = {k: v for k, v in other.env().items() if k != "CZ_PASSPHRASE"}
+    status, shown = on_terminal(
+        ["load", str(tmp_path / "p.code")], env, [("the save code's passphrase: ",
+                                                   player.passphrase)]
+    )
+    assert status == 0, shown
+    assert f"loaded {address}" in shown
+    assert other.json("key", "show")["address"] == address
+    assert "--replace" in one_line_failure(other.run("load", str(tmp_path / "p.code")))
+    card = LedgerCard.from_armor(player.ok("card"))
+    assert card.address == address
+    assert set(card.to_wire()) == {"kind", "key", "address"}
+    assert player.json("collection")["prints"] == []
+    assert "no league set" in player.ok("collection")
+    assert "no league is set" in one_line_failure(player.run("stamp"))
