@@ -14,6 +14,7 @@ import hashlib
 from collections.abc import Sequence
 
 import aiohttp
+import asyncpg
 import pytest
 from aiohttp.test_utils import TestServer
 
@@ -27,13 +28,19 @@ from ledger.checkpoint import (
     sign_checkpoint,
 )
 from ledger.keys import PublicKey, SigningKey
+from ledger.leaf import NewEvent
 from ledger.manifest import LeagueManifest
 from ledger.merkle import EMPTY_ROOT, LeafHashes, consistency_proof, leaf_hash, root_from
+from services.eventlog import PostgresEventStore
+from services.kernel.checkpoints import Checkpointer
+from services.kernel.compose import compose
+from services.kernel.founding import load_manifest
 from services.kernel.keyring import read_key
 from services.kernel.settings import LeagueSettings
 from services.kernel.witness import TLOG_SIZE
-from services.kernel.witnessing import WITNESSES
+from services.kernel.witnessing import WITNESSES, Witnessing
 from services.league.registry import SERVICES
+from services.notary.app import SERVICE as NOTARY
 from tests.services.notary.conftest import (
     Trade,
     league,
@@ -222,3 +229,51 @@ async def test_racing_submissions_advance_the_witness_once(
     assert len(won) == 1
     lost = [answer for answer in answers if answer[0] != 200]
     assert lost == [(409, TLOG_SIZE, f"{won[0]}\n")] * 19
+
+
+async def test_a_witness_that_is_down_is_retried_until_it_cosigns(
+    settings: LeagueSettings,
+) -> None:
+    """The mint's log grows and is checkpointed while the notary's witness does not answer
+    (nothing serves its port yet): the submitter keeps failing and backing off, nothing
+    waits for it. Once the notary is served, the latest checkpoint gets its cosignature."""
+    manifest = load_manifest(settings)
+    pool = await asyncpg.create_pool(settings.database, min_size=1, max_size=4)
+    try:
+        store = PostgresEventStore(
+            pool, schema="mint", origin=f"{manifest.league}/mint",
+            key=read_key(settings.keys_dir, "mint"),
+        )
+        checkpointer = Checkpointer(store, manifest.policies)
+        urls = {"notary": str(settings.service_url("notary"))}
+        submitter = Witnessing(store, checkpointer, manifest, urls, interval=0.02, max_backoff=0.1)
+        (peer,) = submitter.peers
+        async with checkpointer.running(), submitter.running():
+            await store.append_batch([NewEvent("s", i, "t", {"i": i}) for i in range(3)])
+            for _ in range(500):  # a guard, not a timing assertion
+                latest = checkpointer.latest
+                if peer.failures >= 3 and latest is not None and latest.size == 3:
+                    break
+                await asyncio.sleep(0.02)
+            assert peer.failures >= 3
+            assert (await submitter.served_checkpoint()).note.signatures == (
+                (await store.served_checkpoint()).note.signatures
+            )
+            notary = TestServer(
+                compose(settings, [NOTARY]), host="127.0.0.1", port=settings.port
+            )
+            await notary.start_server()
+            try:
+                for _ in range(500):
+                    served = await submitter.served_checkpoint()
+                    if len(served.note.signatures) == 2:
+                        break
+                    await asyncio.sleep(0.02)
+            finally:
+                await notary.close()
+    finally:
+        await pool.close()
+    witness = CosignatureVerifier(f"{manifest.league}/notary", PublicKey.from_text(manifest.notary))
+    assert served.size == 3
+    assert witness in served.verify([witness, log_verifier(served.origin, store.public_key)])
+    assert peer.failures == 0
