@@ -209,15 +209,16 @@ async def run(
         for per_slip, hops in zip((1, 20), sizes, strict=True):
             bodies = slips(held[taken:taken + hops], receiver, per_slip)
             taken += hops
-            cpu = served.cpu_seconds()
+            cpu, own = served.cpu_seconds(), time.process_time()
             rate_, latencies, recorded = await closed_loop(notarizer, bodies, concurrency)
-            cpu = served.cpu_seconds() - cpu
+            cpu, own = served.cpu_seconds() - cpu, time.process_time() - own
             rows.append((
                 f"slips of {per_slip:>2} chain{'s' if per_slip > 1 else ' '}, {concurrency} in "
                 f"flight ({recorded} hops)",
                 f"{rate_:8.0f} hops/s   p50 {1000 * statistics.median(latencies):6.1f} ms"
                 f"   p99 {1000 * percentile(latencies, 0.99):6.1f} ms"
-                f"   server {1e6 * cpu / recorded:5.0f} µs CPU a hop",
+                f"   CPU a hop: server {1e6 * cpu / recorded:5.0f} µs, client "
+                f"{1e6 * own / recorded:4.0f} µs",
             ))
         assert notarizer.last is not None
         receipt = Receipt.from_wire(notarizer.last["receipts"][-1])  # type: ignore[index]
