@@ -41,6 +41,8 @@ class Player:
     home: Path
     passphrase: str = PASSPHRASE
     extra: dict[str, str] = field(default_factory=dict)
+    #: The directory ``cz`` runs in (files named on its command line are relative to it).
+    workdir: Path | None = None
 
     def env(self, passphrase: str | None = None) -> dict[str, str]:
         env = {**clean_env(), "CZ_HOME": str(self.home), "CZ_KDF": "minimum", **self.extra}
@@ -51,7 +53,7 @@ class Player:
             ) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             [str(CZ), *args], env=self.env(passphrase), input=stdin, capture_output=True,
-            text=True, timeout=GUARD_SECONDS, check=False,
+            text=True, timeout=GUARD_SECONDS, check=False, cwd=self.workdir,
         )
 
     def ok(self, *args: str, stdin: str | None = None) -> str:
