@@ -8,10 +8,11 @@ and why they conflict. ``GET /<service>/evidence`` serves it as an :class:`Evide
 
 Evidence needs no trust in the witness: :meth:`Evidence.convicts` checks it offline under the
 log's public key alone (from the league manifest). Two checkpoints signed by one log at one
-size with two roots, or a checkpoint whose own consistency proof shows another root at the
-size the witness cosigned, cannot both be honest: that *convicts* the log. A proof that merely
-fails is kept too (``unproven``): the log can answer it only with a valid consistency proof
-between the two checkpoints it signed, which a forked log cannot give.
+size with two roots, or a checkpoint whose tree shows another root at the size the witness
+cosigned (by the log's own consistency proof, or by the log's inclusion proof of the last leaf
+of that size), cannot both be honest: that *convicts* the log. A proof that merely fails is
+kept too (``unproven``): the log can answer it only with a valid consistency proof between
+the two checkpoints it signed, which a forked log cannot give.
 """
 
 from __future__ import annotations
@@ -26,11 +27,11 @@ from ledger.checkpoint import Checkpoint, log_verifier
 from ledger.encoding import decode_b64
 from ledger.errors import DecodeError, ProofError, VerificationError
 from ledger.keys import PublicKey
-from ledger.merkle import HASH_SIZE, node_hash, verify_consistency
+from ledger.merkle import HASH_SIZE, node_hash, verify_consistency, verify_inclusion
 
 #: Why a witness kept a pair of checkpoints.
 #: ``same-size``: two roots signed at one tree size (convicts).
-#: ``fork``: the submitted checkpoint's proof shows another root at the cosigned size (convicts).
+#: ``fork``: the submitted tree shows another root at the cosigned size (convicts).
 #: ``unproven``: the proof fails against the cosigned root and shows no root of its own.
 EvidenceKind = Literal["same-size", "fork", "unproven"]
 
@@ -89,6 +90,32 @@ def _old_root(old_size: int, new_size: int, proof: Sequence[bytes]) -> bytes | N
     return fr
 
 
+def prefix_from_inclusion(
+    index: int, size: int, leaf: bytes, path: Sequence[bytes], root: bytes
+) -> bytes | None:
+    """The root of the first ``index + 1`` leaves of the tree (``size``, ``root``), from the
+    inclusion proof of its leaf ``index`` (hash ``leaf``); None unless the proof verifies.
+
+    On the audit path of a leaf the siblings to its left are exactly the complete subtrees
+    before it, so folding those alone (as RFC 9162's verification folds them all) gives the
+    prefix's root: any size's, powers of two included.
+    """
+    try:
+        verify_inclusion(index, size, leaf, path, root)
+    except ProofError:
+        return None
+    fn, sn, prefix = index, size - 1, leaf
+    for c in path:
+        if fn & 1 or fn == sn:
+            prefix = node_hash(c, prefix)
+            while not fn & 1 and fn != 0:
+                fn >>= 1
+                sn >>= 1
+        fn >>= 1
+        sn >>= 1
+    return prefix
+
+
 class Evidence(WitnessAnswer):
     """Two checkpoints one log signed that are not one append-only history."""
 
@@ -112,8 +139,19 @@ class Evidence(WitnessAnswer):
     )
     prefix_root: str | None = Field(
         default=None,
-        description="The root at the cosigned size that the proof shows the submitted tree "
-        "to extend, when it shows one (base64)",
+        description="The root at the cosigned size that the submitted tree shows, when it "
+        "shows one (base64)",
+    )
+    leaf_hash: str | None = Field(
+        default=None,
+        description="The leaf hash at index cosigned size - 1 that the log served (base64), "
+        "with inclusion_proof",
+    )
+    inclusion_proof: list[str] | None = Field(
+        default=None,
+        max_length=64,
+        description="The log's inclusion proof of that leaf in the submitted tree, fetched by "
+        "the witness when the submitted consistency proof showed no root (base64)",
     )
 
     def checkpoints(self) -> tuple[Checkpoint, Checkpoint]:
@@ -124,6 +162,22 @@ class Evidence(WitnessAnswer):
         return tuple(
             decode_b64(h, length=HASH_SIZE, what="consistency proof hash") for h in self.proof
         )
+
+    def _shown_roots(self, cosigned: Checkpoint, submitted: Checkpoint) -> list[bytes]:
+        """The roots at the cosigned size that the submitted tree is shown to have."""
+        shown = [prefix_root(cosigned.size, submitted.size, submitted.root, self.proof_hashes())]
+        if self.leaf_hash is not None and self.inclusion_proof is not None and cosigned.size:
+            leaf = decode_b64(self.leaf_hash, length=HASH_SIZE, what="leaf hash")
+            path = [
+                decode_b64(h, length=HASH_SIZE, what="inclusion proof hash")
+                for h in self.inclusion_proof
+            ]
+            shown.append(
+                prefix_from_inclusion(
+                    cosigned.size - 1, submitted.size, leaf, path, submitted.root
+                )
+            )
+        return [root for root in shown if root is not None]
 
     def convicts(self, log_key: PublicKey) -> bool:
         """Check this evidence offline under the log's key.
@@ -140,10 +194,6 @@ class Evidence(WitnessAnswer):
         verifier = log_verifier(self.origin, log_key)
         cosigned.verify([verifier])
         submitted.verify([verifier])
-        try:
-            proof = self.proof_hashes()
-        except DecodeError as exc:
-            raise VerificationError(f"the evidence's proof: {exc.diagnostics()}") from None
         if cosigned.size == submitted.size:
             if hmac.compare_digest(cosigned.root, submitted.root):
                 raise VerificationError("the two checkpoints agree: no evidence")
@@ -151,8 +201,12 @@ class Evidence(WitnessAnswer):
         if self.old_size != cosigned.size:
             raise VerificationError("the evidence's old size is not the cosigned checkpoint's")
         if cosigned.size < submitted.size:
-            shown = prefix_root(cosigned.size, submitted.size, submitted.root, proof)
-            if shown is not None and not hmac.compare_digest(shown, cosigned.root):
+            try:
+                shown = self._shown_roots(cosigned, submitted)
+                proof = self.proof_hashes()
+            except DecodeError as exc:
+                raise VerificationError(f"the evidence's proofs: {exc.diagnostics()}") from None
+            if any(not hmac.compare_digest(root, cosigned.root) for root in shown):
                 return True
             try:
                 verify_consistency(

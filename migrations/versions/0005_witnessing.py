@@ -33,7 +33,9 @@ CREATE TABLE {s}.witnessed_logs (
 );
 
 -- As a witness: two checkpoints one log signed that are not one append-only history (the one
--- cosigned last and one submitted after it), with the submission's proof. Kept once per pair.
+-- cosigned last and one submitted after it), with the submission's proof and, when that proof
+-- showed no root, the log's inclusion proof of the last leaf of the cosigned size (leaf_hash,
+-- inclusion_proof). Kept once per pair of roots.
 CREATE TABLE {s}.witness_evidence (
     id bigserial PRIMARY KEY,
     origin text NOT NULL,
@@ -47,6 +49,8 @@ CREATE TABLE {s}.witness_evidence (
     old_size bigint NOT NULL CHECK (old_size >= 0),
     proof bytea[] NOT NULL,
     prefix_root bytea,
+    leaf_hash bytea,
+    inclusion_proof bytea[],
     UNIQUE (origin, cosigned_root, submitted_root)
 );
 

@@ -13,6 +13,9 @@ cosigned, 422 for a bad consistency proof, else 200 with its cosignature line. T
 log is one row read ``FOR UPDATE`` and replaced in the same transaction, so two racing
 submissions cannot both advance it. A pair of checkpoints that is not one append-only
 history is kept as :class:`~ledger.api.witness.Evidence` (``GET /<service>/evidence``).
+When the log's own consistency proof shows no root at the cosigned size, the witness asks the
+log (at its URL) for the inclusion proof of that size's last leaf in the submitted tree, which
+shows the tree's root there: a different one turns the record into a conviction (``fork``).
 """
 
 from __future__ import annotations
@@ -21,17 +24,20 @@ import asyncio
 import hashlib
 import hmac
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field
 
+from clients.league import LeagueClient
 from ledger.api.witness import (
     MAX_EVIDENCE_PAGE,
     Evidence,
     EvidenceKind,
     EvidenceList,
+    prefix_from_inclusion,
     prefix_root,
 )
 from ledger.checkpoint import (
@@ -41,9 +47,10 @@ from ledger.checkpoint import (
     Cosigner,
     log_verifier,
 )
-from ledger.encoding import encode_b64
+from ledger.encoding import decode_b64, encode_b64
 from ledger.errors import (
     DecodeError,
+    LedgerError,
     ProofError,
     SizeLimitError,
     UnknownLog,
@@ -53,7 +60,7 @@ from ledger.errors import (
 from ledger.keys import PublicKey, SigningKey
 from ledger.leaf import format_time
 from ledger.manifest import LeagueManifest
-from ledger.merkle import EMPTY_ROOT
+from ledger.merkle import EMPTY_ROOT, HASH_SIZE
 from ledger.signed_note import Note, NoteVerifier
 from services.eventlog import EventStore, StoreTransaction
 from services.http.endpoints import Endpoint
@@ -65,6 +72,9 @@ log = logging.getLogger(__name__)
 LEAGUE_SERVICES = ("mint", "treasury", "notary")
 #: The media type of a 409 answer: the size the witness last cosigned (tlog-witness).
 TLOG_SIZE = "text/x.tlog.size"
+#: How long the witness waits for a log's inclusion proof while it answers (seconds): well
+#: within the submitter's own request timeout.
+LOOK_TIMEOUT = 4.0
 
 
 def origin_of(manifest: LeagueManifest, service: str) -> str:
@@ -92,18 +102,30 @@ class SizeConflict:
 
 @dataclass(frozen=True, slots=True)
 class _Refused:
-    """Not cosigned; evidence may have been kept in the same transaction."""
+    """Not cosigned; evidence may have been kept in the same transaction, and an unproven
+    pair (``kept``, ``submitted``) may be looked at closer once it has committed."""
 
     error: ProofError
+    kept: Checkpoint | None = None
+    submitted: Checkpoint | None = None
 
 
 class Witness:
     """The witness of ``service`` over its own schema, cosigning with ``key``."""
 
     def __init__(
-        self, store: EventStore, manifest: LeagueManifest, service: str, key: SigningKey
+        self,
+        store: EventStore,
+        manifest: LeagueManifest,
+        service: str,
+        key: SigningKey,
+        urls: Mapping[str, str] | None = None,
     ) -> None:
         self.store = store
+        #: Where each witnessed log answers, by origin: (service, base URL).
+        self.log_urls = {
+            origin_of(manifest, other): (other, url) for other, url in (urls or {}).items()
+        }
         self.name = origin_of(manifest, service)
         self.cosigner = Cosigner(self.name, key)
         #: The logs it witnesses, by origin: every other service the manifest names.
@@ -132,11 +154,17 @@ class Witness:
             f"INSERT INTO {s}.witness_evidence (origin, kind, reason, cosigned, "  # noqa: S608
             "submitted, cosigned_root, submitted_root, old_size, proof, prefix_root) "
             "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) "
-            "ON CONFLICT (origin, cosigned_root, submitted_root) DO NOTHING"
+            "ON CONFLICT (origin, cosigned_root, submitted_root) DO NOTHING RETURNING id"
+        )
+        self._convict = (
+            f"UPDATE {s}.witness_evidence SET kind = 'fork', reason = $4, "  # noqa: S608
+            "prefix_root = $5, leaf_hash = $6, inclusion_proof = $7 WHERE origin = $1 AND "
+            "cosigned_root = $2 AND submitted_root = $3 AND kind = 'unproven' RETURNING id"
         )
         self._read_evidence = (
             f"SELECT id, origin, recorded_at, kind, reason, cosigned, submitted, "  # noqa: S608
-            f"old_size, proof, prefix_root FROM {s}.witness_evidence WHERE id > $1 "
+            "old_size, proof, prefix_root, leaf_hash, inclusion_proof "
+            f"FROM {s}.witness_evidence WHERE id > $1 "
             "ORDER BY id LIMIT $2"
         )
         self._read_cosigned = (
@@ -179,6 +207,8 @@ class Witness:
         async with self.store.transaction() as tx:
             outcome = await self._decide(tx, submission, checkpoint)
         if isinstance(outcome, _Refused):
+            if outcome.kept is not None and outcome.submitted is not None:
+                await self._look_closer(outcome.kept, outcome.submitted)
             raise outcome.error
         return outcome
 
@@ -192,9 +222,11 @@ class Witness:
             raise UnknownLog(f"{self.name} keeps no state for {origin!r}")
         size, root, kept_text = row[0], bytes(row[1]), row[2]
         kept = None if kept_text is None else Checkpoint.from_note(kept_text)
-        same_size = checkpoint.size == size and kept is not None
-        if same_size and not hmac.compare_digest(checkpoint.root, root):
-            assert kept is not None
+        if (
+            kept is not None
+            and checkpoint.size == size
+            and not hmac.compare_digest(checkpoint.root, root)
+        ):
             await self._keep_evidence(
                 tx, "same-size", kept, checkpoint, submission, None,
                 f"{origin} signed two roots at size {size}",
@@ -209,12 +241,15 @@ class Witness:
             try:
                 submission.verify_extension(root)
             except ProofError as exc:
-                if kept is not None:
-                    await self._keep_fork(tx, kept, checkpoint, submission)
-                return _Refused(ProofError(
+                error = ProofError(
                     f"the consistency proof from size {size} to {checkpoint.size} does not "
                     f"verify against the root this witness cosigned: {exc.diagnostics()}"
-                ))
+                )
+                if kept is None:
+                    return _Refused(error)
+                if await self._keep_fork(tx, kept, checkpoint, submission):
+                    return _Refused(error)
+                return _Refused(error, kept, checkpoint)
         now = await _now(tx)
         line = self.cosigner.cosign(checkpoint, int(now.timestamp()))
         cosigned = checkpoint.with_signature(line)
@@ -225,7 +260,8 @@ class Witness:
 
     async def _keep_fork(
         self, tx: StoreTransaction, kept: Checkpoint, new: Checkpoint, submission: AddCheckpoint
-    ) -> None:
+    ) -> bool:
+        """Keep the pair: True when the proof itself shows the fork, False if unproven."""
         shown = prefix_root(kept.size, new.size, new.root, submission.proof)
         if shown is not None and not hmac.compare_digest(shown, kept.root):
             kind: EvidenceKind = "fork"
@@ -240,6 +276,39 @@ class Witness:
                 f"its checkpoint of size {new.size}: the one it sent does not verify"
             )
         await self._keep_evidence(tx, kind, kept, new, submission, shown, reason)
+        return kind == "fork"
+
+    async def _look_closer(self, kept: Checkpoint, new: Checkpoint) -> None:
+        """Ask the log for the inclusion proof of leaf ``kept.size - 1`` in ``new``'s tree;
+        when it shows a root at ``kept.size`` other than the one the log signed there, the
+        unproven record of this pair becomes a ``fork`` with that proof. Anything that goes
+        wrong (the log not answering, a proof that does not verify) leaves it unproven."""
+        found = self.log_urls.get(new.origin)
+        if found is None or kept.size == 0:
+            return
+        service, url = found
+        index = kept.size - 1
+        try:
+            async with LeagueClient(url, timeout=LOOK_TIMEOUT) as client:
+                answer = await client.inclusion_proof(index, new.size, service=service)
+            leaf = decode_b64(answer.leaf_hash, length=HASH_SIZE, what="leaf hash")
+            path = [decode_b64(h, length=HASH_SIZE, what="proof hash") for h in answer.proof]
+        except LedgerError as exc:
+            log.info("witness %s: no inclusion proof from %s: %s", self.name, new.origin,
+                     exc.diagnostics())
+            return
+        shown = prefix_from_inclusion(index, new.size, leaf, path, new.root)
+        if shown is None or hmac.compare_digest(shown, kept.root):
+            return
+        reason = (
+            f"{new.origin}'s checkpoint of size {new.size} has root {encode_b64(shown)} at "
+            f"size {kept.size} (its inclusion proof of leaf {index}), where it signed "
+            f"{encode_b64(kept.root)}"
+        )
+        if await self.store.fetchval(
+            self._convict, new.origin, kept.root, new.root, reason, shown, leaf, path
+        ) is not None:
+            log.warning("witness %s convicted %s: %s", self.name, new.origin, reason)
 
     async def _keep_evidence(
         self,
@@ -251,20 +320,22 @@ class Witness:
         shown: bytes | None,
         reason: str,
     ) -> None:
-        log.warning("witness %s kept evidence against %s: %s", self.name, new.origin, reason)
-        await tx.execute(
+        if await tx.fetchval(
             self._keep, new.origin, kind, reason, str(kept), str(new), kept.root, new.root,
             submission.old_size, list(submission.proof), shown,
-        )
+        ) is not None:
+            log.warning("witness %s kept evidence against %s: %s", self.name, new.origin, reason)
 
     async def evidence(self, after: int, limit: int) -> EvidenceList:
         rows = await self.store.fetch(self._read_evidence, after, limit)
         found = [
             Evidence(
-                id=r[0], origin=r[1], recorded_at=_seconds(r[2]), kind=r[3], reason=r[4],
+                id=r[0], origin=r[1], recorded_at=format_time(r[2]), kind=r[3], reason=r[4],
                 cosigned=r[5], submitted=r[6], old_size=r[7],
                 proof=[encode_b64(bytes(h)) for h in r[8]],
                 prefix_root=None if r[9] is None else encode_b64(bytes(r[9])),
+                leaf_hash=None if r[10] is None else encode_b64(bytes(r[10])),
+                inclusion_proof=None if r[11] is None else [encode_b64(bytes(h)) for h in r[11]],
             )
             for r in rows
         ]
@@ -286,10 +357,6 @@ async def _now(tx: StoreTransaction) -> datetime:
     """The database's clock (the league's one clock)."""
     moment: datetime = await tx.fetchval("SELECT clock_timestamp()")
     return moment
-
-
-def _seconds(moment: datetime) -> str:
-    return format_time(moment)
 
 
 class EvidenceQuery(BaseModel):

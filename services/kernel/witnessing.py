@@ -270,7 +270,7 @@ async def witnessing(
 ) -> AsyncIterator[Witnessing]:
     """``service``'s witness of the others' logs, and the submission of its own checkpoints
     to their witnesses at ``urls`` (see :func:`witness_urls`), for the block's duration."""
-    app[witness_key(service)] = Witness(store, manifest, service, key)
+    app[witness_key(service)] = Witness(store, manifest, service, key, urls)
     submitter = Witnessing(
         store, checkpointer, manifest, urls,
         interval=manifest.policies.checkpoint_interval_ms / 1000,

@@ -6,12 +6,12 @@ from collections.abc import Sequence
 
 import pytest
 
-from ledger.api.witness import Evidence, EvidenceKind, prefix_root
+from ledger.api.witness import Evidence, EvidenceKind, prefix_from_inclusion, prefix_root
 from ledger.checkpoint import Checkpoint, sign_checkpoint
 from ledger.encoding import encode_b64
 from ledger.errors import VerificationError
 from ledger.keys import SigningKey
-from ledger.merkle import LeafHashes, consistency_proof, leaf_hash, root_from
+from ledger.merkle import LeafHashes, consistency_proof, inclusion_proof, leaf_hash, root_from
 
 ORIGIN = "league.test/mint"
 KEY = SigningKey(bytes(range(32)))
@@ -55,6 +55,44 @@ def test_prefix_root_is_the_root_a_valid_proof_shows() -> None:
             assert prefix_root(m, n, other.root(), proof) is None
     assert prefix_root(0, 5, tree(5).root(), []) is None
     assert prefix_root(3, 3, tree(3).root(), []) is None
+
+
+def test_an_inclusion_proof_shows_the_root_of_every_prefix() -> None:
+    """The audit path of leaf i shows the root of the first i + 1 leaves, powers of two
+    included; a path that does not verify shows nothing."""
+    for n in range(1, 34):
+        leaves = tree(n)
+        for i in range(n):
+            path = inclusion_proof(i, n, leaves)
+            assert prefix_from_inclusion(i, n, leaves(0, i), path, leaves.root()) == root_from(
+                i + 1, leaves
+            )
+            assert prefix_from_inclusion(i, n, leaf_hash(b"x"), path, leaves.root()) is None
+
+
+def test_the_log_s_inclusion_proof_convicts_a_fork_at_a_power_of_two() -> None:
+    """Cosigned at 4, the forked tree of 6: its consistency proof cannot show the root at 4
+    (unproven alone), its inclusion proof of leaf 3 does (fork). The honest tree's inclusion
+    proof shows the cosigned root: no conviction, and no fork claim stands on it."""
+    honest, forked = tree(6), tree(6, salt=1)
+    record = evidence(
+        "fork", signed(honest, 4), signed(forked, 6), consistency_proof(4, 6, forked)
+    ).model_copy(
+        update={
+            "leaf_hash": encode_b64(forked(0, 3)),
+            "inclusion_proof": [encode_b64(h) for h in inclusion_proof(3, 6, forked)],
+        }
+    )
+    assert record.convicts(KEY.public)
+    garbled = [leaf_hash(b"x")] * 3
+    consistent = evidence("fork", signed(honest, 4), signed(honest, 6), garbled).model_copy(
+        update={
+            "leaf_hash": encode_b64(honest(0, 3)),
+            "inclusion_proof": [encode_b64(h) for h in inclusion_proof(3, 6, honest)],
+        }
+    )
+    with pytest.raises(VerificationError, match="does not show"):
+        consistent.convicts(KEY.public)
 
 
 def test_two_roots_at_one_size_convict_the_log() -> None:

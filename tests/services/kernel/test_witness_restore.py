@@ -25,7 +25,12 @@ from services.kernel.settings import LeagueSettings
 from services.mint.app import SERVICE as MINT
 from services.notary.app import SERVICE as NOTARY
 from tests.services.kernel.test_witness import cosigned, evidence
-from tests.services.notary.conftest import Trade, make_settings, settings
+from tests.services.notary.conftest import (
+    Trade,
+    checkpoint_covering,
+    make_settings,
+    settings,
+)
 
 __all__ = ["make_settings", "settings"]  # a league on a known free port
 
@@ -37,13 +42,14 @@ async def serve(settings: LeagueSettings) -> TestServer:
 
 
 async def kept_evidence(league: LeagueClient, count: int) -> list[Evidence]:
-    """The notary's evidence once it holds ``count`` records (a bounded wait: a guard)."""
+    """The notary's evidence once it holds ``count`` records, none of them unproven (the
+    witness may still be looking closer at the last one). A bounded wait: a guard."""
     for _ in range(1500):
         found = (await evidence(league)).evidence
-        if len(found) >= count:
+        if len(found) >= count and all(record.kind != "unproven" for record in found):
             return found
         await asyncio.sleep(0.02)
-    raise AssertionError(f"the notary never kept {count} evidence records")
+    raise AssertionError(f"the notary never kept {count} convicting evidence records")
 
 
 def pg(tool: str, *args: str) -> None:
@@ -55,11 +61,12 @@ def pg(tool: str, *args: str) -> None:
 async def test_a_mint_restored_from_an_older_dump_is_caught_by_its_witness(
     settings: LeagueSettings, database_url: str, tmp_path: Path
 ) -> None:
-    """Two stamps cosigned, the mint dumped, a third cosigned; the dump restored. The
-    restored mint's next stamp makes another root at size 3: the notary keeps a same-size
-    record. Its next makes size 4, whose consistency proof from size 3 shows the forked
-    root: a fork record. Both convict the mint's key offline; no later checkpoint of the
-    mint is cosigned by the notary."""
+    """The mint dumped at 2 stamps and grown to 4, which the notary cosigns; the dump
+    restored. The restored mint at 3 is not submitted (the notary holds 4); at 4, another
+    root at one size: a same-size record. At 5, its consistency proof from 4 (a power of two)
+    cannot show the root at 4, so the notary asks the mint for the inclusion proof of leaf
+    3 in the tree of 5, which shows the forked root: a fork record. Both convict the mint's
+    key offline; no later checkpoint of the mint is cosigned by the notary."""
     dump = tmp_path / "mint.dump"
     server = await serve(settings)
     try:
@@ -69,10 +76,12 @@ async def test_a_mint_restored_from_an_older_dump_is_caught_by_its_witness(
                 await trade.stamp(SigningKey.generate(), title)
             await cosigned(league, "mint", "notary", 2)
             pg("pg_dump", "--schema=mint", "--format=custom", "--file", str(dump), database_url)
-            await trade.stamp(SigningKey.generate(), "Tally")
-            honest = await cosigned(league, "mint", "notary", 3)
+            for title in ("Tally", "Pairing"):
+                await trade.stamp(SigningKey.generate(), title)
+            honest = await cosigned(league, "mint", "notary", 4)
     finally:
         await server.close()
+    assert honest.size == 4
     pg("pg_restore", "--clean", "--if-exists", "--no-owner", "--schema=mint",
        "--dbname", database_url, str(dump))
     settings.checkpoint_path("mint").unlink()
@@ -82,9 +91,12 @@ async def test_a_mint_restored_from_an_older_dump_is_caught_by_its_witness(
         async with LeagueClient(str(server.make_url(""))) as league:
             trade = Trade(league, await league.manifest())
             mint_key = PublicKey.from_text(trade.manifest.mint)
-            await trade.stamp(SigningKey.generate(), "Pairing")
-            (split,) = await kept_evidence(league, 1)
             await trade.stamp(SigningKey.generate(), "Reflection")
+            await checkpoint_covering(league, 3)
+            assert (await evidence(league)).evidence == []
+            await trade.stamp(SigningKey.generate(), "Wellformed")
+            (split,) = await kept_evidence(league, 1)
+            await trade.stamp(SigningKey.generate(), "Model-A")
             first, fork = await kept_evidence(league, 2)
             served = await league.signed_checkpoint(service="mint")
     finally:
@@ -95,11 +107,12 @@ async def test_a_mint_restored_from_an_older_dump_is_caught_by_its_witness(
     assert split.origin == honest.origin
     cosigned_before, rewritten = split.checkpoints()
     assert (cosigned_before.size, cosigned_before.root) == (honest.size, honest.root)
-    assert rewritten.size == 3
+    assert rewritten.size == 4
     assert rewritten.root != honest.root
     assert fork.kind == "fork"
-    assert fork.checkpoints()[1].size == 4
+    assert fork.checkpoints()[1].size == 5
+    assert fork.inclusion_proof  # shown by the mint's own inclusion proof
     for record in (split, fork):  # parsed back from JSON, checked with the manifest's key
         assert Evidence.model_validate_json(record.model_dump_json()).convicts(mint_key)
-    assert served.size == 4
+    assert served.size == 5
     assert not any(s.name.endswith("/notary") for s in served.note.signatures)
