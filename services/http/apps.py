@@ -7,20 +7,29 @@ composition, so there is one way to run either.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Iterable
+import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-import asyncpg
 from aiohttp import web
 
 from ledger.api.problems import ProblemType
 from services.http.endpoints import Endpoint, add_endpoints
+from services.http.health import HEALTH_ENDPOINTS
 from services.http.limits import LIMITS, ServerLimits
-from services.http.problems import neutral_server_header, problem_middleware, problem_types
+from services.http.metrics import METRICS, METRICS_ENDPOINTS, Figure, Metrics, route_of
+from services.http.pool import POOL as POOL
+from services.http.pool import CleanupContext as CleanupContext
+from services.http.pool import pool_context as pool_context
+from services.http.problems import (
+    client_gone,
+    neutral_server_header,
+    problem_middleware,
+    problem_types,
+)
+from services.http.serving import REQUEST_ID, REQUEST_ID_HEADER, access_log, request_id_of
 
-#: The connection pool every service of an app shares (one process, one pool).
-POOL = web.AppKey("pool", asyncpg.Pool)
 #: The problem types the app's endpoints can answer, by slug (served at /problems/{slug}).
 PROBLEM_TYPES = web.AppKey("problem_types", dict[str, ProblemType])
 
@@ -39,6 +48,8 @@ class Service:
     #: Adds the service's state (keys, event log, cleanup contexts) to an app.
     install: Callable[[web.Application, Any], None]
     max_body: int = DEFAULT_MAX_BODY
+    #: What the service publishes at ``/metrics`` beyond requests (e.g. the mint's runs).
+    figures: tuple[Figure, ...] = ()
 
 
 async def describe_problem(request: web.Request) -> ProblemType:
@@ -57,15 +68,23 @@ PROBLEM_ENDPOINTS = (
 )
 
 
+#: The operator's endpoints every app serves (not in any service's OpenAPI document).
+OPERATOR_ENDPOINTS = (*HEALTH_ENDPOINTS, *METRICS_ENDPOINTS)
+
+
 def new_app(endpoints: Iterable[Endpoint], *, max_body: int = DEFAULT_MAX_BODY) -> web.Application:
     """An app serving ``endpoints`` with the problem middleware, the body bound, the
     published limits (``app[LIMITS]``, which a test may replace before serving), a neutral
-    ``Server`` header, and ``/problems/{slug}`` describing exactly the problem types those
-    endpoints can answer."""
-    served = (*endpoints, *PROBLEM_ENDPOINTS)
-    app = web.Application(client_max_size=max_body, middlewares=[problem_middleware])
+    ``Server`` header, ``/problems/{slug}`` describing exactly the problem types those
+    endpoints can answer, and the operator's endpoints (``/healthz``, ``/readyz``,
+    ``/metrics``): every answer carries a request id and is counted and timed."""
+    served = (*endpoints, *PROBLEM_ENDPOINTS, *OPERATOR_ENDPOINTS)
+    app = web.Application(
+        client_max_size=max_body, middlewares=[observe_middleware, problem_middleware]
+    )
     app[PROBLEM_TYPES] = catalog_of(served)
     app[LIMITS] = ServerLimits()
+    app[METRICS] = Metrics()
     app.on_response_prepare.append(neutral_server_header)
     add_endpoints(app, served)
     return app
@@ -76,22 +95,31 @@ def catalog_of(endpoints: Iterable[Endpoint]) -> dict[str, ProblemType]:
     return problem_types(error for endpoint in endpoints for error in endpoint.refusals)
 
 
-#: A cleanup context: code before its ``yield`` runs at start-up, after it at shutdown.
-CleanupContext = Callable[[web.Application], AsyncIterator[None]]
-
-#: Connections the shared pool keeps open at most.
-POOL_MAX_SIZE = 10
-
-
-def pool_context(database_url: str) -> CleanupContext:
-    """A cleanup context that opens ``app[POOL]`` at start-up and closes it at shutdown."""
-
-    async def open_pool(app: web.Application) -> AsyncIterator[None]:
-        pool = await asyncpg.create_pool(database_url, min_size=1, max_size=POOL_MAX_SIZE)
-        app[POOL] = pool
-        try:
-            yield
-        finally:
-            await pool.close()
-
-    return open_pool
+@web.middleware
+async def observe_middleware(
+    request: web.Request, handler: Callable[[web.Request], Any]
+) -> web.StreamResponse:
+    """Give the request its id (the client's ``X-Request-Id`` when well-formed, else a new
+    one), echoed in the answer and on every log line written while answering; count and time
+    the answer by its route's template; one access line in the log (info)."""
+    request_id = request_id_of(request.headers.get(REQUEST_ID_HEADER))
+    token = REQUEST_ID.set(request_id)
+    started = time.perf_counter()
+    status = 500
+    try:
+        response: web.StreamResponse = await handler(request)
+        status = response.status
+        response.headers[REQUEST_ID_HEADER] = request_id
+        return response
+    except web.HTTPException as exc:  # a redirect (the problem middleware answers the rest)
+        status = exc.status
+        exc.headers[REQUEST_ID_HEADER] = request_id
+        raise
+    finally:
+        elapsed = time.perf_counter() - started
+        route = route_of(request)
+        request.app[METRICS].observe(request.method, route, status, elapsed)
+        access_log(
+            request.method, request.path, route, status, elapsed, gone=client_gone(request)
+        )
+        REQUEST_ID.reset(token)

@@ -19,11 +19,15 @@ The body read timeout lives where the body is read (``services.http.bodies``).
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import datetime
 import json
 import logging
+import re
 import time
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+import uuid
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 
 from aiohttp import web
@@ -234,3 +238,118 @@ async def throttled_logs(throttle: LogThrottle | None = None) -> AsyncIterator[L
     finally:
         for handler in handlers:
             handler.removeFilter(throttle)
+
+
+# -- request ids and structured logs -----------------------------------------------------------
+
+#: The header a request id travels in, both ways.
+REQUEST_ID_HEADER = "X-Request-Id"
+#: The request being answered, for every log line written while answering it.
+REQUEST_ID: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "request_id", default=None
+)
+#: A client's request id is used when it is 1 to 128 of these characters (a UUID, a trace id).
+WELL_FORMED_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
+access = logging.getLogger("services.http.access")
+
+
+def request_id_of(given: str | None) -> str:
+    """The client's request id when well-formed, else a new random one."""
+    if given is not None and WELL_FORMED_ID.fullmatch(given):
+        return given
+    return uuid.uuid4().hex
+
+
+def access_log(
+    method: str, path: str, route: str, status: int, seconds: float, *, gone: bool = False
+) -> None:
+    """One line per answer (the path without its query): info, or debug for a client that
+    went away before its answer (no error of the server's)."""
+    access.log(
+        logging.DEBUG if gone else logging.INFO,
+        "%s %s -> %d in %.1f ms", method, path, status, seconds * 1000,
+        extra={"method": method, "route": route, "status": status,
+               "duration_ms": round(seconds * 1000, 3)},
+    )
+
+
+#: Fields of an access line copied into its JSON object.
+_EXTRA_FIELDS = ("method", "route", "status", "duration_ms")
+REDACTED = "[redacted]"
+
+
+class _Redacting(logging.Formatter):
+    """A formatter that never writes one of ``secrets``: each is replaced wherever it shows
+    (the message, its arguments, a traceback)."""
+
+    def __init__(self, secrets: Sequence[str] = (), fmt: str | None = None) -> None:
+        super().__init__(fmt)
+        # Longest first, so a secret inside another is not half-replaced.
+        self.secrets = sorted({s for s in secrets if s}, key=len, reverse=True)
+
+    def redact(self, text: str) -> str:
+        for secret in self.secrets:
+            text = text.replace(secret, REDACTED)
+        return text
+
+
+class JsonLogFormatter(_Redacting):
+    """One JSON object per line: time (UTC), level, logger, message, the request id when
+    answering a request, an access line's fields, and the traceback when there is one."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        entry: dict[str, object] = {
+            "time": datetime.datetime.fromtimestamp(record.created, datetime.UTC).isoformat(
+                timespec="milliseconds"
+            ),
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "message": self.redact(record.getMessage()),
+        }
+        request_id = REQUEST_ID.get()
+        if request_id is not None:
+            entry["request_id"] = request_id
+        for name in _EXTRA_FIELDS:
+            if hasattr(record, name):
+                entry[name] = getattr(record, name)
+        if record.exc_info:
+            entry["exception"] = self.redact(self.formatException(record.exc_info))
+        return json.dumps(entry, ensure_ascii=False)
+
+
+class HumanLogFormatter(_Redacting):
+    """``time level logger [request id] message`` for a person at a terminal."""
+
+    def __init__(self, secrets: Sequence[str] = ()) -> None:
+        super().__init__(secrets, "%(asctime)s %(levelname)s %(name)s%(request)s %(message)s")
+
+    def format(self, record: logging.LogRecord) -> str:
+        request_id = REQUEST_ID.get()
+        record.request = f" [{request_id}]" if request_id else ""
+        return self.redact(super().format(record))
+
+
+def log_formatter(stream: object, secrets: Sequence[str] = ()) -> logging.Formatter:
+    """Human-readable lines for a terminal, JSON lines for anything else (a container's log,
+    a file, a pipe)."""
+    isatty = getattr(stream, "isatty", None)
+    if callable(isatty) and isatty():
+        return HumanLogFormatter(secrets)
+    return JsonLogFormatter(secrets)
+
+
+@contextmanager
+def structured_logs(secrets: Sequence[str] = ()) -> Iterator[None]:
+    """While the block runs, the root logger's stream handlers write structured lines
+    (:func:`log_formatter`) that never show one of ``secrets``."""
+    handlers = [
+        h for h in logging.getLogger().handlers if isinstance(h, logging.StreamHandler)
+    ]
+    before = [h.formatter for h in handlers]
+    for handler in handlers:
+        handler.setFormatter(log_formatter(handler.stream, secrets))
+    try:
+        yield
+    finally:
+        for handler, formatter in zip(handlers, before, strict=True):
+            handler.setFormatter(formatter)

@@ -12,6 +12,7 @@ import importlib.metadata
 import logging
 import signal
 import sys
+import urllib.parse
 from collections.abc import Awaitable, Callable, Sequence
 
 import asyncpg
@@ -19,21 +20,27 @@ from aiohttp import web
 
 from services.eventlog import StoreUnavailable
 from services.http.apps import POOL, Service, new_app, pool_context
+from services.http.metrics import Figure, add_figures, sql_figure
 from services.http.openapi import openapi_document, render
-from services.http.serving import serving, throttled_logs
-from services.kernel.founding import load_manifest
+from services.http.serving import serving, structured_logs, throttled_logs
+from services.kernel.feeds import watch_feeds
+from services.kernel.founding import load_manifest, read_passphrase
 from services.kernel.settings import LeagueSettings
 
 log = logging.getLogger(__name__)
 
 PACKAGE = "the-window-league"
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+#: What the server's log must never show (the passphrase, the database's password).
+LOG_SECRETS = web.AppKey("log_secrets", list[str])
 
 
 def compose(settings: LeagueSettings, services: Sequence[Service]) -> web.Application:
     """One app serving ``services`` over the database at ``settings.database_url``, with
     each service's OpenAPI document at ``/<service>/openapi.json``, an index at ``/`` (naming
-    the league as its manifest does) and a health check at ``/health``."""
+    the league as its manifest does), a health check at ``/health``, and at ``/metrics``
+    each service's figures, the events it appended and the lag of the feeds it follows (which
+    ``/readyz`` checks too)."""
     app = new_app(
         [endpoint for service in services for endpoint in service.endpoints],
         max_body=max(service.max_body for service in services),
@@ -45,7 +52,30 @@ def compose(settings: LeagueSettings, services: Sequence[Service]) -> web.Applic
         app.router.add_get(f"/{service.name}/openapi.json", _document(service, version))
     app.router.add_get("/", _index(load_manifest(settings).name, services, version))
     app.router.add_get("/health", health)
+    names = [service.name for service in services]
+    for service in services:
+        add_figures(app, (*service.figures, _events_appended(service.name)))
+    watch_feeds(app, settings, names)
+    app[LOG_SECRETS] = log_secrets(settings)
     return app
+
+
+def _events_appended(service: str) -> Figure:
+    return sql_figure(
+        "league_events_appended",
+        "Events appended to each service's log (its size: seqs are dense from 0)",
+        ("service",),
+        f"SELECT '{service}', coalesce(max(seq) + 1, 0) FROM {service}.events",  # noqa: S608 (a registered service's schema)
+        kind="counter",
+    )
+
+
+def log_secrets(settings: LeagueSettings) -> list[str]:
+    """The secrets ``settings`` lead to, which no log line may show."""
+    found = [read_passphrase(settings) or ""]
+    if settings.database_url:
+        found.append(urllib.parse.urlsplit(settings.database_url).password or "")
+    return [secret for secret in found if secret]
 
 
 async def health(request: web.Request) -> web.Response:
@@ -110,12 +140,14 @@ async def run_until_stopped(app: web.Application, host: str, port: int) -> None:
     signals = (signal.SIGINT, signal.SIGTERM)
     for signum in signals:
         loop.add_signal_handler(signum, stop.set)
+    secrets: list[str] = app.get(LOG_SECRETS, [])
     try:
-        async with throttled_logs(), serving(app, host, port) as runner:
-            for bound in runner.addresses:
-                print(f"serving on http://{bound[0]}:{bound[1]}", flush=True)
-            await stop.wait()
-            print("stopping", file=sys.stderr, flush=True)
+        with structured_logs(secrets):
+            async with throttled_logs(), serving(app, host, port) as runner:
+                for bound in runner.addresses:
+                    print(f"serving on http://{bound[0]}:{bound[1]}", flush=True)
+                await stop.wait()
+                print("stopping", file=sys.stderr, flush=True)
     finally:
         for signum in signals:
             loop.remove_signal_handler(signum)

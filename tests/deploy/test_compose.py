@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 import yaml
 
+from services.http.apps import OPERATOR_ENDPOINTS
 from services.http.problems import HTTP_SLUGS, PROBLEMS, title_of
 from services.kernel.compose import compose
 from services.kernel.founding import create_league
@@ -136,7 +137,7 @@ def test_what_is_waited_on_for_health_has_a_healthcheck(
     for name in league_containers(services):
         probe = " ".join(services[name]["healthcheck"]["test"])
         port = environment(services[name])["LEAGUE_PORT"]
-        assert f"http://127.0.0.1:{port}/health" in probe
+        assert f"http://127.0.0.1:{port}/readyz" in probe
     assert "pg_isready" in services["db"]["healthcheck"]["test"]
     assert "healthcheck" not in services["migrate"], "a one-shot job is waited on to complete"
 
@@ -341,10 +342,15 @@ def test_every_route_a_service_serves_reaches_a_service_serving_it(
 ) -> None:
     server = server_of(gateway)
     container_of = {served: name for name, served in league_containers(services).items()}
+    operator = {endpoint.path for endpoint in OPERATOR_ENDPOINTS}
     for service, templates in routes.items():
+        assert operator <= templates
         for template in templates:
             location = route_location(server, sample(template))
             upstream = upstream_of(location)
+            if template in operator:
+                assert upstream is None, f"the gateway proxies the operator's {template}"
+                continue
             assert upstream is not None, f"{template} ({service}) is not proxied"
             reached = next(s for s, c in container_of.items() if c == upstream)
             assert template in routes.get(reached, set()), (

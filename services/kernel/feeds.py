@@ -1,0 +1,123 @@
+"""How far each served service stands behind the feeds it follows (the notary the mint's):
+``/readyz``'s feeds check and the ``league_feed_lag_events`` figure at ``/metrics``.
+
+A follower's position is its row in ``<service>.followed_feeds`` (the follower writes it with
+every page it applies); the source's size is its latest signed checkpoint, read over HTTP as
+any follower reads it. A feed the service has not begun to follow has no row yet and is not
+counted. A follower that refused a feed (evidence kept in ``<service>.feed_evidence``) has
+stopped until an operator looks: that service is not ready.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from aiohttp import web
+
+from clients.league import LeagueClient, LeagueProblem, LeagueUnreachable
+from ledger.checkpoint import Checkpoint
+from ledger.errors import LedgerError
+from services.http.health import add_readiness
+from services.http.metrics import Figure, Samples, add_figure
+from services.http.pool import POOL
+from services.kernel.follower import DEFAULT_PAGE
+from services.kernel.settings import LeagueSettings
+
+#: A follower more than this many events behind its source's checkpoint is not ready (one page:
+#: a follower polling every half second is never that far behind while it keeps up).
+READY_LAG = DEFAULT_PAGE
+#: Seconds to wait for a source's checkpoint.
+SOURCE_TIMEOUT = 2.0
+_SCHEMA = re.compile(r"[a-z_]+")
+
+
+@dataclass(frozen=True, slots=True)
+class FeedLag:
+    """Where ``service`` stands in ``source``'s feed: ``lag`` events behind its checkpoint
+    (None: the source does not answer now), ``refused`` pieces of evidence kept."""
+
+    service: str
+    source: str
+    lag: int | None
+    refused: int
+
+
+async def feed_lags(
+    app: web.Application, settings: LeagueSettings, services: Sequence[str]
+) -> list[FeedLag]:
+    """The lag of every feed ``services`` follow."""
+    pool = app[POOL]
+    sizes: dict[str, int | None] = {}
+    found = []
+    for service in services:
+        if not _SCHEMA.fullmatch(service):
+            raise ValueError(f"not a service schema: {service!r}")
+        rows = await pool.fetch(
+            f"SELECT f.source, f.position, (SELECT count(*) FROM {service}.feed_evidence e"  # noqa: S608 (a checked schema name)
+            f" WHERE e.source = f.source) FROM {service}.followed_feeds f ORDER BY f.source"
+        )
+        for source, position, refused in rows:
+            if source not in sizes:
+                sizes[source] = await _source_size(settings, source)
+            size = sizes[source]
+            lag = None if size is None else max(0, size - position)
+            found.append(FeedLag(service, source, lag, refused))
+    return found
+
+
+async def _source_size(settings: LeagueSettings, source: str) -> int | None:
+    url = settings.service_url(source)
+    if url is None:
+        return None
+    try:
+        async with LeagueClient(url, timeout=SOURCE_TIMEOUT) as client:
+            return Checkpoint.from_note(await client.checkpoint(service=source)).size
+    except (LeagueUnreachable, LeagueProblem, LedgerError, TimeoutError):
+        return None
+
+
+def not_caught_up(feeds: Sequence[FeedLag]) -> str | None:
+    """What keeps ``feeds`` from being caught up, or None: a refused feed, a source that
+    does not answer, a lag beyond :data:`READY_LAG`."""
+    behind = []
+    for feed in feeds:
+        if feed.refused:
+            behind.append(
+                f"the {feed.service} refused the {feed.source}'s feed ({feed.refused} "
+                f"evidence kept in {feed.service}.feed_evidence): an operator must look"
+            )
+        elif feed.lag is None:
+            behind.append(f"the {feed.service} cannot read the {feed.source}'s checkpoint")
+        elif feed.lag > READY_LAG:
+            behind.append(
+                f"the {feed.service} is {feed.lag} events behind the {feed.source}'s feed"
+            )
+    return "; ".join(behind) or None
+
+
+def watch_feeds(app: web.Application, settings: LeagueSettings, services: Sequence[str]) -> None:
+    """Register the feeds' readiness check and lag figure on ``app``."""
+
+    async def ready(app: web.Application) -> str | None:
+        return not_caught_up(await feed_lags(app, settings, services))
+
+    async def lag(app: web.Application) -> Samples:
+        return [
+            ((feed.service, feed.source), float(feed.lag))
+            for feed in await feed_lags(app, settings, services)
+            if feed.lag is not None
+        ]
+
+    add_readiness(app, "feeds", ready)
+    add_figure(
+        app,
+        Figure(
+            "league_feed_lag_events",
+            "Events a service's follower stands behind the latest checkpoint of a feed it "
+            "follows",
+            ("service", "source"),
+            lag,
+        ),
+    )
