@@ -27,6 +27,7 @@ from services.eventlog import EventStore, PostgresEventStore
 from services.http.apps import POOL, CleanupContext, Service
 from services.http.endpoints import Endpoint
 from services.http.logs import log_endpoints
+from services.http.metrics import sql_figure
 from services.kernel.checkpoints import Checkpointer, CheckpointFile
 from services.kernel.compose import compose
 from services.kernel.founding import load_manifest, load_service_key, read_passphrase
@@ -159,6 +160,12 @@ SERVICE = Service(
     ),
     endpoints=ENDPOINTS + log_endpoints("mint", MINT_LOG) + witness_endpoints("mint"),
     install=install,
+    figures=(
+        sql_figure(
+            "league_mint_run_remaining", "Prints the mint's runs have left to stamp, by finish",
+            ("finish",), "SELECT finish, sum(size - stamped) FROM mint.runs GROUP BY finish",
+        ),
+    ),
 )
 
 

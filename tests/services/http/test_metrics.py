@@ -82,3 +82,18 @@ async def test_events_appended_and_feed_lag_are_read_at_each_scrape(trade: Trade
     assert value(samples, "league_events_appended_total", service="notary") == notary_events
     lag = value(samples, "league_feed_lag_events", service="notary", source="mint")
     assert lag in (0, 1)  # the second stamp is followed, or not yet: never more
+
+
+async def test_the_mint_publishes_what_its_runs_have_left(trade: Trade) -> None:
+    """The mint's registered figure: by finish, what the census says is left."""
+    await trade.stamp(SigningKey.generate())
+    await trade.stamp(SigningKey.generate(), title="Model-B")
+    samples = await scrape(trade.league)
+    census = await trade.league.census()
+    left: dict[str, int] = {}
+    for (_, finish), (size, stamped) in census.runs().items():
+        left[finish] = left.get(finish, 0) + size - stamped
+    assert set(left) == {"standard", "gilt", "holofoil"}
+    for finish, remaining in left.items():
+        assert value(samples, "league_mint_run_remaining", finish=finish) == remaining
+    assert sum(size for size, _ in census.runs().values()) - sum(left.values()) == 2
