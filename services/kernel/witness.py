@@ -139,8 +139,8 @@ class Witness:
         self._by_hash = {hashlib.sha256(o.encode()).hexdigest(): o for o in self.logs}
         s = store.schema
         self._lock_state = (
-            f"SELECT tree_size, root_hash, checkpoint FROM {s}.witnessed_logs "  # noqa: S608
-            "WHERE origin = $1 FOR UPDATE"
+            "SELECT tree_size, root_hash, checkpoint, clock_timestamp() "  # noqa: S608
+            f"FROM {s}.witnessed_logs WHERE origin = $1 FOR UPDATE"
         )
         self._new_state = (
             f"INSERT INTO {s}.witnessed_logs (origin, tree_size, root_hash) "  # noqa: S608
@@ -221,6 +221,7 @@ class Witness:
         if row is None:  # inserted just above, and rows are never deleted
             raise UnknownLog(f"{self.name} keeps no state for {origin!r}")
         size, root, kept_text = row[0], bytes(row[1]), row[2]
+        now: datetime = row[3]  # the database's clock, the league's one clock
         kept = None if kept_text is None else Checkpoint.from_note(kept_text)
         if (
             kept is not None
@@ -250,7 +251,6 @@ class Witness:
                 if await self._keep_fork(tx, kept, checkpoint, submission):
                     return _Refused(error)
                 return _Refused(error, kept, checkpoint)
-        now = await _now(tx)
         line = self.cosigner.cosign(checkpoint, int(now.timestamp()))
         cosigned = checkpoint.with_signature(line)
         await tx.execute(
@@ -351,12 +351,6 @@ class Witness:
         if text is None:
             raise UnknownLog(f"{self.name} has cosigned no checkpoint of that log")
         return str(text)
-
-
-async def _now(tx: StoreTransaction) -> datetime:
-    """The database's clock (the league's one clock)."""
-    moment: datetime = await tx.fetchval("SELECT clock_timestamp()")
-    return moment
 
 
 class EvidenceQuery(BaseModel):
