@@ -2,14 +2,18 @@
 
 Pure (no IO): the caller (``league audit``) downloads, this module judges. Given the league
 manifest (its root signature checked here), the checkpoints each service serves, those kept
-from a previous audit, and each service's signed feed page by page, :class:`Auditor` checks:
+from a previous audit, each service's signed feed page by page, the notary's holders pages
+and the witnesses' evidence, :class:`Auditor` checks:
 
-- every log: seqs dense from 0, every event's leaf hash and signature
-  (:meth:`ledger.api.logs.FeedEvent.verified`), the Merkle root recomputed leaf by leaf
-  (:class:`ledger.merkle.CompactRange`) equal to every checkpoint's root at its size, every
-  checkpoint signed by the service's key under the origin ``<league>/<service>``; a checkpoint
-  kept from the previous run must be a prefix of the log as served now (its root at its size:
-  a rewritten or restored log fails here);
+- every log: seqs dense from 0, every event's leaf hash and signature, the Merkle root
+  recomputed leaf by leaf (:class:`ledger.merkle.CompactRange`) equal to every checkpoint's
+  root at its size, every checkpoint signed by the service's key under the origin
+  ``<league>/<service>``; a checkpoint kept from the previous run must be a prefix of the log
+  as served now (its root at its size: a rewritten or restored log fails here);
+- cosignatures: every line on a served checkpoint whose key id is a known witness's (each
+  other service of the manifest, named by its own log's origin, tlog-cosignature type 0x04)
+  must verify; the report says which witness cosigned what size; any evidence a witness
+  keeps (``GET /<service>/evidence``) is a violation of the log it accuses;
 - the mint: every event a ``print-stamped`` whose certificate is mint-signed, of this league's
   manifest and runs, names its own event; every serial unique; each run's numbers exactly
   first..first+n-1 (no run ever exceeded);
@@ -17,7 +21,13 @@ from a previous audit, and each service's signed feed page by page, :class:`Audi
   the mint stamped (the checks of :func:`ledger.endorsements.verify_chain`, link by link);
   one hop recorded per (serial, issue, hop), so the first recorded is the winner; every refused
   conflict a valid fraud proof whose first endorsement is the recorded winner it names; and
-  the holder of every print derived from the events.
+  every holder the notary's projection serves (``GET /notary/holders``) equal to the one
+  derived from the events, at the log size the page was read at.
+
+Checking a page splits in two. :func:`check_page` is stateless (a page's JSON text in, the
+facts the stateful checks need out: leaf hashes verified, signatures verified, bodies parsed),
+so a caller may run it in worker processes, one page each; :meth:`Auditor.add_checked` takes
+its results in seq order and does the rest. :meth:`Auditor.add` does both in this process.
 
 The first violation raises :class:`AuditFailure` naming the service and the seq. Feed the mint
 before the notary (a hop refers to a stamp). Memory is bounded per print and per hop, never per
@@ -26,15 +36,29 @@ page: events are judged as they come and dropped.
 
 from __future__ import annotations
 
+import base64
+import binascii
+import bisect
+import hashlib
 import hmac
+import json
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import datetime
+from functools import cached_property, lru_cache
+from typing import Any, NamedTuple
 
-from ledger.api.logs import FeedEvent
+from pydantic import ValidationError
+
+from ledger.api.logs import Feed, FeedEvent
+from ledger.api.notary import Holders
+from ledger.api.witness import EvidenceList
+from ledger.canonical import domain_tag
 from ledger.certificates import PrintCertificate
-from ledger.checkpoint import Checkpoint, log_verifier
+from ledger.checkpoint import Checkpoint, CosignatureVerifier, log_verifier
 from ledger.endorsements import Endorsement
-from ledger.errors import LedgerError, VerificationError
+from ledger.errors import BadSignatureError, LedgerError, VerificationError
 from ledger.events import (
     MINT_EVENTS,
     NOTARY_EVENTS,
@@ -48,10 +72,12 @@ from ledger.keys import PublicKey
 from ledger.manifest import LeagueManifest
 from ledger.merkle import EMPTY_ROOT, CompactRange
 from ledger.print_runs import MISPRINT, RunFinish
-from ledger.wire import hash_text
+from ledger.wire import MAX_SAFE_INTEGER, hash_text
 
 #: The services whose logs are audited, in the order they must be fed.
 AUDITED_SERVICES = ("mint", "notary")
+#: The services of a manifest that witness each other's logs (each cosigns the others').
+WITNESSES = ("mint", "treasury", "notary")
 
 
 class AuditFailure(VerificationError):
@@ -66,6 +92,335 @@ class AuditFailure(VerificationError):
         self.reason = reason
 
 
+# -- the stateless half: one page's facts ------------------------------------------------------
+
+
+class Stamped(NamedTuple):
+    """A ``print-stamped`` event, its leaf and signatures checked."""
+
+    seq: int
+    leaf_hash: bytes
+    serial: str
+    issue: int
+    issued_to: str
+    title: str
+    finish: str
+    #: hash_text of the certificate's signing bytes (the first link of its chain).
+    certificate: str
+    #: Why it fails before the stateful checks (stream, mint signature, event), or None.
+    early: str | None
+    #: Why the manifest refuses it (checked after uniqueness and runs), or None.
+    late: str | None
+
+
+class Hop(NamedTuple):
+    """A ``hop-recorded`` event, its leaf and signature checked."""
+
+    seq: int
+    leaf_hash: bytes
+    issue: int
+    serial: str
+    hop: int
+    prev: str
+    from_: str
+    to: str
+    digest: bytes
+    #: Whether the endorsement's signature verifies under its own ``from`` key.
+    signed: bool
+
+
+class Refused(NamedTuple):
+    """A ``conflict-refused`` event, its leaf and signature checked."""
+
+    seq: int
+    leaf_hash: bytes
+    issue: int
+    prior: int
+    serial: str
+    hop: int
+    first: bytes
+    #: Why the fraud proof is invalid, or None.
+    invalid: str | None
+
+
+Fact = Stamped | Hop | Refused
+
+
+@dataclass(frozen=True, slots=True)
+class CheckedPage:
+    """What :func:`check_page` found in one page: the facts of its events in order, then the
+    first event that failed a stateless check (its seq when known, and why), if any."""
+
+    facts: list[Fact]
+    failure: tuple[int | None, str] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PageContext:
+    """What checking one page of ``service``'s feed needs; small and picklable (a worker
+    process gets it with every page and parses the manifest once)."""
+
+    service: str
+    #: The manifest's wire JSON (its root signature was checked by the :class:`Auditor`).
+    manifest: str
+
+
+class _Slow(Exception):
+    """The fast path cannot vouch for these bytes: the reference path decides."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Setup:
+    manifest: LeagueManifest
+    mint: PublicKey
+    keys: dict[str, PublicKey]
+
+
+class _Manifest(LeagueManifest):
+    """The manifest with its hash computed once: ``check_certificate`` asks for it for every
+    certificate, and hashing the whole manifest costs more than the rest of the check."""
+
+    @cached_property
+    def _hash_text(self) -> str:
+        return LeagueManifest.hash_text(self)
+
+    def hash_text(self) -> str:
+        return self._hash_text
+
+
+@lru_cache(maxsize=4)
+def _setup(manifest_text: str) -> _Setup:
+    manifest = _Manifest.from_wire(manifest_text)
+    keys = {name: _public(getattr(manifest, name)) for name in WITNESSES}
+    return _Setup(manifest, keys["mint"], keys)
+
+
+_KEYS: dict[str, PublicKey] = {}
+_MAX_KEYS = 1 << 16
+
+
+def _public(text: str) -> PublicKey:
+    """``PublicKey.from_text``, remembered: the point check costs as much as a signature and
+    a league's keys recur (its own keys on every event, players' keys hop after hop)."""
+    found = _KEYS.get(text)
+    if found is None:
+        found = PublicKey.from_text(text)
+        if len(_KEYS) >= _MAX_KEYS:
+            _KEYS.clear()
+        _KEYS[text] = found
+    return found
+
+
+def check_page(context: PageContext, text: str | bytes) -> CheckedPage:
+    """Check one page of a feed (``GET /<service>/events`` JSON) statelessly: every event's
+    leaf hash and signature, its body's schema, the signatures inside it. Pure; safe to run
+    in another process."""
+    setup = _setup(context.manifest)
+    key = setup.keys[context.service]
+    facts: list[Fact] = []
+    try:
+        events = _fast_events(text)
+    except _Slow:
+        try:
+            served = Feed.model_validate_json(text).events
+        except ValidationError as exc:
+            first = exc.errors(include_url=False)[0]
+            return CheckedPage(facts, (None, f"a page of the feed is not a feed: {first['msg']}"))
+        for item in served:
+            try:
+                facts.append(_reference(setup, context.service, key, item))
+            except LedgerError as exc:
+                return CheckedPage(facts, (item.seq, exc.diagnostics()))
+        return CheckedPage(facts)
+    for raw in events:
+        try:
+            facts.append(_fast(setup, context.service, key, raw))
+        except (_Slow, RecursionError):
+            seq = raw.get("seq") if isinstance(raw, dict) else None
+            where = seq if type(seq) is int else None
+            try:
+                item = FeedEvent.model_validate(raw)
+            except ValidationError as exc:
+                first = exc.errors(include_url=False)[0]
+                return CheckedPage(facts, (where, f"a feed event is malformed: {first['msg']}"))
+            try:
+                facts.append(_reference(setup, context.service, key, item))
+            except LedgerError as exc:
+                return CheckedPage(facts, (item.seq, exc.diagnostics()))
+    return CheckedPage(facts)
+
+
+# The fast path: the same verdicts as the reference path (FeedEvent.verified, parse_event, the
+# models' own signing bytes) for the bytes it accepts, at a fraction of the cost; anything it
+# cannot vouch for goes to the reference path. The body is validated by its strict model
+# first, so it holds no float and no integer beyond the model's bounds (all under 2**53), and
+# it is exactly the model's wire form (no defaults, no coercion, no unknown field). RFC 8785
+# of such JSON, when all its text is ASCII, is exactly Python's sorted compact JSON: keys sort
+# the same in UTF-16 and code points, and both escape '"', '\\' and C0 controls alike
+# (tests/ledger/test_audit.py compares them).
+
+_canonical_text = json.JSONEncoder(
+    ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False
+).encode
+_EVENT_FIELDS = frozenset(
+    ("seq", "stream", "stream_version", "type", "body", "recorded_at", "leaf_hash", "signature")
+)
+_AT = re.compile(r"[1-9][0-9]{3}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{6}Z")
+_EVENT_TAG = domain_tag("event")
+#: The fast path's event types, and the signed object each body carries.
+_FAST: dict[str, tuple[type[EventBody], str, bytes]] = {
+    PrintStamped.TYPE: (PrintStamped, "certificate", domain_tag(PrintCertificate.KIND)),
+    HopRecorded.TYPE: (HopRecorded, "endorsement", domain_tag(Endorsement.KIND)),
+}
+
+
+def _fast_events(text: str | bytes) -> list[Any]:
+    try:
+        page = json.loads(text)
+    except (ValueError, RecursionError):  # not JSON, or not UTF-8: the reference path names it
+        raise _Slow from None
+    if type(page) is not dict or page.keys() != {"events", "next_after"}:
+        raise _Slow
+    events = page["events"]
+    if type(events) is not list or type(page["next_after"]) is not int:
+        raise _Slow
+    return events
+
+
+def _canonical(value: Any) -> bytes:
+    data = _canonical_text(value)
+    if not data.isascii():
+        raise _Slow
+    return data.encode("ascii")
+
+
+def _signature(text: object) -> bytes:
+    if type(text) is not str or len(text) != 86:
+        raise _Slow
+    try:
+        raw = base64.urlsafe_b64decode(text + "==")
+    except (binascii.Error, ValueError):
+        raise _Slow from None
+    if base64.urlsafe_b64encode(raw)[:86] != text.encode("ascii"):
+        raise _Slow
+    return raw
+
+
+def _fast(setup: _Setup, service: str, key: PublicKey, raw: Any) -> Fact:
+    if type(raw) is not dict or raw.keys() != _EVENT_FIELDS:
+        raise _Slow
+    seq, stream, version = raw["seq"], raw["stream"], raw["stream_version"]
+    kind, body, at = raw["type"], raw["body"], raw["recorded_at"]
+    if not (
+        type(seq) is int and 0 <= seq <= MAX_SAFE_INTEGER and type(stream) is str
+        and type(version) is int and 1 <= version <= MAX_SAFE_INTEGER and type(body) is dict
+        and type(at) is str and _AT.fullmatch(at)
+    ):
+        raise _Slow
+    fast = _FAST.get(kind) if type(kind) is str else None
+    if fast is None or kind not in (MINT_EVENTS if service == "mint" else NOTARY_EVENTS):
+        raise _Slow
+    model, inner, tag = fast
+    try:
+        datetime.fromisoformat(at[:-1])
+        parsed = model.from_wire(body)
+    except (ValueError, LedgerError):
+        raise _Slow from None
+    leaf = _EVENT_TAG + _canonical({
+        "body": body, "recorded_at": at, "seq": seq, "stream": stream,
+        "stream_version": version, "type": kind,
+    })
+    digest = hashlib.sha256(b"\x00" + leaf).digest()
+    if base64.b64encode(digest).decode("ascii") != raw["leaf_hash"]:
+        raise _Slow
+    try:
+        key.verify_raw(leaf, _signature(raw["signature"]))
+    except BadSignatureError:
+        raise _Slow from None
+    signed = body[inner]
+    return _facts(setup, seq, stream, digest, parsed,
+                  tag + _canonical({k: v for k, v in signed.items() if k != "sig"}))
+
+
+def _reference(setup: _Setup, service: str, key: PublicKey, item: FeedEvent) -> Fact:
+    """The facts of one served event by the protocol's own code (raises on a violation)."""
+    event = item.verified(key)
+    body = parse_event(event, MINT_EVENTS if service == "mint" else NOTARY_EVENTS)
+    signed = (body.certificate.signing_bytes if isinstance(body, PrintStamped)
+              else body.endorsement.signing_bytes if isinstance(body, HopRecorded) else b"")
+    return _facts(setup, event.seq, event.stream, event.leaf_hash, body, signed)
+
+
+def _verifies(key: PublicKey, signing: bytes, sig: str) -> bool:
+    try:
+        key.verify_raw(signing, base64.urlsafe_b64decode(sig + "=="))
+    except (BadSignatureError, binascii.Error, ValueError):
+        return False
+    return True
+
+
+def _facts(
+    setup: _Setup, seq: int, stream: str, leaf_hash: bytes, body: EventBody, signed: bytes
+) -> Fact:
+    """The facts of one event whose leaf and signature verified; ``signed`` is the signing
+    bytes of the certificate or endorsement it carries."""
+    if isinstance(body, PrintStamped):
+        certificate = body.certificate
+        early = None
+        if stream != body.stream():
+            early = f"the event's stream {stream!r} is not {body.stream()!r}"
+        elif not _verifies(setup.mint, signed, certificate.sig):
+            early = f"{certificate.serial}'s certificate is not signed by the league's mint"
+        elif certificate.event != seq:
+            early = (f"{certificate.serial}'s certificate names event {certificate.event}, "
+                     f"not this one")
+        late = None
+        try:
+            setup.manifest.check_certificate(certificate)
+        except LedgerError as exc:
+            late = exc.diagnostics()
+        return Stamped(
+            seq, leaf_hash, certificate.serial, certificate.issue, certificate.issued_to,
+            certificate.title, certificate.finish, hash_text(hashlib.sha256(signed).digest()),
+            early, late,
+        )
+    if isinstance(body, HopRecorded):
+        e = body.endorsement
+        return Hop(
+            seq, leaf_hash, body.issue, e.serial, e.hop, e.prev, e.from_, e.to,
+            hashlib.sha256(signed).digest(), _verifies(_public(e.from_), signed, e.sig),
+        )
+    if isinstance(body, ConflictRefused):
+        invalid = None
+        try:
+            body.proof.verify()
+        except LedgerError as exc:
+            invalid = exc.diagnostics()
+        first = body.proof.first
+        return Refused(
+            seq, leaf_hash, body.issue, body.prior, first.serial, first.hop, first.hash(),
+            invalid,
+        )
+    raise VerificationError(f"an event of type {body.TYPE!r} is not audited")  # pragma: no cover
+
+
+def verifications(fact: Fact) -> int:
+    """The Ed25519 signatures checked for one event: the service's, and those it carries."""
+    return 3 if isinstance(fact, Refused) else 2
+
+
+# -- the stateful half -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Cosigned:
+    """A witness's valid cosignature on a served checkpoint."""
+
+    witness: str
+    size: int
+    timestamp: int
+
+
 @dataclass(frozen=True, slots=True)
 class ServiceReport:
     """What was verified of one service's log."""
@@ -74,6 +429,7 @@ class ServiceReport:
     events: int
     root: bytes
     checkpoints: int
+    cosigned: tuple[Cosigned, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,19 +441,37 @@ class AuditReport:
     hops: int
     conflicts: int
     holders: int
+    #: Serials whose holder in the notary's projection was compared (None: not served).
+    compared: int | None = None
+    #: Ed25519 signatures verified (events, certificates, endorsements, checkpoints, manifest).
+    verifications: int = 0
+    #: Witness evidence pages read, per witness (None: not served).
+    evidence: dict[str, int] | None = None
 
     def lines(self) -> list[str]:
         """The report a person reads, one line per service, then the economy."""
-        out = [
-            f"{s.service}: {s.events} events verified (signatures, leaf hashes, Merkle root), "
-            f"{s.checkpoints} checkpoints matched"
-            for s in self.services
-        ]
+        out = []
+        for s in self.services:
+            line = (f"{s.service}: {s.events} events verified (signatures, leaf hashes, Merkle "
+                    f"root), {s.checkpoints} checkpoints matched")
+            witnessed = sorted({(c.witness, c.size) for c in s.cosigned})
+            if witnessed:
+                line += "; cosigned by " + ", ".join(f"{w} at size {n}" for w, n in witnessed)
+            else:
+                line += "; no witness cosignature on its served checkpoint"
+            out.append(line)
         out.append(
             f"economy: {self.prints} prints, every serial unique and inside its run; "
             f"{self.hops} hops on valid chains, {self.conflicts} conflicts with valid fraud "
             f"proofs; {self.holders} holders"
         )
+        if self.compared is None:
+            out.append("holders: the notary serves no holders pages; not compared")
+        else:
+            out.append(f"holders: all {self.compared} in the notary's projection equal to "
+                       f"those derived from the events")
+        if self.evidence is not None:
+            out.append("evidence: none kept by " + ", ".join(sorted(self.evidence)))
         return out
 
 
@@ -110,15 +484,18 @@ class _Expected:
 class _Log:
     """One service's log: dense seqs, verified events, the root at every checkpoint."""
 
-    def __init__(self, service: str, origin: str, key: PublicKey) -> None:
+    def __init__(self, service: str, origin: str, key: PublicKey,
+                 witnesses: dict[str, CosignatureVerifier]) -> None:
         self.service = service
         self.origin = origin
         self.key = key
         self.tree = CompactRange()
         self.verifier = log_verifier(origin, key)
+        self.witnesses = witnesses
         self.pending: dict[int, list[_Expected]] = {}
         self.matched = 0
         self.latest: Checkpoint | None = None
+        self.cosigned: list[Cosigned] = []
 
     def fail(self, seq: int | None, reason: str) -> AuditFailure:
         return AuditFailure(self.service, seq, reason)
@@ -135,11 +512,28 @@ class _Log:
                                   f"the {self.service} key: {exc.diagnostics()}") from None
         if checkpoint.size < self.tree.size:
             raise ValueError("give every checkpoint before the events it covers")
-        if not kept and (self.latest is None or checkpoint.size > self.latest.size):
-            self.latest = checkpoint
+        if not kept:
+            self._cosignatures(checkpoint)
+            if self.latest is None or checkpoint.size > self.latest.size:
+                self.latest = checkpoint
         self.pending.setdefault(checkpoint.size, []).append(_Expected(checkpoint, kept))
         if checkpoint.size == 0:
             self._match(0)
+
+    def _cosignatures(self, checkpoint: Checkpoint) -> None:
+        """Every line by a known witness must verify (C2SP tlog-cosignature)."""
+        for signature in checkpoint.note.signatures:
+            for witness, verifier in self.witnesses.items():
+                if not verifier.matches(signature):
+                    continue
+                try:
+                    timestamp = verifier.timestamp(checkpoint.text, signature)
+                except LedgerError as exc:
+                    raise self.fail(None, f"the cosignature by the {witness} witness "
+                                          f"({verifier.name}) on its checkpoint of size "
+                                          f"{checkpoint.size} does not verify: "
+                                          f"{exc.diagnostics()}") from None
+                self.cosigned.append(Cosigned(witness, checkpoint.size, timestamp))
 
     def _match(self, size: int) -> None:
         root = self.tree.root() if size else EMPTY_ROOT
@@ -155,23 +549,15 @@ class _Log:
                                      f"of the checkpoint it serves at size {size}")
             self.matched += 1
 
-    def add(self, item: FeedEvent) -> EventBody | None:
-        """Verify one served event as the next of the log; ``None`` for nothing typed."""
-        if item.seq != self.tree.size:
-            raise self.fail(item.seq, f"the feed serves seq {item.seq} where seq "
-                                      f"{self.tree.size} is next (seqs are dense from 0)")
-        try:
-            event = item.verified(self.key)
-        except LedgerError as exc:
-            raise self.fail(item.seq, exc.diagnostics()) from None
-        self.tree.append(event.leaf_hash)
-        if self.tree.size in self.pending:
-            self._match(self.tree.size)
-        types = MINT_EVENTS if self.service == "mint" else NOTARY_EVENTS
-        try:
-            return parse_event(event, types)
-        except LedgerError as exc:
-            raise self.fail(item.seq, exc.diagnostics()) from None
+    def append(self, seq: int | None, leaf: bytes | None) -> None:
+        """The next event's place: dense seqs, then its leaf into the tree."""
+        if seq is not None and seq != self.tree.size:
+            raise self.fail(seq, f"the feed serves seq {seq} where seq {self.tree.size} is next "
+                                 f"(seqs are dense from 0)")
+        if leaf is not None:
+            self.tree.append(leaf)
+            if self.tree.size in self.pending:
+                self._match(self.tree.size)
 
     def finish(self) -> ServiceReport:
         for size in sorted(self.pending):
@@ -183,7 +569,8 @@ class _Log:
                                                 f"one restored from an older backup)")
             raise self.fail(self.tree.size, f"the feed ends after {self.tree.size} events, "
                                             f"short of the checkpoint it serves at size {size}")
-        return ServiceReport(self.service, self.tree.size, self.tree.root(), self.matched)
+        return ServiceReport(self.service, self.tree.size, self.tree.root(), self.matched,
+                             tuple(self.cosigned))
 
 
 @dataclass(slots=True)
@@ -195,6 +582,9 @@ class _Print:
     #: hash_text of the last link (the certificate, then each recorded endorsement).
     prev: str
     hops: int = 0
+    #: The seqs of its first and latest recorded hops in the notary's log.
+    first_hop: int = -1
+    last_hop: int = -1
 
 
 @dataclass(slots=True)
@@ -210,29 +600,57 @@ class _Recorded:
     digest: bytes
 
 
+@dataclass(slots=True)
+class _HoldersPage:
+    """One page of the notary's projection, waiting for the log to reach its size."""
+
+    after: str
+    size: int
+    rows: dict[str, tuple[int, int, str]]
+    compared: bool = False
+
+
 @dataclass
 class Auditor:
-    """Feed it checkpoints, then each service's events page by page; :meth:`report` ends it.
+    """Feed it checkpoints (and the notary's holders pages), then each service's events page
+    by page; :meth:`report` ends it.
 
     ``root`` is the pinned league root key (``None`` on first use: the manifest's own)."""
 
     manifest: LeagueManifest
     root: PublicKey | None = None
     _logs: dict[str, _Log] = field(init=False)
+    _manifest_text: str = field(init=False)
     _prints: dict[str, _Print] = field(init=False, default_factory=dict)
     _runs: dict[tuple[str, RunFinish], _Run] = field(init=False, default_factory=dict)
+    _run_bounds: dict[tuple[str, str], tuple[str, int, int]] = field(
+        init=False, default_factory=dict
+    )
     _recorded: dict[tuple[str, int, int], _Recorded] = field(init=False, default_factory=dict)
     _hops: int = field(init=False, default=0)
     _conflicts: int = field(init=False, default=0)
+    _verified: int = field(init=False, default=1)  # the manifest's root signature
+    _holders: list[_HoldersPage] = field(init=False, default_factory=list)
+    _holders_next: str | None = field(init=False, default="")
+    _holders_waiting: int = field(init=False, default=-1)
+    _compared: int = field(init=False, default=0)
+    _evidence: dict[str, int] | None = field(init=False, default=None)
+    _accused: AuditFailure | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
         try:
             self.root = self.manifest.verify_root(self.root)
         except LedgerError as exc:
             raise AuditFailure("manifest", None, exc.diagnostics()) from None
-        keys = {"mint": self.manifest.mint, "notary": self.manifest.notary}
+        self._manifest_text = json.dumps(self.manifest.to_wire())
+        keys = {name: _public(getattr(self.manifest, name)) for name in WITNESSES}
+        league = self.manifest.league
         self._logs = {
-            name: _Log(name, f"{self.manifest.league}/{name}", PublicKey.from_text(keys[name]))
+            name: _Log(
+                name, f"{league}/{name}", keys[name],
+                {w: CosignatureVerifier(f"{league}/{w}", keys[w]) for w in WITNESSES
+                 if w != name},
+            )
             for name in AUDITED_SERVICES
         }
 
@@ -242,10 +660,19 @@ class Auditor:
         except KeyError:
             raise ValueError(f"no audited service is called {service!r}") from None
 
+    def context(self, service: str) -> PageContext:
+        """What :func:`check_page` needs to check a page of ``service``'s feed."""
+        self._log(service)
+        return PageContext(service, self._manifest_text)
+
     def checkpoint(self, service: str, checkpoint: Checkpoint, *, kept: bool = False) -> None:
         """A checkpoint ``service`` serves (or, ``kept``, one kept from the previous audit):
-        verified now, matched against the recomputed root when the log reaches its size."""
-        self._log(service).expect(checkpoint, kept=kept)
+        verified now with its witnesses' cosignatures, matched against the recomputed root
+        when the log reaches its size."""
+        log = self._log(service)
+        before = len(log.cosigned)
+        log.expect(checkpoint, kept=kept)
+        self._verified += 1 + len(log.cosigned) - before
 
     def latest(self, service: str) -> Checkpoint | None:
         """The largest served checkpoint of ``service`` given so far (to keep for next time)."""
@@ -256,64 +683,77 @@ class Auditor:
         return self._log(service).tree.size
 
     def add(self, service: str, events: Iterable[FeedEvent]) -> None:
-        """Audit the next events of ``service``'s feed, in seq order."""
+        """Audit the next events of ``service``'s feed, in seq order, in this process."""
+        items = list(events)
+        page = Feed(events=items, next_after=items[-1].seq if items else -1)
+        self.add_checked(service, check_page(self.context(service), page.model_dump_json()))
+
+    def add_page(self, service: str, text: str | bytes) -> None:
+        """Audit the next page of ``service``'s feed as served (its JSON text)."""
+        self.add_checked(service, check_page(self.context(service), text))
+
+    def add_checked(self, service: str, page: CheckedPage) -> None:
+        """Audit the next page of ``service``'s feed from :func:`check_page`'s result."""
         log = self._log(service)
-        for item in events:
-            body = log.add(item)
-            if isinstance(body, PrintStamped):
-                self._stamped(log, item, body)
-            elif isinstance(body, HopRecorded):
-                self._hop(log, item.seq, body)
-            elif isinstance(body, ConflictRefused):
-                self._conflict(log, item.seq, body)
-            else:  # pragma: no cover - parse_event only returns the types above
-                raise log.fail(item.seq, f"an event of type {item.type!r} is not audited")
+        notary = service == "notary"
+        for fact in page.facts:
+            log.append(fact.seq, fact.leaf_hash)
+            self._verified += verifications(fact)
+            if isinstance(fact, Stamped):
+                self._stamped(log, fact)
+            elif isinstance(fact, Hop):
+                self._hop(log, fact)
+            else:
+                self._conflict(log, fact)
+            if notary and self._holders_waiting == log.tree.size:
+                self._compare_holders()
+        if page.failure is not None:
+            seq, reason = page.failure
+            log.append(seq, None)
+            raise log.fail(log.tree.size if seq is None else seq, reason)
 
     # -- the mint --------------------------------------------------------------------------
 
-    def _stamped(self, log: _Log, item: FeedEvent, body: PrintStamped) -> None:
-        seq, certificate = item.seq, body.certificate
-        if item.stream != body.stream():
-            raise log.fail(seq, f"the event's stream {item.stream!r} is not {body.stream()!r}")
-        try:
-            certificate.verify(PublicKey.from_text(self.manifest.mint))
-        except LedgerError:
-            raise log.fail(seq, f"{certificate.serial}'s certificate is not signed by the "
-                                f"league's mint") from None
-        if certificate.event != seq:
-            raise log.fail(seq, f"{certificate.serial}'s certificate names event "
-                                f"{certificate.event}, not this one")
-        if certificate.serial in self._prints:
-            raise log.fail(seq, f"{certificate.serial} was stamped before: serials are unique")
-        if certificate.finish != MISPRINT:
-            self._in_run(log, seq, certificate)
-        try:
-            self.manifest.check_certificate(certificate)
-        except LedgerError as exc:
-            raise log.fail(seq, exc.diagnostics()) from None
-        self._prints[certificate.serial] = _Print(
-            issue=certificate.issue,
-            holder=certificate.issued_to,
-            prev=hash_text(certificate.hash()),
-        )
+    def _stamped(self, log: _Log, fact: Stamped) -> None:
+        seq, serial = fact.seq, fact.serial
+        if fact.early is not None:
+            raise log.fail(seq, fact.early)
+        if serial in self._prints:
+            raise log.fail(seq, f"{serial} was stamped before: serials are unique")
+        if fact.finish != MISPRINT:
+            self._in_run(log, fact)
+        if fact.late is not None:
+            raise log.fail(seq, fact.late)
+        self._prints[serial] = _Print(issue=fact.issue, holder=fact.issued_to,
+                                      prev=fact.certificate)
 
-    def _in_run(self, log: _Log, seq: int, certificate: PrintCertificate) -> None:
-        finish: RunFinish = certificate.finish  # type: ignore[assignment]  # not the misprint
-        try:
-            run = self.manifest.print_runs.run(certificate.title)
-        except LedgerError as exc:
-            raise log.fail(seq, exc.diagnostics()) from None
-        first, size = run.first_number(finish), run.size(finish)
-        _, _, digits = certificate.serial.rpartition("-")
+    def _bounds(self, log: _Log, fact: Stamped) -> tuple[str, int, int]:
+        found = self._run_bounds.get((fact.title, fact.finish))
+        if found is None:
+            finish: RunFinish = fact.finish  # type: ignore[assignment]  # not the misprint
+            try:
+                run = self.manifest.print_runs.run(fact.title)
+            except LedgerError as exc:
+                raise log.fail(fact.seq, exc.diagnostics()) from None
+            found = (run.title, run.first_number(finish), run.size(finish))
+            self._run_bounds[(fact.title, fact.finish)] = found
+        return found
+
+    def _in_run(self, log: _Log, fact: Stamped) -> None:
+        title, first, size = self._bounds(log, fact)
+        finish: RunFinish = fact.finish  # type: ignore[assignment]  # not the misprint
+        _, _, digits = fact.serial.rpartition("-")
         number = int(digits) if digits.isdigit() else -1
-        state = self._runs.setdefault((run.title, finish), _Run())
+        state = self._runs.get((title, finish))
+        if state is None:
+            state = self._runs[(title, finish)] = _Run()
         if state.count >= size or not first <= number < first + size:
-            raise log.fail(seq, f"{certificate.serial} exceeds the {finish} run of {run.title}, "
-                                f"which holds {size} prints (numbers {first:04d} to "
-                                f"{first + size - 1:04d}): runs are never extended")
+            raise log.fail(fact.seq, f"{fact.serial} exceeds the {finish} run of {title}, "
+                                     f"which holds {size} prints (numbers {first:04d} to "
+                                     f"{first + size - 1:04d}): runs are never extended")
         state.count += 1
         if number > state.highest:
-            state.highest, state.highest_seq = number, seq
+            state.highest, state.highest_seq = number, fact.seq
 
     def _check_runs(self) -> None:
         for (title, finish), state in self._runs.items():
@@ -329,44 +769,141 @@ class Auditor:
 
     # -- the notary ------------------------------------------------------------------------
 
-    def _hop(self, log: _Log, seq: int, body: HopRecorded) -> None:
-        e = body.endorsement
-        stamped = self._prints.get(e.serial)
+    def _hop(self, log: _Log, fact: Hop) -> None:
+        seq, serial = fact.seq, fact.serial
+        stamped = self._prints.get(serial)
         if stamped is None:
-            raise log.fail(seq, f"a hop of {e.serial}, which the mint's log never stamped")
-        if body.issue != stamped.issue:
-            raise log.fail(seq, f"a hop of issue {body.issue} of {e.serial}, whose certificate "
+            raise log.fail(seq, f"a hop of {serial}, which the mint's log never stamped")
+        if fact.issue != stamped.issue:
+            raise log.fail(seq, f"a hop of issue {fact.issue} of {serial}, whose certificate "
                                 f"the mint stamped is issue {stamped.issue}")
-        position = (e.serial, body.issue, e.hop)
+        position = (serial, fact.issue, fact.hop)
         prior = self._recorded.get(position)
         if prior is not None:
-            raise log.fail(seq, f"a second endorsement recorded at hop {e.hop} of {e.serial} "
+            raise log.fail(seq, f"a second endorsement recorded at hop {fact.hop} of {serial} "
                                 f"(the first was recorded at seq {prior.seq} and wins)")
-        reason = _link_error(e, stamped)
+        reason = _link_error(fact, stamped)
         if reason is not None:
             raise log.fail(seq, reason)
-        digest = e.hash()
-        self._recorded[position] = _Recorded(seq, digest)
-        stamped.holder, stamped.prev, stamped.hops = e.to, hash_text(digest), e.hop
+        self._recorded[position] = _Recorded(seq, fact.digest)
+        stamped.holder, stamped.prev, stamped.hops = fact.to, hash_text(fact.digest), fact.hop
+        if stamped.first_hop < 0:
+            stamped.first_hop = seq
+        stamped.last_hop = seq
         self._hops += 1
 
-    def _conflict(self, log: _Log, seq: int, body: ConflictRefused) -> None:
-        proof = body.proof
-        try:
-            proof.verify()
-        except LedgerError as exc:
+    def _conflict(self, log: _Log, fact: Refused) -> None:
+        seq = fact.seq
+        if fact.invalid is not None:
             raise log.fail(seq, f"a refused conflict whose fraud proof is invalid: "
-                                f"{exc.diagnostics()}") from None
-        first = proof.first
-        recorded = self._recorded.get((first.serial, body.issue, first.hop))
+                                f"{fact.invalid}")
+        recorded = self._recorded.get((fact.serial, fact.issue, fact.hop))
         if (
             recorded is None
-            or recorded.seq != body.prior
-            or not hmac.compare_digest(recorded.digest, first.hash())
+            or recorded.seq != fact.prior
+            or not hmac.compare_digest(recorded.digest, fact.first)
         ):
-            raise log.fail(seq, f"a refused conflict at hop {first.hop} of {first.serial} whose "
-                                f"first endorsement is not the hop recorded at seq {body.prior}")
+            raise log.fail(seq, f"a refused conflict at hop {fact.hop} of {fact.serial} whose "
+                                f"first endorsement is not the hop recorded at seq {fact.prior}")
         self._conflicts += 1
+
+    # -- the notary's projection -------------------------------------------------------------
+
+    def holders(self, after: str, page: Holders) -> None:
+        """A page of the notary's holders (``GET /notary/holders?after=AFTER``), given in
+        order from ``after=""`` before the notary's events past ``page.log_size``: compared
+        with the holders derived from the events when the log reaches that size."""
+        fail = self._log("notary").fail
+        if after != self._holders_next:
+            raise ValueError("give the holders pages in order, each after the one before")
+        rows: dict[str, tuple[int, int, str]] = {}
+        last = after
+        for row in page.holders:
+            if row.serial <= last:
+                raise fail(None, f"the notary's holders page after {after!r} is not in serial "
+                                 f"order at {row.serial}")
+            rows[row.serial] = (row.issue, row.hops, row.holder)
+            last = row.serial
+        if page.next_after is not None and page.next_after != last:
+            raise fail(None, f"the notary's holders page after {after!r} says it ends at "
+                             f"{page.next_after!r}, but its last row is {last!r}")
+        if page.log_size < self.size("notary"):
+            raise ValueError("give every holders page before the events it reflects")
+        self._holders_next = page.next_after
+        self._holders.append(_HoldersPage(after, page.log_size, rows))
+        self._compare_holders()
+
+    def _compare_holders(self) -> None:
+        """Compare the pages read at the log's present size; wait for the next size."""
+        size = self.size("notary")
+        fail = self._log("notary").fail
+        for page in self._holders:
+            if page.size != size or page.compared:
+                continue
+            page.compared = True
+            for serial, (issue, hops, holder) in page.rows.items():
+                derived = self._prints.get(serial)
+                if derived is None or derived.hops == 0:
+                    raise fail(None, f"the notary's projection says {serial} is held by "
+                                     f"{holder} after {hops} hops, but its log records no hop "
+                                     f"of {serial} in its first {size} events")
+                if (issue, hops, holder) != (derived.issue, derived.hops, derived.holder):
+                    raise fail(derived.last_hop,
+                               f"the notary's projection says {serial} is held by {holder} "
+                               f"(issue {issue}, hop {hops}), but its log's events make the "
+                               f"holder {derived.holder} (issue {derived.issue}, hop "
+                               f"{derived.hops})")
+                self._compared += 1
+        later = [p.size for p in self._holders if p.size > size]
+        self._holders_waiting = min(later, default=-1)
+
+    def _check_holders(self) -> None:
+        """Every page reached, and every print with a hop in the log when a page was read
+        listed on the page that covers it."""
+        if not self._holders:
+            return
+        fail = self._log("notary").fail
+        size = self.size("notary")
+        for page in self._holders:
+            if page.size > size:
+                raise fail(size, f"the notary's holders page after {page.after!r} reflects "
+                                 f"{page.size} events of its log, but its feed ends after "
+                                 f"{size}")
+        if self._holders_next is not None:
+            raise ValueError("give the holders pages to the end (next_after null)")
+        starts = [page.after for page in self._holders]
+        for serial, derived in self._prints.items():
+            if derived.hops == 0:
+                continue
+            page = self._holders[bisect.bisect_left(starts, serial) - 1]
+            if derived.first_hop < page.size and serial not in page.rows:
+                raise fail(derived.first_hop, f"the notary's projection has no holder for "
+                                              f"{serial}, whose hops its log records")
+
+    # -- the witnesses ---------------------------------------------------------------------
+
+    def evidence(self, witness: str, page: EvidenceList) -> None:
+        """A page of the evidence ``witness`` keeps: any at all is a violation of the log it
+        accuses (raised by :meth:`report`, after the logs' own checks)."""
+        if self._evidence is None:
+            self._evidence = {}
+        self._evidence[witness] = self._evidence.get(witness, 0) + 1
+        if self._accused is not None or not page.evidence:
+            return
+        found = page.evidence[0]
+        league = self.manifest.league
+        accused = next((name for name in WITNESSES if f"{league}/{name}" == found.origin),
+                       found.origin)
+        try:
+            key = _public(getattr(self.manifest, accused)) if accused in WITNESSES else None
+            proven = ("convicts the log" if key is not None and found.convicts(key)
+                      else "not proven")
+        except LedgerError as exc:
+            proven = f"which does not verify: {exc.diagnostics()}"
+        self._accused = AuditFailure(
+            accused, None, f"the {witness} witness keeps evidence against its log "
+                           f"({found.kind}, {proven}): {found.reason}",
+        )
 
     # -- the end ---------------------------------------------------------------------------
 
@@ -376,19 +913,26 @@ class Auditor:
         return stamped.holder if stamped is not None else None
 
     def report(self) -> AuditReport:
-        """Finish: every checkpoint reached, every run's numbers dense; the report."""
+        """Finish: every checkpoint reached, every run's numbers dense, every holder compared,
+        no evidence kept; the report."""
         services = tuple(self._logs[name].finish() for name in AUDITED_SERVICES)
         self._check_runs()
+        self._check_holders()
+        if self._accused is not None:
+            raise self._accused
         return AuditReport(
             services=services,
             prints=len(self._prints),
             hops=self._hops,
             conflicts=self._conflicts,
             holders=len({p.holder for p in self._prints.values()}),
+            compared=self._compared if self._holders else None,
+            verifications=self._verified,
+            evidence=self._evidence,
         )
 
 
-def _link_error(e: Endorsement, stamped: _Print) -> str | None:
+def _link_error(e: Hop, stamped: _Print) -> str | None:
     """Why ``e`` is not the next link of ``stamped``'s chain, or ``None``: the checks
     :func:`ledger.endorsements.verify_chain` makes at each hop, one hop at a time."""
     n = stamped.hops + 1
@@ -397,13 +941,23 @@ def _link_error(e: Endorsement, stamped: _Print) -> str | None:
     if not hmac.compare_digest(e.prev, stamped.prev):
         what = "the certificate the mint stamped" if n == 1 else "the hop before"
         return f"hop {n} of {e.serial} does not link to {what}"
-    if PublicKey.from_text(e.from_) != PublicKey.from_text(stamped.holder):
+    # Key texts are canonical base64url of the key (the models refuse any other spelling),
+    # so equal texts are equal keys.
+    if e.from_ != stamped.holder:
         return f"hop {n} of {e.serial} is signed away by a key that did not hold it"
-    try:
-        e.verify(PublicKey.from_text(e.from_))
-    except LedgerError:
+    if not e.signed:
         return f"hop {n} of {e.serial}: the endorsement's signature does not verify"
     return None
 
 
-__all__ = ["AUDITED_SERVICES", "AuditFailure", "AuditReport", "Auditor", "ServiceReport"]
+__all__ = [
+    "AUDITED_SERVICES",
+    "AuditFailure",
+    "AuditReport",
+    "Auditor",
+    "CheckedPage",
+    "Cosigned",
+    "PageContext",
+    "ServiceReport",
+    "check_page",
+]

@@ -181,3 +181,28 @@ class Provenance(Answer):
     conflicts: list[ConflictRecord]
     holder: str | None = Field(description="The current holder's key, as far as the notary knows")
     holder_address: str | None
+
+
+#: Most rows one page of ``GET /notary/holders`` answers.
+MAX_HOLDERS_PAGE = 1000
+
+
+class HolderRow(Answer):
+    """Who holds one item as far as the notary's projection knows: the latest recorded hop."""
+
+    serial: str
+    issue: int = Field(ge=0, description="The issue of the certificate its latest hop is of")
+    hops: int = Field(ge=0, description="Hops recorded of that issue")
+    holder: str = Field(description="The key the latest recorded hop moved it to")
+
+
+class Holders(Answer):
+    """``GET /notary/holders``: a page of the notary's holders projection, in byte order of
+    serial, read in one snapshot with the size of the notary's log it reflects (an auditor
+    compares each row with the holder it derives from the log's first ``log_size`` events)."""
+
+    holders: list[HolderRow] = Field(max_length=MAX_HOLDERS_PAGE)
+    log_size: int = Field(ge=0, description="Events of the notary's log this page reflects")
+    next_after: str | None = Field(
+        description="Pass as ?after= to read the following page; null on the last page"
+    )

@@ -9,7 +9,7 @@
     league verify                                  re-verify the mint's log and census
     league rebuild [SERVICE ...]                   rebuild projections from the logs
     league openapi [SERVICE] [--write | --check]   the services' OpenAPI documents
-    league audit URL [--state DIR]                 audit a running league from its feeds
+    league audit URL [--save DIR] | --offline DIR  audit a league from its feeds (or saved)
 
 Every failure is one line on stderr and exit status 2.
 """
@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import hashlib
-import json
 import logging
 import os
 import subprocess
@@ -27,20 +25,16 @@ import sys
 import urllib.parse
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import NoReturn, TextIO
+from typing import NoReturn
 
 import asyncpg
 import platformdirs
 import sqlalchemy.exc
 
-from clients.league import LeagueClient
 from ledger.address import address_of
-from ledger.audit import AUDITED_SERVICES, Auditor, AuditReport
-from ledger.checkpoint import Checkpoint
 from ledger.encoding import encode_b64
 from ledger.errors import LedgerError
 from ledger.keys import PublicKey, SigningKey
-from ledger.limits import MAX_FEED_PAGE
 from ledger.manifest import DEFAULT_POLICIES, LeagueManifest, Policies
 from services.eventlog import PostgresEventStore, VerifySummary
 from services.eventlog.migrate import upgrade
@@ -60,6 +54,7 @@ from services.kernel.founding import (
 from services.kernel.keyring import ROLES
 from services.kernel.projections import RebuildReport, rebuild
 from services.kernel.settings import LeagueSettings
+from services.league.audit import AuditProgress, audit_offline, audit_url, default_workers
 from services.league.registry import PROJECTIONS, SERVICES
 from services.mint.audit import CensusAudit, audit_census
 from services.mint.stamping import Mint
@@ -369,8 +364,8 @@ def cmd_openapi(args: argparse.Namespace) -> None:
 
 
 # -- league audit ------------------------------------------------------------------------------
-# The independent auditor (issue 10 item 3): nothing but the HTTP client and ledger/, never the
-# services' own code, which is what it checks.
+# The independent auditor (issue 10 item 3) lives in services/league/audit.py: nothing but the
+# HTTP client and ledger/, never the services' own code, which is what it checks.
 
 
 def default_audit_dir() -> Path:
@@ -378,117 +373,35 @@ def default_audit_dir() -> Path:
     return Path(platformdirs.user_data_dir("the-window-league-audit", appauthor=False))
 
 
-class AuditState:
-    """What one auditor keeps per league URL between runs: the root key pinned on first use
-    and the latest checkpoint each service served to a passed audit."""
-
-    def __init__(self, path: Path, url: str) -> None:
-        self.path = path
-        self.url = url
-        self.root: PublicKey | None = None
-        self.checkpoints: dict[str, Checkpoint] = {}
-
-    @classmethod
-    def load(cls, directory: Path, url: str) -> AuditState:
-        name = hashlib.sha256(url.encode()).hexdigest()[:16]
-        state = cls(directory / f"league-{name}.json", url)
-        if not state.path.exists():
-            return state
-        try:
-            data = json.loads(state.path.read_text(encoding="utf-8"))
-            state.root = PublicKey.from_text(data["root"])
-            state.checkpoints = {
-                service: Checkpoint.from_note(text)
-                for service, text in data["checkpoints"].items()
-                if service in AUDITED_SERVICES
-            }
-        except (ValueError, KeyError, TypeError, LedgerError):
-            raise LeagueError(
-                f"{state.path} is not an audit state file (remove it to audit {url} afresh, "
-                f"pinning its root key again)"
-            ) from None
-        return state
-
-    def save(self) -> None:
-        assert self.root is not None
-        data = {
-            "url": self.url,
-            "root": self.root.to_text(),
-            "checkpoints": {name: str(cp) for name, cp in self.checkpoints.items()},
-        }
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        scratch = self.path.with_suffix(".tmp")
-        scratch.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-        os.replace(scratch, self.path)
-
-
-class AuditProgress:
-    """Events audited per service, redrawn on one line of a terminal (silent otherwise)."""
-
-    def __init__(self, stream: TextIO) -> None:
-        self.stream = stream
-        self.shown = stream.isatty()
-
-    def update(self, service: str, done: int, expected: int) -> None:
-        if self.shown:
-            self.stream.write(f"\r\x1b[Kauditing {service}: {done} of {expected} events")
-            self.stream.flush()
-
-    def done(self) -> None:
-        if self.shown:
-            self.stream.write("\r\x1b[K")
-            self.stream.flush()
-
-
-async def _audit(url: str, state: AuditState, progress: AuditProgress) -> AuditReport:
-    async with LeagueClient(url) as client:
-        manifest = await client.manifest(state.root)
-        if state.root is None:  # first use: pin the root the manifest is signed by
-            state.root = PublicKey.from_text(manifest.root)
-            state.save()
-        auditor = Auditor(manifest, state.root)
-        for service, kept in state.checkpoints.items():
-            auditor.checkpoint(service, kept, kept=True)
-        # The notary's checkpoint first: every hop it covers refers to a stamp the mint's
-        # feed, read to its end afterwards, holds.
-        served: dict[str, Checkpoint] = {}
-        for service in reversed(AUDITED_SERVICES):
-            served[service] = await client.signed_checkpoint(service=service)
-            auditor.checkpoint(service, served[service])
-        for service in AUDITED_SERVICES:
-            upto = served[service].size if service != "mint" else None
-            after = -1
-            while upto is None or auditor.size(service) < upto:
-                limit = MAX_FEED_PAGE
-                if upto is not None:
-                    limit = min(limit, upto - auditor.size(service))
-                page = await client.events(after, limit, service=service)
-                if not page.events:
-                    break
-                auditor.add(service, page.events)
-                after = page.next_after
-                progress.update(service, auditor.size(service), served[service].size)
-        progress.done()
-        report = auditor.report()
-        for service in AUDITED_SERVICES:
-            latest = auditor.latest(service)
-            previous = state.checkpoints.get(service)
-            if latest is not None and (previous is None or latest.size >= previous.size):
-                state.checkpoints[service] = latest
-        state.save()
-        return report
-
-
 def cmd_audit(args: argparse.Namespace) -> None:
-    state = AuditState.load(args.state or default_audit_dir(), args.url.rstrip("/"))
-    first_use = state.root is None
-    report = asyncio.run(_audit(state.url, state, AuditProgress(sys.stderr)))
-    assert state.root is not None
-    pinned = "pinned now (first use)" if first_use else "as pinned"
-    print(f"audited {state.url}: root key {address_of(state.root)} {pinned}")
-    for line in report.lines():
+    if (args.url is None) == (args.offline is None):
+        raise LeagueError("give the league's URL, or --offline DIR (not both; see "
+                          "league audit --help)")
+    if args.offline is not None and args.save is not None:
+        raise LeagueError("--save writes what is downloaded from a URL; --offline reads it")
+    state_dir = args.state or default_audit_dir()
+    root = PublicKey.from_text(args.root) if args.root else None
+    workers = default_workers() if args.workers is None else args.workers
+    progress = AuditProgress(sys.stderr)
+    if args.offline is not None:
+        outcome = audit_offline(args.offline, state_dir, root=root, workers=workers,
+                                progress=progress)
+        what = f"{args.offline} (saved from {outcome.url})"
+    else:
+        outcome = asyncio.run(audit_url(args.url.rstrip("/"), state_dir, root=root,
+                                        save=args.save, workers=workers, progress=progress))
+        what = outcome.url
+    pinned = "pinned now (first use)" if outcome.first_use else "as pinned"
+    print(f"audited {what}: root key {address_of(outcome.root)} {pinned}")
+    if outcome.moved_from:
+        print(f"  the same league (its root) was audited before at {', '.join(outcome.moved_from)}"
+              f": its history is kept")
+    for line in outcome.report.lines():
         print(f"  {line}")
-    print(f"passed; checkpoints kept in {state.path} for the next audit")
+    if args.save is not None:
+        print(f"saved every answer in {args.save} (audit it again with "
+              f"`league audit --offline {args.save}`)")
+    print(f"passed; checkpoints kept in {outcome.state} for the next audit")
 
 
 # -- parser ------------------------------------------------------------------------------------
@@ -605,18 +518,36 @@ def build_parser() -> argparse.ArgumentParser:
     openapi.set_defaults(run=cmd_openapi)
 
     audit = commands.add_parser(
-        "audit", help="audit a running league from its signed feeds (trusting only its root)",
-        description="Download the mint's and the notary's signed feeds and checkpoints from "
-        "URL and check every event's signature and leaf hash, every Merkle root, consistency "
-        "with the checkpoints seen on the previous audit, and the economy's invariants "
-        "(serials unique and inside their runs, chains valid, the first recorded hop wins). "
-        "The league's root key is pinned on first use. Exit 2 names the first violation by "
-        "service and seq.",
+        "audit", help="audit a league from its signed feeds (trusting only its root key)",
+        description="Download every service's signed feed and checkpoints from URL (or read "
+        "them from a directory --save wrote) and check every event's signature and leaf hash, "
+        "every Merkle root, consistency with the checkpoints seen on the previous audit, the "
+        "witnesses' cosignatures and evidence, and the economy's invariants (serials unique and "
+        "inside their runs, chains valid, the first recorded hop wins, every holder the "
+        "notary's projection serves equal to the one derived from the events). The league's "
+        "root key is pinned on first use per URL; what is kept between runs is keyed by the "
+        "root, so a league that moves host keeps its history. Pages are checked in --workers "
+        "processes. Exit 2 names the first violation by service and seq.",
+        epilog="Examples: `league audit https://league.example` ; `league audit URL --save "
+        "DIR` (audit and keep every answer as plain files) ; `league audit --offline DIR` "
+        "(audit those files later, anywhere, with the same checks). The directory's format is "
+        "in docs/operations.md, \"Auditing\".",
     )
-    audit.add_argument("url", metavar="URL", help="the league's base URL, e.g. "
+    audit.add_argument("url", metavar="URL", nargs="?", help="the league's base URL, e.g. "
                        "http://127.0.0.1:8080")
+    audit.add_argument("--offline", type=Path, metavar="DIR",
+                       help="audit the files `league audit URL --save DIR` wrote, not a URL")
+    audit.add_argument("--save", type=Path, metavar="DIR",
+                       help="also write everything downloaded into DIR (a new directory) as "
+                       "plain files, for `--offline DIR`")
+    audit.add_argument("--root", metavar="KEY",
+                       help="the league's root public key (base64url); default: the key "
+                       "pinned for URL, or on first use the manifest's own")
+    audit.add_argument("--workers", type=int, metavar="N",
+                       help="processes that verify pages (default: the machine's cores; 0 or "
+                       "1: in this process)")
     audit.add_argument("--state", type=Path, metavar="DIR",
-                       help="where the pinned root and the checkpoints seen are kept "
+                       help="where the pinned roots and the checkpoints seen are kept "
                        "(default: the user's data directory)")
     audit.set_defaults(run=cmd_audit)
     return parser

@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+import copy
+import json
+import multiprocessing
 from collections import Counter
+from concurrent.futures import ProcessPoolExecutor
 from datetime import UTC, datetime
 
 import pytest
 
-from ledger.api.logs import FeedEvent
-from ledger.audit import AuditFailure, Auditor
-from ledger.checkpoint import Checkpoint, sign_checkpoint
+from ledger import audit
+from ledger.api.logs import Feed, FeedEvent
+from ledger.api.notary import HolderRow, Holders
+from ledger.api.witness import Evidence, EvidenceList
+from ledger.audit import AuditFailure, Auditor, Cosigned, _canonical, _Slow, check_page
+from ledger.canonical import jcs
+from ledger.checkpoint import Checkpoint, Cosigner, sign_checkpoint
 from ledger.endorsements import Chain, Endorsement
 from ledger.events import ConflictRefused, EventBody, HopRecorded, PrintStamped
 from ledger.fraud import FraudProof
@@ -143,7 +151,10 @@ def test_a_clean_league_passes_page_by_page(world: World) -> None:
         assert (report.prints, report.hops, report.conflicts, report.holders) == (2, 2, 1, 2)
         assert auditor.holder(to_c.serial) == c.public.to_text()
         assert auditor.latest("mint") == world.mint.checkpoint()
-        assert "2 prints" in report.lines()[-1]
+        assert "2 prints" in report.lines()[2]
+        assert report.compared is None
+        assert "not compared" in report.lines()[3]
+        assert report.verifications == 1 + 3 + 5 * 2 + 1  # root, checkpoints, events, proof
 
 
 def test_an_edited_event_is_named_by_service_and_seq(world: World) -> None:
@@ -287,3 +298,210 @@ def test_a_bad_refused_conflict_fails(league: League) -> None:
     caught = failure(world)
     assert (caught.service, caught.seq) == ("notary", 1)
     assert "not the hop recorded at seq 0" in caught.reason
+
+
+# -- the notary's projection compared ---------------------------------------------------------
+
+
+def holders_page(world: World, rows: dict[str, tuple[int, int, str]], size: int | None = None,
+                 ) -> Holders:
+    return Holders(
+        holders=[HolderRow(serial=s, issue=i, hops=h, holder=k)
+                 for s, (i, h, k) in sorted(rows.items())],
+        log_size=len(world.notary.events) if size is None else size,
+        next_after=None,
+    )
+
+
+def audit_with_holders(world: World, *pages: tuple[str, Holders]) -> Auditor:
+    auditor = Auditor(world.league.manifest, world.league.root.public)
+    for after, page in pages:
+        auditor.holders(after, page)
+    for log in (world.mint, world.notary):
+        auditor.checkpoint(log.service, log.checkpoint())
+        auditor.add(log.service, log.events)
+    return auditor
+
+
+def test_holders_equal_to_those_derived_pass(world: World) -> None:
+    """issue 10 item 3: every holder in the notary's projection equal to the one derived from
+    the events, compared at the log size each page was read at."""
+    to_c = traded(world)
+    c_text = c.public.to_text()
+    early = holders_page(world, {}, size=0)  # read before any hop was recorded
+    report = audit_with_holders(world, ("", early)).report()
+    assert report.compared == 0
+    now = holders_page(world, {to_c.serial: (1, 2, c_text)})
+    report = audit_with_holders(world, ("", now)).report()
+    assert report.compared == 1
+    assert "all 1 in the notary's projection equal" in report.lines()[3]
+
+
+def test_an_edited_holder_is_named_by_its_serial(world: World) -> None:
+    """issue 10 item 3: a projection row that is not what the log folds to fails, naming the
+    serial (and the seq of the hop that makes the true holder)."""
+    to_c = traded(world)
+    forged = holders_page(world, {to_c.serial: (1, 2, d.public.to_text())})
+    with pytest.raises(AuditFailure) as caught:
+        audit_with_holders(world, ("", forged))
+    assert (caught.value.service, caught.value.seq) == ("notary", 1)
+    assert f"says {to_c.serial} is held by {d.public.to_text()}" in caught.value.reason
+    missing = holders_page(world, {})
+    with pytest.raises(AuditFailure, match=f"no holder for {to_c.serial}"):
+        audit_with_holders(world, ("", missing)).report()
+    invented = holders_page(world, {"CZ-MODEL-A-0002": (1, 1, c.public.to_text())})
+    with pytest.raises(AuditFailure, match="records no hop of CZ-MODEL-A-0002"):
+        audit_with_holders(world, ("", invented))
+    ahead = holders_page(world, {to_c.serial: (1, 2, c.public.to_text())}, size=9)
+    with pytest.raises(AuditFailure, match="reflects 9 events of its log, but its feed ends"):
+        audit_with_holders(world, ("", ahead)).report()
+
+
+# -- witnesses ---------------------------------------------------------------------------------
+
+
+def test_cosignatures_are_verified_and_reported(world: World) -> None:
+    """issue 10 item 3: every cosignature line by a known witness (another service, named by
+    its own log's origin, tlog-cosignature) verifies and is reported; a bad one fails naming
+    the service whose checkpoint carries it."""
+    traded(world)
+    league = world.league
+    witness = Cosigner(f"{league.manifest.league}/notary", league.notary)
+    served = world.mint.checkpoint()
+    cosigned = served.with_signature(witness.cosign(served, 1_765_000_000))
+    auditor = Auditor(league.manifest, league.root.public)
+    auditor.checkpoint("mint", cosigned)
+    auditor.add("mint", world.mint.events)
+    auditor.checkpoint("notary", world.notary.checkpoint())
+    auditor.add("notary", world.notary.events)
+    report = auditor.report()
+    assert report.services[0].cosigned == (Cosigned("notary", 2, 1_765_000_000),)
+    assert "cosigned by notary at size 2" in report.lines()[0]
+    assert "no witness cosignature" in report.lines()[1]
+    other = world.mint.checkpoint(1)  # a cosignature of another checkpoint, moved onto this one
+    moved = served.with_signature(witness.cosign(other, 1_765_000_000))
+    with pytest.raises(AuditFailure) as caught:
+        Auditor(league.manifest, league.root.public).checkpoint("mint", moved)
+    assert (caught.value.service, caught.value.seq) == ("mint", None)
+    assert "cosignature by the notary witness" in caught.value.reason
+    stranger = Cosigner(f"{league.manifest.league}/notary", key(77))  # not the manifest's key
+    ignored = served.with_signature(stranger.cosign(served, 1))
+    auditor = Auditor(league.manifest, league.root.public)
+    auditor.checkpoint("mint", ignored)  # a line by no known witness is not a cosignature
+    assert auditor.latest("mint") == ignored
+
+
+def test_evidence_kept_by_a_witness_fails_the_accused(world: World) -> None:
+    """issue 10 item 3: any evidence a witness keeps is a violation naming the accused log."""
+    traded(world)
+    league = world.league
+    served = world.mint.checkpoint()
+    split = World(league)
+    split.stamp(c, "CZ-MODEL-A-0001")
+    split.stamp(d, "CZ-MODEL-A-0002")
+    evidence = Evidence(
+        id=1, origin=world.mint.origin, recorded_at="2026-12-03T04:00:00Z", kind="same-size",
+        reason="two roots at size 2", cosigned=str(served),
+        submitted=str(split.mint.checkpoint()), old_size=2, proof=[],
+    )
+    auditor = world.audit()
+    auditor.evidence("notary", EvidenceList(witness=world.notary.origin, evidence=[],
+                                            next_after=0))
+    assert auditor.report().evidence == {"notary": 1}
+    auditor = world.audit()
+    auditor.evidence("notary", EvidenceList(witness=world.notary.origin, evidence=[evidence],
+                                            next_after=1))
+    with pytest.raises(AuditFailure) as caught:
+        auditor.report()
+    assert (caught.value.service, caught.value.seq) == ("mint", None)
+    assert "the notary witness keeps evidence against its log (same-size, convicts the log)" \
+        in caught.value.reason
+
+
+# -- the fast path and the pool give the reference's verdicts ----------------------------------
+
+
+def test_fast_canonical_json_is_rfc8785() -> None:
+    """The audit's canonical form of ASCII JSON is RFC 8785's, every C0 control and escape
+    included; anything else goes to the reference path."""
+    texts = ["".join(chr(n) for n in range(128)), 'quote " and \\ back', ""]
+    value = {"z": texts, "a": {"k": [1, -9_007_199_254_740_991, True, None]}, "B": "x"}
+    assert _canonical(value) == jcs(value)
+    for refused in ({"é": 1}, {"k": "\U0001f600"}, {"k": "\ud800"}, {"k": "\u2028"}):
+        with pytest.raises(_Slow):
+            _canonical(refused)
+
+
+def pages_of(log: Log, size: int = 2) -> list[str]:
+    return [
+        Feed(events=log.events[i:i + size], next_after=log.events[i:i + size][-1].seq)
+        .model_dump_json()
+        for i in range(0, len(log.events), size)
+    ]
+
+
+def mutations(world: World) -> list[tuple[str, str]]:
+    """Pages of the notary's and the mint's feeds, clean and with each kind of defect."""
+    out = [("mint", page) for page in pages_of(world.mint)]
+    out += [("notary", page) for page in pages_of(world.notary)]
+    raw = json.loads(pages_of(world.mint, 1)[0])
+    event = raw["events"][0]
+
+    def edited(service: str, change: dict[str, object], body: dict[str, object] | None = None,
+               certificate: dict[str, object] | None = None) -> tuple[str, str]:
+        e = copy.deepcopy(event)
+        e.update(change)
+        if body:
+            e["body"].update(body)
+        if certificate:
+            e["body"]["certificate"].update(certificate)
+        return service, json.dumps({"events": [e], "next_after": 0})
+
+    out += [
+        edited("mint", {"seq": 5}),
+        edited("mint", {"seq": "0"}),
+        edited("mint", {"recorded_at": "2026-02-30T15:51:34.123456Z"}),
+        edited("mint", {"recorded_at": "0999-12-02T15:51:34.123456Z"}),
+        edited("mint", {"signature": event["signature"][:-2] + "AA"}),
+        edited("mint", {"leaf_hash": event["leaf_hash"].lower()}),
+        edited("mint", {"type": "hop-recorded"}),
+        edited("mint", {"stream": "print/CZ-MODEL-A-0009"}),
+        edited("mint", {}, body={"request_id": "ré"}),
+        edited("mint", {}, body={"extra": 1}),
+        edited("mint", {}, certificate={"issue": 1.0}),
+        edited("mint", {}, certificate={"event": 2**60}),
+        edited("mint", {}, certificate={"title": "Faithful"}),
+        ("mint", '{"events": [], "next_after": 1.5}'),
+        ("mint", "not json"),
+        ("mint", '{"events": [{"seq": 0}], "next_after": 0}'),
+    ]
+    return out
+
+
+def test_the_fast_path_gives_the_reference_verdicts(world: World,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every page, clean or defective, gets the same facts and the same failure whether the
+    fast path or only the protocol's own code (FeedEvent.verified, parse_event) checks it."""
+    traded(world)
+    pages = mutations(world)
+    context = Auditor(world.league.manifest, world.league.root.public).context
+    fast = [check_page(context(service), text) for service, text in pages]
+    assert sum(page.failure is None for page in fast) == 4  # the clean pages only
+    with monkeypatch.context() as slow:
+        def reference_only(*args: object) -> object:
+            raise _Slow
+        slow.setattr(audit, "_fast", reference_only)
+        reference = [check_page(context(service), text) for service, text in pages]
+    assert fast == reference
+
+
+def test_a_process_pool_gives_the_same_verdicts(world: World) -> None:
+    """check_page in worker processes (as league audit runs it) answers what it answers here."""
+    traded(world)
+    pages = mutations(world)
+    context = Auditor(world.league.manifest, world.league.root.public).context
+    here = [check_page(context(service), text) for service, text in pages]
+    spawn = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(2, mp_context=spawn) as pool:
+        there = list(pool.map(check_page, [context(s) for s, _ in pages], [t for _, t in pages]))
+    assert there == here

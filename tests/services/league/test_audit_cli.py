@@ -8,6 +8,7 @@ import os
 import socket
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import asyncpg
 import pytest
@@ -45,8 +46,17 @@ def serve(env: dict[str, str], port: int | None = None) -> Served:
     return Served(env, "--port", str(port or free_port()))
 
 
-def audit(env: dict[str, str], url: str, state: Path) -> subprocess.CompletedProcess[str]:
-    return league(env, "audit", url, "--state", str(state))
+def audit(
+    env: dict[str, str], url: str, state: Path, *options: str
+) -> subprocess.CompletedProcess[str]:
+    return league(env, "audit", url, "--state", str(state), *options)
+
+
+def kept_state(state: Path) -> dict[str, Any]:
+    """The auditor's state file: the pin per URL, the checkpoints per root."""
+    (kept,) = state.iterdir()
+    data: dict[str, Any] = json.loads(kept.read_text(encoding="utf-8"))
+    return data
 
 
 async def stamp(url: str, owner: SigningKey, title: str) -> Chain:
@@ -98,9 +108,10 @@ def test_a_clean_league_passes_twice(env: dict[str, str], tmp_path: Path) -> Non
         assert "notary: 3 events verified" in first.stdout
         assert "2 prints" in first.stdout
         assert "2 hops on valid chains, 1 conflicts" in first.stdout
-        (kept,) = state.iterdir()
-        saved = json.loads(kept.read_text(encoding="utf-8"))
-        assert set(saved["checkpoints"]) == {"mint", "notary"}
+        assert "holders: all 1 in the notary's projection equal" in first.stdout
+        saved = kept_state(state)
+        root = saved["urls"][server.url]
+        assert set(saved["leagues"][root]["checkpoints"]) == {"mint", "notary"}
         again = audit(env, server.url, state)
         assert again.returncode == 0, again.stderr
         assert "as pinned" in again.stdout
@@ -108,9 +119,35 @@ def test_a_clean_league_passes_twice(env: dict[str, str], tmp_path: Path) -> Non
         server.stop()
 
 
+def test_a_league_that_moves_host_keeps_its_history(env: dict[str, str], tmp_path: Path) -> None:
+    """issue 10 item 3: the audit's state is keyed by the league's root key: the same league
+    served from another address is pinned there too and its kept checkpoints still checked."""
+    state = tmp_path / "audit"
+    server = serve(env)
+    try:
+        asyncio.run(stamp(server.url, SigningKey.generate(), "Tally"))
+        asyncio.run(published(server.url, "mint", 1))
+        assert audit(env, server.url, state).returncode == 0
+        old_url = server.url
+    finally:
+        server.stop()
+    server = serve(env)
+    try:
+        moved = audit(env, server.url, state)
+        assert moved.returncode == 0, moved.stderr
+        assert f"audited before at {old_url}" in moved.stdout
+        saved = kept_state(state)
+        (root,) = saved["leagues"]
+        assert saved["urls"] == {old_url: root, server.url: root}
+        assert "2 checkpoints matched" in moved.stdout  # the kept one and the served one
+    finally:
+        server.stop()
+
+
 def test_an_edited_row_is_named(env: dict[str, str], tmp_path: Path, database_url: str) -> None:
     """issue 10 item 4: an edited row in the mint's log fails the audit on one line naming
-    the service and the seq (the served event's leaf no longer matches)."""
+    the service and the seq (the served event's leaf no longer matches), in this process or
+    in a pool of worker processes alike."""
     server = serve(env)
     try:
         for title in ("Wellformed", "Faithful"):
@@ -128,9 +165,69 @@ def test_an_edited_row_is_named(env: dict[str, str], tmp_path: Path, database_ur
                 await conn.close()
 
         asyncio.run(tamper())
-        line = one_line_failure(audit(env, server.url, tmp_path / "audit"))
+        line = one_line_failure(audit(env, server.url, tmp_path / "audit", "--workers", "0"))
         assert "mint seq 1" in line
         assert "leaf hash" in line
+        pooled = one_line_failure(audit(env, server.url, tmp_path / "audit", "--workers", "2"))
+        assert pooled == line
+    finally:
+        server.stop()
+
+
+def test_a_saved_league_audits_offline(env: dict[str, str], tmp_path: Path) -> None:
+    """issue 10 item 3: `league audit URL --save DIR` keeps every answer as plain files;
+    `league audit --offline DIR` audits them with the same checks (passes, with its own state
+    or the one that pinned the league); one saved event edited fails naming service and seq."""
+    saved, state = tmp_path / "saved", tmp_path / "audit"
+    server = serve(env)
+    try:
+        asyncio.run(trade(server.url))
+        first = audit(env, server.url, state, "--save", str(saved))
+        assert first.returncode == 0, first.stderr
+        assert f"league audit --offline {saved}" in first.stdout
+    finally:
+        server.stop()
+    assert (saved / "manifest.json").is_file()
+    assert (saved / "mint" / "checkpoint").is_file()
+    assert (saved / "notary" / "holders" / "000000.json").is_file()
+    for state_dir in (state, tmp_path / "elsewhere"):
+        offline = league(env, "audit", "--offline", str(saved), "--state", str(state_dir))
+        assert offline.returncode == 0, offline.stderr
+        assert "mint: 2 events verified" in offline.stdout
+        assert "notary: 3 events verified" in offline.stdout
+        assert f"(saved from {server.url})" in offline.stdout
+    page = saved / "mint" / "events" / "000000.json"
+    feed = json.loads(page.read_text(encoding="utf-8"))
+    feed["events"][1]["body"]["request_id"] = "forged-1"
+    page.write_text(json.dumps(feed), encoding="utf-8")
+    line = one_line_failure(league(env, "audit", "--offline", str(saved), "--state", str(state)))
+    assert "mint seq 1" in line
+    assert "leaf hash" in line
+    assert "--offline" in league(env, "audit", "--help").stdout
+
+
+def test_an_edited_holder_is_named(env: dict[str, str], tmp_path: Path, database_url: str) -> None:
+    """issue 10 item 3: a row of the notary's holders projection edited in the database (its
+    log untouched) fails the audit naming the serial."""
+    server = serve(env)
+    try:
+        asyncio.run(trade(server.url))
+
+        async def tamper() -> str:
+            conn = await asyncpg.connect(database_url)
+            try:
+                serial: str = await conn.fetchval(
+                    "UPDATE notary.holders SET holder = $1 RETURNING serial",
+                    SigningKey.generate().public.to_text(),
+                )
+                return serial
+            finally:
+                await conn.close()
+
+        serial = asyncio.run(tamper())
+        line = one_line_failure(audit(env, server.url, tmp_path / "audit"))
+        assert "notary seq 1" in line  # the hop that makes the true holder
+        assert f"the notary's projection says {serial} is held by" in line
     finally:
         server.stop()
 
@@ -187,9 +284,15 @@ def test_another_root_key_is_refused(env: dict[str, str], tmp_path: Path) -> Non
         assert audit(env, server.url, state).returncode == 0
         (kept,) = state.iterdir()
         saved = json.loads(kept.read_text(encoding="utf-8"))
-        saved["root"] = SigningKey.generate().public.to_text()
+        saved["urls"][server.url] = SigningKey.generate().public.to_text()
         kept.write_text(json.dumps(saved), encoding="utf-8")
-        assert "pinned" in one_line_failure(audit(env, server.url, state))
+        line = one_line_failure(audit(env, server.url, state))
+        assert line.startswith("league: REFUSED: ")
+        assert f"pinned for {server.url}" in line
+        other = SigningKey.generate().public.to_text()
+        assert "given with --root" in one_line_failure(
+            audit(env, server.url, tmp_path / "fresh", "--root", other)
+        )
     finally:
         server.stop()
 

@@ -1,0 +1,228 @@
+"""``league audit`` benchmark: events and signature verifications per second, next to the raw
+Ed25519 verify rate of the same number of processes measured in the same run.
+
+    python bench/audit.py                      # 20,000 events, the machine's cores
+    python bench/audit.py --events 4000 --workers 1 2
+    python bench/audit.py --profile            # cProfile of one serial audit (main process)
+
+A league is built in memory with real keys and signatures (half the events prints stamped by
+the mint, half hops recorded by the notary, each print traded once), saved as the directory
+``league audit --save`` writes, and audited with ``league audit --offline`` (the CLI's own
+code: the same pages, pool and auditor as over HTTP, without the network). Reading of the
+target (docs/operations.md, "Auditing"): the audit's Ed25519 verifications per second over
+the raw verify rate of as many processes as it uses, each verifying in a tight loop, at once.
+Not a test: nothing here asserts a time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import itertools
+import json
+import multiprocessing
+import os
+import pstats
+import shutil
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import nacl.signing
+
+from ledger.api.logs import Feed, FeedEvent
+from ledger.api.notary import MAX_HOLDERS_PAGE, HolderRow, Holders
+from ledger.certificates import PrintCertificate
+from ledger.checkpoint import sign_checkpoint
+from ledger.endorsements import Endorsement
+from ledger.events import EventBody, HopRecorded, PrintStamped
+from ledger.keys import SigningKey
+from ledger.leaf import Event, canonical_leaf
+from ledger.limits import MAX_FEED_PAGE
+from ledger.manifest import LeagueManifest, build_manifest
+from ledger.merkle import CompactRange, leaf_hash
+from ledger.print_runs import DEFAULT_PRINT_RUNS, serial_for
+from ledger.wire import hash_text
+from services.league.audit import SavedLeague, audit_offline
+
+AT = datetime(2026, 12, 3, 3, 0, 0, 123456, tzinfo=UTC)
+HOLDERS = 64
+
+
+def key(n: int) -> SigningKey:
+    return SigningKey(bytes([n % 256, n // 256]) * 16)
+
+
+@dataclass
+class BenchLog:
+    """One service's log: its signed events, served as feed pages."""
+
+    service: str
+    origin: str
+    signer: SigningKey
+    events: list[FeedEvent]
+    versions: Counter[str]
+    tree: CompactRange
+
+    def append(self, body: EventBody) -> None:
+        stream = body.stream()
+        self.versions[stream] += 1
+        leaf = canonical_leaf(
+            seq=len(self.events), stream=stream, stream_version=self.versions[stream],
+            type=body.TYPE, body=body.to_wire(), recorded_at=AT,
+        )
+        digest = leaf_hash(leaf)
+        self.tree.append(digest)
+        self.events.append(FeedEvent.of(Event(
+            seq=len(self.events), stream=stream, stream_version=self.versions[stream],
+            type=body.TYPE, body=body.to_wire(), recorded_at=AT, leaf_hash=digest,
+            signature=self.signer.sign_raw(leaf),
+        )))
+
+    def pages(self) -> Iterator[str]:
+        """The feed as ``GET /<service>/events`` serves it, page after page."""
+        for start in range(0, len(self.events), MAX_FEED_PAGE):
+            chunk = self.events[start:start + MAX_FEED_PAGE]
+            yield Feed(events=chunk, next_after=chunk[-1].seq).model_dump_json()
+
+    def checkpoint(self) -> str:
+        return str(sign_checkpoint(self.origin, self.tree.size, self.tree.root(), self.signer))
+
+
+@dataclass
+class BenchLeague:
+    manifest: LeagueManifest
+    mint: BenchLog
+    notary: BenchLog
+    holders: dict[str, str]
+
+
+def build(events: int) -> BenchLeague:
+    """``events`` events: prints stamped to a few holders, then each traded once."""
+    root, mint_key, treasury, notary_key = key(1), key(2), key(3), key(4)
+    manifest = build_manifest(
+        root, league="bench-audit", name="Audit bench", mint=mint_key.public,
+        treasury=treasury.public, notary=notary_key.public,
+    )
+    logs = [
+        BenchLog(name, f"bench-audit/{name}", signer, [], Counter(), CompactRange())
+        for name, signer in (("mint", mint_key), ("notary", notary_key))
+    ]
+    mint, notary = logs
+    owners = [key(100 + n) for n in range(HOLDERS)]
+    by_text = {k.public.to_text(): k for k in owners}
+    serials = (
+        serial_for(run.title, "standard", k)
+        for k in itertools.count(1)
+        for run in DEFAULT_PRINT_RUNS.runs
+        if k <= run.standard
+    )
+    stamped: list[PrintCertificate] = []
+    for n in range((events + 1) // 2):
+        serial = next(serials)
+        certificate = PrintCertificate.sign(
+            mint_key, serial=serial, title=DEFAULT_PRINT_RUNS.run(serial[3:-5]).title,
+            set=DEFAULT_PRINT_RUNS.run(serial[3:-5]).set, finish="standard",
+            issued_to=owners[n % HOLDERS].public.to_text(), issue=1, event=n,
+            manifest=manifest.hash_text(),
+        )
+        mint.append(PrintStamped(certificate=certificate, request_id=f"request-{n:08d}"))
+        stamped.append(certificate)
+    holders: dict[str, str] = {}
+    for n, certificate in enumerate(stamped[: events // 2]):
+        holder = by_text[certificate.issued_to]
+        to = owners[(n + 1) % HOLDERS].public.to_text()
+        endorsement = Endorsement.sign(
+            holder, serial=certificate.serial, hop=1, prev=hash_text(certificate.hash()),
+            to=to, time=1_700_000_000 + n, **{"from": certificate.issued_to},
+        )
+        notary.append(HopRecorded(issue=1, endorsement=endorsement))
+        holders[certificate.serial] = to
+    return BenchLeague(manifest, mint, notary, holders)
+
+
+def save(league: BenchLeague, directory: Path) -> None:
+    """The league as ``league audit URL --save DIR`` writes it."""
+    saved = SavedLeague.create(directory, "https://bench-audit.invalid")
+    saved.write_manifest(json.dumps(league.manifest.to_wire()))
+    for log in (league.mint, league.notary):
+        saved.write_checkpoint(log.service, log.checkpoint())
+        for index, page in enumerate(log.pages()):
+            saved.write_numbered(f"{log.service}/events", index, page)
+    traded = sorted(league.holders.items())
+    for index, start in enumerate(range(0, len(traded) + 1, MAX_HOLDERS_PAGE)):
+        rows = traded[start:start + MAX_HOLDERS_PAGE]
+        page = Holders(
+            holders=[HolderRow(serial=s, issue=1, hops=1, holder=h) for s, h in rows],
+            log_size=len(league.notary.events),
+            next_after=rows[-1][0] if len(rows) == MAX_HOLDERS_PAGE else None,
+        )
+        saved.write_numbered("notary/holders", index, page.model_dump_json())
+
+
+def _raw_loop(seconds: float) -> int:
+    key = nacl.signing.SigningKey(bytes(32))
+    message = b"CZ1/event\n" + b"x" * 300
+    signature = key.sign(message).signature
+    verify = key.verify_key.verify
+    count, start = 0, time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        for _ in range(200):
+            verify(message, signature)
+        count += 200
+    return count
+
+
+def raw_verify_rate(processes: int, seconds: float = 3.0) -> float:
+    """Ed25519 verifications per second of ``processes`` processes verifying at once."""
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(processes, mp_context=context) as pool:
+        list(pool.map(_raw_loop, [0.01] * processes))  # started and warm
+        start = time.perf_counter()
+        counts = list(pool.map(_raw_loop, [seconds] * processes))
+        return sum(counts) / (time.perf_counter() - start)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--events", type=int, default=20_000)
+    parser.add_argument("--workers", type=int, nargs="*", default=[os.cpu_count() or 1])
+    parser.add_argument("--profile", action="store_true",
+                        help="profile one audit without a pool instead of the table")
+    args = parser.parse_args(argv)
+    built = time.perf_counter()
+    league = build(args.events)
+    directory = Path(tempfile.mkdtemp(prefix="cz-audit-bench-"))
+    try:
+        save(league, directory / "saved")
+        print(f"built and saved {args.events} events in {time.perf_counter() - built:.1f} s")
+        if args.profile:
+            profiler = cProfile.Profile()
+            profiler.enable()
+            audit_offline(directory / "saved", directory / "state-profile", workers=0)
+            profiler.disable()
+            pstats.Stats(profiler).sort_stats("cumulative").print_stats(30)
+            return
+        print(f"{'workers':>7} {'events':>7} {'seconds':>8} {'events/s':>9} {'verifies/s':>11} "
+              f"{'raw verifies/s':>15} {'ratio':>6}")
+        for n, workers in enumerate(args.workers):
+            start = time.perf_counter()
+            result = audit_offline(directory / "saved", directory / f"state-{n}",
+                                   workers=workers)
+            seconds = time.perf_counter() - start
+            raw = raw_verify_rate(max(workers, 1))
+            rate = result.report.verifications / seconds
+            print(f"{workers:>7} {result.events:>7} {seconds:>8.2f} "
+                  f"{result.events / seconds:>9.0f} {rate:>11.0f} {raw:>15.0f} "
+                  f"{rate / raw:>6.0%}")
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,519 @@
+"""``league audit``: the independent auditor's IO around ``ledger.audit`` (issue 10 item 3).
+
+Nothing but the HTTP client and ``ledger/``, never the services' own code, which is what it
+checks. A :class:`Source` gives what a league serves, as served (the JSON and notes' text):
+:class:`Served` reads it over HTTP (and, with ``--save``, writes every answer into a
+:class:`SavedLeague` directory as it arrives), :class:`Saved` reads such a directory back
+(``--offline``). :func:`run_audit` feeds either through the same :class:`ledger.audit.Auditor`;
+pages are checked by :func:`ledger.audit.check_page` in a pool of worker processes, one page
+each, while this process does the stateful checks in seq order.
+
+What the auditor keeps between runs (:class:`AuditState`, one JSON file) is keyed by the
+league's root key: the root pinned for each URL on first use, and per root the latest
+checkpoint each service served to a passed audit. A league that moves host keeps its
+history; a changed root at a known URL is refused.
+
+The saved directory (docs/operations.md, "Auditing offline")::
+
+    DIR/audit.json                      {"format", "url", "saved_at"}
+    DIR/manifest.json                   GET /mint/manifest
+    DIR/<service>/checkpoint            GET /<service>/checkpoint
+    DIR/<service>/evidence/NNNNNN.json  GET /<service>/evidence?after=..., in order
+    DIR/<service>/events/NNNNNN.json    GET /<service>/events?after=...&limit=..., in order
+    DIR/notary/holders/NNNNNN.json      GET /notary/holders?after=..., in order
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import multiprocessing
+import os
+from collections import deque
+from collections.abc import AsyncIterator, Awaitable
+from concurrent.futures import Executor, ProcessPoolExecutor
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Protocol, TextIO
+
+from pydantic import ValidationError
+
+from clients.league import LeagueClient, LeagueProblem
+from ledger.address import address_of
+from ledger.api.notary import MAX_HOLDERS_PAGE, Holders
+from ledger.api.witness import MAX_EVIDENCE_PAGE, EvidenceList
+from ledger.audit import (
+    AUDITED_SERVICES,
+    Auditor,
+    AuditReport,
+    CheckedPage,
+    PageContext,
+    check_page,
+)
+from ledger.checkpoint import Checkpoint
+from ledger.errors import LedgerError
+from ledger.keys import PublicKey
+from ledger.limits import MAX_FEED_PAGE
+from ledger.manifest import LeagueManifest
+from services.kernel.errors import LeagueError
+
+#: The saved directory's format, in its audit.json.
+FORMAT = "cz-league-audit/1"
+#: The state file's name in the state directory.
+STATE_FILE = "leagues.json"
+
+
+# -- what is kept between runs -----------------------------------------------------------------
+
+
+@dataclass
+class AuditState:
+    """The auditor's memory: per URL the root pinned on first use; per root (a league,
+    wherever it is served from) the latest checkpoint each service served to a passed audit."""
+
+    path: Path
+    urls: dict[str, str] = field(default_factory=dict)
+    leagues: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    @classmethod
+    def load(cls, directory: Path) -> AuditState:
+        state = cls(directory / STATE_FILE)
+        if not state.path.exists():
+            return state
+        try:
+            data = json.loads(state.path.read_text(encoding="utf-8"))
+            state.urls = {str(url): str(root) for url, root in data["urls"].items()}
+            state.leagues = {str(root): dict(kept) for root, kept in data["leagues"].items()}
+            for root in (*state.urls.values(), *state.leagues):
+                PublicKey.from_text(root)
+        except (ValueError, KeyError, TypeError, AttributeError, LedgerError):
+            raise LeagueError(
+                f"{state.path} is not an audit state file (remove it to audit afresh, pinning "
+                f"every league's root key again)"
+            ) from None
+        return state
+
+    def pinned(self, url: str) -> PublicKey | None:
+        root = self.urls.get(url)
+        return PublicKey.from_text(root) if root is not None else None
+
+    def kept(self, root: PublicKey) -> dict[str, Checkpoint]:
+        """The checkpoints kept for the league of ``root`` (from any URL)."""
+        league = self.leagues.get(root.to_text(), {})
+        try:
+            return {
+                service: Checkpoint.from_note(text)
+                for service, text in league.get("checkpoints", {}).items()
+                if service in AUDITED_SERVICES
+            }
+        except LedgerError:
+            raise LeagueError(f"{self.path} holds a checkpoint that does not parse (remove it "
+                              f"to audit afresh)") from None
+
+    def known_urls(self, root: PublicKey) -> list[str]:
+        return list(self.leagues.get(root.to_text(), {}).get("urls", []))
+
+    def pin(self, url: str, root: PublicKey) -> None:
+        self.urls[url] = root.to_text()
+        league = self.leagues.setdefault(root.to_text(), {"urls": [], "checkpoints": {}})
+        if url not in league["urls"]:
+            league["urls"].append(url)
+        self.save()
+
+    def keep(self, root: PublicKey, checkpoints: dict[str, Checkpoint]) -> None:
+        league = self.leagues.setdefault(root.to_text(), {"urls": [], "checkpoints": {}})
+        league["checkpoints"] = {name: str(cp) for name, cp in checkpoints.items()}
+        self.save()
+
+    def save(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        scratch = self.path.with_suffix(".tmp")
+        data = {"urls": self.urls, "leagues": self.leagues}
+        scratch.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+        os.replace(scratch, self.path)
+
+
+# -- where the league's answers come from ------------------------------------------------------
+
+
+class Source(Protocol):
+    """What a league serves, as served. ``None`` where it serves no such thing."""
+
+    url: str
+
+    async def manifest(self) -> str: ...
+
+    async def checkpoint(self, service: str) -> str: ...
+
+    async def holders(self, after: str, index: int) -> str | None: ...
+
+    async def evidence(self, service: str, after: int, index: int) -> str | None: ...
+
+    def pages(self, service: str, upto: int, to_end: bool) -> AsyncIterator[str]:
+        """Pages of ``service``'s feed in order: its first ``upto`` events, and with
+        ``to_end`` on to its end."""
+        ...
+
+
+class SavedLeague:
+    """A saved directory: writes each answer as served, reads them back in order."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+
+    @classmethod
+    def create(cls, directory: Path, url: str) -> SavedLeague:
+        if directory.exists() and any(directory.iterdir()):
+            raise LeagueError(f"{directory} is not empty: save an audit into a new directory")
+        directory.mkdir(parents=True, exist_ok=True)
+        saved = cls(directory)
+        at = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        saved._write("audit.json", json.dumps({"format": FORMAT, "url": url, "saved_at": at}))
+        return saved
+
+    @classmethod
+    def open(cls, directory: Path) -> tuple[SavedLeague, str]:
+        """The directory and the URL it was saved from."""
+        try:
+            header = json.loads((directory / "audit.json").read_text(encoding="utf-8"))
+            if header["format"] != FORMAT:
+                raise ValueError(header["format"])
+            return cls(directory), str(header["url"])
+        except (OSError, ValueError, KeyError, TypeError):
+            raise LeagueError(f"{directory} is not a directory `league audit --save` wrote "
+                              f"(no {FORMAT} audit.json)") from None
+
+    def _write(self, name: str, text: str) -> None:
+        path = self.directory / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+    def _read(self, name: str) -> str | None:
+        path = self.directory / name
+        return path.read_text(encoding="utf-8") if path.exists() else None
+
+    def write_manifest(self, text: str) -> None:
+        self._write("manifest.json", text)
+
+    def write_checkpoint(self, service: str, text: str) -> None:
+        self._write(f"{service}/checkpoint", text)
+
+    def write_numbered(self, folder: str, index: int, text: str) -> None:
+        self._write(f"{folder}/{index:06d}.json", text)
+
+    def read(self, name: str) -> str:
+        text = self._read(name)
+        if text is None:
+            raise LeagueError(f"{self.directory / name} is missing from the saved audit")
+        return text
+
+    def numbered(self, folder: str, index: int) -> str | None:
+        return self._read(f"{folder}/{index:06d}.json")
+
+
+class Served:
+    """A league over HTTP; every answer also saved into ``save`` when given."""
+
+    def __init__(self, client: LeagueClient, save: SavedLeague | None) -> None:
+        self.client = client
+        self.url = client.base_url
+        self.save = save
+        self._pages: dict[str, int] = {}
+
+    async def _get(self, path: str, params: dict[str, Any] | None = None) -> str:
+        # The client's own bounded reader: the text exactly as served, to check and to save.
+        _, _, text = await self.client._call("GET", path, params=params)
+        return text
+
+    async def _optional(self, path: str, params: dict[str, Any]) -> str | None:
+        try:
+            return await self._get(path, params)
+        except LeagueProblem as problem:
+            if problem.status in (404, 405):  # the league does not serve it (yet)
+                return None
+            raise
+
+    async def manifest(self) -> str:
+        text = await self._get("/mint/manifest")
+        if self.save is not None:
+            self.save.write_manifest(text)
+        return text
+
+    async def checkpoint(self, service: str) -> str:
+        text = await self.client.checkpoint(service=service)
+        if self.save is not None:
+            self.save.write_checkpoint(service, text)
+        return text
+
+    async def holders(self, after: str, index: int) -> str | None:
+        params: dict[str, Any] = {"limit": MAX_HOLDERS_PAGE}
+        if after:
+            params["after"] = after
+        text = await self._optional("/notary/holders", params)
+        if text is not None and self.save is not None:
+            self.save.write_numbered("notary/holders", index, text)
+        return text
+
+    async def evidence(self, service: str, after: int, index: int) -> str | None:
+        params = {"after": after, "limit": MAX_EVIDENCE_PAGE}
+        text = await self._optional(f"/{service}/evidence", params)
+        if text is not None and self.save is not None:
+            self.save.write_numbered(f"{service}/evidence", index, text)
+        return text
+
+    async def _page(self, service: str, after: int, limit: int) -> str:
+        text = await self._get(f"/{service}/events", {"after": after, "limit": limit})
+        if self.save is not None:
+            index = self._pages.get(service, 0)
+            self._pages[service] = index + 1
+            self.save.write_numbered(f"{service}/events", index, text)
+        return text
+
+    async def pages(self, service: str, upto: int, to_end: bool) -> AsyncIterator[str]:
+        # Seqs are dense, so the pages up to a known size are known without reading them (a
+        # gap is the auditor's to find); past it, read on until a page comes back short.
+        after = -1
+        while after + 1 < upto:
+            limit = min(MAX_FEED_PAGE, upto - after - 1)
+            yield await self._page(service, after, limit)
+            after += limit
+        while to_end:
+            page = await self._page(service, after, MAX_FEED_PAGE)
+            yield page
+            # Every event has one "seq" member (a quote inside a string is escaped), so
+            # fewer than a full page of them is the end; more (a body's own) reads one more.
+            if page.count('"seq":') < MAX_FEED_PAGE:
+                return
+            after += MAX_FEED_PAGE
+
+
+class Saved:
+    """A saved directory read back as the league it was saved from."""
+
+    def __init__(self, saved: SavedLeague, url: str) -> None:
+        self.saved = saved
+        self.url = url
+
+    async def manifest(self) -> str:
+        return self.saved.read("manifest.json")
+
+    async def checkpoint(self, service: str) -> str:
+        return self.saved.read(f"{service}/checkpoint")
+
+    async def holders(self, after: str, index: int) -> str | None:
+        return self.saved.numbered("notary/holders", index)
+
+    async def evidence(self, service: str, after: int, index: int) -> str | None:
+        return self.saved.numbered(f"{service}/evidence", index)
+
+    async def pages(self, service: str, upto: int, to_end: bool) -> AsyncIterator[str]:
+        index = 0
+        while (page := self.saved.numbered(f"{service}/events", index)) is not None:
+            yield page
+            index += 1
+
+
+# -- checking pages --------------------------------------------------------------------------
+
+
+class PageChecker:
+    """:func:`check_page` in ``workers`` processes (in this one when fewer than 2)."""
+
+    def __init__(self, workers: int) -> None:
+        self.workers = workers
+        self.pool: Executor | None = None
+        if workers >= 2:
+            context = multiprocessing.get_context("spawn")
+            self.pool = ProcessPoolExecutor(workers, mp_context=context)
+
+    def check(self, context: PageContext, text: str) -> Awaitable[CheckedPage]:
+        if self.pool is None:
+            future: asyncio.Future[CheckedPage] = asyncio.get_running_loop().create_future()
+            future.set_result(check_page(context, text))
+            return future
+        return asyncio.get_running_loop().run_in_executor(self.pool, check_page, context, text)
+
+    @property
+    def depth(self) -> int:
+        """Pages in flight: enough to keep every worker busy while this process catches up."""
+        return max(1, 2 * self.workers)
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(cancel_futures=True)
+
+
+class AuditProgress:
+    """Events audited per service, redrawn on one line of a terminal (silent otherwise)."""
+
+    def __init__(self, stream: TextIO | None = None) -> None:
+        self.stream = stream
+        self.shown = stream is not None and stream.isatty()
+
+    def update(self, service: str, done: int, expected: int | None) -> None:
+        if self.stream is not None and self.shown:
+            of = f" of {expected}" if expected else ""
+            self.stream.write(f"\r\x1b[Kauditing {service}: {done}{of} events")
+            self.stream.flush()
+
+    def done(self) -> None:
+        if self.stream is not None and self.shown:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
+
+
+# -- the audit ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AuditOutcome:
+    """A passed audit: the report, the league's root, whether it was pinned just now, and
+    the other URLs the same league was audited at before."""
+
+    report: AuditReport
+    url: str
+    root: PublicKey
+    first_use: bool
+    moved_from: list[str]
+    state: Path
+
+    @property
+    def events(self) -> int:
+        return sum(s.events for s in self.report.services)
+
+
+def _parse(model: type[Any], text: str, what: str, service: str) -> Any:
+    try:
+        return model.model_validate_json(text)
+    except ValidationError as exc:
+        raise LeagueError(f"the {service}'s {what} is not a {model.__name__}: "
+                          f"{exc.errors(include_url=False)[0]['msg']}") from None
+
+
+async def run_audit(
+    source: Source,
+    state: AuditState,
+    *,
+    root: PublicKey | None,
+    checker: PageChecker,
+    progress: AuditProgress,
+    keep_larger_only: bool,
+) -> AuditOutcome:
+    """Audit what ``source`` serves under ``root`` (or the URL's pin, or first use)."""
+    url = source.url
+    manifest = LeagueManifest.from_wire(await source.manifest())
+    served_root = PublicKey.from_text(manifest.root)
+    pinned = state.pinned(url)
+    for expected, how in ((pinned, f"pinned for {url} in {state.path}"),
+                          (root, "given with --root")):
+        if expected is not None and expected != served_root:
+            raise LeagueError(
+                f"REFUSED: {url} serves a league under the root key {address_of(served_root)}, "
+                f"not {address_of(expected)} {how}. A changed root is another league (or an "
+                f"impostor): nothing was audited. To audit it as a new league, remove the pin "
+                f"from {state.path} or use another --state directory."
+            )
+    first_use = pinned is None and root is None
+    auditor = Auditor(manifest, pinned or root or served_root)  # checks the root signature
+    moved_from = [u for u in state.known_urls(served_root) if u != url]
+    state.pin(url, served_root)
+
+    kept = state.kept(served_root)
+    served: dict[str, Checkpoint] = {}
+    # The holders first, then the notary's checkpoint, then the mint's: every hop they cover
+    # refers to a stamp the mint's feed, read to its end afterwards, holds.
+    after, index, holders_size = "", 0, 0
+    while (text := await source.holders(after, index)) is not None:
+        page: Holders = _parse(Holders, text, "holders page", "notary")
+        auditor.holders(after, page)
+        holders_size = max(holders_size, page.log_size)
+        index += 1
+        if page.next_after is None:
+            break
+        after = page.next_after
+    for service in reversed(AUDITED_SERVICES):
+        served[service] = Checkpoint.from_note(await source.checkpoint(service))
+    for service in AUDITED_SERVICES:
+        previous = kept.get(service)
+        if previous is not None and (not keep_larger_only
+                                     or previous.size <= served[service].size):
+            auditor.checkpoint(service, previous, kept=True)
+        auditor.checkpoint(service, served[service])
+    for service in AUDITED_SERVICES:
+        evidence_after, index = 0, 0
+        while (text := await source.evidence(service, evidence_after, index)) is not None:
+            evidence: EvidenceList = _parse(EvidenceList, text, "evidence page", service)
+            auditor.evidence(service, evidence)
+            index += 1
+            if not evidence.evidence:
+                break
+            evidence_after = evidence.next_after
+
+    for service in AUDITED_SERVICES:
+        upto = served[service].size
+        if service == "notary":
+            upto = max(upto, holders_size)
+        context = auditor.context(service)
+        waiting: deque[Awaitable[CheckedPage]] = deque()
+        async for text in source.pages(service, upto, service == "mint"):
+            waiting.append(checker.check(context, text))
+            while len(waiting) >= checker.depth:
+                auditor.add_checked(service, await waiting.popleft())
+                progress.update(service, auditor.size(service), upto)
+        while waiting:
+            auditor.add_checked(service, await waiting.popleft())
+            progress.update(service, auditor.size(service), upto)
+    progress.done()
+    report = auditor.report()
+
+    newest = dict(kept)
+    for service in AUDITED_SERVICES:
+        latest = auditor.latest(service)
+        previous = kept.get(service)
+        if latest is not None and (previous is None or latest.size >= previous.size):
+            newest[service] = latest
+    state.keep(served_root, newest)
+    return AuditOutcome(report, url, served_root, first_use, moved_from, state.path)
+
+
+def default_workers() -> int:
+    """The machine's cores (a pool of one is no pool)."""
+    return os.cpu_count() or 1
+
+
+async def audit_url(
+    url: str, state_dir: Path, *, root: PublicKey | None = None, save: Path | None = None,
+    workers: int = 0, progress: AuditProgress | None = None,
+) -> AuditOutcome:
+    """``league audit URL``: audit the league served at ``url`` (saving it into ``save``)."""
+    saved = SavedLeague.create(save, url) if save is not None else None
+    checker = PageChecker(workers)
+    try:
+        async with LeagueClient(url) as client:
+            return await run_audit(
+                Served(client, saved), AuditState.load(state_dir), root=root, checker=checker,
+                progress=progress or AuditProgress(),
+                keep_larger_only=False,
+            )
+    finally:
+        checker.close()
+
+
+def audit_offline(
+    directory: Path, state_dir: Path, *, root: PublicKey | None = None, workers: int = 0,
+    progress: AuditProgress | None = None,
+) -> AuditOutcome:
+    """``league audit --offline DIR``: audit a directory ``--save`` wrote, as its league.
+
+    Checkpoints kept from audits newer than the saved copy are not held against it."""
+    saved, url = SavedLeague.open(directory)
+    checker = PageChecker(workers)
+    try:
+        return asyncio.run(run_audit(
+            Saved(saved, url), AuditState.load(state_dir), root=root, checker=checker,
+            progress=progress or AuditProgress(),
+            keep_larger_only=True,
+        ))
+    finally:
+        checker.close()
