@@ -161,6 +161,10 @@ class Witness:
             "prefix_root = $5, leaf_hash = $6, inclusion_proof = $7 WHERE origin = $1 AND "
             "cosigned_root = $2 AND submitted_root = $3 AND kind = 'unproven' RETURNING id"
         )
+        self._drop = (
+            f"DELETE FROM {s}.witness_evidence WHERE origin = $1 AND "  # noqa: S608
+            "cosigned_root = $2 AND submitted_root = $3 AND kind = 'unproven' RETURNING id"
+        )
         self._read_evidence = (
             f"SELECT id, origin, recorded_at, kind, reason, cosigned, submitted, "  # noqa: S608
             "old_size, proof, prefix_root, leaf_hash, inclusion_proof "
@@ -279,10 +283,14 @@ class Witness:
         return kind == "fork"
 
     async def _look_closer(self, kept: Checkpoint, new: Checkpoint) -> None:
-        """Ask the log for the inclusion proof of leaf ``kept.size - 1`` in ``new``'s tree;
-        when it shows a root at ``kept.size`` other than the one the log signed there, the
-        unproven record of this pair becomes a ``fork`` with that proof. Anything that goes
-        wrong (the log not answering, a proof that does not verify) leaves it unproven."""
+        """Ask the log for the inclusion proof of leaf ``kept.size - 1`` in ``new``'s tree.
+
+        When it shows a root at ``kept.size`` other than the one the log signed there, the
+        unproven record of this pair becomes a ``fork`` with that proof. When it shows the
+        signed root, the log's tree does extend what was cosigned: the failing proof was a
+        replay's or a bug's, no evidence, and the record is dropped. Anything else (the log
+        not answering, a proof that does not verify) leaves it unproven.
+        """
         found = self.log_urls.get(new.origin)
         if found is None or kept.size == 0:
             return
@@ -298,16 +306,20 @@ class Witness:
                      exc.diagnostics())
             return
         shown = prefix_from_inclusion(index, new.size, leaf, path, new.root)
-        if shown is None or hmac.compare_digest(shown, kept.root):
+        if shown is None:
+            return
+        pair = (new.origin, kept.root, new.root)
+        if hmac.compare_digest(shown, kept.root):
+            if await self.store.fetchval(self._drop, *pair) is not None:
+                log.info("witness %s: %s extends what it cosigned; a failing proof of it is "
+                         "no evidence", self.name, new.origin)
             return
         reason = (
             f"{new.origin}'s checkpoint of size {new.size} has root {encode_b64(shown)} at "
             f"size {kept.size} (its inclusion proof of leaf {index}), where it signed "
             f"{encode_b64(kept.root)}"
         )
-        if await self.store.fetchval(
-            self._convict, new.origin, kept.root, new.root, reason, shown, leaf, path
-        ) is not None:
+        if await self.store.fetchval(self._convict, *pair, reason, shown, leaf, path) is not None:
             log.warning("witness %s convicted %s: %s", self.name, new.origin, reason)
 
     async def _keep_evidence(
@@ -323,8 +335,9 @@ class Witness:
         if await tx.fetchval(
             self._keep, new.origin, kind, reason, str(kept), str(new), kept.root, new.root,
             submission.old_size, list(submission.proof), shown,
-        ) is not None:
-            log.warning("witness %s kept evidence against %s: %s", self.name, new.origin, reason)
+        ) is not None:  # an unproven record is looked at closer before it is believed
+            level = logging.INFO if kind == "unproven" else logging.WARNING
+            log.log(level, "witness %s kept evidence against %s: %s", self.name, new.origin, reason)
 
     async def evidence(self, after: int, limit: int) -> EvidenceList:
         rows = await self.store.fetch(self._read_evidence, after, limit)

@@ -27,6 +27,7 @@ from ledger.checkpoint import (
     log_verifier,
     sign_checkpoint,
 )
+from ledger.errors import ProofError
 from ledger.keys import PublicKey, SigningKey
 from ledger.leaf import NewEvent
 from ledger.manifest import LeagueManifest
@@ -37,9 +38,10 @@ from services.kernel.compose import compose
 from services.kernel.founding import load_manifest
 from services.kernel.keyring import read_key
 from services.kernel.settings import LeagueSettings
-from services.kernel.witness import TLOG_SIZE
+from services.kernel.witness import TLOG_SIZE, Witness
 from services.kernel.witnessing import WITNESSES, Witnessing
 from services.league.registry import SERVICES
+from services.mint.app import SERVICE as MINT
 from services.notary.app import SERVICE as NOTARY
 from tests.services.notary.conftest import (
     Trade,
@@ -277,3 +279,52 @@ async def test_a_witness_that_is_down_is_retried_until_it_cosigns(
     assert served.size == 3
     assert witness in served.verify([witness, log_verifier(served.origin, store.public_key)])
     assert peer.failures == 0
+
+
+async def test_a_failing_proof_is_looked_at_closer_with_the_log_s_inclusion_proof(
+    settings: LeagueSettings,
+) -> None:
+    """The notary's witness over the mint served alone (nothing else submits to this
+    witness). The mint's real checkpoints of 3 and 5 with a garbled proof (a replay, say):
+    the mint's inclusion proof of leaf 2 in its tree of 5 shows the cosigned root, so no
+    evidence is left. A checkpoint of 5 with a root the log does not have, signed by its
+    key: its proof fails and nothing shows another root at 3, so it stays unproven."""
+    manifest = load_manifest(settings)
+    mint_key = read_key(settings.keys_dir, "mint")
+    mint = TestServer(compose(settings, [MINT]), host="127.0.0.1", port=settings.port)
+    await mint.start_server()
+    pool = await asyncpg.create_pool(settings.database, min_size=1, max_size=4)
+    try:
+        async with LeagueClient(str(mint.make_url(""))) as league:
+            trade = Trade(league, manifest)
+            for title in ("Model-A", "Faithful", "Tally", "Pairing", "Reflection"):
+                await trade.stamp(SigningKey.generate(), title)
+        origin = f"{manifest.league}/mint"
+        mint_log = PostgresEventStore(pool, schema="mint", origin=origin, key=mint_key)
+        at3 = sign_checkpoint(origin, 3, await mint_log.root(3), mint_key)
+        at5 = sign_checkpoint(origin, 5, await mint_log.root(5), mint_key)
+        notary_log = PostgresEventStore(
+            pool, schema="notary", origin=f"{manifest.league}/notary",
+            key=read_key(settings.keys_dir, "notary"),
+        )
+        witness = Witness(
+            notary_log, manifest, "notary", read_key(settings.keys_dir, "notary"),
+            {"mint": str(mint.make_url("")).rstrip("/")},
+        )
+        await witness.add_checkpoint(body(0, [], at3).encode())
+        garbled = [leaf_hash(b"garbled")] * 3
+        with pytest.raises(ProofError):
+            await witness.add_checkpoint(body(3, garbled, at5).encode())
+        assert (await witness.evidence(0, 10)).evidence == []
+        fake = sign_checkpoint(origin, 5, leaf_hash(b"no such root"), mint_key)
+        with pytest.raises(ProofError):
+            await witness.add_checkpoint(body(3, garbled, fake).encode())
+        (record,) = (await witness.evidence(0, 10)).evidence
+        assert record.kind == "unproven"
+        assert not record.convicts(mint_key.public)
+        assert await witness.add_checkpoint(
+            body(3, await mint_log.consistency_proof(3, 5), at5).encode()
+        )
+    finally:
+        await pool.close()
+        await mint.close()
