@@ -19,7 +19,7 @@ from clients.cz_session import (
     pinned,
     root_changed,
 )
-from clients.league import LeagueClient, LeagueProblem, verify_stamped
+from clients.league import MAX_RETRIES, LeagueClient, LeagueProblem, verify_stamped
 from clients.wallet import LeaguePin, StampCredit, Wallet, WalletError
 from ledger.address import address_of
 from ledger.api.mint import StampAnswer, Stamped
@@ -41,7 +41,7 @@ async def _pin(wallet: Wallet, url: str) -> tuple[LeaguePin, bool]:
     """The pin after contacting ``url``: new on first use, else the same root (refused
     loudly otherwise) at this URL."""
     old = wallet.league
-    async with LeagueClient(url) as client:
+    async with LeagueClient(url, retries=MAX_RETRIES) as client:
         try:
             manifest = await client.manifest(old.root if old else None)
         except BadSignatureError:

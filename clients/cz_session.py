@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from typing import Any, TextIO
 
-from clients.league import LeagueClient
+from clients.league import MAX_RETRIES, LeagueClient
 from clients.wallet import LeaguePin, Wallet, WalletError, WalletHome, unseal
 from ledger.address import address_of
 from ledger.errors import BadSignatureError, LedgerError
@@ -98,7 +98,7 @@ def root_changed(url: str, pinned_root: PublicKey, served: LeagueManifest) -> Ro
 async def league_of(pin: LeaguePin) -> AsyncIterator[tuple[LeagueClient, LeagueManifest]]:
     """The pinned league, its manifest fetched and checked against the pin: the same root
     key (loudly refused otherwise) and the very manifest the wallet verifies against."""
-    async with LeagueClient(pin.url) as client:
+    async with LeagueClient(pin.url, retries=MAX_RETRIES) as client:
         try:
             manifest = await client.manifest(pin.root)
         except BadSignatureError:

@@ -1,5 +1,8 @@
 """An API client of a league server (aiohttp): the mint and the notary now, the treasury later.
 
+One place for the timeout (:data:`DEFAULT_TIMEOUT` per call) and for retries: made with
+``retries=MAX_RETRIES``, a client retries a 503 or 429 with backoff, honouring a short
+``Retry-After`` (:func:`retry_wait`).
 Every problem+json answer becomes a :class:`LeagueProblem` (a ``LedgerError``, so ``cz`` prints
 it on one line like any other refusal). Answers are parsed into the services' own models, and
 what can be verified offline is: the manifest's root signature, every certificate's mint
@@ -11,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import secrets
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
@@ -43,6 +46,35 @@ M = TypeVar("M", bound=BaseModel)
 
 #: How long one call may take before the client gives up (seconds).
 DEFAULT_TIMEOUT = 30.0
+
+
+#: Retries of a call the league answered 503 (overloaded) or 429 (rate limited), for a client
+#: made with ``retries=MAX_RETRIES`` (the player's ``cz``; services following each other keep
+#: their own retry loops and the default of none) ...
+MAX_RETRIES = 3
+#: ... as long as it asks to wait no longer than this (seconds): a daily allowance that
+#: resets at midnight is answered at once, not slept through.
+MAX_RETRY_WAIT = 10.0
+#: The first backoff when no Retry-After is given (doubling per attempt).
+BACKOFF = 0.25
+
+
+def retry_wait(
+    status: int, headers: Mapping[str, str], attempt: int, retries: int = MAX_RETRIES
+) -> float | None:
+    """Seconds to wait before retrying an answer of ``status``, or None to give up now:
+    ``Retry-After`` (delta-seconds) honoured, else exponential backoff from :data:`BACKOFF`,
+    at most ``retries`` times and never longer than :data:`MAX_RETRY_WAIT`."""
+    if status not in (429, 503) or attempt >= retries:
+        return None
+    backoff = BACKOFF * (1 << attempt)
+    given = headers.get("Retry-After")
+    if given is None:
+        return min(backoff, MAX_RETRY_WAIT)
+    if not given.strip().isdigit():
+        return None  # an HTTP-date, or nonsense: not worth guessing at
+    wait = float(int(given.strip()))
+    return None if wait > MAX_RETRY_WAIT else max(wait, backoff)
 
 
 class LeagueProblem(LedgerError):
@@ -154,7 +186,9 @@ class LeagueClient:
         *,
         session: aiohttp.ClientSession | None = None,
         timeout: float = DEFAULT_TIMEOUT,
+        retries: int = 0,
     ) -> None:
+        self.retries = retries
         self.base_url = base_url.rstrip("/")
         #: The URL as errors name it: without any user or password it may carry.
         self.shown_url = str(URL(self.base_url).with_user(None))
@@ -180,18 +214,25 @@ class LeagueClient:
     async def _call(
         self, method: str, path: str, *, json: Any = None, params: dict[str, int] | None = None
     ) -> tuple[int, str, str]:
+        """One call, retried after a 503 or 429 whose ``Retry-After`` is short (every POST of
+        the protocol is idempotent, so a retry never does a thing twice)."""
         if self._session is None:
             raise RuntimeError("use LeagueClient in `async with`")
-        try:
-            async with self._session.request(
-                method, self.base_url + path, json=json, params=params
-            ) as response:
-                text = await _read_answer(response)
-                if response.status >= 400:
-                    raise self._problem(response.status, response.content_type, text)
-                return response.status, response.content_type, text
-        except (aiohttp.ClientError, TimeoutError) as exc:
-            raise LeagueUnreachable(f"{self.shown_url} did not answer: {exc}") from None
+        for attempt in range(self.retries + 1):
+            try:
+                async with self._session.request(
+                    method, self.base_url + path, json=json, params=params
+                ) as response:
+                    text = await _read_answer(response)
+                    if response.status < 400:
+                        return response.status, response.content_type, text
+                    wait = retry_wait(response.status, response.headers, attempt, self.retries)
+                    if wait is None:
+                        raise self._problem(response.status, response.content_type, text)
+            except (aiohttp.ClientError, TimeoutError) as exc:
+                raise LeagueUnreachable(f"{self.shown_url} did not answer: {exc}") from None
+            await asyncio.sleep(wait)
+        raise AssertionError("unreachable: the last attempt never waits")
 
     @staticmethod
     def _problem(status: int, content_type: str, text: str) -> LedgerError:

@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from clients.league import LeagueClient, LeagueProblem, LeagueUnreachable
+from clients.league import MAX_RETRIES, LeagueClient, LeagueProblem, LeagueUnreachable
+from ledger.api.problems import PROBLEM_JSON
 from ledger.errors import SchemaError, SizeLimitError
 from ledger.limits import MAX_ANSWER_BYTES, MIB
 from services.http.apps import new_app
@@ -109,3 +110,58 @@ async def test_an_answer_declared_too_long_is_refused(aiohttp_server: Any) -> No
     async with LeagueClient(str(server.make_url(""))) as league:
         with pytest.raises(SizeLimitError, match="larger than"):
             await league.census()
+
+
+async def test_overload_is_retried_honouring_retry_after(aiohttp_server: Any) -> None:
+    """503 and 429 with a short Retry-After are retried (the POSTs are idempotent): the third
+    attempt's answer is returned, after exactly three requests."""
+    app = web.Application()
+    seen: list[int] = []
+
+    async def busy(request: web.Request) -> web.Response:
+        seen.append(1)
+        if len(seen) == 1:
+            return web.Response(status=503, headers={"Retry-After": "0"}, text="busy")
+        if len(seen) == 2:
+            return web.Response(status=429, text="slow down")  # no Retry-After: backoff
+        return web.Response(text="the checkpoint")
+
+    app.router.add_get("/mint/checkpoint", busy)
+    server = await aiohttp_server(app)
+    async with LeagueClient(str(server.make_url("")), retries=MAX_RETRIES) as league:
+        assert await league.checkpoint() == "the checkpoint"
+    assert len(seen) == 3
+    async with LeagueClient(str(server.make_url(""))) as league:  # the default: no retries
+        seen.clear()
+        with pytest.raises(SchemaError, match="503"):
+            await league.checkpoint()
+    assert len(seen) == 1
+
+
+async def test_a_long_retry_after_is_answered_at_once(aiohttp_server: Any) -> None:
+    """A 429 asking to wait past MAX_RETRY_WAIT (an allowance resetting at midnight) is the
+    problem at once, not a sleep; a 503 that never clears gives up after MAX_RETRIES."""
+    app = web.Application()
+    seen: list[str] = []
+    problem = {"type": "/problems/allowance-exhausted", "title": "Allowance exhausted",
+               "status": 429, "detail": "come back tomorrow", "instance": "/ledger"}
+
+    async def tomorrow(request: web.Request) -> web.Response:
+        seen.append("ledger")
+        return web.json_response(problem, status=429, headers={"Retry-After": "36000"},
+                                 content_type=PROBLEM_JSON)
+
+    async def down(request: web.Request) -> web.Response:
+        seen.append("checkpoint")
+        return web.Response(status=503, headers={"Retry-After": "0"}, text="down")
+
+    app.router.add_get("/ledger", tomorrow)
+    app.router.add_get("/mint/checkpoint", down)
+    server = await aiohttp_server(app)
+    async with LeagueClient(str(server.make_url("")), retries=MAX_RETRIES) as league:
+        with pytest.raises(LeagueProblem) as caught:
+            await league.census()
+        assert caught.value.slug == "allowance-exhausted"
+        with pytest.raises(SchemaError, match="503"):
+            await league.checkpoint()
+    assert seen == ["ledger"] + ["checkpoint"] * (MAX_RETRIES + 1)
