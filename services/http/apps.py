@@ -7,12 +7,14 @@ composition, so there is one way to run either.
 
 from __future__ import annotations
 
+import ipaddress
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from aiohttp import web
+from aiohttp.typedefs import Handler, Middleware
 
 from ledger.api.problems import ProblemType
 from services.http.endpoints import Endpoint, add_endpoints
@@ -30,6 +32,8 @@ from services.http.problems import (
 )
 from services.http.serving import REQUEST_ID, REQUEST_ID_HEADER, access_log, request_id_of
 
+#: A network of trusted reverse proxies.
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 #: The problem types the app's endpoints can answer, by slug (served at /problems/{slug}).
 PROBLEM_TYPES = web.AppKey("problem_types", dict[str, ProblemType])
 
@@ -72,16 +76,23 @@ PROBLEM_ENDPOINTS = (
 OPERATOR_ENDPOINTS = (*HEALTH_ENDPOINTS, *METRICS_ENDPOINTS)
 
 
-def new_app(endpoints: Iterable[Endpoint], *, max_body: int = DEFAULT_MAX_BODY) -> web.Application:
+def new_app(
+    endpoints: Iterable[Endpoint],
+    *,
+    max_body: int = DEFAULT_MAX_BODY,
+    trusted_proxies: Sequence[Network] = (),
+) -> web.Application:
     """An app serving ``endpoints`` with the problem middleware, the body bound, the
     published limits (``app[LIMITS]``, which a test may replace before serving), a neutral
     ``Server`` header, ``/problems/{slug}`` describing exactly the problem types those
     endpoints can answer, and the operator's endpoints (``/healthz``, ``/readyz``,
-    ``/metrics``): every answer carries a request id and is counted and timed."""
+    ``/metrics``): every answer carries a request id and is counted and timed. A request
+    from one of ``trusted_proxies`` counts as from the client its ``X-Forwarded-For`` names."""
     served = (*endpoints, *PROBLEM_ENDPOINTS, *OPERATOR_ENDPOINTS)
-    app = web.Application(
-        client_max_size=max_body, middlewares=[observe_middleware, problem_middleware]
-    )
+    middlewares: list[Middleware] = [observe_middleware, problem_middleware]
+    if trusted_proxies:
+        middlewares.insert(0, forwarded_middleware(tuple(trusted_proxies)))
+    app = web.Application(client_max_size=max_body, middlewares=middlewares)
     app[PROBLEM_TYPES] = catalog_of(served)
     app[LIMITS] = ServerLimits()
     app[METRICS] = Metrics()
@@ -123,3 +134,35 @@ async def observe_middleware(
             request.method, request.path, route, status, elapsed, gone=client_gone(request)
         )
         REQUEST_ID.reset(token)
+
+
+def forwarded_middleware(trusted: tuple[Network, ...]) -> Middleware:
+    """A request whose peer is in ``trusted`` (the gateway) is answered as from the address
+    the last ``X-Forwarded-For`` entry names (the one that proxy saw), so per-source limits
+    count clients, not the proxy. A peer elsewhere, or a header that is not an address,
+    changes nothing."""
+
+    @web.middleware
+    async def forwarded(request: web.Request, handler: Handler) -> web.StreamResponse:
+        named = request.headers.get("X-Forwarded-For")
+        if named and _within(request.remote, trusted):
+            client = named.rsplit(",", 1)[-1].strip()
+            try:
+                ipaddress.ip_address(client)
+            except ValueError:
+                pass
+            else:
+                request = request.clone(remote=client)
+        return await handler(request)
+
+    return forwarded
+
+
+def _within(address: str | None, networks: tuple[Network, ...]) -> bool:
+    try:
+        ip = ipaddress.ip_address((address or "").split("%", 1)[0])
+    except ValueError:
+        return False
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    return any(ip in network for network in networks)

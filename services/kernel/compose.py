@@ -44,6 +44,7 @@ def compose(settings: LeagueSettings, services: Sequence[Service]) -> web.Applic
     app = new_app(
         [endpoint for service in services for endpoint in service.endpoints],
         max_body=max(service.max_body for service in services),
+        trusted_proxies=settings.trusted_proxies,
     )
     app.cleanup_ctx.append(pool_context(settings.database))
     version = package_version()

@@ -5,13 +5,15 @@ Everything comes from the environment with a default, and the CLI may override h
 embedded PostgreSQL in the data directory), ``LEAGUE_HOST`` and ``LEAGUE_PORT``,
 ``LEAGUE_PASSPHRASE_FILE`` when the league's keys are passphrase-armored, ``LEAGUE_KEYS_DIR``
 (where the private keys are, e.g. a container's ``/run/secrets``; default ``LEAGUE_HOME/keys``)
-and ``MINT_URL`` (where a service that follows the mint reads its feed; default: this server's
-own address).
+``MINT_URL`` (where a service that follows the mint reads its feed; default: this server's
+own address) and ``LEAGUE_TRUSTED_PROXIES`` (networks of the reverse proxies whose
+``X-Forwarded-For`` names the client; default none).
 """
 
 from __future__ import annotations
 
 import os
+from ipaddress import IPv4Network, IPv6Network
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -28,6 +30,7 @@ SOURCES = {
     "port": "--port or LEAGUE_PORT",
     "passphrase_file": "--passphrase-file or LEAGUE_PASSPHRASE_FILE",
     "keys_location": "LEAGUE_KEYS_DIR",
+    "trusted_proxies": "LEAGUE_TRUSTED_PROXIES",
     "mint_url": "MINT_URL",
 }
 DEFAULT_PORT = 8080
@@ -50,12 +53,16 @@ class LeagueSettings(BaseModel):
     #: Where the mint answers, for the services that follow its feed (the notary). None: this
     #: server's own address (the mint served beside them, as ``league serve`` does).
     mint_url: str | None = Field(default=None, repr=False)
+    #: The reverse proxies (a gateway) whose ``X-Forwarded-For`` is believed: a request from
+    #: one of these networks counts as from the address the proxy names (per-source limits).
+    trusted_proxies: tuple[IPv4Network | IPv6Network, ...] = ()
 
     @classmethod
     def from_env(cls, **overrides: object) -> LeagueSettings:
         """Settings from the environment; ``overrides`` (e.g. from CLI flags) win when not None."""
         passphrase = os.environ.get("LEAGUE_PASSPHRASE_FILE")
         keys = os.environ.get("LEAGUE_KEYS_DIR")
+        proxies = os.environ.get("LEAGUE_TRUSTED_PROXIES") or ""
         values: dict[str, object] = {
             "data_dir": default_data_dir(),
             "database_url": os.environ.get("DATABASE_URL") or None,
@@ -63,6 +70,7 @@ class LeagueSettings(BaseModel):
             "port": os.environ.get("LEAGUE_PORT") or DEFAULT_PORT,
             "passphrase_file": Path(passphrase) if passphrase else None,
             "keys_location": Path(keys) if keys else None,
+            "trusted_proxies": [p.strip() for p in proxies.split(",") if p.strip()],
             "mint_url": os.environ.get("MINT_URL") or None,
         }
         values.update({k: v for k, v in overrides.items() if v is not None})

@@ -434,3 +434,23 @@ def test_nginx_accepts_the_gateway(tmp_path: Path, services: dict[str, dict[str,
         capture_output=True, text=True, check=False,
     )
     assert result.returncode == 0, result.stderr
+
+
+def test_the_gateway_is_trusted_to_name_clients_and_only_it_is_reachable(
+    services: dict[str, dict[str, Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The services believe X-Forwarded-For from the compose network's private ranges; that
+    is sound only while no service publishes a port (so every peer is a container beside it)
+    and the gateway overwrites the header with the address it saw."""
+    for name in league_containers(services):
+        service = services[name]
+        assert "ports" not in service, f"{name} publishes a port"
+        monkeypatch.setenv("LEAGUE_TRUSTED_PROXIES", environment(service)["LEAGUE_TRUSTED_PROXIES"])
+        trusted = LeagueSettings.from_env().trusted_proxies
+        assert trusted
+        assert all(network.is_private for network in trusted)
+    assert "ports" in services["gateway"]
+    headers = server_of(parse_nginx(NGINX_CONF.read_text(encoding="utf-8"))).values(
+        "proxy_set_header"
+    )
+    assert ["X-Forwarded-For", "$remote_addr"] in headers

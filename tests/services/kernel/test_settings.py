@@ -40,3 +40,17 @@ def test_keys_are_read_from_league_keys_dir_when_set(
         load_service_key(settings, manifest, "notary", None)
     monkeypatch.delenv("LEAGUE_KEYS_DIR")
     assert LeagueSettings.from_env().keys_dir == home / "keys"
+
+
+def test_trusted_proxies_are_networks_from_league_trusted_proxies(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LEAGUE_HOME", str(tmp_path))
+    assert LeagueSettings.from_env().trusted_proxies == ()
+    monkeypatch.setenv("LEAGUE_TRUSTED_PROXIES", "172.16.0.0/12, fd00::/8,")
+    assert [str(n) for n in LeagueSettings.from_env().trusted_proxies] == [
+        "172.16.0.0/12", "fd00::/8"
+    ]
+    monkeypatch.setenv("LEAGUE_TRUSTED_PROXIES", "10.0.0.1/8")
+    with pytest.raises(LeagueError, match=r"^LEAGUE_TRUSTED_PROXIES: .*'10\.0\.0\.1/8'"):
+        LeagueSettings.from_env()
