@@ -327,6 +327,12 @@ class PageChecker:
             context = multiprocessing.get_context("spawn")
             self.pool = ProcessPoolExecutor(workers, mp_context=context)
 
+    def start(self) -> PageChecker:
+        """Start every worker now (each imports the auditor once), not on the first page."""
+        if self.pool is not None:
+            list(self.pool.map(_ready, range(self.workers)))
+        return self
+
     def check(self, context: PageContext, text: str) -> Awaitable[CheckedPage]:
         if self.pool is None:
             future: asyncio.Future[CheckedPage] = asyncio.get_running_loop().create_future()
@@ -342,6 +348,10 @@ class PageChecker:
     def close(self) -> None:
         if self.pool is not None:
             self.pool.shutdown(cancel_futures=True)
+
+
+def _ready(_: int) -> int:
+    return os.getpid()
 
 
 class AuditProgress:
@@ -502,13 +512,15 @@ async def audit_url(
 
 def audit_offline(
     directory: Path, state_dir: Path, *, root: PublicKey | None = None, workers: int = 0,
-    progress: AuditProgress | None = None,
+    progress: AuditProgress | None = None, checker: PageChecker | None = None,
 ) -> AuditOutcome:
-    """``league audit --offline DIR``: audit a directory ``--save`` wrote, as its league.
+    """``league audit --offline DIR``: audit a directory ``--save`` wrote, as its league
+    (in ``checker``'s started pool when given, else in a new one of ``workers``).
 
     Checkpoints kept from audits newer than the saved copy are not held against it."""
     saved, url = SavedLeague.open(directory)
-    checker = PageChecker(workers)
+    owned = checker is None
+    checker = checker or PageChecker(workers)
     try:
         return asyncio.run(run_audit(
             Saved(saved, url), AuditState.load(state_dir), root=root, checker=checker,
@@ -516,4 +528,5 @@ def audit_offline(
             keep_larger_only=True,
         ))
     finally:
-        checker.close()
+        if owned:
+            checker.close()

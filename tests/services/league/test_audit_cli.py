@@ -15,6 +15,7 @@ import pytest
 
 from clients.league import LeagueClient, NotaryConflict, stamp_request
 from ledger.api.mint import Stamped
+from ledger.checkpoint import Checkpoint
 from ledger.endorsements import Chain, endorse
 from ledger.keys import SigningKey
 from services.kernel.database import embedded_tool
@@ -78,6 +79,19 @@ async def published(url: str, service: str, size: int) -> None:
     raise AssertionError(f"{service} never published a checkpoint of size {size}")
 
 
+async def cosigned(url: str, service: str, size: int) -> None:
+    """Wait (bounded) until ``service`` serves a checkpoint of ``size`` carrying a witness's
+    cosignature line besides its own signature."""
+    async with LeagueClient(url) as client:
+        for _ in range(200):
+            note = await client.checkpoint(service=service)
+            signatures = [line for line in note.splitlines() if line.startswith("\u2014 ")]
+            if Checkpoint.from_note(note).size >= size and len(signatures) > 1:
+                return
+            await asyncio.sleep(0.05)
+    raise AssertionError(f"{service} never served a cosigned checkpoint of size {size}")
+
+
 async def trade(url: str) -> None:
     """Two prints stamped; one traded a→b→c at the notary, and a's second signature of it
     (to d) refused with a fraud proof."""
@@ -100,6 +114,8 @@ def test_a_clean_league_passes_twice(env: dict[str, str], tmp_path: Path) -> Non
     server = serve(env)
     try:
         asyncio.run(trade(server.url))
+        asyncio.run(cosigned(server.url, "mint", 2))
+        asyncio.run(cosigned(server.url, "notary", 3))
         state = tmp_path / "audit"
         first = audit(env, server.url, state)
         assert first.returncode == 0, first.stderr
@@ -109,6 +125,10 @@ def test_a_clean_league_passes_twice(env: dict[str, str], tmp_path: Path) -> Non
         assert "2 prints" in first.stdout
         assert "2 hops on valid chains, 1 conflicts" in first.stdout
         assert "holders: all 1 in the notary's projection equal" in first.stdout
+        assert "mint: 2 events verified" in first.stdout
+        assert "cosigned by notary at size 2" in first.stdout  # the witnesses' cosignatures
+        assert "cosigned by mint at size 3" in first.stdout
+        assert "evidence: none kept by mint, notary" in first.stdout
         saved = kept_state(state)
         root = saved["urls"][server.url]
         assert set(saved["leagues"][root]["checkpoints"]) == {"mint", "notary"}
