@@ -369,9 +369,11 @@ def test_a_problem_type_is_asked_of_every_service_in_turn(
     asked = []
     while True:
         asked.append(upstream_of(location))
-        fallbacks = [args for args in location.values("error_page") if args[0] == "404"]
+        fallbacks = [args for args in location.values("error_page") if "404" in args]
         if not fallbacks:
             break
+        # Past a service that does not know the type, and past one that does not answer.
+        assert {"404", "502", "503", "504"} <= set(fallbacks[0][:-1])
         assert location.values("proxy_intercept_errors") == [["on"]]
         assert location.values("recursive_error_pages") == [["on"]]
         location = named[fallbacks[0][-1]]
