@@ -1,6 +1,6 @@
 """Every service a league runs, by name: ``league serve`` mounts them, ``league openapi``
 documents them, ``league verify`` and ``league rebuild`` fold their logs through their
-projections. The treasury joins here the way the mint and the notary do."""
+projections."""
 
 from __future__ import annotations
 
@@ -12,8 +12,14 @@ from services.mint.app import SERVICE as MINT
 from services.mint.projection import PROJECTION as MINT_PROJECTION
 from services.notary.app import SERVICE as NOTARY
 from services.notary.projection import PROJECTION as NOTARY_PROJECTION
+from services.treasury.app import SERVICE as TREASURY
+from services.treasury.projection import PROJECTION as TREASURY_PROJECTION
 
-SERVICES: dict[str, Service] = {service.name: service for service in (MINT, NOTARY)}
+SERVICES: dict[str, Service] = {service.name: service for service in (MINT, TREASURY, NOTARY)}
 
 #: Each service's projection, by service name (its log lives in the schema of that name).
-PROJECTIONS: dict[str, Projection[Any]] = {"mint": MINT_PROJECTION, "notary": NOTARY_PROJECTION}
+PROJECTIONS: dict[str, Projection[Any]] = {
+    "mint": MINT_PROJECTION,
+    "treasury": TREASURY_PROJECTION,
+    "notary": NOTARY_PROJECTION,
+}

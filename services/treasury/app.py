@@ -1,0 +1,172 @@
+"""The treasury's aiohttp app: routes and thin handlers over ``claiming`` and its tables."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+from aiohttp import web
+
+from ledger.api.treasury import ClaimAnswer, ClaimRequest, TreasurySupply
+from ledger.errors import (
+    AllowanceExhausted,
+    BadSignatureError,
+    InsufficientWork,
+    KeyFormatError,
+    Overloaded,
+    RateLimited,
+    RequestIdReused,
+    RunExhaustedError,
+    StaleRequest,
+    WrongLeague,
+)
+from ledger.keys import SigningKey
+from ledger.manifest import LeagueManifest
+from services.eventlog import EventStore, PostgresEventStore
+from services.http.apps import POOL, CleanupContext, Service
+from services.http.endpoints import Endpoint
+from services.http.logs import log_endpoints
+from services.kernel.checkpoints import Checkpointer, CheckpointFile
+from services.kernel.compose import compose
+from services.kernel.founding import load_manifest, load_service_key, read_passphrase
+from services.kernel.ratelimit import TokenBuckets, source_of
+from services.kernel.settings import LeagueSettings
+from services.kernel.witness import witness_endpoints
+from services.kernel.witnessing import witness_urls, witnessing
+from services.treasury import tables
+from services.treasury.claiming import Claimer, Treasury
+
+TREASURY = web.AppKey("treasury", Treasury)
+TREASURY_LOG = web.AppKey("treasury_log", EventStore)
+CLAIMER = web.AppKey("claimer", Claimer)
+CLAIM_SOURCES = web.AppKey("claim_sources", TokenBuckets)
+
+#: Largest claim body: one signed claim with room to spare.
+MAX_CLAIM_BODY = 4 * 1024
+
+
+async def claim_notes(request: web.Request, body: ClaimRequest) -> ClaimAnswer:
+    # The source's bucket first: a flood costs its sender before it costs a signature check.
+    request.app[CLAIM_SOURCES].take(source_of(request.remote), 1)
+    return await request.app[CLAIMER].claim(body)
+
+
+async def read_supply(request: web.Request) -> TreasurySupply:
+    treasury = request.app[TREASURY]
+    checkpoint = await treasury.store.served_checkpoint()
+    rows = await tables.supply(treasury.store)
+    return TreasurySupply.of(
+        treasury.manifest, {d: row.circulating for d, row in rows.items()}, str(checkpoint)
+    )
+
+
+ENDPOINTS = (
+    Endpoint(
+        "POST",
+        "/treasury/claim",
+        "Claim notes for unstamped marks (the faucet)",
+        claim_notes,
+        ClaimAnswer,
+        body=ClaimRequest,
+        problems=(
+            BadSignatureError,
+            KeyFormatError,
+            WrongLeague,
+            StaleRequest,
+            RequestIdReused,
+            InsufficientWork,
+            RateLimited,
+            AllowanceExhausted,
+            RunExhaustedError,
+            Overloaded,
+        ),
+        max_body=MAX_CLAIM_BODY,
+        description=(
+            "Converts unstamped marks into notes from the reserve (Book V.5), in a claim "
+            "signed by the claimant's key with a proof-of-work nonce worth the claim's price "
+            "(the manifest's stamp_work per 30 marks, rounded up; docs/economy.md). A key "
+            "converts at most faucet_marks_per_day marks per UTC day (the database's clock): "
+            "a claim converts the smaller of what it asks and what is left today, composed "
+            "from the reserve largest denomination first, each note a fresh treasury-signed "
+            "certificate of its next issue; the answer says what is left today, and a key "
+            "with nothing left is refused (429, Retry-After to midnight UTC). A reserve "
+            "that cannot make the amount refuses the claim (409). A source network (IPv4 "
+            "/24, IPv6 /56) may claim source_prints_per_minute times a minute in bursts of "
+            "source_prints_burst (429 with Retry-After beyond). Replaying a claim answers "
+            "the same notes and issues nothing new; reusing its request_id for another body "
+            "is a 409."
+        ),
+    ),
+    Endpoint(
+        "GET",
+        "/treasury",
+        "The currency's audit: supply, reserve and circulation per denomination",
+        read_supply,
+        TreasurySupply,
+        description=(
+            "Book V.8: /treasury audits the currency. Per denomination of the manifest's note "
+            "set: the notes that exist (fixed), those in the reserve and those in circulation, "
+            "reserve + circulation = supply; the same in marks, summing to the note set's "
+            "total (1,500,000 marks in the published set); and the treasury log's latest "
+            "signed checkpoint."
+        ),
+    ),
+)
+
+
+def install(app: web.Application, settings: LeagueSettings) -> None:
+    """Load the manifest and the treasury key now (so a bad league fails before serving),
+    and bind the database to this league when the app starts."""
+    manifest = load_manifest(settings)
+    key = load_service_key(settings, manifest, "treasury", read_passphrase(settings))
+    kept = CheckpointFile(
+        settings.checkpoint_path("treasury"), f"{manifest.league}/treasury", key.public
+    )
+    app.cleanup_ctx.append(
+        _open_treasury(manifest, key, kept, witness_urls(settings, "treasury"))
+    )
+
+
+def _open_treasury(
+    manifest: LeagueManifest, key: SigningKey, kept: CheckpointFile, witnesses: dict[str, str]
+) -> CleanupContext:
+    async def open_treasury(app: web.Application) -> AsyncIterator[None]:
+        store = PostgresEventStore(
+            app[POOL], schema="treasury", origin=f"{manifest.league}/treasury", key=key
+        )
+        await tables.bind_league(store, manifest)
+        treasury = Treasury(manifest, key, store)
+        app[TREASURY] = treasury
+        app[TREASURY_LOG] = store
+        app[CLAIMER] = claimer = Claimer(treasury)
+        app[CLAIM_SOURCES] = TokenBuckets(
+            per_minute=manifest.policies.source_prints_per_minute,
+            burst=manifest.policies.source_prints_burst,
+            what="claims",
+        )
+        async with (
+            Checkpointer(store, manifest.policies, kept).running() as checkpointer,
+            witnessing(app, "treasury", manifest, key, store, checkpointer, witnesses),
+        ):
+            yield
+            await claimer.close()
+
+    return open_treasury
+
+
+SERVICE = Service(
+    name="treasury",
+    title="THE WINDOW league: the treasury",
+    description=(
+        "Issues notes from the league's fixed note set of 1,500,000 marks (the faucet) and "
+        "publishes the supply. Every issue is an event in the treasury's signed Merkle log."
+    ),
+    endpoints=ENDPOINTS
+    + log_endpoints("treasury", TREASURY_LOG)
+    + witness_endpoints("treasury"),
+    install=install,
+)
+
+
+def create_app(settings: LeagueSettings) -> web.Application:
+    """The treasury alone, over ``settings.database_url`` (migrated beforehand)."""
+    return compose(settings, [SERVICE])

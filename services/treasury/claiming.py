@@ -1,0 +1,339 @@
+"""The faucet: unstamped marks become notes from the reserve (Book V.5).
+
+Everything that needs no database is checked first, per claim (league, signature, proof of
+work at the claim's price). Claims then wait for the treasury's one writer (the kernel's
+:class:`GroupWriter`), which decides every claim waiting in one event-log transaction under
+the log's lock, in arrival order: a replay is answered from the stored answer (a request id
+reused for another body is refused); otherwise the claim must be fresh, the key must have
+marks left today (the manifest's ``faucet_marks_per_day``, counted on the UTC day of the
+database's clock), and it converts the smaller of what it asks and what is left, composed
+from the reserve largest denomination first. Each note is issued as a ``note-issued`` event:
+a fresh treasury-signed certificate of the note's next issue, made out to the claimant.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import json
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, timedelta
+
+from ledger.api.treasury import ClaimAnswer, ClaimRequest, FaucetDay, claim_work
+from ledger.certificates import NoteCertificate
+from ledger.errors import (
+    AllowanceExhausted,
+    InsufficientWork,
+    LedgerError,
+    RequestIdReused,
+    RunExhaustedError,
+    StaleRequest,
+    WrongLeague,
+)
+from ledger.events import NoteIssued
+from ledger.keys import PublicKey, SigningKey
+from ledger.leaf import NewEvent
+from ledger.manifest import LeagueManifest
+from ledger.note_set import note_serial_for
+from ledger.work import challenge, meets
+from services.eventlog import EventStore
+from services.kernel.writer import GroupWriter
+from services.treasury import tables
+from services.treasury.projection import PROJECTION, TreasuryChanges, TreasuryProjection
+
+#: How far a claim's signing time may be from the treasury's clock, either way (seconds).
+MAX_CLOCK_SKEW = 300
+#: Most claims decided in one transaction; claims beyond wait for the next one.
+MAX_GROUP_CLAIMS = 200
+#: Most claims waiting for the writer; a claim beyond is refused as overloaded (503).
+MAX_WAITING_CLAIMS = 4 * MAX_GROUP_CLAIMS
+#: Refusals decided before a claim issues anything: they fail that claim alone.
+REFUSALS = (RequestIdReused, StaleRequest, AllowanceExhausted, RunExhaustedError)
+
+
+@dataclass(frozen=True, slots=True)
+class Treasury:
+    """The treasury of one league: its manifest, its key and its event log."""
+
+    manifest: LeagueManifest
+    key: SigningKey
+    store: EventStore
+
+    @property
+    def manifest_hash(self) -> str:
+        return self.manifest.hash_text()
+
+
+@dataclass(frozen=True, slots=True)
+class Presented:
+    """A claim that passed every check needing no database."""
+
+    request: ClaimRequest
+    hash: bytes
+
+    @property
+    def owner(self) -> str:
+        return self.request.owner
+
+    @property
+    def id_key(self) -> tuple[str, str]:
+        return (self.request.owner, self.request.request_id)
+
+
+def present(treasury: Treasury, request: ClaimRequest) -> Presented:
+    """Check the league, the claimant's signature and the proof of work."""
+    manifest = treasury.manifest
+    if request.league != manifest.league or not hmac.compare_digest(
+        request.manifest, treasury.manifest_hash
+    ):
+        raise WrongLeague(
+            f"this treasury serves league {manifest.league} under manifest "
+            f"{treasury.manifest_hash}; the claim is for league {request.league} under "
+            f"manifest {request.manifest}"
+        )
+    request.verify(PublicKey.from_text(request.owner))
+    price = claim_work(manifest.policies, request.marks)
+    if not meets(challenge(request.to_wire()), 0, request.work, price):
+        raise InsufficientWork(
+            f"work: the nonce is not worth the {price} expected hashes a claim of "
+            f"{request.marks} marks costs (ledger.api.treasury.claim_work)"
+        )
+    return Presented(request, request.hash())
+
+
+def faucet_day(manifest: LeagueManifest, claimed: int, day: date) -> FaucetDay:
+    """The published faucet with ``claimed`` marks of it gone on ``day`` (UTC)."""
+    per_day = manifest.policies.faucet_marks_per_day
+    midnight = datetime(day.year, day.month, day.day, tzinfo=UTC) + timedelta(days=1)
+    return FaucetDay(
+        per_day=per_day,
+        claimed_today=claimed,
+        left_today=max(0, per_day - claimed),
+        day=day.isoformat(),
+        resets_at=int(midnight.timestamp()),
+    )
+
+
+def compose(marks: int, reserve: Mapping[int, int]) -> list[int] | None:
+    """``marks`` as notes of the reserve, largest denomination first, or None if the reserve
+    cannot make it. Each denomination divides the next larger one (1, 5, 25, 100), so taking
+    the largest that fits never prevents an exact composition that exists."""
+    notes: list[int] = []
+    left = marks
+    for denomination in sorted(reserve, reverse=True):
+        take = min(left // denomination, reserve[denomination])
+        notes.extend([denomination] * take)
+        left -= take * denomination
+    return notes if left == 0 else None
+
+
+@dataclass(frozen=True, slots=True)
+class Grant:
+    """A claim granted: the notes it will be issued, by denomination, largest first."""
+
+    presented: Presented
+    denominations: tuple[int, ...]
+    #: The key's day after this grant.
+    faucet: FaucetDay
+
+
+@dataclass
+class Deciding:
+    """One transaction's decisions, made in memory against the state read under the lock."""
+
+    treasury: Treasury
+    now: datetime
+    state: tables.GroupState
+    #: Notes left in the reserve, by denomination, as this transaction's grants draw on it.
+    reserve: dict[int, int] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.reserve = {d: row.reserve for d, row in self.state.supply.items()}
+
+    @property
+    def day(self) -> date:
+        return self.now.date()
+
+    def faucet(self, owner: str) -> FaucetDay:
+        return faucet_day(self.treasury.manifest, self.state.claimed.get(owner, 0), self.day)
+
+    def decide(self, presented: Presented) -> Grant | ClaimAnswer:
+        """A grant, a replayed answer, or one of :data:`REFUSALS` raised having changed
+        nothing."""
+        request = presented.request
+        prior = self.state.answered.get(presented.id_key)
+        if prior is not None:
+            if not hmac.compare_digest(prior[0], presented.hash):
+                raise RequestIdReused(
+                    f"request id {request.request_id!r} was already used by this key for "
+                    f"another claim; choose a new id for a new claim"
+                )
+            answer = ClaimAnswer.model_validate(prior[1])
+            faucet = self.faucet(request.owner)
+            return answer.model_copy(update={"replayed": True, "faucet": faucet})
+        if abs(self.now.timestamp() - request.time) > MAX_CLOCK_SKEW:
+            raise StaleRequest(
+                f"the claim was signed at {request.time}, more than {MAX_CLOCK_SKEW} s from "
+                f"the treasury's clock ({int(self.now.timestamp())}); sign it again with the "
+                f"current time"
+            )
+        today = self.faucet(request.owner)
+        if today.left_today == 0:
+            raise AllowanceExhausted(
+                f"this key has claimed its {today.per_day} marks for {today.day} (UTC); the "
+                f"faucet opens again at midnight UTC",
+                retry_after=today.resets_at - int(self.now.timestamp()),
+            )
+        marks = min(request.marks, today.left_today)
+        notes = compose(marks, self.reserve)
+        if notes is None:
+            held = ", ".join(f"{n} × M{d}" for d, n in sorted(self.reserve.items()) if n)
+            raise RunExhaustedError(
+                f"the reserve cannot make {marks} marks (it holds {held or 'no notes'}); "
+                f"notes return to it as they are spent, and it is never added to"
+            )
+        for denomination in notes:
+            self.reserve[denomination] -= 1
+        self.state.claimed[request.owner] = self.state.claimed.get(request.owner, 0) + marks
+        return Grant(presented, tuple(notes), self.faucet(request.owner))
+
+
+@dataclass
+class Issuing:
+    """The certificates of a transaction's grants, their events and the projection's
+    changes (CPU-bound: it signs every certificate, so it runs off the event loop)."""
+
+    treasury: Treasury
+    now: datetime
+    next_seq: int
+    #: Per denomination, the notes to issue in order: (number, issues so far).
+    queue: dict[int, list[tuple[int, int]]]
+    events: list[NewEvent] = field(default_factory=list)
+    changes: TreasuryChanges = field(default_factory=TreasuryChanges)
+
+    def issue(self, grant: Grant) -> list[NoteCertificate]:
+        request = grant.presented.request
+        certificates = []
+        for denomination in grant.denominations:
+            number, issues = self.queue[denomination].pop(0)
+            certificate = NoteCertificate.sign(
+                self.treasury.key,
+                serial=note_serial_for(denomination, number, self.treasury.manifest.note_set),
+                denomination=denomination,
+                issued_to=request.owner,
+                issue=issues + 1,
+                event=self.next_seq + len(self.events),
+                manifest=self.treasury.manifest_hash,
+            )
+            issued = NoteIssued(
+                certificate=certificate, request_id=request.request_id, reason="claim"
+            )
+            # Issue n is the note's stream version 2n-1 (ledger.events.note_stream).
+            self.events.append(issued.new_event(expected_version=2 * issues))
+            TreasuryProjection.issued(self.changes, issued, self.now)
+            certificates.append(certificate)
+        return certificates
+
+
+def issue_queue(
+    supply: Mapping[int, tables.SupplyRow],
+    wanted: Counter[int],
+    returned: Mapping[int, list[tuple[int, int]]],
+) -> dict[int, list[tuple[int, int]]]:
+    """The notes to issue per denomination: returned notes first (lowest number first), then
+    notes never issued, in number order."""
+    queue = {}
+    for denomination, count in wanted.items():
+        notes = list(returned.get(denomination, []))[:count]
+        fresh = supply[denomination].first_issued
+        notes += [(fresh + k, 0) for k in range(1, count - len(notes) + 1)]
+        queue[denomination] = notes
+    return queue
+
+
+async def claim_group(
+    treasury: Treasury, group: Sequence[Presented]
+) -> list[ClaimAnswer | LedgerError]:
+    """Answer ``group`` in one transaction: an answer or a refusal per claim, in order.
+
+    The transaction's time (the database's) is the one clock: it decides freshness and the
+    UTC day of the faucet, and every event records it.
+    """
+    async with treasury.store.transaction() as tx:
+        next_seq = await tx.lock()
+        now = tx.now.astimezone(UTC)
+        state = await tables.read_group(tx, [p.id_key for p in group], now.date())
+        deciding = Deciding(treasury, now, state)
+        decided: list[Grant | ClaimAnswer | LedgerError] = []
+        for presented in group:
+            try:
+                decided.append(deciding.decide(presented))
+            except REFUSALS as refusal:
+                decided.append(refusal)
+        grants = [d for d in decided if isinstance(d, Grant)]
+        wanted = Counter(n for grant in grants for n in grant.denominations)
+        returned_held = {
+            d: min(wanted[d], row.first_issued - row.circulating)
+            for d, row in state.supply.items()
+        }
+        returned = await tables.returned_notes(tx, Counter(returned_held))
+        issuing = Issuing(
+            treasury, now, next_seq, issue_queue(state.supply, wanted, returned)
+        )
+        issued = await asyncio.to_thread(lambda: [issuing.issue(grant) for grant in grants])
+        notes_of = {id(grant): notes for grant, notes in zip(grants, issued, strict=True)}
+        results: list[ClaimAnswer | LedgerError] = []
+        answers: list[tables.AnsweredClaim] = []
+        for item in decided:
+            if not isinstance(item, Grant):
+                results.append(item)
+                continue
+            request = item.presented.request
+            answer = ClaimAnswer(
+                request_id=request.request_id,
+                replayed=False,
+                requested=request.marks,
+                marks=sum(item.denominations),
+                notes=notes_of[id(item)],
+                faucet=item.faucet,
+            )
+            results.append(answer)
+            answers.append(
+                (
+                    request.owner,
+                    request.request_id,
+                    item.presented.hash,
+                    json.dumps(answer.model_dump(mode="json")),
+                )
+            )
+        appended = await tx.append_batch(issuing.events)
+        if appended and appended[0].seq != next_seq:
+            raise RuntimeError(f"the log appended at seq {appended[0].seq}, not {next_seq}")
+        await PROJECTION.write(tx, issuing.changes)
+        await tables.record_answers(tx, answers)
+    return results
+
+
+class Claimer:
+    """The treasury's one writer: checked claims wait here and are decided in groups, in
+    arrival order."""
+
+    def __init__(self, treasury: Treasury) -> None:
+        self.treasury = treasury
+        self.writer: GroupWriter[Presented, ClaimAnswer] = GroupWriter(
+            lambda group: claim_group(treasury, group),
+            units=lambda presented: 1,
+            max_group=MAX_GROUP_CLAIMS,
+            max_waiting=MAX_WAITING_CLAIMS,
+            what="claims",
+        )
+
+    async def claim(self, request: ClaimRequest) -> ClaimAnswer:
+        """Check ``request``, wait for its group's transaction, return its answer."""
+        return await self.writer.submit(present(self.treasury, request))
+
+    async def close(self) -> None:
+        """Let the writer finish the groups already waiting."""
+        await self.writer.close()
