@@ -41,19 +41,30 @@ def ask_passphrase(prompt: str = "passphrase: ", *, confirm: bool = False) -> st
         if not given:
             raise WalletError(f"{PASSPHRASE_ENV} is set but empty")
         return given
-    if not sys.stdin.isatty():
+    if not _has_terminal():
         raise WalletError(
             f"no passphrase: type it on a terminal, or set {PASSPHRASE_ENV} for a script"
         )
     try:
-        first = getpass.getpass(prompt, stream=sys.stderr)
-        if confirm and getpass.getpass("the same passphrase again: ", stream=sys.stderr) != first:
+        first = getpass.getpass(prompt)  # on the terminal itself, never echoed
+        if confirm and getpass.getpass("the same passphrase again: ") != first:
             raise WalletError("the two passphrases differ: nothing was written")
     except EOFError:
         raise WalletError("no passphrase was typed") from None
     if not first:
         raise WalletError("a passphrase is not empty")
     return first
+
+
+def _has_terminal() -> bool:
+    """Whether a passphrase can be typed: a controlling terminal (getpass reads /dev/tty,
+    so ``cz load - < code`` still asks), else stdin itself a terminal."""
+    try:
+        fd = os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY)
+    except OSError:
+        return sys.stdin.isatty()
+    os.close(fd)
+    return True
 
 
 @dataclass(slots=True)

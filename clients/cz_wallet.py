@@ -41,14 +41,15 @@ def key_strike(args: argparse.Namespace) -> int:
         sys.stderr.flush()
         phrase = ask_passphrase("choose a passphrase: ", confirm=True)
         wallet = Wallet.new()
+        retired = home.retire()
         home.write(wallet, phrase)
     address = address_of(wallet.public)
     text = f"struck {address}: your wallet is kept in {home.path}"
-    if replaced:
-        text += f" (the previous wallet's save code is kept in {home.backup})"
+    if retired is not None:
+        text += f" (the replaced wallet's save code is kept in {retired})"
     text += "\nwrite a save code tonight (cz save --out FILE) and keep it with the passphrase"
     emit(args, {"address": address, "key": wallet.public.to_text(), "home": str(home.path),
-                "replaced": replaced}, text)
+                "replaced": None if retired is None else str(retired)}, text)
     return 0
 
 
@@ -118,13 +119,18 @@ def load(args: argparse.Namespace) -> int:
         if home.exists() and not args.replace:
             raise WalletError(
                 f"a wallet already lives in {home.directory}: loading replaces it "
-                "(cz load CODE --replace; the current one is kept as a .bak)"
+                "(cz load CODE --replace; the current one is kept under replaced/)"
             )
         wallet = unseal(code, ask_passphrase("the save code's passphrase: "))
+        retired = home.retire()
         home.write_code(code)
     address = address_of(wallet.public)
-    emit(args, {"address": address, "home": str(home.path), **_summary(wallet)},
-         f"loaded {address}: {_summary_text(wallet)}")
+    text = f"loaded {address}: {_summary_text(wallet)}"
+    if retired is not None:
+        text += f"\nthe replaced wallet's save code is kept in {retired}"
+    emit(args, {"address": address, "home": str(home.path),
+                "replaced": None if retired is None else str(retired), **_summary(wallet)},
+         text)
     return 0
 
 
@@ -233,7 +239,7 @@ def add_wallet(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     strike.add_argument(
         "--replace", action="store_true",
-        help="replace the wallet already here (its save code is kept as wallet.czsave.bak)",
+        help="replace the wallet already here (its save code is kept under replaced/)",
     )
     strike.set_defaults(handler=key_strike)
     show = sub.add_parser(
@@ -265,7 +271,7 @@ def add_wallet(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     load_parser.add_argument("code", metavar="CODE", help="the save code's file, or -")
     load_parser.add_argument(
         "--replace", action="store_true",
-        help="replace the wallet already here (its save code is kept as wallet.czsave.bak)",
+        help="replace the wallet already here (its save code is kept under replaced/)",
     )
     load_parser.set_defaults(handler=load)
 

@@ -16,6 +16,7 @@ import fcntl
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -406,6 +407,24 @@ class WalletHome:
             with contextlib.suppress(FileNotFoundError):
                 temporary.unlink()
         _sync_directory(self.directory)
+
+    def retire(self) -> Path | None:
+        """Keep the current code for good before a wallet is replaced (a new key, another
+        save code): ``replaced/wallet-<UTC time>.czsave``, 0600. The ``.bak`` holds only the
+        previous write and would lose it two writes later."""
+        if not self.path.exists():
+            return None
+        kept = self.directory / "replaced"
+        kept.mkdir(mode=0o700, exist_ok=True)
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
+        target = kept / f"wallet-{stamp}.czsave"
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w", encoding="ascii") as out:
+            out.write(read_code(self.path))
+            out.flush()
+            os.fsync(out.fileno())
+        _sync_directory(kept)
+        return target
 
     @contextlib.contextmanager
     def lock(self) -> Iterator[None]:

@@ -74,7 +74,8 @@ def test_no_terminal_and_no_passphrase_is_one_line(tmp_path: Path) -> None:
     player.strike()
     env = {k: v for k, v in player.env().items() if k != "CZ_PASSPHRASE"}
     result = subprocess.run([str(CZ), "collection"], env=env, capture_output=True, text=True,
-                            stdin=subprocess.DEVNULL, timeout=60, check=False)
+                            stdin=subprocess.DEVNULL, timeout=60, check=False,
+                            start_new_session=True)  # no controlling terminal either
     assert "CZ_PASSPHRASE" in one_line_failure(result)
 
 
@@ -87,9 +88,14 @@ def test_strike_never_replaces_a_wallet_unasked(tmp_path: Path) -> None:
     assert "--replace" in one_line_failure(player.run("key", "strike"))
     assert player.wallet_file.read_bytes() == before
     second = player.json("key", "strike", "--replace")
-    assert second["replaced"] is True
     assert second["address"] != first
-    assert (player.home / "wallet.czsave.bak").read_bytes() == before
+    player.ok("collection")  # two writes later, the replaced wallet is still kept
+    player.json("key", "strike", "--replace")
+    kept = Path(second["replaced"])
+    assert kept.parent == player.home / "replaced"
+    assert kept.read_bytes() == before
+    assert kept.stat().st_mode & 0o777 == 0o600
+    assert len(list(kept.parent.iterdir())) == 2
 
 
 def test_save_load_and_card(tmp_path: Path) -> None:
