@@ -60,6 +60,8 @@ from services.kernel.errors import LeagueError
 
 #: The saved directory's format, in its audit.json.
 FORMAT = "cz-league-audit/1"
+#: Pages checked in this process before a default pool starts (a small league is done first).
+POOL_AFTER_PAGES = 4
 #: The state file's name in the state directory.
 STATE_FILE = "leagues.json"
 
@@ -318,27 +320,41 @@ class Saved:
 
 
 class PageChecker:
-    """:func:`check_page` in ``workers`` processes (in this one when fewer than 2)."""
+    """:func:`check_page` in a pool of ``workers`` processes (in this one when fewer than 2).
 
-    def __init__(self, workers: int) -> None:
+    With ``eager`` the pool starts with the first page; otherwise only once a log proves
+    longer than :data:`POOL_AFTER_PAGES` pages (starting processes costs more than checking a
+    small league in this one)."""
+
+    def __init__(self, workers: int, *, eager: bool = True) -> None:
         self.workers = workers
+        self.eager = eager
         self.pool: Executor | None = None
-        if workers >= 2:
+        self.pages = 0
+
+    def _pool(self) -> Executor | None:
+        if self.pool is None and self.workers >= 2 and (
+            self.eager or self.pages > POOL_AFTER_PAGES
+        ):
             context = multiprocessing.get_context("spawn")
-            self.pool = ProcessPoolExecutor(workers, mp_context=context)
+            self.pool = ProcessPoolExecutor(self.workers, mp_context=context)
+        return self.pool
 
     def start(self) -> PageChecker:
         """Start every worker now (each imports the auditor once), not on the first page."""
-        if self.pool is not None:
-            list(self.pool.map(_ready, range(self.workers)))
+        pool = self._pool()
+        if pool is not None:
+            list(pool.map(_ready, range(self.workers)))
         return self
 
     def check(self, context: PageContext, text: str) -> Awaitable[CheckedPage]:
-        if self.pool is None:
+        self.pages += 1
+        pool = self._pool()
+        if pool is None:
             future: asyncio.Future[CheckedPage] = asyncio.get_running_loop().create_future()
             future.set_result(check_page(context, text))
             return future
-        return asyncio.get_running_loop().run_in_executor(self.pool, check_page, context, text)
+        return asyncio.get_running_loop().run_in_executor(pool, check_page, context, text)
 
     @property
     def depth(self) -> int:
@@ -487,18 +503,22 @@ async def run_audit(
     return AuditOutcome(report, url, served_root, first_use, moved_from, state.path)
 
 
-def default_workers() -> int:
-    """The machine's cores (a pool of one is no pool)."""
-    return os.cpu_count() or 1
+def _checker(workers: int | None) -> PageChecker:
+    """``workers`` processes from the first page; by default the machine's cores, once a log
+    proves long enough to pay for starting them."""
+    if workers is None:
+        return PageChecker(os.cpu_count() or 1, eager=False)
+    return PageChecker(workers)
 
 
 async def audit_url(
     url: str, state_dir: Path, *, root: PublicKey | None = None, save: Path | None = None,
-    workers: int = 0, progress: AuditProgress | None = None,
+    workers: int | None = None, progress: AuditProgress | None = None,
 ) -> AuditOutcome:
-    """``league audit URL``: audit the league served at ``url`` (saving it into ``save``)."""
+    """``league audit URL``: audit the league served at ``url`` (saving it into ``save``),
+    pages checked in ``workers`` processes (default: the machine's cores, once it pays)."""
     saved = SavedLeague.create(save, url) if save is not None else None
-    checker = PageChecker(workers)
+    checker = _checker(workers)
     try:
         async with LeagueClient(url) as client:
             return await run_audit(
@@ -511,8 +531,9 @@ async def audit_url(
 
 
 def audit_offline(
-    directory: Path, state_dir: Path, *, root: PublicKey | None = None, workers: int = 0,
-    progress: AuditProgress | None = None, checker: PageChecker | None = None,
+    directory: Path, state_dir: Path, *, root: PublicKey | None = None,
+    workers: int | None = None, progress: AuditProgress | None = None,
+    checker: PageChecker | None = None,
 ) -> AuditOutcome:
     """``league audit --offline DIR``: audit a directory ``--save`` wrote, as its league
     (in ``checker``'s started pool when given, else in a new one of ``workers``).
@@ -520,7 +541,7 @@ def audit_offline(
     Checkpoints kept from audits newer than the saved copy are not held against it."""
     saved, url = SavedLeague.open(directory)
     owned = checker is None
-    checker = checker or PageChecker(workers)
+    checker = checker or _checker(workers)
     try:
         return asyncio.run(run_audit(
             Saved(saved, url), AuditState.load(state_dir), root=root, checker=checker,

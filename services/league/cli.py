@@ -54,7 +54,7 @@ from services.kernel.founding import (
 from services.kernel.keyring import ROLES
 from services.kernel.projections import RebuildReport, rebuild
 from services.kernel.settings import LeagueSettings
-from services.league.audit import AuditProgress, audit_offline, audit_url, default_workers
+from services.league.audit import AuditProgress, audit_offline, audit_url
 from services.league.registry import PROJECTIONS, SERVICES
 from services.mint.audit import CensusAudit, audit_census
 from services.mint.stamping import Mint
@@ -381,15 +381,14 @@ def cmd_audit(args: argparse.Namespace) -> None:
         raise LeagueError("--save writes what is downloaded from a URL; --offline reads it")
     state_dir = args.state or default_audit_dir()
     root = PublicKey.from_text(args.root) if args.root else None
-    workers = default_workers() if args.workers is None else args.workers
     progress = AuditProgress(sys.stderr)
     if args.offline is not None:
-        outcome = audit_offline(args.offline, state_dir, root=root, workers=workers,
+        outcome = audit_offline(args.offline, state_dir, root=root, workers=args.workers,
                                 progress=progress)
         what = f"{args.offline} (saved from {outcome.url})"
     else:
         outcome = asyncio.run(audit_url(args.url.rstrip("/"), state_dir, root=root,
-                                        save=args.save, workers=workers, progress=progress))
+                                        save=args.save, workers=args.workers, progress=progress))
         what = outcome.url
     pinned = "pinned now (first use)" if outcome.first_use else "as pinned"
     print(f"audited {what}: root key {address_of(outcome.root)} {pinned}")
@@ -544,8 +543,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="the league's root public key (base64url); default: the key "
                        "pinned for URL, or on first use the manifest's own")
     audit.add_argument("--workers", type=int, metavar="N",
-                       help="processes that verify pages (default: the machine's cores; 0 or "
-                       "1: in this process)")
+                       help="processes that check pages (default: the machine's cores, once "
+                       "a log is longer than a few pages; 0 or 1: all in this process)")
     audit.add_argument("--state", type=Path, metavar="DIR",
                        help="where the pinned roots and the checkpoints seen are kept "
                        "(default: the user's data directory)")
