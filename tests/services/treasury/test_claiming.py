@@ -13,7 +13,7 @@ import pytest
 from aiohttp.test_utils import TestServer
 
 from clients.league import LeagueProblem
-from ledger.api.treasury import ClaimAnswer, claim_request, claim_work
+from ledger.api.treasury import ClaimAnswer, TreasurySupply, claim_request, claim_work
 from ledger.endorsements import Chain, endorse
 from ledger.errors import AllowanceExhausted
 from ledger.events import NoteReturned
@@ -22,6 +22,7 @@ from ledger.note_set import NoteIssue, NoteSet
 from ledger.work import challenge, meets
 from services.eventlog import PostgresEventStore
 from services.kernel.founding import load_manifest, load_service_key
+from services.kernel.projections import rebuild
 from services.kernel.settings import LeagueSettings
 from services.treasury import tables
 from services.treasury.app import TREASURY_LOG
@@ -235,6 +236,39 @@ async def test_the_next_utc_day_opens_the_faucet_again(settings: LeagueSettings)
         assert [e.recorded_at.date().isoformat() for e in events] == ["2026-12-31"] * 2 + [
             "2027-01-01"
         ] * 2
+        rows = await tables.supply(store)
+        supply = TreasurySupply.of(manifest, {d: r.circulating for d, r in rows.items()}, "-")
+        assert (supply.marks.supply, supply.marks.circulation) == (1_500_000, 100)
+        assert (await rebuild(store, PROJECTION, commit=False)).agrees
+
+
+async def test_a_source_claiming_too_fast_is_refused(
+    make_settings: Callable[..., LeagueSettings]
+) -> None:
+    """A source network may claim source_prints_burst times at once: the next claim is a 429
+    `rate-limited` with Retry-After, before its signature is even checked, and issues
+    nothing."""
+    policies = TEST_POLICIES.model_copy(
+        update={"source_prints_per_minute": 1, "source_prints_burst": 2}
+    )
+    settings = make_settings(policies=policies)
+    server = await serve(settings)
+    try:
+        async with aiohttp.ClientSession() as session:
+            faucet = Faucet(session, str(server.make_url("")).rstrip("/"), load_manifest(settings))
+            for _ in range(2):
+                await faucet.claim(SigningKey.generate(), 5)
+            body = {**faucet.request(SigningKey.generate(), 5).to_wire(), "sig": "A" * 86}
+            async with session.post(f"{faucet.url}/treasury/claim", json=body) as response:
+                assert response.status == 429
+                assert int(response.headers["Retry-After"]) >= 1
+                assert (await response.json(content_type=None))["type"] == (
+                    "/problems/rate-limited"
+                )
+            assert (await server.app[TREASURY_LOG].head()).size == 2
+            await check_supply(faucet, server.app[TREASURY_LOG])
+    finally:
+        await server.close()
 
 
 async def test_a_returned_note_is_issued_again_under_its_next_issue(

@@ -36,7 +36,7 @@ T0 = 1_800_000_000
 def as_event(seq: int, body: NoteIssued | NoteReturned) -> Event:
     new = body.new_event(0)
     return Event(
-        seq=seq, stream=new.stream, stream_version=1, type=new.type, body=new.body,
+        seq=seq, stream=new.stream, stream_version=1, type=new.type, body=dict(new.body),
         recorded_at=datetime(2026, 12, 3, tzinfo=UTC),
         leaf_hash=bytes(32), signature=bytes(64),
     )
