@@ -152,30 +152,47 @@ def test_bad_input_is_one_line_and_loses_nothing(
 
 
 # V.2 ("no server permission", the root pinned on first use); issue 12 item 3
-def test_a_league_whose_root_key_changed_is_refused_loudly(
+def test_a_league_gone_or_changed_is_refused_and_nothing_is_lost(
     league_env: dict[str, str], players: dict[str, Player], tmp_path: Path,
     server_url: str,
 ) -> None:
-    """Another league at the pinned URL (the first stopped, another served on its port), and
-    another league at another URL: league set, stamp and provenance refuse on one line naming
-    both root keys; the wallet is unchanged."""
-    a = players["A"]
-    a.ok("load", str(wallet_with(tmp_path / "a.code", PRINTS[:1])))
+    """With the pinned league stopped, stamp, import and provenance say it did not answer
+    (one line, nothing changes) and `import --offline` admits on offline verification alone
+    (L-15). Then another league at the pinned URL (served on its port) and another league at
+    another URL: league set, stamp and provenance refuse on one line naming the pinned root
+    key (L-13); the wallets are unchanged."""
+    a, b = players["A"], players["B"]
+    a.ok("load", str(wallet_with(tmp_path / "a.code", PRINTS)))
     with serving(league_env) as first:
         url = first.url
         port = int(url.rsplit(":", 1)[1])
         pinned = a.json("league", "set", url)
-    before = a.wallet_file.read_bytes()
+        (stamped, *_) = a.json("stamp")["stamped"]
+        b.strike(url)
+        b.ok("card", "--out", str(tmp_path / "b.card"))
+        slip = a.ok("send", "--to", str(tmp_path / "b.card"), stamped["serial"])
+    before = {p.home: p.wallet_file.read_bytes() for p in (a, b)}
+    for player, args in (
+        (a, ("stamp",)), (b, ("import", "-")), (b, ("provenance", stamped["serial"])),
+    ):
+        assert "did not answer" in one_line_failure(player.run(*args, stdin=slip))
+    assert {p.home: p.wallet_file.read_bytes() for p in (a, b)} == before
+    offline = b.json("import", "--offline", "-", stdin=slip)
+    assert offline["admitted"] == [stamped["serial"]]
+    assert offline["notarized"] is False
+    assert stamped["serial"] in b.ok("collection")
+
+    before = b.wallet_file.read_bytes()
     with scratch_database(server_url, "cz_other") as other_db:
         other = init_league(tmp_path / "other", other_db)
         with serving(other, port) as impostor:
             assert impostor.url == url
             for args in (("league", "set", url), ("stamp",), ("provenance", "CZ-MODEL-A-0001")):
-                refusal = one_line_failure(a.run(*args))
+                refusal = one_line_failure(b.run(*args))
                 assert refusal.startswith("cz: REFUSED"), refusal
                 assert pinned["root"] in refusal
         with serving(other) as elsewhere:
-            refusal = one_line_failure(a.run("league", "set", elsewhere.url))
+            refusal = one_line_failure(b.run("league", "set", elsewhere.url))
             assert "REFUSED" in refusal
             assert pinned["root"] in refusal
-    assert a.wallet_file.read_bytes() == before
+    assert b.wallet_file.read_bytes() == before
