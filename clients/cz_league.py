@@ -22,6 +22,7 @@ from clients.cz_session import (
 from clients.league import MAX_RETRIES, LeagueClient, LeagueProblem, verify_stamped
 from clients.wallet import LeaguePin, StampCredit, Wallet, WalletError
 from ledger.address import address_of
+from ledger.api.logs import FeedEvent
 from ledger.api.mint import StampAnswer, Stamped
 from ledger.api.notary import Provenance
 from ledger.checkpoint import Checkpoint, log_verifier
@@ -180,15 +181,28 @@ def stamp(args: argparse.Namespace) -> int:
 async def verified_provenance(
     client: LeagueClient, manifest: LeagueManifest, serial: str
 ) -> tuple[Provenance, PublicKey | None]:
-    """The league's account of ``serial``, every proof in it checked here (V.8): the stamp's
-    event in the mint's log (its leaf and signature recomputed, included in a mint
-    checkpoint), the chain of recorded hops, each hop's notary receipt, each conflict's fraud
-    proof against the recorded hop. Returns the account and the holder it proves."""
+    """The league's account of ``serial`` and the stamp's event in the mint's log, checked by
+    :func:`check_provenance`."""
     life = await client.provenance(serial)
+    event = None
+    if life.stamp is not None:
+        page = await client.events(life.stamp.index - 1, 1, service="mint")
+        event = page.events[0] if page.events else None
+    return life, check_provenance(life, manifest, serial, event)
+
+
+def check_provenance(
+    life: Provenance, manifest: LeagueManifest, serial: str, event: FeedEvent | None
+) -> PublicKey | None:
+    """Every proof in the league's account of ``serial`` checked here (V.8): the stamp's
+    ``event`` in the mint's log (its leaf recomputed and signed by the mint, the certificate
+    the one shown, included in a mint-signed checkpoint), the chain of recorded hops, each
+    hop's notary receipt, each conflict's fraud proof against the recorded hop, and the holder
+    named. Returns the holder the chain proves (None for a print outside the runs)."""
     if life.serial != serial:
         raise VerificationError(f"the league answered for {life.serial}, not {serial}")
     if life.standing == "outside-runs":
-        return life, None
+        return None
     stamp = life.stamp
     if stamp is None:
         raise VerificationError(f"the league shows no stamp of {serial}")
@@ -197,18 +211,18 @@ async def verified_provenance(
     certificate = stamp.certificate
     if certificate.serial != serial:
         raise VerificationError(f"the stamp shown is of {certificate.serial}")
-    page = await client.events(stamp.index - 1, 1, service="mint")
-    if len(page.events) != 1 or page.events[0].seq != stamp.index:
+    if event is None or event.seq != stamp.index:
         raise VerificationError(f"the mint's log serves no event {stamp.index}")
-    event = page.events[0].verified(mint)
-    if body_as(event, PrintStamped).certificate != certificate:
+    recorded = event.verified(mint)
+    if body_as(recorded, PrintStamped).certificate != certificate:
         raise VerificationError(f"mint event {stamp.index} stamped another certificate")
-    if not hmac.compare_digest(event.leaf_hash, decode_b64(stamp.leaf_hash, what="leaf hash")):
+    leaf = decode_b64(stamp.leaf_hash, what="leaf hash")
+    if not hmac.compare_digest(recorded.leaf_hash, leaf):
         raise ProofError(f"the stamp's leaf hash is not mint event {stamp.index}'s")
     checkpoint = Checkpoint.from_note(stamp.checkpoint)
     checkpoint.verify([log_verifier(f"{manifest.league}/mint", mint)])
     verify_inclusion(
-        stamp.index, checkpoint.size, event.leaf_hash,
+        stamp.index, checkpoint.size, leaf,
         [decode_b64(h, what="proof hash") for h in stamp.proof], checkpoint.root,
     )
     chain = Chain(certificate=certificate, endorsements=tuple(h.endorsement for h in life.hops))
@@ -220,14 +234,17 @@ async def verified_provenance(
     for conflict in life.conflicts:
         conflict.proof.verify()
         hop = conflict.proof.first.hop
-        if hop != conflict.hop or hop > len(chain.endorsements) or (
-            chain.endorsements[hop - 1].hash() != conflict.proof.first.hash()
+        if hop != conflict.hop or hop > len(chain.endorsements) or not hmac.compare_digest(
+            chain.endorsements[hop - 1].hash(), conflict.proof.first.hash()
         ):
-            raise VerificationError(f"the conflict at hop {conflict.hop} is not against the "
-                                    "recorded hop")
-    if life.holder is not None and PublicKey.from_text(life.holder) != holder:
+            raise VerificationError(
+                f"the conflict at hop {conflict.hop} is not against the recorded hop"
+            )
+    if (life.holder is not None and PublicKey.from_text(life.holder) != holder) or (
+        life.holder_address is not None and life.holder_address != address_of(holder)
+    ):
         raise VerificationError("the league names another holder than the chain proves")
-    return life, holder
+    return holder
 
 
 def _addr(key: str) -> str:
