@@ -476,20 +476,25 @@ async def run_audit(
                 break
             evidence_after = evidence.next_after
 
+    # One pipeline through every service's pages: a page is checked (in the pool) while the
+    # pages before it, of its service or of the one before, go through the stateful checks.
+    waiting: deque[tuple[str, int, Awaitable[CheckedPage]]] = deque()
+
+    async def settle(limit: int) -> None:
+        while len(waiting) > limit:
+            service, upto, checked = waiting.popleft()
+            auditor.add_checked(service, await checked)
+            progress.update(service, auditor.size(service), upto)
+
     for service in AUDITED_SERVICES:
         upto = served[service].size
         if service == "notary":
             upto = max(upto, holders_size)
         context = auditor.context(service)
-        waiting: deque[Awaitable[CheckedPage]] = deque()
         async for text in source.pages(service, upto, service == "mint"):
-            waiting.append(checker.check(context, text))
-            while len(waiting) >= checker.depth:
-                auditor.add_checked(service, await waiting.popleft())
-                progress.update(service, auditor.size(service), upto)
-        while waiting:
-            auditor.add_checked(service, await waiting.popleft())
-            progress.update(service, auditor.size(service), upto)
+            waiting.append((service, upto, checker.check(context, text)))
+            await settle(checker.depth)
+    await settle(0)
     progress.done()
     report = auditor.report()
 
