@@ -96,8 +96,9 @@ async def _send(opened: Opened, client: LeagueClient, manifest: LeagueManifest,
                 request: StampRequest) -> StampCredit | None:
     """Send a kept request and credit its answer; None if the mint found it stale unsent.
 
-    The request stays kept while no answer came (the league unreachable, the answer lost); a
-    refusal of the whole request is an answer too, and ends it."""
+    The request stays kept while no answer came (the league unreachable, or what came is not
+    the mint's answer); a refusal of the whole request is an answer too, and ends it, as does
+    an answer that fails its checks (sent again, it would be answered the same)."""
     wallet = opened.wallet
     try:
         answer = await client.stamp(request)
@@ -107,11 +108,12 @@ async def _send(opened: Opened, client: LeagueClient, manifest: LeagueManifest,
         if exc.slug != "stale-request":
             raise
         return None  # never recorded, and too old to be now: dropped
-    _check_answer(answer, request, manifest, wallet)
-    credit = wallet.credit(answer)
     wallet.pending = None
-    opened.save()
-    return credit
+    try:
+        _check_answer(answer, request, manifest, wallet)
+        return wallet.credit(answer)
+    finally:
+        opened.save()
 
 
 @dataclass

@@ -147,8 +147,10 @@ class Wallet:
 
     def credit(self, answer: StampAnswer) -> StampCredit:
         """Turn one ⧗ print into a ✓ print per certificate of ``answer`` (checked by the
-        caller: mint-signed, in the runs, issued to this key) and keep its chain."""
+        caller: mint-signed, in the runs, issued to this key) and keep its chain; all of the
+        answer is credited, or (a certificate for a print not presented) none of it."""
         prints = list(self.collection.prints)
+        chains: dict[str, Chain] = {}
         stamped: list[PrintCertificate] = []
         refused: list[tuple[str, str, str]] = []
         for item in answer.items:
@@ -156,7 +158,7 @@ class Wallet:
                 refused.append((item.title, item.finish, item.reason))
                 continue
             certificate = item.certificate
-            if certificate.serial in self.prints:
+            if certificate.serial in self.prints or certificate.serial in chains:
                 continue  # a replayed answer already credited
             index = next(
                 (
@@ -176,8 +178,9 @@ class Wallet:
             prints[index] = Print(
                 certificate.title, Finish(certificate.finish), True, certificate.serial
             )
-            self.prints[certificate.serial] = Chain(certificate=certificate, endorsements=())
+            chains[certificate.serial] = Chain(certificate=certificate, endorsements=())
             stamped.append(certificate)
+        self.prints.update(chains)  # all of the answer or, on a refusal above, none of it
         self._set_prints(prints)
         return StampCredit(tuple(stamped), tuple(refused))
 

@@ -91,6 +91,17 @@ def test_credit_turns_presented_prints_stamped_and_keeps_refusals(league: League
     assert wallet.unstamped() == [("Faithful", "standard")]
     assert wallet.prints == {chain.serial: chain}
     assert wallet.credit(answer).stamped == ()  # a replayed answer credits nothing twice
+    before = wallet.to_payload()
+    stray = StampAnswer(
+        request_id="s" * 16, replayed=False, allowance=ALLOWANCE,
+        items=[Stamped(title="Faithful", finish="standard",
+                       certificate=stamp(league, wallet.key, "Faithful").certificate),
+               Stamped(title="Tally", finish="standard",
+                       certificate=stamp(league, wallet.key, "Tally").certificate)],
+    )
+    with pytest.raises(WalletError, match="did not present"):
+        wallet.credit(stray)
+    assert wallet.to_payload() == before  # none of a bad answer is credited
 
 
 def test_send_endorses_removes_and_remembers(league: League) -> None:
