@@ -172,6 +172,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except LedgerError as exc:
         sys.stderr.write(f"cz: {exc.diagnostics()}\n")
         return 2
+    except OSError as exc:  # a file named on the command line that cannot be written
+        where = f"{exc.filename}: " if exc.filename else ""
+        sys.stderr.write(f"cz: {where}{exc.strerror or exc}\n")
+        return 2
+    except KeyboardInterrupt:
+        sys.stderr.write("\ncz: interrupted; nothing was written that was not whole\n")
+        return 130
 
 
 if __name__ == "__main__":

@@ -143,6 +143,10 @@ def test_bad_input_is_one_line_and_loses_nothing(
     assert "holds no stamped print" in one_line_failure(
         a.run("send", "--to", str(tmp_path / "b.card"), first)
     )
+    nowhere = str(tmp_path / "no-such-dir" / "gift.slip")
+    assert "No such file" in one_line_failure(
+        a.run("send", "--to", str(tmp_path / "b.card"), second, "--out", nowhere)
+    )  # the slip could not be written, so the print never left
     for player in (a, b, c):
         assert player.wallet_file.read_bytes() == before[player.home], player.home
     # and the good slip still imports, once
