@@ -193,6 +193,11 @@ def collection(args: argparse.Namespace) -> int:
         ),
         _summary_text(wallet),
     ]
+    if wallet.campaign.record:  # wins, losses and Balances apart, never added (IV.6)
+        lines.append("campaign: " + ", ".join(
+            f"{venue.name} {t.wins} won, {t.losses} lost, {t.balances} Balanced"
+            for venue, t in wallet.campaign.record
+        ))
     for p in sorted(wallet.collection.prints, key=lambda p: (not p.stamped, p.title,
                                                              p.serial or "")):
         lines.append(f"  {p.label()}")

@@ -6,8 +6,12 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+from clients.wallet import Wallet
+from game.campaign import clerk, settle
+from game.window.scoring import Verdict
 from ledger.cards import LedgerCard
-from tests.clients.conftest import CZ, Player, on_terminal, one_line_failure
+from ledger.savecode import MINIMUM_KDF, seal_save_code
+from tests.clients.conftest import CZ, PASSPHRASE, Player, on_terminal, one_line_failure
 
 COMMANDS = ("key", "save", "load", "collection", "card", "league", "stamp", "send", "import",
             "provenance")
@@ -122,3 +126,22 @@ def test_save_load_and_card(tmp_path: Path) -> None:
     assert player.json("collection")["prints"] == []
     assert "no league set" in player.ok("collection")
     assert "no league is set" in one_line_failure(player.run("stamp"))
+
+
+def test_collection_shows_campaign_progress(tmp_path: Path) -> None:
+    """A save code carries progress (V.3): the record per venue, wins, losses and Balances
+    apart (IV.6), and what the tables paid."""
+    wallet = Wallet.new()
+    wallet.campaign, _ = settle(wallet.campaign, clerk(1), Verdict.WIN)
+    wallet.campaign, _ = settle(wallet.campaign, clerk(2), Verdict.BALANCE)
+    code = tmp_path / "w.code"
+    code.write_text(seal_save_code(wallet.to_payload(), PASSPHRASE, MINIMUM_KDF),
+                    encoding="ascii")
+    player = Player(tmp_path / "p")
+    player.ok("load", str(code))
+    text = player.ok("collection")
+    assert "clerk-1 1 won, 0 lost, 0 Balanced" in text
+    assert "clerk-2 0 won, 0 lost, 1 Balanced" in text
+    shown = player.json("collection")
+    assert shown["marks"] == 20
+    assert shown["campaign"]["clerk-2"] == {"wins": 0, "losses": 0, "balances": 1}
