@@ -88,13 +88,21 @@ class Metrics(Collector):
             buckets=LATENCY_BUCKETS, registry=self.registry,
         )
         self.figures: list[Figure] = []
+        #: Each (method, route, status)'s counter and histogram, looked up once.
+        self._series: dict[tuple[str, str, int], tuple[Counter, Histogram]] = {}
         self._collected: list[Metric] = []
         self.registry.register(self)
 
     def observe(self, method: str, route: str, status: int, seconds: float) -> None:
-        method = method if method in METHODS else "other"
-        self.requests.labels(method, route, str(status)).inc()
-        self.latency.labels(method, route).observe(seconds)
+        key = (method if method in METHODS else "other", route, status)
+        series = self._series.get(key)
+        if series is None:  # bounded: methods x route templates x statuses
+            series = self._series[key] = (
+                self.requests.labels(key[0], route, str(status)),
+                self.latency.labels(key[0], route),
+            )
+        series[0].inc()
+        series[1].observe(seconds)
 
     def collect(self) -> Iterator[Metric]:
         return iter(self._collected)

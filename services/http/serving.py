@@ -23,9 +23,9 @@ import contextvars
 import datetime
 import json
 import logging
+import os
 import re
 import time
-import uuid
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any
@@ -257,7 +257,7 @@ def request_id_of(given: str | None) -> str:
     """The client's request id when well-formed, else a new random one."""
     if given is not None and WELL_FORMED_ID.fullmatch(given):
         return given
-    return uuid.uuid4().hex
+    return os.urandom(16).hex()
 
 
 def access_log(
