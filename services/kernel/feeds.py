@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from aiohttp import web
 
-from clients.league import LeagueClient, LeagueProblem, LeagueUnreachable
+from clients.league import LeagueClient
 from ledger.checkpoint import Checkpoint
 from ledger.errors import LedgerError
 from services.http.health import add_readiness
@@ -74,7 +74,7 @@ async def _source_size(settings: LeagueSettings, source: str) -> int | None:
     try:
         async with LeagueClient(url, timeout=SOURCE_TIMEOUT) as client:
             return Checkpoint.from_note(await client.checkpoint(service=source)).size
-    except (LeagueUnreachable, LeagueProblem, LedgerError, TimeoutError):
+    except (LedgerError, TimeoutError):  # unreachable, a problem, not a checkpoint
         return None
 
 
