@@ -6,7 +6,9 @@ old size is the size that witness last cosigned (kept from its last cosignature,
 from a 409 answer) with a consistency proof from the service's own log. Each cosignature
 that verifies under the witness's key (the manifest's key of that service, cosignature type
 0x04, name = its origin) is stored, and ``GET /<service>/checkpoint`` serves the latest
-checkpoint with every cosignature it has for it (:meth:`Witnessing.served_checkpoint`).
+checkpoint with every cosignature it has for it (:meth:`Witnessing.served_checkpoint`). A
+busy log signs a checkpoint every interval; each witness is asked about the latest at most
+every :data:`MIN_SUBMIT_GAP` seconds.
 
 A witness that is down, or refuses, is retried with exponential backoff capped at
 :data:`MAX_BACKOFF` seconds; nothing here ever blocks a request (stamping, notarizing) or the
@@ -52,6 +54,9 @@ log = logging.getLogger(__name__)
 WITNESSES = LEAGUE_SERVICES
 #: Longest wait between two attempts at one witness, in seconds.
 MAX_BACKOFF = 60.0
+#: Shortest time between two submissions to one witness, in seconds: a busy log signs a
+#: checkpoint every interval, and its witnesses cosign the latest one at most this often.
+MIN_SUBMIT_GAP = 0.25
 #: How long one request to a witness may take, in seconds.
 REQUEST_TIMEOUT = 10.0
 #: Largest answer read from a witness: a few signature lines.
@@ -100,11 +105,13 @@ class Witnessing:
         *,
         interval: float,
         max_backoff: float = MAX_BACKOFF,
+        min_gap: float = MIN_SUBMIT_GAP,
     ) -> None:
         self.store = store
         self.checkpointer = checkpointer
         self.interval = interval
         self.max_backoff = max_backoff
+        self.gap = max(interval, min_gap)
         self.peers = [
             _Peer(
                 service=other,
@@ -207,16 +214,17 @@ class Witnessing:
             raise WitnessRefused(f"{peer.name} at {peer.url} did not answer: {exc}") from None
 
     async def _follow(self, peer: _Peer) -> None:
-        """Ask ``peer`` to cosign each new checkpoint, backing off while it fails."""
+        """Ask ``peer`` to cosign the latest checkpoint whenever there is a new one (at most
+        once a gap), backing off while it fails."""
         while True:
             latest = self.checkpointer.latest
             if latest is None or peer.cosigned == (latest.size, latest.root):
                 await asyncio.sleep(self.interval)
                 continue
             try:
-                if not await self.submit(peer, latest):
-                    await asyncio.sleep(self.interval)
+                cosigned = await self.submit(peer, latest)
                 peer.failures = 0
+                await asyncio.sleep(self.gap if cosigned else self.interval)
             except Exception as exc:  # the task must outlive any one failure
                 peer.failures += 1
                 if peer.failures & (peer.failures - 1) == 0:  # 1st, 2nd, 4th, 8th... failure
