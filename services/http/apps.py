@@ -54,6 +54,8 @@ class Service:
     max_body: int = DEFAULT_MAX_BODY
     #: What the service publishes at ``/metrics`` beyond requests (e.g. the mint's runs).
     figures: tuple[Figure, ...] = ()
+    #: The services whose feeds it follows: it is not ready before it has read each.
+    follows: tuple[str, ...] = ()
 
 
 async def describe_problem(request: web.Request) -> ProblemType:

@@ -53,10 +53,9 @@ def compose(settings: LeagueSettings, services: Sequence[Service]) -> web.Applic
         app.router.add_get(f"/{service.name}/openapi.json", _document(service, version))
     app.router.add_get("/", _index(load_manifest(settings).name, services, version))
     app.router.add_get("/health", health)
-    names = [service.name for service in services]
     for service in services:
         add_figures(app, (*service.figures, _events_appended(service.name)))
-    watch_feeds(app, settings, names)
+    watch_feeds(app, settings, {service.name: service.follows for service in services})
     app[LOG_SECRETS] = log_secrets(settings)
     return app
 

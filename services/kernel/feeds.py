@@ -4,14 +4,15 @@
 A follower's position is its row in ``<service>.followed_feeds`` (the follower writes it with
 every page it applies); the source's size is its latest signed checkpoint, read over HTTP as
 any follower reads it. A feed the service has not begun to follow has no row yet and is not
-counted. A follower that refused a feed (evidence kept in ``<service>.feed_evidence``) has
-stopped until an operator looks: that service is not ready.
+counted, unless the service declares it follows that feed (``Service.follows``): then it is
+not ready until it has read it. A follower that refused a feed (evidence kept in
+``<service>.feed_evidence``) has stopped until an operator looks: that service is not ready.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from aiohttp import web
@@ -42,16 +43,18 @@ class FeedLag:
     source: str
     lag: int | None
     refused: int
+    #: Whether the follower has read this feed at all (a declared feed it has not: False).
+    begun: bool = True
 
 
 async def feed_lags(
-    app: web.Application, settings: LeagueSettings, services: Sequence[str]
+    app: web.Application, settings: LeagueSettings, services: Mapping[str, Sequence[str]]
 ) -> list[FeedLag]:
-    """The lag of every feed ``services`` follow."""
+    """The lag of every feed ``services`` (name -> the feeds it declares it follows) follow."""
     pool = app[POOL]
     sizes: dict[str, int | None] = {}
     found = []
-    for service in services:
+    for service, follows in services.items():
         if not _SCHEMA.fullmatch(service):
             raise ValueError(f"not a service schema: {service!r}")
         rows = await pool.fetch(
@@ -64,6 +67,8 @@ async def feed_lags(
             size = sizes[source]
             lag = None if size is None else max(0, size - position)
             found.append(FeedLag(service, source, lag, refused))
+        read = {source for source, _, _ in rows}
+        found += [FeedLag(service, s, None, 0, begun=False) for s in follows if s not in read]
     return found
 
 
@@ -79,11 +84,13 @@ async def _source_size(settings: LeagueSettings, source: str) -> int | None:
 
 
 def not_caught_up(feeds: Sequence[FeedLag]) -> str | None:
-    """What keeps ``feeds`` from being caught up, or None: a refused feed, a source that
-    does not answer, a lag beyond :data:`READY_LAG`."""
+    """What keeps ``feeds`` from being caught up, or None: a declared feed not yet read, a
+    refused feed, a source that does not answer, a lag beyond :data:`READY_LAG`."""
     behind = []
     for feed in feeds:
-        if feed.refused:
+        if not feed.begun:
+            behind.append(f"the {feed.service} has not yet read the {feed.source}'s feed")
+        elif feed.refused:
             behind.append(
                 f"the {feed.service} refused the {feed.source}'s feed ({feed.refused} "
                 f"evidence kept in {feed.service}.feed_evidence): an operator must look"
@@ -97,8 +104,11 @@ def not_caught_up(feeds: Sequence[FeedLag]) -> str | None:
     return "; ".join(behind) or None
 
 
-def watch_feeds(app: web.Application, settings: LeagueSettings, services: Sequence[str]) -> None:
-    """Register the feeds' readiness check and lag figure on ``app``."""
+def watch_feeds(
+    app: web.Application, settings: LeagueSettings, services: Mapping[str, Sequence[str]]
+) -> None:
+    """Register the feeds' readiness check and lag figure on ``app`` for ``services`` (name
+    -> the feeds it declares it follows)."""
 
     async def ready(app: web.Application) -> str | None:
         return not_caught_up(await feed_lags(app, settings, services))

@@ -3,6 +3,8 @@ names what is not ready (database, schema, feeds) in a 503 problem."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import asyncpg
 from aiohttp.test_utils import TestServer
 
@@ -11,8 +13,11 @@ from ledger.api.problems import PROBLEM_JSON
 from ledger.keys import SigningKey
 from services.eventlog.migrate import head_revision
 from services.http.apps import POOL
+from services.kernel.compose import compose
 from services.kernel.feeds import READY_LAG, FeedLag, not_caught_up
 from services.kernel.settings import LeagueSettings
+from services.mint.app import SERVICE as MINT
+from services.notary.app import SERVICE as NOTARY
 from tests.services.notary.conftest import (
     Trade,
     checkpoint_covering,
@@ -129,3 +134,22 @@ def test_a_follower_more_than_a_page_behind_is_not_caught_up() -> None:
         f"the notary is {READY_LAG + 1} events behind the mint's feed"
     )
     assert not_caught_up([]) is None
+
+
+async def test_a_declared_feed_not_yet_read_is_not_ready(settings: LeagueSettings) -> None:
+    """A service declaring the feeds it follows is not ready before it has read each: here
+    the notary declared to follow the treasury's, which this league's server does not serve."""
+    notary = dataclasses.replace(NOTARY, follows=("mint", "treasury"))
+    server = TestServer(compose(settings, [MINT, notary]), host="127.0.0.1", port=settings.port)
+    await server.start_server()
+    try:
+        async with LeagueClient(str(server.make_url(""))) as league:
+            await stamp_and_follow(Trade(league, await league.manifest()))
+            status, _, problem = await get(league, "/readyz")
+    finally:
+        await server.close()
+    assert status == 503
+    assert problem["detail"] == (
+        "not ready: feeds: the notary has not yet read the treasury's feed"
+    )
+    assert not_caught_up([FeedLag("notary", "mint", 0, 0)]) is None
