@@ -16,7 +16,13 @@ from typing import Annotated, ClassVar, Literal, Self
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ledger.api.problems import Problem
-from ledger.certificates import EventIndex, IssueNumber, PrintCertificate, SerialText
+from ledger.certificates import (
+    EventIndex,
+    IssueNumber,
+    NoteCertificate,
+    PrintCertificate,
+    SerialText,
+)
 from ledger.checkpoint import Checkpoint, log_verifier
 from ledger.encoding import decode_b64
 from ledger.endorsements import Chain, Endorsement, Hop
@@ -155,6 +161,27 @@ class StampRecord(Answer):
     proof: list[str]
 
 
+class IssueRecord(Answer):
+    """One issue of a note as the notary followed it from the treasury's feed, with the
+    treasury's inclusion proof of the issue's event in the treasury checkpoint the notary
+    verified."""
+
+    certificate: NoteCertificate
+    index: int = Field(description="The note-issued event's seq in the treasury's log")
+    leaf_hash: str
+    checkpoint: str = Field(description="The treasury's signed checkpoint the proof is against")
+    proof: list[str]
+
+
+class ReturnRecord(Answer):
+    """A note paid back to the treasury: the chain of ``issue`` is history from then on."""
+
+    issue: int
+    index: int = Field(description="The note-returned event's seq in the treasury's log")
+    notarized: int = Field(description="The seq of the notary's record of the payment hop")
+    purchase_id: str
+
+
 class HopRecord(Answer):
     """One recorded hop and its receipt."""
 
@@ -166,17 +193,25 @@ class ConflictRecord(Answer):
     """One conflict the notary refused, as its log records it."""
 
     index: int = Field(description="The conflict-refused event's seq in the notary's log")
+    issue: int = Field(default=1, description="The issue of the certificate the chain is of")
     hop: int
     proof: FraudProof
 
 
 class Provenance(Answer):
-    """``GET /provenance/{serial}``: one certificate's whole life (Book V.8)."""
+    """``GET /provenance/{serial}``: one certificate's whole life (Book V.8): a print's stamp,
+    or a note's issues and returns, and every hop and conflict of either."""
 
     serial: str
-    standing: Literal["stamped", "outside-runs"]
+    standing: Literal["stamped", "issued", "in-reserve", "outside-runs"]
     remark: str = Field(description="One sentence for a person")
     stamp: StampRecord | None
+    issues: list[IssueRecord] = Field(
+        default_factory=list, description="A note's issues, oldest first (none for a print)"
+    )
+    returns: list[ReturnRecord] = Field(
+        default_factory=list, description="A note's returns to the treasury, oldest first"
+    )
     hops: list[HopRecord]
     conflicts: list[ConflictRecord]
     holder: str | None = Field(description="The current holder's key, as far as the notary knows")

@@ -5,9 +5,9 @@ Everything comes from the environment with a default, and the CLI may override h
 embedded PostgreSQL in the data directory), ``LEAGUE_HOST`` and ``LEAGUE_PORT``,
 ``LEAGUE_PASSPHRASE_FILE`` when the league's keys are passphrase-armored, ``LEAGUE_KEYS_DIR``
 (where the private keys are, e.g. a container's ``/run/secrets``; default ``LEAGUE_HOME/keys``)
-``MINT_URL`` (where a service that follows the mint reads its feed; default: this server's
-own address) and ``LEAGUE_TRUSTED_PROXIES`` (networks of the reverse proxies whose
-``X-Forwarded-For`` names the client; default none).
+``MINT_URL`` and ``TREASURY_URL`` (where a service that follows the mint's or the treasury's
+feed reads it; default: this server's own address) and ``LEAGUE_TRUSTED_PROXIES`` (networks
+of the reverse proxies whose ``X-Forwarded-For`` names the client; default none).
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ SOURCES = {
     "keys_location": "LEAGUE_KEYS_DIR",
     "trusted_proxies": "LEAGUE_TRUSTED_PROXIES",
     "mint_url": "MINT_URL",
+    "treasury_url": "TREASURY_URL",
 }
 DEFAULT_PORT = 8080
 
@@ -53,6 +54,8 @@ class LeagueSettings(BaseModel):
     #: Where the mint answers, for the services that follow its feed (the notary). None: this
     #: server's own address (the mint served beside them, as ``league serve`` does).
     mint_url: str | None = Field(default=None, repr=False)
+    #: Where the treasury answers, for the services that follow its feed (the notary).
+    treasury_url: str | None = Field(default=None, repr=False)
     #: The reverse proxies (a gateway) whose ``X-Forwarded-For`` is believed: a request from
     #: one of these networks counts as from the address the proxy names (per-source limits).
     trusted_proxies: tuple[IPv4Network | IPv6Network, ...] = ()
@@ -72,6 +75,7 @@ class LeagueSettings(BaseModel):
             "keys_location": Path(keys) if keys else None,
             "trusted_proxies": [p.strip() for p in proxies.split(",") if p.strip()],
             "mint_url": os.environ.get("MINT_URL") or None,
+            "treasury_url": os.environ.get("TREASURY_URL") or None,
         }
         values.update({k: v for k, v in overrides.items() if v is not None})
         try:
@@ -87,7 +91,7 @@ class LeagueSettings(BaseModel):
     def service_url(self, service: str) -> str | None:
         """Where ``service`` answers: its ``<SERVICE>_URL`` setting, else this server's own
         address (loopback for a wildcard host); None when neither is known (port 0)."""
-        given = {"mint": self.mint_url}.get(service)
+        given = {"mint": self.mint_url, "treasury": self.treasury_url}.get(service)
         if given:
             return given.rstrip("/")
         if self.port == 0:

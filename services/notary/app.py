@@ -45,7 +45,7 @@ from services.kernel.founding import load_manifest, load_service_key, read_passp
 from services.kernel.settings import LeagueSettings
 from services.kernel.witness import witness_endpoints
 from services.kernel.witnessing import witness_urls, witnessing
-from services.notary.following import MintLink
+from services.notary.following import MINT, TREASURY, Issuer, IssuerLink
 from services.notary.holders import holders_endpoint
 from services.notary.notarizing import Conflicted, Notary, Writer, submit
 from services.notary.provenance import provenance
@@ -161,7 +161,11 @@ def install(app: web.Application, settings: LeagueSettings) -> None:
     )
     app.cleanup_ctx.append(
         _open_notary(
-            manifest, key, kept, settings.service_url("mint"), witness_urls(settings, "notary")
+            manifest,
+            key,
+            kept,
+            {issuer: settings.service_url(issuer.source) for issuer in (MINT, TREASURY)},
+            witness_urls(settings, "notary"),
         )
     )
 
@@ -170,7 +174,7 @@ def _open_notary(
     manifest: LeagueManifest,
     key: SigningKey,
     kept: CheckpointFile,
-    mint_url: str | None,
+    issuer_urls: dict[Issuer, str | None],
     witnesses: dict[str, str],
 ) -> CleanupContext:
     async def open_notary(app: web.Application) -> AsyncIterator[None]:
@@ -178,13 +182,19 @@ def _open_notary(
             app[POOL], schema="notary", origin=f"{manifest.league}/notary", key=key
         )
         async with contextlib.AsyncExitStack() as stack:
-            league = None
-            if mint_url is None:
-                log.warning("the notary does not know where the mint answers: set MINT_URL")
-            else:
-                league = await stack.enter_async_context(LeagueClient(mint_url))
-            mint = MintLink(store, manifest, league)
-            notary = Notary(manifest, key, store, mint)
+            links = {}
+            for issuer, url in issuer_urls.items():
+                league = None
+                if url is None:
+                    log.warning(
+                        "the notary does not know where the %s answers: set %s",
+                        issuer.source,
+                        issuer.setting,
+                    )
+                else:
+                    league = await stack.enter_async_context(LeagueClient(url))
+                links[issuer] = IssuerLink(store, manifest, league, issuer)
+            notary = Notary(manifest, key, store, links[MINT], links[TREASURY])
             checkpointer = await stack.enter_async_context(
                 Checkpointer(store, manifest.policies, kept).running()
             )
@@ -195,14 +205,18 @@ def _open_notary(
             app[NOTARY_LOG] = store
             app[WRITER] = writer = Writer(notary)
             app[RECEIPTS] = Receipts(store, key, checkpointer)
-            following = None if league is None else asyncio.create_task(mint.run())
+            following = [
+                asyncio.create_task(link.run())
+                for link in links.values()
+                if link.follower is not None
+            ]
             try:
                 yield
             finally:
-                if following is not None:
-                    following.cancel()
+                for task in following:
+                    task.cancel()
                     with contextlib.suppress(asyncio.CancelledError):
-                        await following
+                        await task
                 await writer.close()
 
     return open_notary

@@ -1,31 +1,45 @@
-"""The notary follows the mint's feed (the treasury's once it exists): exactly once.
+"""The notary follows the issuers' feeds, the mint's and the treasury's: exactly once.
 
 The kernel's :class:`~services.kernel.follower.FeedFollower` verifies every page against the
-mint's signed checkpoints; :func:`apply_mint_page` records each stamped print in
-``notary.prints`` in the follower's transaction, with its position. A plain INSERT: were a
-page ever applied twice, the primary key would refuse it rather than hide it.
+issuer's signed checkpoints; :func:`apply_mint_page` records each stamped print in
+``notary.prints`` and :func:`apply_treasury_page` each issue of a note in ``notary.notes`` and
+each return in ``notary.note_returns``, in the follower's transaction, with its position.
+Plain INSERTs: were a page ever applied twice, the primary key would refuse it rather than
+hide it. :func:`check_notes` holds a chain of notes against the treasury's feed as followed:
+only the newest issue of a note is spendable; an older one is history (DESIGN §3).
 """
 
 from __future__ import annotations
 
 import asyncio
+import hmac
 import json
 import logging
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from clients.league import LeagueClient, LeagueProblem, LeagueUnreachable
 from ledger.checkpoint import Checkpoint
 from ledger.encoding import decode_b64, encode_b64
-from ledger.errors import LedgerError, RetryLater
-from ledger.events import MINT_EVENTS, PrintStamped, parse_event
+from ledger.endorsements import Chain
+from ledger.errors import LedgerError, NotStamped, RetryLater, StaleIssueError
+from ledger.events import (
+    MINT_EVENTS,
+    TREASURY_EVENTS,
+    NoteIssued,
+    NoteReturned,
+    PrintStamped,
+    note_stream,
+    parse_event,
+)
 from ledger.keys import PublicKey
 from ledger.leaf import Event
 from ledger.limits import MAX_FEED_PAGE
 from ledger.manifest import LeagueManifest
 from ledger.merkle import verify_inclusion
 from services.eventlog import EventStore, StoreTransaction, StoreUnavailable
-from services.kernel.follower import FeedFollower, FeedRefused
-from services.notary.tables import FollowedPrint
+from services.kernel.follower import Apply, FeedFollower, FeedRefused
+from services.notary import tables
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +49,24 @@ SELECT w.s, w.i, w.c::jsonb, w.h, w.q, w.l
 FROM unnest($1::text[], $2::int[], $3::text[], $4::bytea[], $5::bigint[], $6::bytea[])
      AS w(s, i, c, h, q, l)
 """
+
+INSERT_NOTES = """
+INSERT INTO notary.notes (serial, issue, certificate, certificate_hash, treasury_seq, leaf_hash)
+SELECT w.s, w.i, w.c::jsonb, w.h, w.q, w.l
+FROM unnest($1::text[], $2::int[], $3::text[], $4::bytea[], $5::bigint[], $6::bytea[])
+     AS w(s, i, c, h, q, l)
+"""
+
+INSERT_RETURNS = """
+INSERT INTO notary.note_returns (serial, issue, notarized, purchase_id, treasury_seq, leaf_hash)
+SELECT w.s, w.i, w.n, w.p, w.q, w.l
+FROM unnest($1::text[], $2::int[], $3::bigint[], $4::text[], $5::bigint[], $6::bytea[])
+     AS w(s, i, n, p, q, l)
+"""
+
+
+def _columns(rows: Sequence[tuple[object, ...]], width: int) -> list[list[object]]:
+    return [[row[i] for row in rows] for i in range(width)]
 
 
 async def apply_mint_page(tx: StoreTransaction, events: Sequence[Event]) -> None:
@@ -55,47 +87,103 @@ async def apply_mint_page(tx: StoreTransaction, events: Sequence[Event]) -> None
                 )
             )
     if rows:
-        await tx.execute(INSERT_PRINTS, *[[row[i] for row in rows] for i in range(6)])
+        await tx.execute(INSERT_PRINTS, *_columns(rows, 6))
 
 
-class MintLink:
-    """The notary's view of the mint: its feed followed into ``notary.prints`` by a
-    background task, a catch-up on demand (a print stamped a moment ago is known before it
-    is notarized), and the mint's inclusion proofs for provenance."""
+async def apply_treasury_page(tx: StoreTransaction, events: Sequence[Event]) -> None:
+    """Record the issues and returns of notes a verified page of the treasury's feed holds.
+
+    In log order a note's return always follows its issue, and both land in the same page or
+    the issue in an earlier one, so the issues are inserted first.
+    """
+    issued = []
+    returned = []
+    for event in events:
+        body = parse_event(event, TREASURY_EVENTS)
+        if isinstance(body, NoteIssued):
+            certificate = body.certificate
+            issued.append(
+                (
+                    certificate.serial,
+                    certificate.issue,
+                    json.dumps(certificate.to_wire()),
+                    certificate.hash(),
+                    event.seq,
+                    event.leaf_hash,
+                )
+            )
+        elif isinstance(body, NoteReturned):
+            returned.append(
+                (body.serial, body.issue, body.notarized, body.purchase_id, event.seq,
+                 event.leaf_hash)
+            )
+    if issued:
+        await tx.execute(INSERT_NOTES, *_columns(issued, 6))
+    if returned:
+        await tx.execute(INSERT_RETURNS, *_columns(returned, 6))
+
+
+@dataclass(frozen=True, slots=True)
+class Issuer:
+    """One issuer the notary follows: its service name, the setting that says where it
+    answers, the stream of one of its items, and how a page of its feed is applied."""
+
+    source: str
+    setting: str
+    stream: str
+    apply: Apply
+
+    def key(self, manifest: LeagueManifest) -> PublicKey:
+        return PublicKey.from_text(manifest.mint if self.source == "mint" else manifest.treasury)
+
+
+MINT = Issuer("mint", "MINT_URL", "print/{}", apply_mint_page)
+TREASURY = Issuer("treasury", "TREASURY_URL", note_stream("{}"), apply_treasury_page)
+
+
+class IssuerLink:
+    """The notary's view of one issuer: its feed followed into the notary's tables by a
+    background task, a catch-up on demand (an item issued a moment ago is known before it is
+    notarized), and the issuer's inclusion proofs for provenance."""
 
     def __init__(
-        self, store: EventStore, manifest: LeagueManifest, league: LeagueClient | None
+        self,
+        store: EventStore,
+        manifest: LeagueManifest,
+        league: LeagueClient | None,
+        issuer: Issuer,
     ) -> None:
         self.league = league
+        self.issuer = issuer
         self.follower = (
             None
             if league is None
             else FeedFollower(
                 store=store,
                 league=league,
-                source="mint",
-                origin=f"{manifest.league}/mint",
-                key=PublicKey.from_text(manifest.mint),
-                apply=apply_mint_page,
+                source=issuer.source,
+                origin=f"{manifest.league}/{issuer.source}",
+                key=issuer.key(manifest),
+                apply=issuer.apply,
             )
         )
         self._catching = asyncio.Lock()
-        #: How long to wait for the mint's checkpoint to cover a stamp: a few of its beats.
+        #: How long to wait for the issuer's checkpoint to cover an issue: a few of its beats.
         self._patience = 3 * manifest.policies.checkpoint_interval_ms / 1000 + 2
 
     def _following(self) -> FeedFollower:
         if self.follower is None:
             raise RetryLater(
-                "the notary does not know where the mint answers (set MINT_URL, "
-                "docs/operations.md)",
+                f"the notary does not know where the {self.issuer.source} answers (set "
+                f"{self.issuer.setting}, docs/operations.md)",
                 60,
             )
         return self.follower
 
     async def catch_up(self, through: int = -1) -> None:
-        """Apply the mint's feed up to its current checkpoint now, and on until a checkpoint
-        covers event ``through`` (a stamp the mint has not yet checkpointed), within a few
-        of the mint's published checkpoint intervals."""
+        """Apply the issuer's feed up to its current checkpoint now, and on until a
+        checkpoint covers event ``through`` (an issue the issuer has not yet checkpointed),
+        within a few of the issuer's published checkpoint intervals."""
         follower = self._following()
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self._patience
@@ -110,11 +198,13 @@ class MintLink:
                     await asyncio.sleep(0.01)
             except (LeagueUnreachable, LeagueProblem, StoreUnavailable) as exc:
                 raise RetryLater(
-                    f"the notary cannot read the mint's feed now: {exc.diagnostics()}", 5
+                    f"the notary cannot read the {self.issuer.source}'s feed now: "
+                    f"{exc.diagnostics()}",
+                    5,
                 ) from None
 
-    async def stamped_since(self, serial: str) -> int | None:
-        """The seq of a stamp of ``serial`` the mint has logged past the notary's position
+    async def issued_since(self, serial: str) -> int | None:
+        """The seq of an event of ``serial`` the issuer has logged past the notary's position
         but not yet checkpointed (read, not applied: the follower applies it once a
         checkpoint covers it), or None."""
         follower = self._following()
@@ -122,10 +212,12 @@ class MintLink:
             return None
         after = (await follower.position()).next_seq - 1
         try:
-            feed = await self.league.events(after, MAX_FEED_PAGE, service="mint")
+            feed = await self.league.events(after, MAX_FEED_PAGE, service=self.issuer.source)
         except (LeagueUnreachable, LeagueProblem) as exc:
-            raise RetryLater(f"the mint does not answer: {exc.diagnostics()}", 5) from None
-        stream = f"print/{serial}"
+            raise RetryLater(
+                f"the {self.issuer.source} does not answer: {exc.diagnostics()}", 5
+            ) from None
+        stream = self.issuer.stream.format(serial)
         return next((event.seq for event in feed.events if event.stream == stream), None)
 
     async def run(self) -> None:
@@ -134,25 +226,75 @@ class MintLink:
         try:
             await follower.run()
         except FeedRefused as exc:
-            log.error("the notary stopped following the mint: %s", exc.diagnostics())
+            log.error(
+                "the notary stopped following the %s: %s", self.issuer.source, exc.diagnostics()
+            )
 
-    async def stamp_proof(self, printed: FollowedPrint) -> tuple[Checkpoint, list[str]]:
-        """The mint checkpoint the notary verified last and the stamp's inclusion proof in
-        it, fetched from the mint and checked before it is served."""
+    async def inclusion(self, seq: int, leaf_hash: bytes) -> tuple[Checkpoint, list[str]]:
+        """The issuer's checkpoint the notary verified last and the inclusion proof of its
+        event ``seq`` (of ``leaf_hash``) in it, fetched from the issuer and checked before it
+        is served."""
         follower = self._following()
+        source = self.issuer.source
         checkpoint = (await follower.position()).checkpoint
-        if self.league is None or checkpoint is None or checkpoint.size <= printed.mint_seq:
-            raise RetryLater("the notary has not verified a mint checkpoint covering it", 5)
+        if self.league is None or checkpoint is None or checkpoint.size <= seq:
+            raise RetryLater(f"the notary has not verified a {source} checkpoint covering it", 5)
         try:
-            answer = await self.league.inclusion_proof(
-                printed.mint_seq, checkpoint.size, service="mint"
-            )
+            answer = await self.league.inclusion_proof(seq, checkpoint.size, service=source)
             proof = [decode_b64(h, what="proof hash") for h in answer.proof]
-            verify_inclusion(
-                printed.mint_seq, checkpoint.size, printed.leaf_hash, proof, checkpoint.root
-            )
+            verify_inclusion(seq, checkpoint.size, leaf_hash, proof, checkpoint.root)
         except (LeagueUnreachable, LeagueProblem) as exc:
-            raise RetryLater(f"the mint does not answer: {exc.diagnostics()}", 5) from None
+            raise RetryLater(f"the {source} does not answer: {exc.diagnostics()}", 5) from None
         except LedgerError as exc:
-            raise RetryLater(f"the mint's proof did not verify: {exc.diagnostics()}", 60) from None
+            raise RetryLater(
+                f"the {source}'s proof did not verify: {exc.diagnostics()}", 60
+            ) from None
         return checkpoint, [encode_b64(h) for h in proof]
+
+
+async def check_notes(store: EventStore, treasury: IssuerLink, chains: Sequence[Chain]) -> None:
+    """Hold chains of notes against the treasury's feed as followed: each certificate must be
+    the one the treasury issued as the note's current issue. A chain of an older issue is
+    history, refused with :class:`StaleIssueError` (DESIGN §3: "a chain of an older issue is
+    history, never spendable again"; issue 11: "refused with the reason"), and so is the
+    current issue's once the note came back to the treasury. The notary knows of a return or
+    an issue once it has followed the treasury's feed past it (a page, at most its idle
+    interval later, or at once when a chain names a newer issue); a chain of the ended issue
+    in between can only repeat hops already recorded (it ends at the treasury's key), so it
+    is answered their receipts and moves nothing."""
+    serials = [chain.serial for chain in chains]
+    current = await tables.current_notes(store, serials)
+    behind = [
+        chain for chain in chains
+        if chain.serial not in current or current[chain.serial].issue < chain.issue
+    ]
+    if behind:
+        # Issued a moment ago, perhaps: follow the treasury until its log covers the newest
+        # certificate named (each names its event's index), or a few checkpoints go by.
+        await treasury.catch_up(through=max(chain.certificate.event for chain in behind))
+        current = await tables.current_notes(store, serials)
+    for chain in chains:
+        certificate = chain.certificate
+        note = current.get(chain.serial)
+        if note is None:
+            raise NotStamped(f"{chain.serial} was never issued by the treasury")
+        if certificate.issue < note.issue:
+            raise StaleIssueError(
+                f"{chain.serial} issue {certificate.issue} is history: the note came back to "
+                f"the treasury and its current issue is {note.issue}"
+            )
+        if certificate.issue == note.issue and note.returned is not None:
+            raise StaleIssueError(
+                f"{chain.serial} issue {certificate.issue} is history: the note came back to "
+                f"the treasury (event {note.returned} of its log) and waits in the reserve"
+            )
+        if certificate.issue > note.issue:
+            raise NotStamped(
+                f"{chain.serial} issue {certificate.issue} was never issued by the treasury "
+                f"(its current issue is {note.issue})"
+            )
+        if not hmac.compare_digest(note.certificate_hash, certificate.hash()):
+            raise NotStamped(
+                f"{chain.serial}'s certificate is not the one the treasury issued "
+                f"(event {note.treasury_seq} of its log)"
+            )

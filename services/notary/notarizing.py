@@ -1,11 +1,15 @@
 """Notarizing: the first endorsement recorded at each (serial, issue, hop) wins (Book V.6).
 
 Everything that needs no lock is checked first, per request: every chain verifies offline
-under the league manifest (the certificate fits the runs and is the mint's; at each hop the
-serial, the hop number, the ``prev`` link and the holder's signature) and its certificate is
-the one the mint's feed stamped. Requests then wait for the notary's one writer, which takes
-those waiting into one transaction under the log's lock, reads what is recorded of their items
-and decides each request in arrival order, all of it or none of it:
+under the league manifest (the certificate fits the runs or the note set and is the mint's or
+the treasury's; at each hop the serial, the hop number, the ``prev`` link and the holder's
+signature) and its certificate is the one the mint's feed stamped, or the current issue the
+treasury's feed issued (an older issue is history: ``following.check_notes``; checked before
+the lock, which is sound because a note is issued again only after its return, so an older
+issue's chain ends at the treasury's key and only the treasury could extend it). Requests
+then wait for the notary's one writer, which takes those waiting into one transaction under
+the log's lock, reads what is recorded of their items and decides each request in arrival
+order, all of it or none of it:
 
 - every hop already recorded identically, and the new ones after them: the new hops are
   appended in order (a chain that skips unrecorded hops is recorded hop by hop), and every hop
@@ -43,7 +47,7 @@ from ledger.print_runs import MISPRINT_SERIAL
 from services.eventlog import EventLogError, EventStore
 from services.kernel.writer import GroupWriter
 from services.notary import tables
-from services.notary.following import MintLink
+from services.notary.following import IssuerLink, check_notes
 from services.notary.projection import PROJECTION, NotaryChanges, NotaryProjection
 from services.notary.tables import ItemState, RecordedHop
 
@@ -55,12 +59,14 @@ MAX_WAITING_HOPS = 4 * MAX_GROUP_HOPS
 
 @dataclass(frozen=True, slots=True)
 class Notary:
-    """The notary of one league: its manifest, key, log and view of the mint."""
+    """The notary of one league: its manifest, key, log and views of the mint and the
+    treasury."""
 
     manifest: LeagueManifest
     key: SigningKey
     store: EventStore
-    mint: MintLink
+    mint: IssuerLink
+    treasury: IssuerLink
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,19 +118,21 @@ async def submit(notary: Notary, request: NotarizeRequest) -> Submitted:
             f"a request notarizes at most {MAX_ENDORSEMENT_BATCH} hops, not {submitted.hops}"
         )
     await asyncio.to_thread(verify_chains, notary.manifest, chains)
-    serials = [chain.serial for chain in chains]
+    notes = [chain for chain in chains if not isinstance(chain.certificate, PrintCertificate)]
+    if notes:
+        await check_notes(notary.store, notary.treasury, notes)
+    prints = [chain for chain in chains if isinstance(chain.certificate, PrintCertificate)]
+    serials = [chain.serial for chain in prints]
     followed = await tables.followed_prints(notary.store, serials)
     if len(followed) < len(serials):
         # Stamped a moment ago, perhaps: follow the mint until its log covers the newest
         # certificate named (each names its event's index), or a few checkpoints go by.
-        newest = max(c.certificate.event for c in chains if c.serial not in followed)
+        newest = max(c.certificate.event for c in prints if c.serial not in followed)
         await notary.mint.catch_up(through=newest)
         followed = await tables.followed_prints(notary.store, serials)
-    for chain in chains:
+    for chain in prints:
         certificate = chain.certificate
         printed = followed.get(chain.serial)
-        if not isinstance(certificate, PrintCertificate):
-            raise NotStamped(f"{chain.serial}: the notary follows no treasury yet")
         if certificate.serial == MISPRINT_SERIAL:
             raise NotStamped(
                 f"{MISPRINT_SERIAL} stands outside the mint's runs (Book V.8): it is never "

@@ -1,21 +1,35 @@
-"""``GET /provenance/{serial}``: one print's whole life (Book V.8), from the notary's tables.
+"""``GET /provenance/{serial}``: one certificate's whole life (Book V.8), from the notary's tables.
 
-Its stamp as followed from the mint's feed (with the mint's inclusion proof against the mint
-checkpoint the notary verified last), every recorded hop with its receipt, every conflict
-ever refused with its fraud proof, and the holder as far as the notary knows.
+A print: its stamp as followed from the mint's feed (with the mint's inclusion proof against
+the mint checkpoint the notary verified last). A note: every issue as followed from the
+treasury's feed (each with the treasury's inclusion proof) and every return. Either: every
+recorded hop with its receipt, every conflict ever refused with its fraud proof, and the
+holder as far as the notary knows (the last hop of the current issue, else its certificate's
+``issued_to``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from ledger.address import address_of
-from ledger.api.notary import ConflictRecord, HopRecord, Provenance, StampRecord
-from ledger.certificates import PrintCertificate
+from ledger.api.notary import (
+    ConflictRecord,
+    HopRecord,
+    IssueRecord,
+    Provenance,
+    ReturnRecord,
+    StampRecord,
+)
+from ledger.certificates import NoteCertificate, PrintCertificate
 from ledger.encoding import encode_b64
 from ledger.errors import SerialError, UnknownSerial
 from ledger.fraud import FraudProof
 from ledger.keys import PublicKey
+from ledger.note_set import parse_note_serial
 from ledger.print_runs import MISPRINT_SERIAL, parse_serial
 from services.notary import tables
+from services.notary.following import IssuerLink
 from services.notary.notarizing import Notary
 from services.notary.receipts import Receipts
 
@@ -34,24 +48,28 @@ async def provenance(notary: Notary, receipts: Receipts, serial: str) -> Provena
             conflicts=[], holder=None, holder_address=None,
         )
     try:
+        parse_note_serial(serial, notary.manifest.note_set)
+    except SerialError:
+        pass
+    else:
+        return await _note(notary, receipts, serial)
+    try:
         parse_serial(serial, notary.manifest.print_runs)
     except SerialError as exc:
-        raise UnknownSerial(f"no print has the serial {serial!r}: {exc.diagnostics()}") from None
+        raise UnknownSerial(
+            f"no print or note has the serial {serial!r}: {exc.diagnostics()}"
+        ) from None
     followed = await tables.followed_prints(notary.store, [serial])
     if serial not in followed:
-        await notary.mint.catch_up()
-        pending = await notary.mint.stamped_since(serial)
-        if pending is not None:
-            await notary.mint.catch_up(through=pending)
+        await _catch_up(notary.mint, serial)
         followed = await tables.followed_prints(notary.store, [serial])
     printed = followed.get(serial)
     if printed is None:
         raise UnknownSerial(f"{serial} is in the league's runs but the mint has not stamped it")
-    checkpoint, proof = await notary.mint.stamp_proof(printed)
+    checkpoint, proof = await notary.mint.inclusion(printed.mint_seq, printed.leaf_hash)
     certificate = PrintCertificate.from_wire(printed.certificate)
     hops = await tables.hops_of(notary.store, serial)
-    receipted = await receipts.of(hop.seq for hop in hops) if hops else {}
-    holder = hops[-1].endorsement.to if hops else certificate.issued_to
+    holder = _holder(hops, certificate.issue, certificate.issued_to)
     return Provenance(
         serial=serial,
         standing="stamped",
@@ -64,14 +82,92 @@ async def provenance(notary: Notary, receipts: Receipts, serial: str) -> Provena
             checkpoint=str(checkpoint),
             proof=proof,
         ),
-        hops=[HopRecord(endorsement=hop.endorsement, receipt=receipted[hop.seq]) for hop in hops],
-        conflicts=[
-            ConflictRecord(index=seq, hop=proof.second.hop, proof=proof)
-            for seq, proof in (
-                (seq, FraudProof.from_wire(text))
-                for seq, text in await tables.conflicts_of(notary.store, serial)
-            )
-        ],
+        hops=await _hop_records(receipts, hops),
+        conflicts=await _conflicts(notary, serial),
         holder=holder,
         holder_address=address_of(PublicKey.from_text(holder)),
     )
+
+
+async def _note(notary: Notary, receipts: Receipts, serial: str) -> Provenance:
+    """A note's life: its issues, hops, conflicts and returns (Book V.5, V.8)."""
+    # A note's life goes on after its first issue (returns, issues again): always follow the
+    # treasury through its latest event of the note first.
+    await _catch_up(notary.treasury, serial)
+    issues = await tables.note_issues(notary.store, serial)
+    if not issues:
+        raise UnknownSerial(
+            f"{serial} is in the league's note set but the treasury has never issued it: "
+            f"it has always been in the reserve"
+        )
+    records = []
+    for issued in issues:
+        checkpoint, proof = await notary.treasury.inclusion(issued.treasury_seq, issued.leaf_hash)
+        records.append(
+            IssueRecord(
+                certificate=NoteCertificate.from_wire(issued.certificate),
+                index=issued.treasury_seq,
+                leaf_hash=encode_b64(issued.leaf_hash),
+                checkpoint=str(checkpoint),
+                proof=proof,
+            )
+        )
+    returns = await tables.note_returns(notary.store, serial)
+    current = records[-1].certificate
+    in_reserve = bool(returns) and returns[-1].issue == current.issue
+    hops = await tables.hops_of(notary.store, serial)
+    holder = (
+        notary.manifest.treasury
+        if in_reserve
+        else _holder(hops, current.issue, current.issued_to)
+    )
+    return Provenance(
+        serial=serial,
+        standing="in-reserve" if in_reserve else "issued",
+        remark=f"issued {len(issues)} times by the treasury, returned {len(returns)} times; "
+        f"{len(hops)} hops recorded"
+        + ("; back in the reserve" if in_reserve else f"; issue {current.issue} is current"),
+        stamp=None,
+        issues=records,
+        returns=[
+            ReturnRecord(
+                issue=r.issue, index=r.treasury_seq, notarized=r.notarized,
+                purchase_id=r.purchase_id,
+            )
+            for r in returns
+        ],
+        hops=await _hop_records(receipts, hops),
+        conflicts=await _conflicts(notary, serial),
+        holder=holder,
+        holder_address=address_of(PublicKey.from_text(holder)),
+    )
+
+
+async def _catch_up(link: IssuerLink, serial: str) -> None:
+    """Follow ``link``'s issuer now, and on through an event of ``serial`` it has logged but
+    not yet checkpointed."""
+    await link.catch_up()
+    pending = await link.issued_since(serial)
+    if pending is not None:
+        await link.catch_up(through=pending)
+
+
+def _holder(hops: Sequence[tuple[int, tables.RecordedHop]], issue: int, issued_to: str) -> str:
+    """The last ``to`` of the current issue's chain, else the certificate's ``issued_to``."""
+    current = [hop for of, hop in hops if of == issue]
+    return current[-1].endorsement.to if current else issued_to
+
+
+async def _hop_records(
+    receipts: Receipts, hops: Sequence[tuple[int, tables.RecordedHop]]
+) -> list[HopRecord]:
+    receipted = await receipts.of(hop.seq for _, hop in hops) if hops else {}
+    return [HopRecord(endorsement=hop.endorsement, receipt=receipted[hop.seq]) for _, hop in hops]
+
+
+async def _conflicts(notary: Notary, serial: str) -> list[ConflictRecord]:
+    found = []
+    for seq, issue, text in await tables.conflicts_of(notary.store, serial):
+        proof = FraudProof.from_wire(text)
+        found.append(ConflictRecord(index=seq, issue=issue, hop=proof.second.hop, proof=proof))
+    return found

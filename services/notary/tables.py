@@ -1,8 +1,9 @@
 """The notary's tables (schema ``notary``), read and written in SQL through its event store.
 
 ``hops``, ``holders`` and ``conflicts`` are the projection (``services.notary.projection``);
-``prints`` is the mint's feed as followed (``services.notary.following``); ``receipts`` keeps
-each receipt once made (``services.notary.receipts``). See migration 0004.
+``prints`` is the mint's feed as followed, ``notes`` and ``note_returns`` the treasury's
+(``services.notary.following``); ``receipts`` keeps each receipt once made
+(``services.notary.receipts``). See migrations 0004 and 0007.
 """
 
 from __future__ import annotations
@@ -26,6 +27,31 @@ class FollowedPrint:
     certificate_hash: bytes
     mint_seq: int
     leaf_hash: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class FollowedNote:
+    """One issue of a note as the treasury's feed issued it, and its return if it came back."""
+
+    serial: str
+    issue: int
+    certificate: dict[str, Any]
+    certificate_hash: bytes
+    treasury_seq: int
+    leaf_hash: bytes
+    #: The seq of its note-returned event in the treasury's log, once it came back.
+    returned: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FollowedReturn:
+    """A note paid back to the treasury, as its feed recorded it."""
+
+    serial: str
+    issue: int
+    notarized: int
+    purchase_id: str
+    treasury_seq: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +91,50 @@ async def followed_prints(
     }
 
 
+CURRENT_NOTES = """
+SELECT DISTINCT ON (n.serial)
+       n.serial, n.issue, n.certificate::text, n.certificate_hash, n.treasury_seq, n.leaf_hash,
+       r.treasury_seq
+FROM notary.notes n LEFT JOIN notary.note_returns r USING (serial, issue)
+WHERE n.serial = ANY($1::text[]) ORDER BY n.serial, n.issue DESC
+"""
+NOTE_ISSUES = """
+SELECT serial, issue, certificate::text, certificate_hash, treasury_seq, leaf_hash
+FROM notary.notes WHERE serial = $1 ORDER BY issue
+"""
+
+
+def _note(row: Any) -> FollowedNote:
+    returned = row[6] if len(row) > 6 else None
+    return FollowedNote(
+        row[0], row[1], json.loads(row[2]), bytes(row[3]), row[4], bytes(row[5]), returned
+    )
+
+
+async def current_notes(
+    reader: EventStore | StoreTransaction, serials: Iterable[str]
+) -> dict[str, FollowedNote]:
+    """The newest issue of each of ``serials`` the treasury's feed has issued."""
+    rows = await reader.fetch(CURRENT_NOTES, sorted(set(serials)))
+    return {row[0]: _note(row) for row in rows}
+
+
+async def note_issues(store: EventStore, serial: str) -> list[FollowedNote]:
+    """Every issue of ``serial``, oldest first."""
+    rows = await store.fetch(NOTE_ISSUES, serial)
+    return [_note(row) for row in rows]
+
+
+async def note_returns(store: EventStore, serial: str) -> list[FollowedReturn]:
+    """Every return of ``serial`` to the treasury, oldest first."""
+    rows = await store.fetch(
+        "SELECT serial, issue, notarized, purchase_id, treasury_seq FROM notary.note_returns"
+        " WHERE serial = $1 ORDER BY issue",
+        serial,
+    )
+    return [FollowedReturn(*row) for row in rows]
+
+
 #: The hops, refused conflicts and stream versions of some items, as one statement.
 READ_ITEMS = """
 SELECT
@@ -96,24 +166,27 @@ async def read_items(tx: StoreTransaction, serials: Iterable[str]) -> dict[str, 
     return items
 
 
-async def hops_of(store: EventStore, serial: str) -> list[RecordedHop]:
+async def hops_of(store: EventStore, serial: str) -> list[tuple[int, RecordedHop]]:
+    """(issue, hop) of every hop recorded of ``serial``, by issue and hop."""
     rows = await store.fetch(
-        "SELECT endorsement::text, seq FROM notary.hops WHERE serial = $1 ORDER BY issue, hop",
+        "SELECT issue, endorsement::text, seq FROM notary.hops WHERE serial = $1"
+        " ORDER BY issue, hop",
         serial,
     )
     found = []
-    for text, seq in rows:
+    for issue, text, seq in rows:
         endorsement = Endorsement.from_wire(text)
-        found.append(RecordedHop(endorsement, endorsement.hash(), seq))
+        found.append((issue, RecordedHop(endorsement, endorsement.hash(), seq)))
     return found
 
 
-async def conflicts_of(store: EventStore, serial: str) -> list[tuple[int, str]]:
-    """(seq, fraud proof JSON) of every conflict refused for ``serial``, in log order."""
+async def conflicts_of(store: EventStore, serial: str) -> list[tuple[int, int, str]]:
+    """(seq, issue, fraud proof JSON) of every conflict refused for ``serial``, in log order."""
     rows = await store.fetch(
-        "SELECT seq, proof::text FROM notary.conflicts WHERE serial = $1 ORDER BY seq", serial
+        "SELECT seq, issue, proof::text FROM notary.conflicts WHERE serial = $1 ORDER BY seq",
+        serial,
     )
-    return [(row[0], row[1]) for row in rows]
+    return [(row[0], row[1], row[2]) for row in rows]
 
 
 async def holder_of(store: EventStore, serial: str) -> str | None:

@@ -1,0 +1,249 @@
+"""The notary notarizes notes as it does prints, learning them from the treasury's feed
+(DESIGN §4 "one arbiter of transfers"; Book V.5, V.6, V.8; issue 11): a note travels by
+endorsement, the first endorsement at each hop wins, only a note's current issue is
+spendable, and /provenance/{note serial} shows its issues, hops and returns.
+
+The mint, the treasury and the notary are served in one app on a real port; the notary
+follows both feeds over HTTP at the server's own address. The supply invariant is checked
+after every test.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import aiohttp
+import pytest
+from aiohttp.test_utils import TestServer
+
+from clients.league import LeagueClient, LeagueProblem, NotaryConflict
+from ledger.certificates import NoteCertificate
+from ledger.checkpoint import Checkpoint, log_verifier
+from ledger.encoding import decode_b64
+from ledger.endorsements import Chain, endorse
+from ledger.events import NoteReturned
+from ledger.keys import PublicKey, SigningKey
+from ledger.merkle import verify_inclusion
+from services.kernel.compose import compose
+from services.kernel.founding import load_manifest, load_service_key
+from services.kernel.projections import rebuild
+from services.kernel.settings import LeagueSettings
+from services.mint.app import SERVICE as MINT
+from services.notary.app import NOTARY as NOTARY_KEY
+from services.notary.app import NOTARY_LOG
+from services.notary.app import SERVICE as NOTARY
+from services.notary.projection import PROJECTION as NOTARY_PROJECTION
+from services.treasury.app import SERVICE as TREASURY
+from services.treasury.app import TREASURY_LOG
+from services.treasury.projection import PROJECTION as TREASURY_PROJECTION
+from tests.services.notary.conftest import T0, checkpoint_covering, hop
+from tests.services.treasury.conftest import Faucet, check_supply
+
+
+@pytest.fixture
+async def server(settings: LeagueSettings) -> AsyncIterator[TestServer]:
+    """The three services in one app on the settings' port (each follows the others at it)."""
+    app = compose(settings, [MINT, TREASURY, NOTARY])
+    server = TestServer(app, host="127.0.0.1", port=settings.port)
+    await server.start_server()
+    try:
+        yield server
+    finally:
+        await server.close()
+
+
+@pytest.fixture
+async def faucet(settings: LeagueSettings, server: TestServer) -> AsyncIterator[Faucet]:
+    async with aiohttp.ClientSession() as session:
+        faucet = Faucet(session, str(server.make_url("")).rstrip("/"), load_manifest(settings))
+        yield faucet
+        await check_supply(faucet, server.app[TREASURY_LOG])
+        notary_log = server.app[NOTARY_LOG]
+        assert (await rebuild(notary_log, NOTARY_PROJECTION, commit=False)).agrees
+
+
+async def claim_note(faucet: Faucet, owner: SigningKey, marks: int = 25) -> Chain:
+    (note,) = (await faucet.claim(owner, marks)).notes
+    return Chain(certificate=note, endorsements=())
+
+
+async def return_note(server: TestServer, chain: Chain, notarized: int) -> None:
+    """Append the note-returned event a purchase appends once the notary recorded the
+    payment (the buy saga's step; here the test stands in for it)."""
+    store = server.app[TREASURY_LOG]
+    returned = NoteReturned(
+        serial=chain.serial,
+        issue=chain.issue,
+        endorsement=chain.endorsements[-1],
+        notarized=notarized,
+        purchase_id=f"buy-{chain.serial}-{chain.issue}",
+    )
+    async with store.transaction() as tx:
+        await tx.lock()
+        version = await tx.fetchval(
+            "SELECT count(*) FROM treasury.events WHERE stream = $1", f"note/{chain.serial}"
+        )
+        (event,) = await tx.append_batch([returned.new_event(expected_version=version)])
+        changes = TREASURY_PROJECTION.empty()
+        TREASURY_PROJECTION.project(event, changes)
+        await TREASURY_PROJECTION.write(tx, changes)
+
+
+def treasury_key(faucet: Faucet) -> PublicKey:
+    return PublicKey.from_text(faucet.manifest.treasury)
+
+
+@pytest.fixture
+async def league(server: TestServer) -> AsyncIterator[LeagueClient]:
+    async with LeagueClient(str(server.make_url(""))) as client:
+        yield client
+
+
+async def test_a_claimed_note_is_endorsed_notarized_and_told(
+    faucet: Faucet, league: LeagueClient
+) -> None:
+    """A note from the faucet endorsed A→B→C: both hops receipted under issue 1, and its
+    provenance shows the issue with the treasury's inclusion proof, both hops, C holding it."""
+    a, b, c = (SigningKey.generate() for _ in range(3))
+    claimed = await claim_note(faucet, a)
+    to_c = hop(hop(claimed, a, b), b, c, T0 + 1)
+    answer = await league.notarize([to_c])
+    assert answer.recorded == 2
+    notary = PublicKey.from_text(faucet.manifest.notary)
+    for receipt, endorsement in zip(answer.receipts, to_c.endorsements, strict=True):
+        receipt.check(notary, endorsement)
+        assert (receipt.serial, receipt.issue) == (claimed.serial, 1)
+
+    life = await league.provenance(claimed.serial)
+    assert (life.standing, life.stamp, life.returns) == ("issued", None, [])
+    (issued,) = life.issues
+    assert issued.certificate == claimed.certificate
+    checkpoint = Checkpoint.from_note(issued.checkpoint)
+    checkpoint.verify([log_verifier(f"{faucet.manifest.league}/treasury", treasury_key(faucet))])
+    verify_inclusion(
+        issued.index, checkpoint.size, decode_b64(issued.leaf_hash),
+        [decode_b64(h) for h in issued.proof], checkpoint.root,
+    )
+    assert [h.endorsement for h in life.hops] == list(to_c.endorsements)
+    assert life.holder == c.public.to_text()
+
+
+async def test_a_note_endorsed_to_a_friend_and_to_the_treasury_is_spent_once(
+    faucet: Faucet, league: LeagueClient
+) -> None:
+    """The holder signs one note to a friend and to the treasury: whichever the notary
+    records first wins, the other is refused with a fraud proof convicting the holder, and
+    the provenance keeps the conflict (V.6, V.7; DESIGN §4)."""
+    owner, friend = SigningKey.generate(), SigningKey.generate()
+    for first_to_friend in (True, False):
+        claimed = await claim_note(faucet, owner)
+        to_friend = hop(claimed, owner, friend)
+        payment = endorse(claimed, owner, treasury_key(faucet), T0 + 1)
+        first, second = (to_friend, payment) if first_to_friend else (payment, to_friend)
+        await league.notarize([first])
+        with pytest.raises(NotaryConflict) as caught:
+            await league.notarize([second])
+        (conflict,) = caught.value.conflicts
+        assert conflict.proof.verify() == owner.public
+        assert (conflict.proof.first, conflict.proof.second) == (
+            first.endorsements[0], second.endorsements[0]
+        )
+        life = await league.provenance(claimed.serial)
+        assert life.holder == first.endorsements[0].to
+        assert [(c.issue, c.hop) for c in life.conflicts] == [(1, 1)]
+
+
+async def test_a_note_of_an_older_issue_is_history(
+    faucet: Faucet, league: LeagueClient, server: TestServer
+) -> None:
+    """A note paid to the treasury and returned is in the reserve (provenance in-reserve,
+    held by the treasury); issued again, its issue-1 chain is refused as history with the
+    reason, even re-sent unchanged, and its issue-2 chain is spendable (DESIGN §3)."""
+    owner, friend, next_owner = (SigningKey.generate() for _ in range(3))
+    claimed = await claim_note(faucet, owner)
+    paid = endorse(claimed, owner, treasury_key(faucet), T0)
+    (receipt,) = (await league.notarize([paid])).receipts
+    await return_note(server, paid, receipt.index)
+
+    back = await league.provenance(claimed.serial)
+    assert back.standing == "in-reserve"
+    assert back.holder == faucet.manifest.treasury
+    assert [(r.issue, r.notarized) for r in back.returns] == [(1, receipt.index)]
+
+    with pytest.raises(LeagueProblem) as caught:
+        await league.notarize([paid])
+    assert (caught.value.status, caught.value.slug) == (409, "stale-issue")
+    assert "reserve" in (caught.value.problem.detail or "")
+
+    again = await claim_note(faucet, next_owner)
+    assert (again.serial, again.issue) == (claimed.serial, 2)
+    await league.provenance(claimed.serial)  # the notary has followed the new issue
+    with pytest.raises(LeagueProblem) as caught:
+        await league.notarize([paid])
+    assert (caught.value.status, caught.value.slug) == (409, "stale-issue")
+    assert "history" in (caught.value.problem.detail or "")
+    with pytest.raises(LeagueProblem) as caught:
+        await league.notarize([hop(claimed, owner, friend)])
+    assert caught.value.slug == "stale-issue"
+
+    (fresh,) = (await league.notarize([hop(again, next_owner, friend)])).receipts
+    assert (fresh.issue, fresh.hop) == (2, 1)
+    life = await league.provenance(claimed.serial)
+    assert life.standing == "issued"
+    assert [i.certificate.issue for i in life.issues] == [1, 2]
+    assert [(h.receipt.issue, h.endorsement.hop) for h in life.hops] == [(1, 1), (2, 1)]
+    assert life.holder == friend.public.to_text()
+
+
+async def test_a_note_the_treasury_never_issued_is_refused(
+    faucet: Faucet, league: LeagueClient, settings: LeagueSettings
+) -> None:
+    """Certificates signed with the treasury's own key but absent from its feed (an issue
+    never made, another certificate under an issued serial and issue, a serial never
+    issued) are not notarized; a note never issued has no provenance (404)."""
+    owner = SigningKey.generate()
+    claimed = await claim_note(faucet, owner)
+    key = load_service_key(settings, faucet.manifest, "treasury", None)
+    wire = {k: v for k, v in claimed.certificate.to_wire().items() if k not in ("kind", "sig")}
+    for change in ({"issue": 2}, {"event": wire["event"] + 1}, {"serial": "CZ-M25-000009"}):
+        forged = NoteCertificate.sign(key, **{**wire, **change})
+        chain = hop(Chain(certificate=forged, endorsements=()), owner, SigningKey.generate())
+        with pytest.raises(LeagueProblem) as caught:
+            await league.notarize([chain])
+        assert (caught.value.status, caught.value.slug) == (422, "not-stamped"), change
+    with pytest.raises(LeagueProblem) as missing:
+        await league.provenance("CZ-M1-000001")
+    assert (missing.value.status, missing.value.slug) == (404, "unknown-serial")
+
+
+async def test_the_notary_follows_every_issue_and_return_once(
+    faucet: Faucet, league: LeagueClient, server: TestServer
+) -> None:
+    """Every issue and return the treasury logs lands in the notary's tables once, at its
+    seq in the treasury's log."""
+    owner = SigningKey.generate()
+    claimed = await claim_note(faucet, owner)
+    paid = endorse(claimed, owner, treasury_key(faucet), T0)
+    (receipt,) = (await league.notarize([paid])).receipts
+    await return_note(server, paid, receipt.index)
+    await faucet.claim(SigningKey.generate(), 31)
+    await checkpoint_covering(league, 5, "treasury")
+    await server.app[NOTARY_KEY].treasury.catch_up(through=4)
+    logged = [
+        (e.type, e.stream.removeprefix("note/"), e.seq)
+        for e in await server.app[TREASURY_LOG].read()
+    ]
+    store = server.app[NOTARY_LOG]
+    issues = await store.fetch("SELECT serial, issue, treasury_seq FROM notary.notes")
+    returns = await store.fetch(
+        "SELECT serial, issue, notarized, treasury_seq FROM notary.note_returns"
+    )
+    assert sorted(("note-issued", r[0], r[2]) for r in issues) + [
+        ("note-returned", r[0], r[3]) for r in returns
+    ] == sorted(e for e in logged if e[0] == "note-issued") + [
+        e for e in logged if e[0] == "note-returned"
+    ]
+    assert [tuple(r) for r in returns] == [(claimed.serial, 1, receipt.index, 1)]
+    assert sorted((r[0], r[1]) for r in issues) == [
+        ("CZ-M1-000001", 1), ("CZ-M25-000001", 1), ("CZ-M25-000001", 2), ("CZ-M5-000001", 1),
+    ]
