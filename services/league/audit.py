@@ -26,6 +26,7 @@ The saved directory (docs/operations.md, "Auditing offline")::
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import multiprocessing
 import os
@@ -337,7 +338,9 @@ class PageChecker:
             self.eager or self.pages > POOL_AFTER_PAGES
         ):
             context = multiprocessing.get_context("spawn")
-            self.pool = ProcessPoolExecutor(self.workers, mp_context=context)
+            self.pool = ProcessPoolExecutor(
+                self.workers, mp_context=context, initializer=gc.disable
+            )
         return self.pool
 
     def start(self) -> PageChecker:
@@ -366,7 +369,7 @@ class PageChecker:
             self.pool.shutdown(cancel_futures=True)
 
 
-def _ready(_: int) -> int:
+def _ready(_: int) -> int:  # pragma: no cover - runs in a worker
     return os.getpid()
 
 
@@ -426,7 +429,27 @@ async def run_audit(
     progress: AuditProgress,
     keep_larger_only: bool,
 ) -> AuditOutcome:
-    """Audit what ``source`` serves under ``root`` (or the URL's pin, or first use)."""
+    """Audit what ``source`` serves under ``root`` (or the URL's pin, or first use).
+
+    The cyclic garbage collector is off meanwhile (here and in the workers): the audit makes
+    no cycles, and its passes over the auditor's growing state cost ~5% of the checking."""
+    gc.disable()
+    try:
+        return await _run_audit(source, state, root=root, checker=checker, progress=progress,
+                                keep_larger_only=keep_larger_only)
+    finally:
+        gc.enable()
+
+
+async def _run_audit(
+    source: Source,
+    state: AuditState,
+    *,
+    root: PublicKey | None,
+    checker: PageChecker,
+    progress: AuditProgress,
+    keep_larger_only: bool,
+) -> AuditOutcome:
     url = source.url
     manifest = LeagueManifest.from_wire(await source.manifest())
     served_root = PublicKey.from_text(manifest.root)
