@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hmac
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any
 
 import nacl.bindings
@@ -47,14 +48,12 @@ class PublicKey:
 
     @classmethod
     def from_text(cls, text: str) -> PublicKey:
-        """Parse the wire form; anything but canonical 32-byte base64url is refused."""
-        try:
-            raw = decode_b64url(text, length=PUBLIC_KEY_SIZE, what="public key")
-        except KeyFormatError:
-            raise
-        except Exception as exc:
-            raise KeyFormatError(f"bad public key: {exc}") from exc
-        return cls(raw)
+        """Parse the wire form; anything but canonical 32-byte base64url is refused.
+
+        Valid keys are remembered (:func:`_parse_public_key`): the point check costs more than
+        a signature, and a chain or a page of a feed names the same few keys again and again.
+        """
+        return _parse_public_key(text)
 
     @property
     def raw(self) -> bytes:
@@ -88,6 +87,20 @@ class PublicKey:
 
     def __repr__(self) -> str:
         return f"PublicKey({self.to_text()})"
+
+
+@lru_cache(maxsize=4096)
+def _parse_public_key(text: str) -> PublicKey:
+    """The one parser of a key's wire form. A key is immutable, so the same object is handed
+    to every caller; refusals are never cached (``lru_cache`` keeps no exception), and a
+    script cycling a thousand fresh keys only evicts, it never grows the cache."""
+    try:
+        raw = decode_b64url(text, length=PUBLIC_KEY_SIZE, what="public key")
+    except KeyFormatError:
+        raise
+    except Exception as exc:
+        raise KeyFormatError(f"bad public key: {exc}") from exc
+    return PublicKey(raw)
 
 
 class SigningKey:

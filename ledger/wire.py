@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
-from functools import cached_property, lru_cache
+from functools import cached_property
 from typing import Annotated, Any, ClassVar, Self
 
 from pydantic import (
@@ -36,19 +36,9 @@ HASH_SIZE = 32
 MAX_SAFE_INTEGER = 2**53 - 1
 
 
-@lru_cache(maxsize=4096)
-def _valid_key_text(text: str) -> None:
-    """Raise unless ``text`` is a valid key; valid ones are remembered (errors never are).
-
-    The point check costs more than a signature: a mint issues fifty certificates to one
-    owner per request, and a chain names the same few keys hop after hop.
-    """
-    PublicKey.from_text(text)
-
-
 def _check_key(text: str, info: ValidationInfo) -> str:
     try:
-        _valid_key_text(text)
+        PublicKey.from_text(text)  # remembered once valid (ledger.keys)
     except LedgerError as exc:
         raise KeyFormatError(f"{info.field_name}: {exc.diagnostics()}") from None
     return text

@@ -198,3 +198,14 @@ def test_verification_is_cofactorless(torsion: bytes) -> None:
     assert _lax_difference(signature) != IDENTITY
     assert _times_8(_lax_difference(signature)) == IDENTITY
     _refused_everywhere(signature)
+
+
+def test_a_valid_key_is_parsed_once_and_a_refusal_is_never_remembered() -> None:
+    """The point check runs once per distinct valid key (a chain names the same keys hop after
+    hop); a bad key is refused every time it is read, never served from the cache."""
+    text = SigningKey(bytes([9] * 32)).public.to_text()
+    assert PublicKey.from_text(text) is PublicKey.from_text(text)
+    small_order = encode_b64url(T8)
+    for _ in range(2):
+        with pytest.raises(KeyFormatError):
+            PublicKey.from_text(small_order)
