@@ -505,3 +505,24 @@ def test_a_process_pool_gives_the_same_verdicts(world: World) -> None:
     with ProcessPoolExecutor(2, mp_context=spawn) as pool:
         there = list(pool.map(check_page, [context(s) for s, _ in pages], [t for _, t in pages]))
     assert there == here
+
+
+def test_holders_pages_tile_the_serials(world: World) -> None:
+    """issue 10 item 3: pages are read in order (each after the last serial of the one
+    before) and compared at their own log sizes; a page out of serial order fails."""
+    to_c = traded(world)
+    other = world.stamp(b, "CZ-MODEL-A-0003")
+    world.record(chain_of(other.certificate, b, a), 1)
+    first = Holders(holders=[HolderRow(serial=to_c.serial, issue=1, hops=2,
+                                       holder=c.public.to_text())],
+                    log_size=2, next_after=to_c.serial)  # read when two hops were recorded
+    second = Holders(holders=[HolderRow(serial=other.serial, issue=1, hops=1,
+                                        holder=a.public.to_text())],
+                     log_size=len(world.notary.events), next_after=None)
+    report = audit_with_holders(world, ("", first), (to_c.serial, second)).report()
+    assert report.compared == 2
+    with pytest.raises(ValueError, match="in order"):
+        audit_with_holders(world, ("", first), ("", second))
+    backwards = Holders(holders=second.holders + first.holders, log_size=2, next_after=None)
+    with pytest.raises(AuditFailure, match="not in serial order"):
+        audit_with_holders(world, ("", backwards))
