@@ -27,6 +27,7 @@ DOMAIN_TAGS: dict[str, bytes] = {
         "stamp-request",
         "claim-request",
         "buy-request",
+        "mint-order",
         "receipt",
         "ledger-card",
         "note-set",

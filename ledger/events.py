@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import ClassVar, Literal, TypeVar
 
+from pydantic import Field
+
 from ledger.certificates import (
     EventIndex,
     IssueNumber,
@@ -51,8 +53,13 @@ class PrintStamped(EventBody):
     WHAT = "print-stamped event"
 
     certificate: PrintCertificate
-    #: The owner's request id that presented the print (the owner is the certificate's).
+    #: The owner's request id that presented the print (the owner is the certificate's), or
+    #: the treasury's order id when ``ordered``.
     request_id: RequestId
+    #: Stamped on the treasury's signed order (a purchase with notes, Book V.5), outside the
+    #: owner's daily stamping allowance. Absent from the body when false, so a stamp's bytes
+    #: are what they always were.
+    ordered: bool = Field(default=False, exclude_if=lambda ordered: not ordered)
 
     def stream(self) -> str:
         return f"print/{self.certificate.serial}"

@@ -13,11 +13,13 @@ from typing import Annotated, ClassVar, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from ledger.api.mint import Item
 from ledger.certificates import NoteCertificate
 from ledger.endorsements import UnixTime
 from ledger.keys import SigningKey
 from ledger.manifest import LeagueId, LeagueManifest, Policies
 from ledger.note_set import Denomination
+from ledger.print_runs import RunFinish, TitleText
 from ledger.requests import Nonce, RequestId
 from ledger.wire import HashText, KeyText, SignedModel
 from ledger.work import challenge, solve
@@ -191,3 +193,56 @@ class TreasurySupply(Answer):
             ),
             checkpoint=checkpoint,
         )
+
+
+class MintOrder(SignedModel):
+    """The treasury's order to the mint: stamp one print of ``title`` in ``finish`` to
+    ``owner``, paid for with notes (Book V.5: "buying with notes returns a stamped print").
+    Signed by the treasury's key; the mint stamps it inside the fixed runs and outside the
+    owner's daily stamping allowance, once per ``order_id`` (the purchase id)."""
+
+    KIND: ClassVar[str] = "mint-order"
+    WHAT = "mint order"
+
+    kind: Literal["mint-order"]
+    league: LeagueId
+    manifest: HashText
+    #: The purchase id: the mint stamps each order once, and answers a replay the same.
+    order_id: RequestId
+    #: Unix seconds when the treasury signed (a claim only: an order is resent as it was).
+    time: UnixTime
+    #: The buyer, to whom the certificate is issued.
+    owner: KeyText
+    title: TitleText
+    finish: RunFinish
+
+
+def mint_order(
+    treasury: SigningKey,
+    manifest: LeagueManifest,
+    *,
+    order_id: str,
+    owner: str,
+    title: str,
+    finish: str,
+    at: int,
+) -> MintOrder:
+    """The treasury's signed order of one print for ``owner``."""
+    return MintOrder.sign(
+        treasury,
+        league=manifest.league,
+        manifest=manifest.hash_text(),
+        order_id=order_id,
+        time=at,
+        owner=owner,
+        title=title,
+        finish=finish,
+    )
+
+
+class OrderAnswer(Answer):
+    """The mint's answer to an order: the print stamped, or refused (an exhausted run)."""
+
+    order_id: str
+    replayed: bool = Field(description="True when this answer repeats an earlier one")
+    item: Item

@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 from aiohttp import web
 
 from ledger.api.mint import Census, OwnerCensus, StampAnswer
+from ledger.api.treasury import MintOrder, OrderAnswer
 from ledger.errors import (
     AddressError,
     AllowanceExhausted,
@@ -37,11 +38,13 @@ from services.kernel.witness import witness_endpoints
 from services.kernel.witnessing import witness_urls, witnessing
 from services.mint import tables
 from services.mint.census import census, owner_census
+from services.mint.orders import Orderer
 from services.mint.stamping import Mint, Stamper
 
 MINT = web.AppKey("mint", Mint)
 MINT_LOG = web.AppKey("mint_log", EventStore)
 STAMPER = web.AppKey("stamper", Stamper)
+ORDERER = web.AppKey("orderer", Orderer)
 SOURCES = web.AppKey("sources", TokenBuckets)
 
 #: Largest stamp request body: a full batch of presented prints with room to spare.
@@ -53,6 +56,10 @@ async def stamp_prints(request: web.Request, body: StampRequest) -> StampAnswer:
     # signature check.
     request.app[SOURCES].take(source_of(request.remote), len(body.prints))
     return await request.app[STAMPER].stamp(body)
+
+
+async def stamp_order(request: web.Request, body: MintOrder) -> OrderAnswer:
+    return await request.app[ORDERER].order(body)
 
 
 async def read_census(request: web.Request) -> Census:
@@ -101,6 +108,28 @@ ENDPOINTS = (
             "reusing its request_id for another body is a 409."
         ),
     ),
+    Endpoint(
+        "POST",
+        "/mint/orders",
+        "Stamp a print on the treasury's order (a purchase with notes)",
+        stamp_order,
+        OrderAnswer,
+        body=MintOrder,
+        problems=(
+            BadSignatureError, KeyFormatError, WrongLeague, UnknownTitle, RequestIdReused,
+            Overloaded,
+        ),
+        max_body=MAX_STAMP_BODY,
+        description=(
+            "Stamps one print of the order's title and finish to the buyer it names, on an "
+            "order signed by the treasury's key (Book V.5: buying with notes returns a stamped "
+            "print): inside the fixed runs (an exhausted run refuses it, and the treasury "
+            "refunds the purchase) and outside the buyer's daily stamping allowance, with no "
+            "proof of work (the notes paid). Each order id is stamped once: a replay answers "
+            "the same certificate or refusal and stamps nothing new; another order under the "
+            "same id is a 409."
+        ),
+    ),
     Endpoint("GET", "/ledger", "The census of every print run", read_census, Census),
     Endpoint(
         "GET",
@@ -137,6 +166,7 @@ def _open_mint(
         app[MINT] = mint
         app[MINT_LOG] = store
         app[STAMPER] = stamper = Stamper(mint)
+        app[ORDERER] = orderer = Orderer(mint)
         app[SOURCES] = TokenBuckets(
             per_minute=manifest.policies.source_prints_per_minute,
             burst=manifest.policies.source_prints_burst,
@@ -147,6 +177,7 @@ def _open_mint(
         ):
             yield
             await stamper.close()
+            await orderer.close()
 
     return open_mint
 

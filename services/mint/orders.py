@@ -1,0 +1,176 @@
+"""Orders: the treasury's signed order stamps one print to a buyer (Book V.5, issue 11).
+
+A purchase with notes ends at the mint: the treasury, once the buyer's notes are notarized
+and returned, signs a :class:`~ledger.api.treasury.MintOrder` naming the purchase id, the
+buyer, the title and the finish. The mint checks the league and the treasury's signature,
+then stamps the order in one event-log transaction under the log's lock, inside the fixed
+runs (an exhausted run refuses it: the treasury refunds) and outside the buyer's daily
+stamping allowance (``PrintStamped.ordered``; no proof of work: the buyer paid in notes). An
+order is answered once per order id: its answer is kept (in ``mint.stamp_requests`` under the
+treasury's key), so a replay, however late, answers the same certificate or the same refusal
+and stamps nothing new; another order under the same id is refused. Orders are not checked for
+freshness: the treasury resends a purchase's order exactly as it signed it, after any outage.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from ledger.address import address_of
+from ledger.api.mint import ITEMS, Item, Refused, Stamped
+from ledger.api.treasury import MintOrder, OrderAnswer
+from ledger.certificates import PrintCertificate
+from ledger.errors import LedgerError, RequestIdReused, RunExhaustedError, UnknownTitle, WrongLeague
+from ledger.events import PrintStamped
+from ledger.keys import PublicKey
+from ledger.leaf import NewEvent
+from ledger.print_runs import PrintRun, serial_for
+from services.http.problems import problem_of
+from services.kernel.writer import GroupWriter
+from services.mint import tables
+from services.mint.projection import PROJECTION, MintChanges, MintProjection
+from services.mint.stamping import Mint
+
+#: Most orders decided in one transaction; orders beyond wait for the next one.
+MAX_GROUP_ORDERS = 500
+#: Most orders waiting for the writer; one beyond is refused as overloaded (503).
+MAX_WAITING_ORDERS = 4 * MAX_GROUP_ORDERS
+
+
+@dataclass(frozen=True, slots=True)
+class Presented:
+    """An order that passed every check needing no database."""
+
+    order: MintOrder
+    run: PrintRun
+    address: str
+    hash: bytes
+
+
+def present(mint: Mint, order: MintOrder) -> Presented:
+    """Check the league, the treasury's signature and the title."""
+    manifest = mint.manifest
+    if order.league != manifest.league or not hmac.compare_digest(
+        order.manifest, mint.manifest_hash
+    ):
+        raise WrongLeague(
+            f"this mint serves league {manifest.league} under manifest {mint.manifest_hash}; "
+            f"the order is for league {order.league} under manifest {order.manifest}"
+        )
+    order.verify(PublicKey.from_text(manifest.treasury))
+    run = manifest.print_runs.by_serial_title.get(order.title.upper())
+    if run is None or run.title != order.title:
+        raise UnknownTitle(f"the league prints no title {order.title!r}")
+    return Presented(order, run, address_of(PublicKey.from_text(order.owner)), order.hash())
+
+
+@dataclass
+class Ordering:
+    """One transaction's orders, decided in memory against what was read under the lock."""
+
+    mint: Mint
+    now: datetime
+    next_seq: int
+    state: tables.GroupState
+    events: list[NewEvent]
+    answers: list[tables.AnsweredRequest]
+    changes: MintChanges
+
+    def answer(self, presented: Presented) -> OrderAnswer | LedgerError:
+        order = presented.order
+        key = (self.mint.manifest.treasury, order.order_id)
+        prior = self.state.answered.get(key)
+        if prior is not None:
+            if not hmac.compare_digest(prior[0], presented.hash):
+                return RequestIdReused(
+                    f"order id {order.order_id!r} was already used for another order"
+                )
+            (item,) = ITEMS.validate_python(prior[1])
+            return OrderAnswer(order_id=order.order_id, replayed=True, item=item)
+        item = self._draw(presented)
+        stored = ITEMS.dump_python([item], mode="json")
+        self.state.answered[key] = (presented.hash, stored)
+        self.answers.append((key[0], key[1], presented.hash, json.dumps(stored)))
+        return OrderAnswer(order_id=order.order_id, replayed=False, item=item)
+
+    def _draw(self, presented: Presented) -> Item:
+        order, run = presented.order, presented.run
+        key = (run.title, order.finish)
+        size = run.size(order.finish)
+        if self.state.stamped[key] >= size:
+            return Refused(
+                title=run.title,
+                finish=order.finish,
+                problem=problem_of(RunExhaustedError).slug,
+                reason=f"the {order.finish} run of {run.title} is exhausted: all {size} are "
+                f"stamped, and runs are never extended",
+            )
+        certificate = PrintCertificate.sign(
+            self.mint.key,
+            serial=serial_for(
+                run.title, order.finish, self.state.stamped[key] + 1,
+                self.mint.manifest.print_runs,
+            ),
+            title=run.title,
+            set=run.set,
+            finish=order.finish,
+            issued_to=order.owner,
+            issue=1,
+            event=self.next_seq + len(self.events),
+            manifest=self.mint.manifest_hash,
+        )
+        stamped = PrintStamped(certificate=certificate, request_id=order.order_id, ordered=True)
+        self.events.append(stamped.new_event(expected_version=0))
+        MintProjection.stamped(self.changes, stamped, presented.address, self.now)
+        self.state.stamped[key] += 1
+        return Stamped(title=run.title, finish=order.finish, certificate=certificate)
+
+
+async def order_group(
+    mint: Mint, group: Sequence[Presented]
+) -> list[OrderAnswer | LedgerError]:
+    """Stamp ``group`` in one transaction: an answer or a refusal per order, in order."""
+    treasury = mint.manifest.treasury
+    async with mint.store.transaction() as tx:
+        next_seq = await tx.lock()
+        now = tx.now.astimezone(UTC)
+        state = await tables.read_group(
+            tx,
+            {presented.run.title for presented in group},
+            [(treasury, presented.order.order_id) for presented in group],
+            now.date(),
+        )
+        ordering = Ordering(mint, now, next_seq, state, [], [], MintChanges())
+        results = await asyncio.to_thread(lambda: [ordering.answer(p) for p in group])
+        appended = await tx.append_batch(ordering.events)
+        if appended and appended[0].seq != next_seq:
+            raise RuntimeError(f"the log appended at seq {appended[0].seq}, not {next_seq}")
+        await PROJECTION.write(tx, ordering.changes)
+        await tables.record_answers(tx, ordering.answers)
+    return results
+
+
+class Orderer:
+    """The mint's writer of orders (the kernel's :class:`GroupWriter`)."""
+
+    def __init__(self, mint: Mint) -> None:
+        self.mint = mint
+        self.writer: GroupWriter[Presented, OrderAnswer] = GroupWriter(
+            lambda group: order_group(mint, group),
+            units=lambda presented: 1,
+            max_group=MAX_GROUP_ORDERS,
+            max_waiting=MAX_WAITING_ORDERS,
+            what="orders to be stamped",
+        )
+
+    async def order(self, order: MintOrder) -> OrderAnswer:
+        """Check ``order``, wait for its group's transaction, return its answer."""
+        return await self.writer.submit(present(self.mint, order))
+
+    async def close(self) -> None:
+        await self.writer.close()
