@@ -952,6 +952,7 @@ def _link_error(e: Hop, stamped: _Print) -> str | None:
 
 __all__ = [
     "AUDITED_SERVICES",
+    "WITNESSES",
     "AuditFailure",
     "AuditReport",
     "Auditor",

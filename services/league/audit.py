@@ -18,7 +18,7 @@ The saved directory (docs/operations.md, "Auditing offline")::
     DIR/audit.json                      {"format", "url", "saved_at"}
     DIR/manifest.json                   GET /mint/manifest
     DIR/<service>/checkpoint            GET /<service>/checkpoint
-    DIR/<service>/evidence/NNNNNN.json  GET /<service>/evidence?after=..., in order
+    DIR/<witness>/evidence/NNNNNN.json  GET /<witness>/evidence?after=..., in order
     DIR/<service>/events/NNNNNN.json    GET /<service>/events?after=...&limit=..., in order
     DIR/notary/holders/NNNNNN.json      GET /notary/holders?after=..., in order
 """
@@ -46,6 +46,7 @@ from ledger.api.notary import MAX_HOLDERS_PAGE, Holders
 from ledger.api.witness import MAX_EVIDENCE_PAGE, EvidenceList
 from ledger.audit import (
     AUDITED_SERVICES,
+    WITNESSES,
     Auditor,
     AuditReport,
     CheckedPage,
@@ -489,7 +490,7 @@ async def _run_audit(
                                      or previous.size <= served[service].size):
             auditor.checkpoint(service, previous, kept=True)
         auditor.checkpoint(service, served[service])
-    for service in AUDITED_SERVICES:
+    for service in WITNESSES:  # every witness's evidence, of any log (404: not served)
         evidence_after, index = 0, 0
         while (text := await source.evidence(service, evidence_after, index)) is not None:
             evidence: EvidenceList = _parse(EvidenceList, text, "evidence page", service)

@@ -128,7 +128,7 @@ def test_a_clean_league_passes_twice(env: dict[str, str], tmp_path: Path) -> Non
         assert "mint: 2 events verified" in first.stdout
         assert "cosigned by notary at size 2" in first.stdout  # the witnesses' cosignatures
         assert "cosigned by mint at size 3" in first.stdout
-        assert "evidence: none kept by mint, notary" in first.stdout
+        assert "evidence: none kept by mint, notary" in first.stdout  # (, treasury once served)
         saved = kept_state(state)
         root = saved["urls"][server.url]
         assert set(saved["leagues"][root]["checkpoints"]) == {"mint", "notary"}
