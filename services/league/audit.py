@@ -18,7 +18,7 @@ The saved directory (docs/operations.md, "Auditing offline")::
     DIR/audit.json                      {"format", "url", "saved_at"}
     DIR/manifest.json                   GET /mint/manifest
     DIR/<service>/checkpoint            GET /<service>/checkpoint
-    DIR/<witness>/evidence/NNNNNN.json  GET /<witness>/evidence?after=..., in order
+    DIR/<witness>/evidence/000000.json  GET /<witness>/evidence (the first page)
     DIR/<service>/events/NNNNNN.json    GET /<service>/events?after=...&limit=..., in order
     DIR/notary/holders/NNNNNN.json      GET /notary/holders?after=..., in order
 """
@@ -30,6 +30,7 @@ import gc
 import json
 import multiprocessing
 import os
+import re
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable
 from concurrent.futures import Executor, ProcessPoolExecutor
@@ -64,6 +65,9 @@ from services.kernel.errors import LeagueError
 FORMAT = "cz-league-audit/1"
 #: Pages checked in this process before a default pool starts (a small league is done first).
 POOL_AFTER_PAGES = 4
+#: A feed event's ``seq`` member in a page's JSON (never inside a string, where quotes are
+#: escaped).
+_SEQ_MEMBER = re.compile(r'"seq"\s*:')
 #: The state file's name in the state directory.
 STATE_FILE = "leagues.json"
 
@@ -152,7 +156,9 @@ class Source(Protocol):
 
     async def holders(self, after: str, index: int) -> str | None: ...
 
-    async def evidence(self, service: str, after: int, index: int) -> str | None: ...
+    async def evidence(self, service: str, after: int, index: int) -> str | None:
+        """A page of the evidence ``service``'s witness keeps (the first: after 0)."""
+        ...
 
     def pages(self, service: str, upto: int, to_end: bool) -> AsyncIterator[str]:
         """Pages of ``service``'s feed in order: its first ``upto`` events, and with
@@ -287,7 +293,7 @@ class Served:
             yield page
             # Every event has one "seq" member (a quote inside a string is escaped), so
             # fewer than a full page of them is the end; more (a body's own) reads one more.
-            if page.count('"seq":') < MAX_FEED_PAGE:
+            if len(_SEQ_MEMBER.findall(page)) < MAX_FEED_PAGE:
                 return
             after += MAX_FEED_PAGE
 
@@ -491,14 +497,10 @@ async def _run_audit(
             auditor.checkpoint(service, previous, kept=True)
         auditor.checkpoint(service, served[service])
     for service in WITNESSES:  # every witness's evidence, of any log (404: not served)
-        evidence_after, index = 0, 0
-        while (text := await source.evidence(service, evidence_after, index)) is not None:
-            evidence: EvidenceList = _parse(EvidenceList, text, "evidence page", service)
-            auditor.evidence(service, evidence)
-            index += 1
-            if not evidence.evidence:
-                break
-            evidence_after = evidence.next_after
+        # Its first page says it all: empty, or a violation (which the report raises).
+        text = await source.evidence(service, 0, 0)
+        if text is not None:
+            auditor.evidence(service, _parse(EvidenceList, text, "evidence page", service))
 
     # One pipeline through every service's pages: a page is checked (in the pool) while the
     # pages before it, of its service or of the one before, go through the stateful checks.
