@@ -134,7 +134,8 @@ async def test_the_compose_services_run_as_configured(
         await until_ready(mint_url)
         notary_env = lay_out(spec["notary"], settings, tmp_path / "notary", "notary")
         notary_env["MINT_URL"] = mint_url  # the compose network's http://mint:8080
-        notary_env.pop("TREASURY_URL")  # no treasury here: the notary's own address
+        for other in ("TREASURY_URL", "NOTARY_URL"):  # none here: the server's own address
+            notary_env.pop(other)
         notary, notary_url = await serve(spec["notary"]["command"], notary_env)
         processes.append(notary)
         await until_ready(notary_url)
