@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import hmac
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,14 +24,10 @@ from ledger.address import address_of
 from ledger.api.logs import FeedEvent
 from ledger.api.mint import StampAnswer, Stamped
 from ledger.api.notary import Provenance
-from ledger.checkpoint import Checkpoint, log_verifier
-from ledger.encoding import decode_b64
-from ledger.endorsements import Chain, verify_league_chain
-from ledger.errors import BadSignatureError, ProofError, VerificationError
-from ledger.events import PrintStamped, body_as
+from ledger.api.provenance import check_provenance as check_league_provenance
+from ledger.errors import BadSignatureError, VerificationError
 from ledger.keys import PublicKey
 from ledger.manifest import LeagueManifest
-from ledger.merkle import verify_inclusion
 from ledger.requests import StampRequest
 
 # -- league set ----------------------------------------------------------------------------
@@ -196,60 +191,12 @@ async def verified_provenance(
 def check_provenance(
     life: Provenance, manifest: LeagueManifest, serial: str, event: FeedEvent | None
 ) -> PublicKey | None:
-    """Every proof in the league's account of ``serial`` checked here (V.8): the stamp's
-    ``event`` in the mint's log (its leaf recomputed and signed by the mint, the certificate
-    the one shown, included in a mint-signed checkpoint), the chain of recorded hops, each
-    hop's notary receipt, each conflict's fraud proof against the recorded hop, and the holder
-    named. Returns the holder the chain proves (None for a print outside the runs)."""
-    if life.serial != serial:
-        raise VerificationError(f"the league answered for {life.serial}, not {serial}")
-    if life.standing == "outside-runs":
-        return None
-    stamp = life.stamp
-    if stamp is None and life.standing in ("issued", "in-reserve"):
+    """Every proof in the league's account of ``serial`` checked here (V.8), by
+    :func:`ledger.api.provenance.check_provenance`; a note's account is not checked yet."""
+    if life.serial == serial and life.stamp is None and life.standing in ("issued", "in-reserve"):
         raise WalletError(f"{serial} is a note: cz checks the provenance of prints only, "
                           "until the treasury's commands land")
-    if stamp is None:
-        raise VerificationError(f"the league shows no stamp of {serial}")
-    mint = PublicKey.from_text(manifest.mint)
-    notary = PublicKey.from_text(manifest.notary)
-    certificate = stamp.certificate
-    if certificate.serial != serial:
-        raise VerificationError(f"the stamp shown is of {certificate.serial}")
-    if event is None or event.seq != stamp.index:
-        raise VerificationError(f"the mint's log serves no event {stamp.index}")
-    recorded = event.verified(mint)
-    if body_as(recorded, PrintStamped).certificate != certificate:
-        raise VerificationError(f"mint event {stamp.index} stamped another certificate")
-    leaf = decode_b64(stamp.leaf_hash, what="leaf hash")
-    if not hmac.compare_digest(recorded.leaf_hash, leaf):
-        raise ProofError(f"the stamp's leaf hash is not mint event {stamp.index}'s")
-    checkpoint = Checkpoint.from_note(stamp.checkpoint)
-    checkpoint.verify([log_verifier(f"{manifest.league}/mint", mint)])
-    verify_inclusion(
-        stamp.index, checkpoint.size, leaf,
-        [decode_b64(h, what="proof hash") for h in stamp.proof], checkpoint.root,
-    )
-    chain = Chain(certificate=certificate, endorsements=tuple(h.endorsement for h in life.hops))
-    holder = verify_league_chain(chain, manifest)
-    for record in life.hops:
-        if record.receipt.origin != f"{manifest.league}/notary":
-            raise VerificationError(f"hop {record.endorsement.hop}'s receipt is another log's")
-        record.receipt.check(notary, record.endorsement)
-    for conflict in life.conflicts:
-        conflict.proof.verify()
-        hop = conflict.proof.first.hop
-        if hop != conflict.hop or hop > len(chain.endorsements) or not hmac.compare_digest(
-            chain.endorsements[hop - 1].hash(), conflict.proof.first.hash()
-        ):
-            raise VerificationError(
-                f"the conflict at hop {conflict.hop} is not against the recorded hop"
-            )
-    if (life.holder is not None and PublicKey.from_text(life.holder) != holder) or (
-        life.holder_address is not None and life.holder_address != address_of(holder)
-    ):
-        raise VerificationError("the league names another holder than the chain proves")
-    return holder
+    return check_league_provenance(life, manifest, serial, event)
 
 
 def _addr(key: str) -> str:

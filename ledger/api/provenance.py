@@ -1,0 +1,237 @@
+"""Checking a league's account of one certificate's life (Book V.8: ``/provenance/SERIAL``).
+
+Every proof of a :class:`~ledger.api.notary.Provenance` is checked on its own
+(:func:`provenance_checks`): the issuer's event and its inclusion in the issuer's signed
+checkpoint (the mint's stamp of a print, the treasury's issues of a note), the chain of
+recorded hops, each hop's notary receipt, each conflict's fraud proof against the recorded
+hop, and the holder named. A wallet refuses an account with any failure
+(:func:`check_provenance`); the notary's page for people marks each verified or not.
+"""
+
+from __future__ import annotations
+
+import hmac
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from functools import partial
+
+from ledger.address import address_of
+from ledger.api.logs import FeedEvent
+from ledger.api.notary import ConflictRecord, HopRecord, IssueRecord, Provenance
+from ledger.certificates import NoteCertificate, PrintCertificate
+from ledger.checkpoint import Checkpoint, log_verifier
+from ledger.encoding import decode_b64
+from ledger.endorsements import Chain, verify_league_chain
+from ledger.errors import LedgerError, ProofError, VerificationError
+from ledger.events import NoteIssued, PrintStamped, body_as
+from ledger.keys import PublicKey
+from ledger.manifest import LeagueManifest
+from ledger.merkle import verify_inclusion
+
+
+@dataclass(frozen=True, slots=True)
+class ProofCheck:
+    """One proof of an account and how its check ended (``error`` None: verified)."""
+
+    what: str
+    error: LedgerError | None = None
+
+    @property
+    def verified(self) -> bool:
+        return self.error is None
+
+
+@dataclass(frozen=True, slots=True)
+class ProvenanceChecks:
+    """Every proof of an account, checked; the holder the chain proves when it verified."""
+
+    proofs: tuple[ProofCheck, ...]
+    holder: PublicKey | None
+
+    @property
+    def verified(self) -> bool:
+        return all(proof.verified for proof in self.proofs)
+
+    def first_error(self) -> LedgerError | None:
+        return next((p.error for p in self.proofs if p.error is not None), None)
+
+
+def _run(what: str, check: Callable[[], object]) -> ProofCheck:
+    try:
+        check()
+    except LedgerError as exc:
+        return ProofCheck(what, exc)
+    return ProofCheck(what)
+
+
+def check_issued(
+    certificate: PrintCertificate | NoteCertificate,
+    index: int,
+    leaf_hash: str,
+    checkpoint_text: str,
+    proof: Sequence[str],
+    event: FeedEvent | None,
+    *,
+    origin: str,
+    key: PublicKey,
+) -> None:
+    """The issuer's ``event`` at ``index`` (its leaf recomputed and signed by ``key``) issued
+    ``certificate``, its leaf is ``leaf_hash``, and that leaf is included in a checkpoint of
+    the issuer's log (``origin``) signed by ``key``."""
+    what = "the mint's" if isinstance(certificate, PrintCertificate) else "the treasury's"
+    if event is None or event.seq != index:
+        raise VerificationError(f"{what} log serves no event {index}")
+    recorded = event.verified(key)
+    issued = (
+        body_as(recorded, PrintStamped).certificate
+        if isinstance(certificate, PrintCertificate)
+        else body_as(recorded, NoteIssued).certificate
+    )
+    if issued != certificate:
+        raise VerificationError(f"{what} event {index} issued another certificate")
+    leaf = decode_b64(leaf_hash, what="leaf hash")
+    if not hmac.compare_digest(recorded.leaf_hash, leaf):
+        raise ProofError(f"the leaf hash shown is not {what} event {index}'s")
+    checkpoint = Checkpoint.from_note(checkpoint_text)
+    checkpoint.verify([log_verifier(origin, key)])
+    verify_inclusion(
+        index, checkpoint.size, leaf, [decode_b64(h, what="proof hash") for h in proof],
+        checkpoint.root,
+    )
+
+
+def _check_conflict(conflict: ConflictRecord, chain: Chain | None) -> None:
+    conflict.proof.verify()
+    if chain is None:
+        raise VerificationError(f"the conflict at hop {conflict.hop} is of no issue shown")
+    hop = conflict.proof.first.hop
+    if hop != conflict.hop or hop > len(chain.endorsements) or not hmac.compare_digest(
+        chain.endorsements[hop - 1].hash(), conflict.proof.first.hash()
+    ):
+        raise VerificationError(
+            f"the conflict at hop {conflict.hop} is not against the recorded hop"
+        )
+
+
+def _check_receipt(record: HopRecord, manifest: LeagueManifest) -> None:
+    if record.receipt.origin != f"{manifest.league}/notary":
+        raise VerificationError(f"hop {record.endorsement.hop}'s receipt is another log's")
+    record.receipt.check(PublicKey.from_text(manifest.notary), record.endorsement)
+
+
+def _check_holder(life: Provenance, holder: PublicKey | None) -> None:
+    if holder is None:
+        raise VerificationError("no chain verified, so no holder is proved")
+    if (life.holder is not None and PublicKey.from_text(life.holder) != holder) or (
+        life.holder_address is not None and life.holder_address != address_of(holder)
+    ):
+        raise VerificationError("the league names another holder than the chain proves")
+
+
+def _check_stamp(life: Provenance, manifest: LeagueManifest, event: FeedEvent | None) -> None:
+    stamp = life.stamp
+    assert stamp is not None
+    if stamp.certificate.serial != life.serial:
+        raise VerificationError(f"the stamp shown is of {stamp.certificate.serial}")
+    check_issued(
+        stamp.certificate, stamp.index, stamp.leaf_hash, stamp.checkpoint, stamp.proof, event,
+        origin=f"{manifest.league}/mint", key=PublicKey.from_text(manifest.mint),
+    )
+
+
+def _check_issue(
+    life: Provenance, manifest: LeagueManifest, record: IssueRecord, event: FeedEvent | None
+) -> None:
+    if record.certificate.serial != life.serial:
+        raise VerificationError(f"the issue shown is of {record.certificate.serial}")
+    check_issued(
+        record.certificate, record.index, record.leaf_hash, record.checkpoint, record.proof,
+        event, origin=f"{manifest.league}/treasury", key=PublicKey.from_text(manifest.treasury),
+    )
+
+
+def _chains(life: Provenance) -> dict[int, Chain]:
+    """The chain of each issue: a print's every recorded hop, a note's hops by issue."""
+    if life.stamp is not None:
+        certificate = life.stamp.certificate
+        hops = tuple(h.endorsement for h in life.hops)
+        return {certificate.issue: Chain(certificate=certificate, endorsements=hops)}
+    return {
+        record.certificate.issue: Chain(
+            certificate=record.certificate,
+            endorsements=tuple(
+                h.endorsement for h in life.hops if h.receipt.issue == record.certificate.issue
+            ),
+        )
+        for record in life.issues
+    }
+
+
+def _holder_proved(
+    life: Provenance, manifest: LeagueManifest, holders: dict[int, PublicKey]
+) -> PublicKey | None:
+    """The current issue's proved holder (the treasury's key for a note back in reserve)."""
+    if life.standing == "in-reserve":
+        return PublicKey.from_text(manifest.treasury)
+    if not holders:
+        return None
+    return holders.get(max(_chains(life)))
+
+
+def provenance_checks(
+    life: Provenance, manifest: LeagueManifest, events: Iterable[FeedEvent]
+) -> ProvenanceChecks:
+    """Every proof of ``life`` checked under ``manifest``, with ``events`` the issuer's log
+    events it names (the stamp's, or each issue's; one missing fails that proof)."""
+    by_seq = {event.seq: event for event in events}
+    proofs: list[ProofCheck] = []
+    if life.stamp is not None:
+        event = by_seq.get(life.stamp.index)
+        proofs.append(_run(f"stamped at mint event {life.stamp.index}",
+                           partial(_check_stamp, life, manifest, event)))
+    for issued in life.issues:
+        proofs.append(_run(f"issue {issued.certificate.issue} at treasury event {issued.index}",
+                           partial(_check_issue, life, manifest, issued, by_seq.get(issued.index))))
+    chains = _chains(life)
+    holders: dict[int, PublicKey] = {}
+
+    def verify(issue: int, chain: Chain) -> None:
+        holders[issue] = verify_league_chain(chain, manifest)
+
+    for issue, chain in chains.items():
+        label = "the chain of hops" if life.stamp is not None else f"issue {issue}'s chain"
+        proofs.append(_run(label, partial(verify, issue, chain)))
+    for record in life.hops:
+        proofs.append(_run(
+            f"hop {record.endorsement.hop}'s receipt (notary event {record.receipt.index})",
+            partial(_check_receipt, record, manifest),
+        ))
+    for conflict in life.conflicts:
+        against = chains.get(conflict.issue) or next(iter(chains.values()), None)
+        proofs.append(_run(
+            f"conflict at hop {conflict.hop} (notary event {conflict.index})",
+            partial(_check_conflict, conflict, against),
+        ))
+    holder = _holder_proved(life, manifest, holders)
+    proofs.append(_run("the holder named", partial(_check_holder, life, holder)))
+    return ProvenanceChecks(tuple(proofs), holder)
+
+
+def check_provenance(
+    life: Provenance, manifest: LeagueManifest, serial: str, event: FeedEvent | None
+) -> PublicKey | None:
+    """A print's account of ``serial`` refused at its first proof that fails, with ``event``
+    the stamp's event in the mint's log. Returns the holder the chain proves (None for a print
+    outside the runs)."""
+    if life.serial != serial:
+        raise VerificationError(f"the league answered for {life.serial}, not {serial}")
+    if life.standing == "outside-runs":
+        return None
+    if life.stamp is None:
+        raise VerificationError(f"the league shows no stamp of {serial}")
+    checks = provenance_checks(life, manifest, [] if event is None else [event])
+    error = checks.first_error()
+    if error is not None:
+        raise error
+    assert checks.holder is not None
+    return checks.holder
