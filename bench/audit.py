@@ -4,19 +4,25 @@ Ed25519 verify rate of the same number of processes measured in the same run.
     python bench/audit.py                      # 20,000 events, the machine's cores
     python bench/audit.py --events 4000 --workers 1 2
     python bench/audit.py --profile            # cProfile of one serial audit (main process)
+    python bench/audit.py --served             # the same over HTTP, against `league serve`
 
 A league is built in memory with real keys and signatures (half the events prints stamped by
 the mint, half hops recorded by the notary, each print traded once), saved as the directory
 ``league audit --save`` writes, and audited with ``league audit --offline`` (the CLI's own
-code: the same pages, pool and auditor as over HTTP, without the network). Reading of the
-target (docs/operations.md, "Auditing"): the audit's Ed25519 verifications per second over
-the raw verify rate of as many processes as it uses, each verifying in a tight loop, at once.
+code: the same pages, pool and auditor as over HTTP, without the network). With ``--served``
+the league is built by stamping and notarizing over HTTP against a served league (bench/
+notary.py's helpers) and audited by ``audit_url``, the server running on the same machine.
+Reading of the target (docs/operations.md, "Auditing"): the audit's Ed25519 verifications per
+second over the raw verify rate of as many processes as it uses, each verifying in a tight
+loop, at once.
 Not a test: nothing here asserts a time.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import contextlib
 import cProfile
 import itertools
 import json
@@ -27,14 +33,18 @@ import shutil
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+import aiohttp
 import nacl.signing
+from league_setup import SERVICE_COST_POLICIES, served_league
+from notary import Notarizer, closed_loop, slips, stamp
 
+from clients.league import LeagueClient
 from ledger.api.logs import Feed, FeedEvent
 from ledger.api.notary import MAX_HOLDERS_PAGE, HolderRow, Holders
 from ledger.certificates import PrintCertificate
@@ -48,7 +58,13 @@ from ledger.manifest import LeagueManifest, build_manifest
 from ledger.merkle import CompactRange, leaf_hash
 from ledger.print_runs import DEFAULT_PRINT_RUNS, serial_for
 from ledger.wire import hash_text
-from services.league.audit import PageChecker, SavedLeague, audit_offline
+from services.league.audit import (
+    AuditOutcome,
+    PageChecker,
+    SavedLeague,
+    audit_offline,
+    audit_url,
+)
 
 AT = datetime(2026, 12, 3, 3, 0, 0, 123456, tzinfo=UTC)
 HOLDERS = 64
@@ -205,12 +221,54 @@ def raw_verify_rate(processes: int, size: int, seconds: float = 3.0) -> float:
         return sum(counts) / (time.perf_counter() - start)
 
 
+async def fill(url: str, events: int) -> None:
+    """Stamp ``events / 2`` prints at the served league and notarize one hop of each (slips
+    of 20), then wait for both services' checkpoints to cover it all."""
+    async with LeagueClient(url) as league:
+        manifest = await league.manifest()
+        held = await stamp(league, manifest, events // 2, 8)
+        receiver = SigningKey.generate().public
+        async with aiohttp.ClientSession() as session:
+            await closed_loop(Notarizer(session, url), slips(held, receiver, 20), 8)
+        for service in ("mint", "notary"):
+            for _ in range(600):  # bounded: a checkpoint is signed every interval
+                if (await league.signed_checkpoint(service=service)).size >= len(held):
+                    break
+                await asyncio.sleep(0.2)
+
+
+def measure(
+    audit: Callable[[PageChecker, Path], AuditOutcome], workers: int, size: int, repeat: int,
+    directory: Path,
+) -> tuple[AuditOutcome, float, float, float, float]:
+    """Best of ``repeat``: the audit's wall and CPU seconds, the raw rates (wall, CPU)."""
+    seconds, raw, cpu, raw_cpu = float("inf"), 0.0, float("inf"), 0.0
+    for attempt in range(repeat):
+        # Audit and raw loop interleaved: on a shared machine the least disturbed run of
+        # each is the closest to what the cores can do. The pool's start-up is not timed.
+        checker = PageChecker(workers).start()
+        try:
+            clock, used = time.perf_counter(), time.process_time()
+            result = audit(checker, directory / f"state-{workers}-{attempt}")
+            seconds = min(seconds, time.perf_counter() - clock)
+            cpu = min(cpu, time.process_time() - used)
+        finally:
+            checker.close()
+        raw = max(raw, raw_verify_rate(workers, size))
+        clock, done = time.process_time(), _raw_loop(1.0, size)
+        raw_cpu = max(raw_cpu, done / (time.process_time() - clock))
+    return result, seconds, raw, cpu, raw_cpu
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--events", type=int, default=20_000)
     parser.add_argument("--workers", type=int, nargs="*", default=[1, os.cpu_count() or 1],
                         help="pool sizes to measure (1: the audit in this process alone)")
     parser.add_argument("--repeat", type=int, default=3, help="best of this many runs")
+    parser.add_argument("--served", action="store_true",
+                        help="audit a league served over HTTP (built by stamping and "
+                        "notarizing) instead of a saved directory")
     parser.add_argument("--profile", action="store_true",
                         help="profile one audit in this process instead of the table")
     args = parser.parse_args(argv)
@@ -219,43 +277,46 @@ def main(argv: Sequence[str] | None = None) -> None:
     size = signed_bytes(league)
     directory = Path(tempfile.mkdtemp(prefix="cz-audit-bench-"))
     try:
-        save(league, directory / "saved")
-        print(f"built and saved {args.events} events in {time.perf_counter() - built:.1f} s; "
-              f"the audit verifies messages of {size} bytes on average")
-        if args.profile:
-            profiler = cProfile.Profile()
-            profiler.enable()
-            audit_offline(directory / "saved", directory / "state-profile", workers=0)
-            profiler.disable()
-            pstats.Stats(profiler).sort_stats("tottime").print_stats(30)
-            return
-        print(f"{'processes':>9} {'events':>7} {'seconds':>8} {'events/s':>9} "
-              f"{'verifies/s':>11} {'raw verifies/s':>15} {'ratio':>6}")
-        for n, workers in enumerate(args.workers):
-            # Best of --repeat each, audit and raw loop interleaved: on a shared machine the
-            # least disturbed run of each is the closest to what the cores can do.
-            seconds, raw, cpu, raw_cpu = float("inf"), 0.0, float("inf"), 0.0
-            for attempt in range(args.repeat):
-                checker = PageChecker(workers).start()  # start-up is not the audit's
-                try:
-                    clock, used = time.perf_counter(), time.process_time()
-                    result = audit_offline(directory / "saved",
-                                           directory / f"state-{n}-{attempt}", checker=checker)
-                    seconds = min(seconds, time.perf_counter() - clock)
-                    cpu = min(cpu, time.process_time() - used)
-                finally:
-                    checker.close()
-                raw = max(raw, raw_verify_rate(workers, size))
-                clock, used = time.process_time(), _raw_loop(1.0, size)
-                raw_cpu = max(raw_cpu, used / (time.process_time() - clock))
-            rate = result.report.verifications / seconds
-            print(f"{workers:>9} {result.events:>7} {seconds:>8.2f} "
-                  f"{result.events / seconds:>9.0f} {rate:>11.0f} {raw:>15.0f} "
-                  f"{rate / raw:>6.0%}")
-            if workers <= 1:
-                per_cpu = result.report.verifications / cpu
-                print(f"{'':>9} in CPU time of this one process: {per_cpu:.0f} verifies/s "
-                      f"against {raw_cpu:.0f} raw, {per_cpu / raw_cpu:.0%}")
+        with contextlib.ExitStack() as stack:
+            if args.served:
+                url = stack.enter_context(served_league(policies=SERVICE_COST_POLICIES)).url
+                asyncio.run(fill(url, args.events))
+
+                def audit(checker: PageChecker, state: Path) -> AuditOutcome:
+                    return asyncio.run(audit_url(url, state, checker=checker))
+
+                print(f"stamped and notarized {args.events} events at {url} in "
+                      f"{time.perf_counter() - built:.1f} s")
+            else:
+                save(league, directory / "saved")
+
+                def audit(checker: PageChecker, state: Path) -> AuditOutcome:
+                    return audit_offline(directory / "saved", state, checker=checker)
+
+                print(f"built and saved {args.events} events in "
+                      f"{time.perf_counter() - built:.1f} s")
+            print(f"the audit verifies messages of {size} bytes on average")
+            if args.profile:
+                profiler = cProfile.Profile()
+                profiler.enable()
+                audit(PageChecker(0), directory / "state-profile")
+                profiler.disable()
+                pstats.Stats(profiler).sort_stats("tottime").print_stats(30)
+                return
+            print(f"{'processes':>9} {'events':>7} {'seconds':>8} {'events/s':>9} "
+                  f"{'verifies/s':>11} {'raw verifies/s':>15} {'ratio':>6}")
+            for workers in args.workers:
+                result, seconds, raw, cpu, raw_cpu = measure(
+                    audit, workers, size, args.repeat, directory
+                )
+                rate = result.report.verifications / seconds
+                print(f"{workers:>9} {result.events:>7} {seconds:>8.2f} "
+                      f"{result.events / seconds:>9.0f} {rate:>11.0f} {raw:>15.0f} "
+                      f"{rate / raw:>6.0%}")
+                if workers <= 1:
+                    per_cpu = result.report.verifications / cpu
+                    print(f"{'':>9} in CPU time of this one process: {per_cpu:.0f} verifies/s "
+                          f"against {raw_cpu:.0f} raw, {per_cpu / raw_cpu:.0%}")
     finally:
         shutil.rmtree(directory, ignore_errors=True)
 

@@ -545,11 +545,14 @@ def _checker(workers: int | None) -> PageChecker:
 async def audit_url(
     url: str, state_dir: Path, *, root: PublicKey | None = None, save: Path | None = None,
     workers: int | None = None, progress: AuditProgress | None = None,
+    checker: PageChecker | None = None,
 ) -> AuditOutcome:
     """``league audit URL``: audit the league served at ``url`` (saving it into ``save``),
-    pages checked in ``workers`` processes (default: the machine's cores, once it pays)."""
+    pages checked in ``checker``'s started pool when given, else in ``workers`` processes
+    (default: the machine's cores, once it pays)."""
     saved = SavedLeague.create(save, url) if save is not None else None
-    checker = _checker(workers)
+    owned = checker is None
+    checker = checker or _checker(workers)
     try:
         async with LeagueClient(url) as client:
             return await run_audit(
@@ -558,7 +561,8 @@ async def audit_url(
                 keep_larger_only=False,
             )
     finally:
-        checker.close()
+        if owned:
+            checker.close()
 
 
 def audit_offline(
