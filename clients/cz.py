@@ -19,6 +19,7 @@ from typing import Any, NoReturn, cast
 
 from clients.charter_cli import add_charter
 from clients.cz_league import add_league
+from clients.cz_play import add_play
 from clients.cz_trade import add_trade
 from clients.cz_wallet import add_wallet
 from game.window import new_base_table, new_market_table, parse_record, reckon, replay, to_json
@@ -120,7 +121,7 @@ def _add_table(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 COMMAND_GROUPS: tuple[
     Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None], ...
 ] = (_add_table,)
-COMMAND_GROUPS += (add_charter, add_wallet, add_league, add_trade)
+COMMAND_GROUPS += (add_charter, add_wallet, add_league, add_trade, add_play)
 
 
 class OneLineParser(argparse.ArgumentParser):
