@@ -26,6 +26,7 @@ from ledger.api.logs import ConsistencyProof, Feed, InclusionProof
 from ledger.api.mint import Census, OwnerCensus, StampAnswer, Stamped
 from ledger.api.notary import Conflict, FraudConflict, NotarizeAnswer, Provenance
 from ledger.api.problems import PROBLEM_JSON, Problem
+from ledger.api.treasury import BuyAnswer, BuyRequest, MintOrder, OrderAnswer
 from ledger.certificates import PrintCertificate
 from ledger.checkpoint import Checkpoint
 from ledger.endorsements import Chain
@@ -256,6 +257,15 @@ class LeagueClient:
                               f"{exc.errors()[0]['msg']}") from None
 
     # -- the mint --------------------------------------------------------------------------
+
+    async def buy(self, request: BuyRequest) -> BuyAnswer:
+        """Buy a single with notes (Book V.5): the print and exact change, a refund, or the
+        payment rejected; 503 retry-later while the purchase waits for a service."""
+        return await self._json(BuyAnswer, "POST", "/treasury/buy", json=request.to_wire())
+
+    async def order(self, order: MintOrder) -> OrderAnswer:
+        """Send the treasury's signed order to the mint (the treasury's call; idempotent)."""
+        return await self._json(OrderAnswer, "POST", "/mint/orders", json=order.to_wire())
 
     async def manifest(self, pinned_root: PublicKey | None = None) -> LeagueManifest:
         """The league manifest, its root signature checked (against ``pinned_root`` if given)."""

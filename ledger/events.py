@@ -8,10 +8,11 @@ same fields the same way. The bytes signed for an event are :mod:`ledger.leaf`'s
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import ClassVar, Literal, TypeVar
+from typing import Annotated, ClassVar, Literal, TypeVar
 
 from pydantic import Field
 
+from ledger.api.treasury import MAX_CHANGE_NOTES, MAX_PAYMENT_NOTES, BuyRequest, MintOrder
 from ledger.certificates import (
     EventIndex,
     IssueNumber,
@@ -24,7 +25,7 @@ from ledger.errors import SchemaError
 from ledger.fraud import FraudProof
 from ledger.leaf import Event, NewEvent
 from ledger.requests import RequestId
-from ledger.wire import WireModel
+from ledger.wire import WireModel, WireTuple
 
 B = TypeVar("B", bound="EventBody")
 
@@ -135,8 +136,9 @@ class NoteIssued(EventBody):
     certificate: NoteCertificate
     #: The claim's request id (the faucet), or the purchase id (change).
     request_id: RequestId
-    #: Why it was issued: a faucet claim counts against the receiver's day; change does not.
-    reason: Literal["claim", "change"]
+    #: Why it was issued: a faucet claim counts against the receiver's day; change (a
+    #: purchase's) and refund (a paid note issued back when the run was exhausted) do not.
+    reason: Literal["claim", "change", "refund"]
 
     def stream(self) -> str:
         return note_stream(self.certificate.serial)
@@ -164,10 +166,120 @@ class NoteReturned(EventBody):
         return note_stream(self.serial)
 
 
+def purchase_stream(purchase_id: str) -> str:
+    """The treasury's stream of one purchase: one event per step of its saga."""
+    return f"purchase/{purchase_id}"
+
+
+class PurchaseStep(EventBody):
+    """Base of the purchase saga's events: each names its purchase."""
+
+    purchase_id: RequestId
+
+    def stream(self) -> str:
+        return purchase_stream(self.purchase_id)
+
+
+class PurchaseOpened(PurchaseStep):
+    """A purchase accepted for its saga (Book V.5 "buying with notes"): the buyer's signed
+    request (the payment chains with it), the price and the marks paid."""
+
+    TYPE: ClassVar[str] = "purchase-opened"
+    WHAT = "purchase-opened event"
+
+    request: BuyRequest
+    price: Annotated[int, Field(ge=1)]
+    paid: Annotated[int, Field(ge=1)]
+
+
+class PaymentNotarized(PurchaseStep):
+    """The notary recorded every paid note's endorsement to the treasury: the ``seq`` of each
+    hop-recorded event in the notary's log, in payment order (the last hop of each chain)."""
+
+    TYPE: ClassVar[str] = "payment-notarized"
+    WHAT = "payment-notarized event"
+
+    notarized: Annotated[
+        tuple[EventIndex, ...], WireTuple, Field(min_length=1, max_length=MAX_PAYMENT_NOTES)
+    ]
+
+
+class PaymentRejected(PurchaseStep):
+    """The notary refused the payment (another endorsement recorded first, or a chain that
+    is history): nothing was paid, nothing is delivered."""
+
+    TYPE: ClassVar[str] = "payment-rejected"
+    WHAT = "payment-rejected event"
+
+    reason: Annotated[str, Field(max_length=2000)]
+    proofs: Annotated[
+        tuple[FraudProof, ...], WireTuple, Field(max_length=MAX_PAYMENT_NOTES)
+    ] = ()
+
+
+class OrderSigned(PurchaseStep):
+    """The treasury's signed order to the mint (sent as it is until the mint answers)."""
+
+    TYPE: ClassVar[str] = "order-signed"
+    WHAT = "order-signed event"
+
+    order: MintOrder
+
+
+class PrintDelivered(PurchaseStep):
+    """The mint stamped the order: the print, issued to the buyer."""
+
+    TYPE: ClassVar[str] = "print-delivered"
+    WHAT = "print-delivered event"
+
+    certificate: PrintCertificate
+
+
+class OrderRefused(PurchaseStep):
+    """The mint refused the order for good (an exhausted run): the payment is refunded."""
+
+    TYPE: ClassVar[str] = "order-refused"
+    WHAT = "order-refused event"
+
+    reason: Annotated[str, Field(max_length=2000)]
+
+
+class PaymentReturned(PurchaseStep):
+    """The paid notes are back in the reserve (their ``note-returned`` events are in the same
+    transaction)."""
+
+    TYPE: ClassVar[str] = "payment-returned"
+    WHAT = "payment-returned event"
+
+    notes: Annotated[
+        tuple[SerialText, ...], WireTuple, Field(min_length=1, max_length=MAX_PAYMENT_NOTES)
+    ]
+
+
+class PurchaseClosed(PurchaseStep):
+    """The purchase ended: delivered with its change, refunded, or rejected. ``notes`` are the
+    change or the refund, issued in the same transaction."""
+
+    TYPE: ClassVar[str] = "purchase-closed"
+    WHAT = "purchase-closed event"
+
+    outcome: Literal["delivered", "refunded", "rejected"]
+    notes: Annotated[
+        tuple[NoteCertificate, ...], WireTuple, Field(max_length=MAX_CHANGE_NOTES)
+    ] = ()
+
+
+#: The purchase saga's event types.
+PURCHASE_EVENTS: tuple[type[PurchaseStep], ...] = (
+    PurchaseOpened, PaymentNotarized, PaymentRejected, OrderSigned, PrintDelivered,
+    OrderRefused, PaymentReturned, PurchaseClosed,
+)
+
 #: The treasury log's event types.
 TREASURY_EVENTS: Mapping[str, type[EventBody]] = {
     NoteIssued.TYPE: NoteIssued,
     NoteReturned.TYPE: NoteReturned,
+    **{step.TYPE: step for step in PURCHASE_EVENTS},
 }
 
 

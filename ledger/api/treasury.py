@@ -9,19 +9,23 @@ sum to the note set's 1,500,000 marks by construction.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Annotated, ClassVar, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ledger.api.mint import Item
-from ledger.certificates import NoteCertificate
-from ledger.endorsements import UnixTime
+from ledger.catalog import SET_RARITY, CardSet, Rarity
+from ledger.certificates import NoteCertificate, PrintCertificate
+from ledger.endorsements import Chain, UnixTime
+from ledger.errors import UnknownTitle
+from ledger.fraud import FraudProof
 from ledger.keys import SigningKey
 from ledger.manifest import LeagueId, LeagueManifest, Policies
 from ledger.note_set import Denomination
 from ledger.print_runs import RunFinish, TitleText
 from ledger.requests import Nonce, RequestId
-from ledger.wire import HashText, KeyText, SignedModel
+from ledger.wire import HashText, KeyText, SignedModel, WireTuple
 from ledger.work import challenge, solve
 
 #: Book V.5: the cheapest thing notes buy is a common single at M30. A claim's proof of work
@@ -246,3 +250,98 @@ class OrderAnswer(Answer):
     order_id: str
     replayed: bool = Field(description="True when this answer repeats an earlier one")
     item: Item
+
+
+#: Book V.5: singles by rarity, in marks (notes). Bundles are never sold for notes.
+SINGLE_PRICES: dict[Rarity, int] = {
+    Rarity.COMMON: 30,
+    Rarity.UNCOMMON: 60,
+    Rarity.RARE: 120,
+    Rarity.SEALED: 240,
+}
+#: Most notes one purchase may pay with.
+MAX_PAYMENT_NOTES = 64
+#: Most notes of change or refund one purchase is issued (a refund is the paid notes; change
+#: composed from a reserve short of large notes could need many small ones: the treasury
+#: waits for a reserve that makes it in at most this many).
+MAX_CHANGE_NOTES = 256
+
+
+def single_price(manifest: LeagueManifest, title: str) -> int:
+    """The price in marks of a single of ``title`` (Book V.5), by the rarity of its set;
+    :class:`UnknownTitle` for a title the league does not print."""
+    run = manifest.print_runs.by_serial_title.get(title.upper())
+    if run is None or run.title != title:
+        raise UnknownTitle(f"the league prints no title {title!r}")
+    return SINGLE_PRICES[SET_RARITY[CardSet(run.set)]]
+
+
+class BuyRequest(SignedModel):
+    """A purchase with notes (Book V.5), signed by the buyer: a single of ``title`` (standard
+    finish), paid with whole note chains endorsed to the treasury's key."""
+
+    KIND: ClassVar[str] = "buy-request"
+    WHAT = "buy request"
+
+    kind: Literal["buy-request"]
+    league: LeagueId
+    manifest: HashText
+    #: The purchase id: every step of the purchase is keyed by it; a replay answers the same.
+    purchase_id: RequestId
+    time: UnixTime
+    #: The buyer: the print and the change are issued to this key; it signs this request.
+    buyer: KeyText
+    #: The single bought (Book V.5: "singles by rarity M30/M60/M120/M240").
+    title: TitleText
+    #: The notes paid: each a whole chain (certificate and every endorsement), the last one
+    #: to the treasury's key.
+    payment: Annotated[
+        tuple[Chain, ...], WireTuple, Field(min_length=1, max_length=MAX_PAYMENT_NOTES)
+    ]
+
+    @model_validator(mode="after")
+    def _notes_once(self) -> Self:
+        if len({chain.serial for chain in self.payment}) != len(self.payment):
+            raise ValueError("the payment names each note once")
+        return self
+
+
+def buy_request(
+    buyer: SigningKey,
+    manifest: LeagueManifest,
+    title: str,
+    payment: Sequence[Chain],
+    *,
+    purchase_id: str,
+    at: int,
+) -> BuyRequest:
+    """The buyer's signed purchase of a single of ``title`` paid with ``payment``."""
+    return BuyRequest.sign(
+        buyer,
+        league=manifest.league,
+        manifest=manifest.hash_text(),
+        purchase_id=purchase_id,
+        time=at,
+        buyer=buyer.public.to_text(),
+        title=title,
+        payment=tuple(payment),
+    )
+
+
+class BuyAnswer(Answer):
+    """How a purchase ended: the print and the exact change, the paid notes refunded (an
+    exhausted run), or the payment rejected (the notary recorded another endorsement first)."""
+
+    purchase_id: str
+    outcome: Literal["delivered", "refunded", "rejected"]
+    price: int
+    paid: int = Field(description="Marks paid: the sum of the paid notes' denominations")
+    stamped: PrintCertificate | None = Field(description="The print, stamped to the buyer")
+    change: list[NoteCertificate] = Field(
+        description="Notes issued as change, summing to paid - price"
+    )
+    refund: list[NoteCertificate] = Field(description="The paid notes, issued back to the buyer")
+    reason: str | None = None
+    proofs: list[FraudProof] = Field(
+        default_factory=list, description="Fraud proofs of a rejected payment"
+    )

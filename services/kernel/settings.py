@@ -2,11 +2,14 @@
 
 Everything comes from the environment with a default, and the CLI may override host and port:
 ``LEAGUE_HOME`` (the data directory; default from platformdirs), ``DATABASE_URL`` (else the
-embedded PostgreSQL in the data directory), ``LEAGUE_HOST`` and ``LEAGUE_PORT``,
+embedded PostgreSQL in the data directory), ``DATABASE_READ_URL`` (a streaming replica of it
+that the read endpoints read from; default the database itself), ``LEAGUE_HOST`` and
+``LEAGUE_PORT``,
 ``LEAGUE_PASSPHRASE_FILE`` when the league's keys are passphrase-armored, ``LEAGUE_KEYS_DIR``
 (where the private keys are, e.g. a container's ``/run/secrets``; default ``LEAGUE_HOME/keys``)
-``MINT_URL`` and ``TREASURY_URL`` (where a service that follows the mint's or the treasury's
-feed reads it; default: this server's own address) and ``LEAGUE_TRUSTED_PROXIES`` (networks
+``MINT_URL``, ``TREASURY_URL`` and ``NOTARY_URL`` (where a service that follows the mint's or
+the treasury's feed reads it, and where the treasury has payments notarized and prints
+stamped; default: this server's own address) and ``LEAGUE_TRUSTED_PROXIES`` (networks
 of the reverse proxies whose ``X-Forwarded-For`` names the client; default none).
 """
 
@@ -26,6 +29,7 @@ DEFAULT_HOST = "127.0.0.1"
 SOURCES = {
     "data_dir": "LEAGUE_HOME",
     "database_url": "DATABASE_URL",
+    "database_read_url": "DATABASE_READ_URL",
     "host": "--host or LEAGUE_HOST",
     "port": "--port or LEAGUE_PORT",
     "passphrase_file": "--passphrase-file or LEAGUE_PASSPHRASE_FILE",
@@ -33,6 +37,7 @@ SOURCES = {
     "trusted_proxies": "LEAGUE_TRUSTED_PROXIES",
     "mint_url": "MINT_URL",
     "treasury_url": "TREASURY_URL",
+    "notary_url": "NOTARY_URL",
 }
 DEFAULT_PORT = 8080
 
@@ -46,6 +51,9 @@ class LeagueSettings(BaseModel):
     #: May hold a password: kept out of the settings' repr, so a logged or printed
     #: ``LeagueSettings`` never shows it.
     database_url: str | None = Field(default=None, repr=False)
+    #: A streaming replica of ``database_url`` the read endpoints read from (feeds, proofs,
+    #: served checkpoints, census, provenance, supply, holders); None: the primary itself.
+    database_read_url: str | None = Field(default=None, repr=False)
     host: str = DEFAULT_HOST
     port: int = Field(default=DEFAULT_PORT, ge=0, le=65535)
     passphrase_file: Path | None = None
@@ -56,6 +64,8 @@ class LeagueSettings(BaseModel):
     mint_url: str | None = Field(default=None, repr=False)
     #: Where the treasury answers, for the services that follow its feed (the notary).
     treasury_url: str | None = Field(default=None, repr=False)
+    #: Where the notary answers, for the treasury (it has payments notarized).
+    notary_url: str | None = Field(default=None, repr=False)
     #: The reverse proxies (a gateway) whose ``X-Forwarded-For`` is believed: a request from
     #: one of these networks counts as from the address the proxy names (per-source limits).
     trusted_proxies: tuple[IPv4Network | IPv6Network, ...] = ()
@@ -69,6 +79,7 @@ class LeagueSettings(BaseModel):
         values: dict[str, object] = {
             "data_dir": default_data_dir(),
             "database_url": os.environ.get("DATABASE_URL") or None,
+            "database_read_url": os.environ.get("DATABASE_READ_URL") or None,
             "host": os.environ.get("LEAGUE_HOST") or DEFAULT_HOST,
             "port": os.environ.get("LEAGUE_PORT") or DEFAULT_PORT,
             "passphrase_file": Path(passphrase) if passphrase else None,
@@ -76,6 +87,7 @@ class LeagueSettings(BaseModel):
             "trusted_proxies": [p.strip() for p in proxies.split(",") if p.strip()],
             "mint_url": os.environ.get("MINT_URL") or None,
             "treasury_url": os.environ.get("TREASURY_URL") or None,
+            "notary_url": os.environ.get("NOTARY_URL") or None,
         }
         values.update({k: v for k, v in overrides.items() if v is not None})
         try:
@@ -91,7 +103,9 @@ class LeagueSettings(BaseModel):
     def service_url(self, service: str) -> str | None:
         """Where ``service`` answers: its ``<SERVICE>_URL`` setting, else this server's own
         address (loopback for a wildcard host); None when neither is known (port 0)."""
-        given = {"mint": self.mint_url, "treasury": self.treasury_url}.get(service)
+        given = {
+            "mint": self.mint_url, "treasury": self.treasury_url, "notary": self.notary_url
+        }.get(service)
         if given:
             return given.rstrip("/")
         if self.port == 0:

@@ -252,7 +252,9 @@ class IssuerLink:
         return checkpoint, [encode_b64(h) for h in proof]
 
 
-async def check_notes(store: EventStore, treasury: IssuerLink, chains: Sequence[Chain]) -> None:
+async def check_notes(
+    store: EventStore, treasury: IssuerLink, chains: Sequence[Chain]
+) -> StaleIssueError | None:
     """Hold chains of notes against the treasury's feed as followed: each certificate must be
     the one the treasury issued as the note's current issue. A chain of an older issue is
     history, refused with :class:`StaleIssueError` (DESIGN §3: "a chain of an older issue is
@@ -261,7 +263,11 @@ async def check_notes(store: EventStore, treasury: IssuerLink, chains: Sequence[
     an issue once it has followed the treasury's feed past it (a page, at most its idle
     interval later, or at once when a chain names a newer issue); a chain of the ended issue
     in between can only repeat hops already recorded (it ends at the treasury's key), so it
-    is answered their receipts and moves nothing."""
+    is answered their receipts and moves nothing.
+
+    A chain that is history is not refused here but returned (the first found): the writer
+    refuses it unless a hop of it conflicts with a recorded one, which is fraud whatever the
+    issue, answered with its proof."""
     serials = [chain.serial for chain in chains]
     current = await tables.current_notes(store, serials)
     behind = [
@@ -273,18 +279,20 @@ async def check_notes(store: EventStore, treasury: IssuerLink, chains: Sequence[
         # certificate named (each names its event's index), or a few checkpoints go by.
         await treasury.catch_up(through=max(chain.certificate.event for chain in behind))
         current = await tables.current_notes(store, serials)
+    stale: StaleIssueError | None = None
     for chain in chains:
         certificate = chain.certificate
         note = current.get(chain.serial)
         if note is None:
             raise NotStamped(f"{chain.serial} was never issued by the treasury")
         if certificate.issue < note.issue:
-            raise StaleIssueError(
+            stale = stale or StaleIssueError(
                 f"{chain.serial} issue {certificate.issue} is history: the note came back to "
                 f"the treasury and its current issue is {note.issue}"
             )
+            continue
         if certificate.issue == note.issue and note.returned is not None:
-            raise StaleIssueError(
+            stale = stale or StaleIssueError(
                 f"{chain.serial} issue {certificate.issue} is history: the note came back to "
                 f"the treasury (event {note.returned} of its log) and waits in the reserve"
             )
@@ -298,3 +306,4 @@ async def check_notes(store: EventStore, treasury: IssuerLink, chains: Sequence[
                 f"{chain.serial}'s certificate is not the one the treasury issued "
                 f"(event {note.treasury_seq} of its log)"
             )
+    return stale

@@ -36,6 +36,7 @@ from ledger.errors import (
     FraudDetected,
     NotStamped,
     SizeLimitError,
+    StaleIssueError,
 )
 from ledger.events import ConflictRefused, EventBody, HopRecorded
 from ledger.fraud import FraudProof
@@ -71,9 +72,12 @@ class Notary:
 
 @dataclass(frozen=True, slots=True)
 class Submitted:
-    """A request whose chains all verified and whose certificates the mint stamped."""
+    """A request whose chains all verified and whose certificates the mint stamped or the
+    treasury issued; ``stale`` refuses it unless a hop of it conflicts with a recorded one
+    (a conflict is fraud whatever the issue: its proof is the better answer)."""
 
     chains: tuple[Chain, ...]
+    stale: StaleIssueError | None = None
 
     @property
     def hops(self) -> int:
@@ -119,8 +123,7 @@ async def submit(notary: Notary, request: NotarizeRequest) -> Submitted:
         )
     await asyncio.to_thread(verify_chains, notary.manifest, chains)
     notes = [chain for chain in chains if not isinstance(chain.certificate, PrintCertificate)]
-    if notes:
-        await check_notes(notary.store, notary.treasury, notes)
+    stale = await check_notes(notary.store, notary.treasury, notes) if notes else None
     prints = [chain for chain in chains if isinstance(chain.certificate, PrintCertificate)]
     serials = [chain.serial for chain in prints]
     followed = await tables.followed_prints(notary.store, serials)
@@ -145,7 +148,7 @@ async def submit(notary: Notary, request: NotarizeRequest) -> Submitted:
                 f"{chain.serial}'s certificate is not the one the mint stamped "
                 f"(event {printed.mint_seq} of its log)"
             )
-    return submitted
+    return Submitted(chains, stale) if stale is not None else submitted
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,7 +168,7 @@ class Deciding:
     events: list[NewEvent] = field(default_factory=list)
     changes: NotaryChanges = field(default_factory=NotaryChanges)
 
-    def decide(self, submitted: Submitted) -> Recorded | Conflicted:
+    def decide(self, submitted: Submitted) -> Recorded | Conflicted | StaleIssueError:
         found: list[Found] = []
         new: list[HopRecorded] = []
         for chain in submitted.chains:
@@ -179,6 +182,8 @@ class Deciding:
                     break
         if found:
             return Conflicted(found)
+        if submitted.stale is not None:
+            return submitted.stale
         for body in new:
             e = body.endorsement
             item = self.items[e.serial]
@@ -214,7 +219,7 @@ class Deciding:
 
 async def notarize_group(
     notary: Notary, group: Sequence[Submitted]
-) -> list[Recorded | Conflicted]:
+) -> list[Recorded | Conflicted | StaleIssueError]:
     """Decide ``group`` in one transaction: a record or a refusal per request, in order."""
     serials = {chain.serial for submitted in group for chain in submitted.chains}
     async with notary.store.transaction() as tx:

@@ -2,29 +2,40 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import logging
 from collections.abc import AsyncIterator
 
 from aiohttp import web
 
-from ledger.api.treasury import ClaimAnswer, ClaimRequest, TreasurySupply
+from clients.league import LeagueClient
+from ledger.api.treasury import BuyAnswer, BuyRequest, ClaimAnswer, ClaimRequest, TreasurySupply
 from ledger.errors import (
     AllowanceExhausted,
     BadSignatureError,
+    ChainError,
     InsufficientWork,
     KeyFormatError,
     Overloaded,
     RateLimited,
     RequestIdReused,
+    RetryLater,
     RunExhaustedError,
+    StaleIssueError,
     StaleRequest,
+    UnknownTitle,
+    VerificationError,
     WrongLeague,
 )
 from ledger.keys import SigningKey
+from ledger.limits import MAX_REQUEST_BODY_BYTES
 from ledger.manifest import LeagueManifest
 from services.eventlog import EventStore, PostgresEventStore
 from services.http.apps import POOL, CleanupContext, Service
 from services.http.endpoints import Endpoint
-from services.http.logs import log_endpoints
+from services.http.logs import log_endpoints, read_view
+from services.http.pages import Page
 from services.kernel.checkpoints import Checkpointer, CheckpointFile
 from services.kernel.compose import compose
 from services.kernel.founding import load_manifest, load_service_key, read_passphrase
@@ -33,12 +44,16 @@ from services.kernel.settings import LeagueSettings
 from services.kernel.witness import witness_endpoints
 from services.kernel.witnessing import witness_urls, witnessing
 from services.treasury import tables
+from services.treasury.buying import Buyer, Peers, kill_point
 from services.treasury.claiming import Claimer, Treasury
+
+log = logging.getLogger(__name__)
 
 TREASURY = web.AppKey("treasury", Treasury)
 TREASURY_LOG = web.AppKey("treasury_log", EventStore)
 CLAIMER = web.AppKey("claimer", Claimer)
 CLAIM_SOURCES = web.AppKey("claim_sources", TokenBuckets)
+BUYER = web.AppKey("buyer", Buyer)
 
 #: Largest claim body: one signed claim with room to spare.
 MAX_CLAIM_BODY = 4 * 1024
@@ -50,10 +65,15 @@ async def claim_notes(request: web.Request, body: ClaimRequest) -> ClaimAnswer:
     return await request.app[CLAIMER].claim(body)
 
 
+async def buy(request: web.Request, body: BuyRequest) -> BuyAnswer:
+    return await request.app[BUYER].buy(body)
+
+
 async def read_supply(request: web.Request) -> TreasurySupply:
     treasury = request.app[TREASURY]
-    checkpoint = await treasury.store.served_checkpoint()
-    rows = await tables.supply(treasury.store)
+    reads = read_view(request.app, TREASURY_LOG)
+    checkpoint = await reads.served_checkpoint()
+    rows = await tables.supply(reads)
     return TreasurySupply.of(
         treasury.manifest, {d: row.circulating for d, row in rows.items()}, str(checkpoint)
     )
@@ -97,11 +117,48 @@ ENDPOINTS = (
         ),
     ),
     Endpoint(
+        "POST",
+        "/treasury/buy",
+        "Buy a single with notes: the print and exact change",
+        buy,
+        BuyAnswer,
+        body=BuyRequest,
+        problems=(
+            BadSignatureError,
+            KeyFormatError,
+            WrongLeague,
+            UnknownTitle,
+            ChainError,
+            StaleIssueError,
+            VerificationError,
+            RequestIdReused,
+            RunExhaustedError,
+            RetryLater,
+        ),
+        max_body=MAX_REQUEST_BODY_BYTES,
+        description=(
+            "Book V.5: buying with notes returns a stamped print and exact change. A purchase "
+            "signed by the buyer names a title (a single, standard finish, priced by its "
+            "set's rarity: M30/M60/M120/M240) and pays with whole note chains, each endorsed "
+            "last to the treasury's key and of the note's current issue. The treasury has "
+            "the notary record the payment, orders the print from the mint (inside the fixed "
+            "runs, outside the buyer's stamping allowance), returns the paid notes to the "
+            "reserve and issues the change; each step is an event of the purchase's stream. "
+            "The answer says how it ended: delivered (the print and the change), refunded "
+            "(the run was exhausted: the paid notes issued back) or rejected (the notary "
+            "recorded another endorsement of a paid note first: its fraud proof). A service "
+            "that does not answer leaves the purchase open (503 retry-later): the treasury "
+            "completes it on its own, and the same request later answers how it ended. "
+            "Reusing a purchase id for another purchase is a 409; bundles are never sold."
+        ),
+    ),
+    Endpoint(
         "GET",
         "/treasury",
         "The currency's audit: supply, reserve and circulation per denomination",
         read_supply,
         TreasurySupply,
+        page=Page("treasury.html", lambda request: request.app[TREASURY].manifest),
         description=(
             "Book V.8: /treasury audits the currency. Per denomination of the manifest's note "
             "set: the notes that exist (fixed), those in the reserve and those in circulation, "
@@ -121,13 +178,18 @@ def install(app: web.Application, settings: LeagueSettings) -> None:
     kept = CheckpointFile(
         settings.checkpoint_path("treasury"), f"{manifest.league}/treasury", key.public
     )
+    peers = {name: settings.service_url(name) for name in ("notary", "mint")}
     app.cleanup_ctx.append(
-        _open_treasury(manifest, key, kept, witness_urls(settings, "treasury"))
+        _open_treasury(manifest, key, kept, witness_urls(settings, "treasury"), peers)
     )
 
 
 def _open_treasury(
-    manifest: LeagueManifest, key: SigningKey, kept: CheckpointFile, witnesses: dict[str, str]
+    manifest: LeagueManifest,
+    key: SigningKey,
+    kept: CheckpointFile,
+    witnesses: dict[str, str],
+    peers: dict[str, str | None],
 ) -> CleanupContext:
     async def open_treasury(app: web.Application) -> AsyncIterator[None]:
         store = PostgresEventStore(
@@ -143,12 +205,33 @@ def _open_treasury(
             burst=manifest.policies.source_prints_burst,
             what="claims",
         )
-        async with (
-            Checkpointer(store, manifest.policies, kept).running() as checkpointer,
-            witnessing(app, "treasury", manifest, key, store, checkpointer, witnesses),
-        ):
-            yield
-            await claimer.close()
+        async with contextlib.AsyncExitStack() as stack:
+            clients: dict[str, LeagueClient | None] = {}
+            for name, url in peers.items():
+                if url is None:
+                    log.warning("the treasury does not know where the %s answers", name)
+                clients[name] = (
+                    None if url is None
+                    else await stack.enter_async_context(LeagueClient(url))
+                )
+            buyer = Buyer(
+                treasury, Peers(clients["notary"], clients["mint"]), kill_at=kill_point()
+            )
+            app[BUYER] = buyer
+            checkpointer = await stack.enter_async_context(
+                Checkpointer(store, manifest.policies, kept).running()
+            )
+            await stack.enter_async_context(
+                witnessing(app, "treasury", manifest, key, store, checkpointer, witnesses)
+            )
+            resuming = asyncio.create_task(buyer.run())
+            try:
+                yield
+            finally:
+                resuming.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await resuming
+                await claimer.close()
 
     return open_treasury
 
@@ -164,6 +247,7 @@ SERVICE = Service(
     + log_endpoints("treasury", TREASURY_LOG)
     + witness_endpoints("treasury"),
     install=install,
+    max_body=MAX_REQUEST_BODY_BYTES,
 )
 
 

@@ -1,7 +1,8 @@
-"""The treasury's projection: supply counters, issued notes and faucet days, from the log alone.
+"""The treasury's projection: supply counters, issued notes, faucet days and purchases, from
+the log alone.
 
-:meth:`TreasuryProjection.project` is pure: what one ``note-issued`` or ``note-returned``
-event changes. The claiming transaction writes the sum for the events it appends; ``league
+:meth:`TreasuryProjection.project` is pure: what one ``note-issued``, ``note-returned`` or
+purchase event changes. The claiming transaction writes the sum for the events it appends; ``league
 verify`` and ``league rebuild`` fold the whole log through the same function
 (``services.kernel.projections``).
 """
@@ -12,10 +13,29 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from ledger.events import TREASURY_EVENTS, NoteIssued, NoteReturned, parse_event
+from ledger.events import (
+    TREASURY_EVENTS,
+    NoteIssued,
+    NoteReturned,
+    PurchaseClosed,
+    PurchaseOpened,
+    PurchaseStep,
+    parse_event,
+)
 from ledger.leaf import Event
 from services.eventlog import StoreTransaction
 from services.kernel.projections import Snapshot
+
+
+@dataclass
+class Stepped:
+    """What events change of one purchase's row: its buyer and request hash (from its opening
+    event, when among them), its latest step and how many steps they add."""
+
+    buyer: str = ""
+    request_hash: bytes = b"\0" * 32
+    step: str = ""
+    steps: int = 0
 
 
 @dataclass
@@ -31,6 +51,12 @@ class TreasuryChanges:
     notes: dict[str, tuple[int, int, int, str | None]] = field(default_factory=dict)
     #: Marks the faucet issued to a key on a UTC day (the day of the event's database time).
     faucet: Counter[tuple[str, object]] = field(default_factory=Counter)
+    #: Purchases stepped, by purchase id.
+    purchases: dict[str, Stepped] = field(default_factory=dict)
+    #: Notes newly paid into an open purchase: serial -> (issue, purchase id).
+    paying: dict[str, tuple[int, str]] = field(default_factory=dict)
+    #: Purchases closed whose paid notes were paying before these events.
+    paid_off: set[str] = field(default_factory=set)
 
 
 #: Every treasury write of one transaction as one statement (one round trip under the lock);
@@ -50,6 +76,20 @@ WITH supply AS (
 INSERT INTO treasury.faucet (owner_key, day, marks)
 SELECT * FROM unnest($9::text[], $10::date[], $11::int[])
 ON CONFLICT (owner_key, day) DO UPDATE SET marks = treasury.faucet.marks + excluded.marks
+"""
+
+#: The purchases' part of a transaction's writes (a no-op for empty arrays).
+WRITE_PURCHASES = """
+WITH purchases AS (
+    INSERT INTO treasury.purchases AS p (purchase_id, buyer, request_hash, step, steps)
+    SELECT * FROM unnest($1::text[], $2::text[], $3::bytea[], $4::text[], $5::int[])
+    ON CONFLICT (purchase_id)
+    DO UPDATE SET step = excluded.step, steps = p.steps + excluded.steps
+), paying AS (
+    INSERT INTO treasury.paying (serial, issue, purchase_id)
+    SELECT * FROM unnest($6::text[], $7::int[], $8::text[])
+)
+DELETE FROM treasury.paying WHERE purchase_id = ANY($9::text[])
 """
 
 
@@ -73,9 +113,33 @@ class TreasuryProjection:
         if isinstance(body, NoteIssued):
             self.issued(into, body, event.recorded_at)
         elif isinstance(body, NoteReturned):
-            denomination, number = note_number(body.serial)
-            into.circulating[denomination] -= 1
-            into.notes[body.serial] = (denomination, number, body.issue, None)
+            self.returned(into, body)
+        elif isinstance(body, PurchaseStep):
+            self.stepped(into, body)
+
+    @staticmethod
+    def returned(into: TreasuryChanges, body: NoteReturned) -> None:
+        """What one return changes: the note is back in the reserve."""
+        denomination, number = note_number(body.serial)
+        into.circulating[denomination] -= 1
+        into.notes[body.serial] = (denomination, number, body.issue, None)
+
+    @staticmethod
+    def stepped(into: TreasuryChanges, body: PurchaseStep) -> None:
+        """What one step of a purchase's saga changes."""
+        row = into.purchases.setdefault(body.purchase_id, Stepped())
+        row.step = body.TYPE
+        row.steps += 1
+        if isinstance(body, PurchaseOpened):
+            row.buyer, row.request_hash = body.request.buyer, body.request.hash()
+            for chain in body.request.payment:
+                into.paying[chain.serial] = (chain.issue, body.purchase_id)
+        elif isinstance(body, PurchaseClosed):
+            paid = [s for s, (_, p) in into.paying.items() if p == body.purchase_id]
+            for serial in paid:
+                del into.paying[serial]
+            if not paid:
+                into.paid_off.add(body.purchase_id)
 
     @staticmethod
     def issued(into: TreasuryChanges, body: NoteIssued, at: datetime) -> None:
@@ -108,6 +172,21 @@ class TreasuryProjection:
             [day for _, day in changes.faucet],
             list(changes.faucet.values()),
         )
+        if changes.purchases or changes.paid_off:
+            purchases = list(changes.purchases.items())
+            paying = list(changes.paying.items())
+            await tx.execute(
+                WRITE_PURCHASES,
+                [purchase for purchase, _ in purchases],
+                [row.buyer for _, row in purchases],
+                [row.request_hash for _, row in purchases],
+                [row.step for _, row in purchases],
+                [row.steps for _, row in purchases],
+                [serial for serial, _ in paying],
+                [issue for _, (issue, _) in paying],
+                [purchase for _, (_, purchase) in paying],
+                sorted(changes.paid_off),
+            )
 
     async def reset(self, tx: StoreTransaction) -> None:
         await tx.execute(
@@ -116,6 +195,8 @@ class TreasuryProjection:
         )
         await tx.execute("DELETE FROM treasury.notes")
         await tx.execute("DELETE FROM treasury.faucet")
+        await tx.execute("DELETE FROM treasury.purchases")
+        await tx.execute("DELETE FROM treasury.paying")
 
     async def snapshot(self, tx: StoreTransaction) -> Snapshot:
         queries = {
@@ -124,9 +205,15 @@ class TreasuryProjection:
             "treasury.notes": "SELECT serial, denomination, number, issue, issued_to "
             "FROM treasury.notes",
             "treasury.faucet": "SELECT owner_key, day, marks FROM treasury.faucet",
+            "treasury.purchases": "SELECT purchase_id, buyer, request_hash, step, steps "
+            "FROM treasury.purchases",
+            "treasury.paying": "SELECT serial, issue, purchase_id FROM treasury.paying",
         }
         return {
-            table: frozenset(tuple(row) for row in await tx.fetch(query))
+            table: frozenset(
+                tuple(bytes(v) if isinstance(v, memoryview) else v for v in row)
+                for row in await tx.fetch(query)
+            )
             for table, query in queries.items()
         }
 

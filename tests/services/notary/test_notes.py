@@ -154,11 +154,12 @@ async def test_a_note_endorsed_to_a_friend_and_to_the_treasury_is_spent_once(
 
 
 async def test_a_note_of_an_older_issue_is_history(
-    faucet: Faucet, league: LeagueClient, server: TestServer
+    faucet: Faucet, league: LeagueClient, server: TestServer, settings: LeagueSettings
 ) -> None:
     """A note paid to the treasury and returned is in the reserve (provenance in-reserve,
     held by the treasury); issued again, its issue-1 chain is refused as history with the
-    reason, even re-sent unchanged, and its issue-2 chain is spendable (DESIGN §3)."""
+    reason, even re-sent unchanged, while a conflicting hop of it is still fraud with its
+    proof, and its issue-2 chain is spendable (DESIGN §3, L-17)."""
     owner, friend, next_owner = (SigningKey.generate() for _ in range(3))
     claimed = await claim_note(faucet, owner)
     paid = endorse(claimed, owner, treasury_key(faucet), T0)
@@ -182,8 +183,13 @@ async def test_a_note_of_an_older_issue_is_history(
         await league.notarize([paid])
     assert (caught.value.status, caught.value.slug) == (409, "stale-issue")
     assert "history" in (caught.value.problem.detail or "")
-    with pytest.raises(LeagueProblem) as caught:
+    with pytest.raises(NotaryConflict) as fraud:  # a conflict is fraud, whatever the issue
         await league.notarize([hop(claimed, owner, friend)])
+    (conflict,) = fraud.value.conflicts
+    assert (conflict.proof.verify(), conflict.proof.first) == (owner.public, paid.endorsements[0])
+    treasury = load_service_key(settings, faucet.manifest, "treasury", None)
+    with pytest.raises(LeagueProblem) as caught:  # a new hop of history is refused
+        await league.notarize([hop(paid, treasury, friend)])
     assert caught.value.slug == "stale-issue"
 
     (fresh,) = (await league.notarize([hop(again, next_owner, friend)])).receipts

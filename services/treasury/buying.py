@@ -1,0 +1,551 @@
+"""Buying with notes (Book V.5): a saga across the notary, the treasury and the mint.
+
+A purchase is a stream ``purchase/<id>`` in the treasury's log, one event per step, each
+appended in its own transaction under the log's lock with the stream version it expects, so a
+step is taken once whatever crashes between two of them:
+
+1. ``purchase-opened`` — the buyer's signed request checked (league, signature, price of the
+   single by rarity, every paid chain verified offline under the manifest, a note of its
+   current issue, out, not paid into another open purchase, its last hop to the treasury's
+   key, the change composable from the reserve);
+2. ``payment-notarized`` — the treasury submits the payment chains to the notary itself and
+   records the notary's index of each paid hop; a hop the notary refuses (another endorsement
+   recorded first: its fraud proof; a chain of an ended issue) is ``payment-rejected`` and the
+   purchase closes ``rejected``, nothing paid, nothing delivered;
+3. ``order-signed`` — the treasury's signed order to the mint (sent as it is until answered);
+4. ``print-delivered`` — the mint stamped it to the buyer (or ``order-refused``: an exhausted
+   run);
+5. ``payment-returned`` — with a ``note-returned`` event per paid note, in one transaction;
+6. ``purchase-closed`` ``delivered`` — with the change issued (``note-issued``, reason
+   ``change``) in the same transaction.
+
+An exhausted run closes the purchase ``refunded`` in one transaction: every paid note returned
+and issued again to the buyer under its next issue (reason ``refund``), so the refund is the
+paid notes themselves and no claim can take them in between. The notes are returned only once
+the print is delivered, so a note is at every moment out to exactly one holder or in the
+reserve (DESIGN §4, L-18).
+
+The handler drives a purchase as far as it can and answers how it ended; a service that does
+not answer leaves the purchase open (503 retry-later) and the resumer, on start-up and on a
+timer, drives every open purchase on. The notary answers an identical submission with the same
+receipts and the mint an identical order with the same answer, so a step repeated after a
+crash does nothing twice.
+
+``TREASURY_KILL_AT=<point>`` (test-only, docs/api.md) makes the process exit at once when a
+purchase reaches the named point (:data:`KILL_POINTS`): the tests kill the treasury between
+every two steps.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import logging
+import os
+from collections import Counter
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC
+
+from clients.league import LeagueClient, LeagueProblem, LeagueUnreachable, NotaryConflict
+from ledger.api.mint import Stamped
+from ledger.api.treasury import (
+    MAX_CHANGE_NOTES,
+    BuyAnswer,
+    BuyRequest,
+    OrderAnswer,
+    mint_order,
+    single_price,
+)
+from ledger.certificates import NoteCertificate
+from ledger.endorsements import verify_league_chain
+from ledger.errors import (
+    ChainError,
+    LedgerError,
+    RequestIdReused,
+    RetryLater,
+    RunExhaustedError,
+    StaleIssueError,
+    VerificationError,
+    WrongLeague,
+)
+from ledger.events import (
+    TREASURY_EVENTS,
+    EventBody,
+    NoteIssued,
+    NoteReturned,
+    OrderRefused,
+    OrderSigned,
+    PaymentNotarized,
+    PaymentRejected,
+    PaymentReturned,
+    PrintDelivered,
+    PurchaseClosed,
+    PurchaseOpened,
+    parse_event,
+    purchase_stream,
+)
+from ledger.keys import PublicKey
+from ledger.leaf import Event, NewEvent
+from ledger.note_set import note_serial_for
+from services.eventlog import StoreTransaction, StreamConflict
+from services.treasury import tables
+from services.treasury.claiming import Treasury, compose, issue_queue
+from services.treasury.projection import PROJECTION
+
+log = logging.getLogger(__name__)
+
+#: Where ``TREASURY_KILL_AT`` may stop the process (test-only): after each append and after
+#: each answer from another service, before it is logged.
+KILL_POINTS = (
+    "opened",
+    "notary-answered",
+    "notarized",
+    "order-signed",
+    "mint-answered",
+    "delivered",
+    "returned",
+    "closed",
+    "refused",
+    "refunded",
+    "rejected",
+)
+#: Seconds between the resumer's rounds over the open purchases.
+RESUME_INTERVAL = 1.0
+#: Most open purchases one round of the resumer drives.
+RESUME_BATCH = 1000
+
+
+def kill_point() -> str | None:
+    """The test-only kill point named by ``TREASURY_KILL_AT``, if any."""
+    point = os.environ.get("TREASURY_KILL_AT") or None
+    if point is not None and point not in KILL_POINTS:
+        raise ValueError(f"TREASURY_KILL_AT={point!r} is none of {', '.join(KILL_POINTS)}")
+    return point
+
+
+@dataclass(frozen=True, slots=True)
+class Peers:
+    """Where the treasury reaches the notary and the mint (None: not configured)."""
+
+    notary: LeagueClient | None
+    mint: LeagueClient | None
+
+
+Build = Callable[[StoreTransaction, int], Awaitable[list[NewEvent]]]
+
+
+class Buyer:
+    """The purchase saga of one treasury: opens purchases and drives them to their end."""
+
+    def __init__(self, treasury: Treasury, peers: Peers, *, kill_at: str | None = None) -> None:
+        self.treasury = treasury
+        self.peers = peers
+        self.kill_at = kill_at
+        self.treasury_key = treasury.manifest.treasury
+        self._locks: dict[str, asyncio.Lock] = {}
+
+    # -- the handler -------------------------------------------------------------------------
+
+    async def buy(self, request: BuyRequest) -> BuyAnswer:
+        """Open ``request``'s purchase (a replay opens nothing) and drive it to its end."""
+        price = await asyncio.to_thread(self._check, request)
+        await self._open(request, price)
+        return await self.drive(request.purchase_id)
+
+    def _check(self, request: BuyRequest) -> int:
+        """Everything that needs no database (CPU-bound: every chain's signatures)."""
+        manifest = self.treasury.manifest
+        if request.league != manifest.league or not hmac.compare_digest(
+            request.manifest, self.treasury.manifest_hash
+        ):
+            raise WrongLeague(
+                f"this treasury serves league {manifest.league} under manifest "
+                f"{self.treasury.manifest_hash}; the purchase is for league {request.league}"
+            )
+        request.verify(PublicKey.from_text(request.buyer))
+        price = single_price(manifest, request.title)
+        paid = 0
+        for chain in request.payment:
+            if not isinstance(chain.certificate, NoteCertificate):
+                raise ChainError(f"{chain.serial} is a print: a purchase is paid with notes")
+            holder = verify_league_chain(chain, manifest)
+            if holder.to_text() != self.treasury_key:
+                raise ChainError(
+                    f"{chain.serial} is not endorsed to the treasury's key: a note pays only "
+                    f"once its last endorsement is to the treasury ({self.treasury_key})"
+                )
+            paid += chain.certificate.denomination
+        if paid < price:
+            raise VerificationError(
+                f"the payment of {paid} marks is short of the price of {request.title}, "
+                f"{price} marks (Book V.5)"
+            )
+        return price
+
+    async def _open(self, request: BuyRequest, price: int) -> None:
+        paid = sum(
+            chain.certificate.denomination
+            for chain in request.payment
+            if isinstance(chain.certificate, NoteCertificate)
+        )
+        opened = PurchaseOpened(
+            purchase_id=request.purchase_id, request=request, price=price, paid=paid
+        )
+
+        async def build(tx: StoreTransaction, next_seq: int) -> list[NewEvent]:
+            prior = await tx.fetchrow(
+                "SELECT request_hash FROM treasury.purchases WHERE purchase_id = $1",
+                request.purchase_id,
+            )
+            if prior is not None:
+                if not hmac.compare_digest(bytes(prior[0]), request.hash()):
+                    raise RequestIdReused(
+                        f"purchase id {request.purchase_id!r} was already used for another "
+                        f"purchase; choose a new id for a new purchase"
+                    )
+                return []
+            await self._check_notes(tx, request)
+            reserve = {d: row.reserve for d, row in (await tables.supply(tx)).items()}
+            change = compose(paid - price, reserve) if paid > price else []
+            if change is None or len(change) > MAX_CHANGE_NOTES:
+                raise RunExhaustedError(
+                    f"the reserve cannot make {paid - price} marks of change now; pay with "
+                    f"notes nearer the price"
+                )
+            return [opened.new_event(expected_version=0)]
+
+        if await self._commit(build):
+            self._reached("opened")
+
+    async def _check_notes(self, tx: StoreTransaction, request: BuyRequest) -> None:
+        serials = [chain.serial for chain in request.payment]
+        rows = await tx.fetch(
+            "SELECT n.serial, n.issue, n.issued_to, p.purchase_id FROM treasury.notes n"
+            " LEFT JOIN treasury.paying p USING (serial) WHERE n.serial = ANY($1::text[])",
+            serials,
+        )
+        found = {row[0]: (row[1], row[2], row[3]) for row in rows}
+        for chain in request.payment:
+            issue, holder, paying = found.get(chain.serial, (0, None, None))
+            if issue != chain.issue or holder is None:
+                raise StaleIssueError(
+                    f"{chain.serial} issue {chain.issue} is spent: the note came back to the "
+                    f"treasury"
+                    + (f" and its current issue is {issue}" if issue > chain.issue else "")
+                )
+            if paying is not None:
+                raise StaleIssueError(
+                    f"{chain.serial} issue {chain.issue} is being spent in purchase {paying}"
+                )
+            if holder != chain.certificate.issued_to:  # pragma: no cover (the log's own)
+                raise ChainError(f"{chain.serial} was not issued to the chain's first holder")
+
+    # -- the saga ----------------------------------------------------------------------------
+
+    async def drive(self, purchase_id: str) -> BuyAnswer:
+        """Take the purchase's next steps until it closes; :class:`RetryLater` when a service
+        it needs does not answer (the purchase stays open for the resumer)."""
+        lock = self._locks.setdefault(purchase_id, asyncio.Lock())
+        try:
+            async with lock:
+                while True:
+                    steps = await self._steps(purchase_id)
+                    if isinstance(steps[-1], PurchaseClosed):
+                        return _answer(steps)
+                    try:
+                        await self._step(steps)
+                    except StreamConflict:
+                        continue  # another process took this step: read it and go on
+        finally:
+            if not lock.locked():
+                # A driver still waiting holds the lock it took; one arriving now makes a new
+                # one, and the stream versions keep the two from taking a step twice.
+                self._locks.pop(purchase_id, None)
+
+    async def _steps(self, purchase_id: str) -> list[EventBody]:
+        events = await self.treasury.store.read_stream(purchase_stream(purchase_id))
+        if not events:
+            raise LedgerError(f"no purchase {purchase_id!r}")  # pragma: no cover
+        return [parse_event(event, TREASURY_EVENTS) for event in events]
+
+    async def _step(self, steps: Sequence[EventBody]) -> None:
+        opened = steps[0]
+        assert isinstance(opened, PurchaseOpened)
+        last, version = steps[-1], len(steps)
+        if isinstance(last, PurchaseOpened):
+            await self._notarize(opened, version)
+        elif isinstance(last, PaymentNotarized):
+            await self._sign_order(opened, version)
+        elif isinstance(last, OrderSigned):
+            await self._order(opened, last, version)
+        elif isinstance(last, PrintDelivered):
+            notarized = next(s for s in steps if isinstance(s, PaymentNotarized))
+            await self._return_payment(opened, notarized, version)
+        elif isinstance(last, PaymentReturned):
+            await self._close_with_change(opened, version)
+        elif isinstance(last, OrderRefused):
+            notarized = next(s for s in steps if isinstance(s, PaymentNotarized))
+            await self._refund(opened, notarized, version)
+        elif isinstance(last, PaymentRejected):
+            await self._append([PurchaseClosed(purchase_id=opened.purchase_id,
+                                               outcome="rejected")], version)
+            self._reached("rejected")
+
+    async def _notarize(self, opened: PurchaseOpened, version: int) -> None:
+        notary = self._peer(self.peers.notary, "notary", "NOTARY_URL")
+        payment = opened.request.payment
+        pid = opened.purchase_id
+        try:
+            answer = await notary.notarize(payment)
+        except NotaryConflict as conflict:
+            self._reached("notary-answered")
+            await self._append([PaymentRejected(
+                purchase_id=pid, reason=conflict.problem.detail or "fraud",
+                proofs=tuple(c.proof for c in conflict.conflicts),
+            )], version)
+            return
+        except LeagueProblem as problem:
+            if problem.status >= 500 or problem.status == 429:
+                raise RetryLater(
+                    f"the notary cannot record the payment now: {problem}", 5
+                ) from None
+            self._reached("notary-answered")
+            await self._append([PaymentRejected(
+                purchase_id=pid, reason=problem.problem.detail or problem.slug
+            )], version)
+            return
+        except LeagueUnreachable as exc:
+            raise RetryLater(f"the notary does not answer: {exc.diagnostics()}", 5) from None
+        self._reached("notary-answered")
+        # The receipts come chain by chain, hop by hop: each chain's last is its payment.
+        ends = []
+        at = 0
+        for chain in payment:
+            at += len(chain.endorsements)
+            ends.append(answer.receipts[at - 1].index)
+        await self._append([PaymentNotarized(purchase_id=pid, notarized=tuple(ends))], version)
+        self._reached("notarized")
+
+    async def _sign_order(self, opened: PurchaseOpened, version: int) -> None:
+        request = opened.request
+        now = int((await self.treasury.store.now()).astimezone(UTC).timestamp())
+        order = await asyncio.to_thread(
+            mint_order,
+            self.treasury.key,
+            self.treasury.manifest,
+            order_id=opened.purchase_id,
+            owner=request.buyer,
+            title=request.title,
+            finish="standard",
+            at=now,
+        )
+        await self._append([OrderSigned(purchase_id=opened.purchase_id, order=order)], version)
+        self._reached("order-signed")
+
+    async def _order(self, opened: PurchaseOpened, signed: OrderSigned, version: int) -> None:
+        mint = self._peer(self.peers.mint, "mint", "MINT_URL")
+        try:
+            answer: OrderAnswer = await mint.order(signed.order)
+        except LeagueProblem as problem:
+            raise RetryLater(f"the mint refused the order for now: {problem}", 5) from None
+        except LeagueUnreachable as exc:
+            raise RetryLater(f"the mint does not answer: {exc.diagnostics()}", 5) from None
+        self._reached("mint-answered")
+        item = answer.item
+        pid = opened.purchase_id
+        if isinstance(item, Stamped):
+            certificate = item.certificate
+            certificate.verify(PublicKey.from_text(self.treasury.manifest.mint))
+            if (certificate.issued_to, certificate.title, certificate.finish) != (
+                opened.request.buyer, opened.request.title, "standard"
+            ):
+                raise VerificationError(f"the mint stamped another print for purchase {pid}")
+            await self._append([PrintDelivered(purchase_id=pid, certificate=certificate)], version)
+            self._reached("delivered")
+        else:
+            await self._append([OrderRefused(purchase_id=pid, reason=item.reason)], version)
+            self._reached("refused")
+
+    async def _return_payment(
+        self, opened: PurchaseOpened, notarized: PaymentNotarized, version: int
+    ) -> None:
+        events: list[EventBody] = list(_returns(opened, notarized))
+        events.append(PaymentReturned(
+            purchase_id=opened.purchase_id,
+            notes=tuple(chain.serial for chain in opened.request.payment),
+        ))
+        await self._append(events, version)
+        self._reached("returned")
+
+    async def _close_with_change(self, opened: PurchaseOpened, version: int) -> None:
+        change = opened.paid - opened.price
+        pid = opened.purchase_id
+
+        async def build(tx: StoreTransaction, next_seq: int) -> list[NewEvent]:
+            supply = await tables.supply(tx)
+            denominations = compose(change, {d: row.reserve for d, row in supply.items()})
+            if denominations is None or len(denominations) > MAX_CHANGE_NOTES:
+                raise RetryLater(f"the reserve cannot make {change} marks of change yet", 5)
+            wanted = Counter(denominations)
+            returned = await tables.returned_notes(tx, Counter({
+                d: min(wanted[d], row.first_issued - row.circulating)
+                for d, row in supply.items()
+            }))
+            queue = issue_queue(supply, wanted, returned)
+            issued: list[NewEvent] = []
+            notes = []
+            for denomination in denominations:
+                number, issues = queue[denomination].pop(0)
+                certificate = NoteCertificate.sign(
+                    self.treasury.key,
+                    serial=note_serial_for(denomination, number, self.treasury.manifest.note_set),
+                    denomination=denomination,
+                    issued_to=opened.request.buyer,
+                    issue=issues + 1,
+                    event=next_seq + len(issued),
+                    manifest=self.treasury.manifest_hash,
+                )
+                body = NoteIssued(certificate=certificate, request_id=pid, reason="change")
+                issued.append(body.new_event(expected_version=2 * issues))
+                notes.append(certificate)
+            closed = PurchaseClosed(purchase_id=pid, outcome="delivered", notes=tuple(notes))
+            return [*issued, closed.new_event(expected_version=version)]
+
+        await self._commit(build)
+        self._reached("closed")
+
+    async def _refund(
+        self, opened: PurchaseOpened, notarized: PaymentNotarized, version: int
+    ) -> None:
+        pid = opened.purchase_id
+
+        async def build(tx: StoreTransaction, next_seq: int) -> list[NewEvent]:
+            events: list[NewEvent] = []
+            notes = []
+            for returned in _returns(opened, notarized):
+                n = returned.issue
+                events.append(returned.new_event(expected_version=2 * n - 1))
+                certificate = NoteCertificate.sign(
+                    self.treasury.key,
+                    serial=returned.serial,
+                    denomination=int(returned.serial.split("-")[1][1:]),
+                    issued_to=opened.request.buyer,
+                    issue=n + 1,
+                    event=next_seq + len(events),
+                    manifest=self.treasury.manifest_hash,
+                )
+                issued = NoteIssued(certificate=certificate, request_id=pid, reason="refund")
+                events.append(issued.new_event(expected_version=2 * n))
+                notes.append(certificate)
+            closed = PurchaseClosed(purchase_id=pid, outcome="refunded", notes=tuple(notes))
+            return [*events, closed.new_event(expected_version=version)]
+
+        await self._commit(build)
+        self._reached("refunded")
+
+    # -- the resumer -------------------------------------------------------------------------
+
+    async def resume_all(self) -> int:
+        """Drive every open purchase once; how many closed."""
+        rows = await self.treasury.store.fetch(
+            "SELECT purchase_id FROM treasury.purchases WHERE step <> 'purchase-closed'"
+            " ORDER BY purchase_id LIMIT $1",
+            RESUME_BATCH,
+        )
+        closed = 0
+        for (purchase_id,) in rows:
+            try:
+                await self.drive(purchase_id)
+                closed += 1
+            except RetryLater as exc:
+                log.info("purchase %s waits: %s", purchase_id, exc.diagnostics())
+        return closed
+
+    async def run(self, interval: float = RESUME_INTERVAL) -> None:
+        """Resume on start-up and every ``interval`` seconds until cancelled."""
+        while True:
+            try:
+                await self.resume_all()
+            except LedgerError as exc:
+                log.warning("resuming purchases: %s", exc.diagnostics())
+            await asyncio.sleep(interval)
+
+    # -- plumbing ----------------------------------------------------------------------------
+
+    def _peer(self, client: LeagueClient | None, name: str, setting: str) -> LeagueClient:
+        if client is None:
+            raise RetryLater(f"the treasury does not know where the {name} answers "
+                             f"(set {setting})", 60)
+        return client
+
+    def _reached(self, point: str) -> None:
+        if point == self.kill_at:
+            log.warning("TREASURY_KILL_AT=%s: exiting now (test-only)", point)
+            os._exit(137)
+
+    async def _append(self, bodies: Sequence[EventBody], version: int) -> None:
+        """Append ``bodies``: note events at their notes' versions (set by the caller) and
+        the purchase's step at ``version``."""
+        async def build(tx: StoreTransaction, next_seq: int) -> list[NewEvent]:
+            events = []
+            for body in bodies:
+                if isinstance(body, NoteReturned):
+                    events.append(body.new_event(expected_version=2 * body.issue - 1))
+                else:
+                    events.append(body.new_event(expected_version=version))
+            return events
+
+        await self._commit(build)
+
+    async def _commit(self, build: Build) -> list[Event]:
+        """One transaction under the log's lock: the events ``build`` makes, appended, and
+        the projection's changes written."""
+        async with self.treasury.store.transaction() as tx:
+            next_seq = await tx.lock()
+            events = await build(tx, next_seq)
+            appended = await tx.append_batch(events)
+            if appended and appended[0].seq != next_seq:
+                raise RuntimeError(f"the log appended at seq {appended[0].seq}, not {next_seq}")
+            changes = PROJECTION.empty()
+            for event in appended:
+                PROJECTION.project(event, changes)
+            await PROJECTION.write(tx, changes)
+        return appended
+
+
+def _returns(opened: PurchaseOpened, notarized: PaymentNotarized) -> list[NoteReturned]:
+    """A ``note-returned`` per paid note: its payment hop, as the notary recorded it."""
+    return [
+        NoteReturned(
+            serial=chain.serial,
+            issue=chain.issue,
+            endorsement=chain.endorsements[-1],
+            notarized=seq,
+            purchase_id=opened.purchase_id,
+        )
+        for chain, seq in zip(opened.request.payment, notarized.notarized, strict=True)
+    ]
+
+
+def _answer(steps: Sequence[EventBody]) -> BuyAnswer:
+    """How the purchase ended, from its stream."""
+    opened, closed = steps[0], steps[-1]
+    assert isinstance(opened, PurchaseOpened)
+    assert isinstance(closed, PurchaseClosed)
+    delivered = next((s for s in steps if isinstance(s, PrintDelivered)), None)
+    rejected = next((s for s in steps if isinstance(s, PaymentRejected)), None)
+    refused = next((s for s in steps if isinstance(s, OrderRefused)), None)
+    reason = rejected.reason if rejected else refused.reason if refused else None
+    return BuyAnswer(
+        purchase_id=opened.purchase_id,
+        outcome=closed.outcome,
+        price=opened.price,
+        paid=opened.paid,
+        stamped=delivered.certificate if delivered else None,
+        change=list(closed.notes) if closed.outcome == "delivered" else [],
+        refund=list(closed.notes) if closed.outcome == "refunded" else [],
+        reason=reason,
+        proofs=list(rejected.proofs) if rejected else [],
+    )
+

@@ -1,0 +1,273 @@
+"""POST /treasury/buy: buying with notes returns a stamped print and exact change (Book V.5,
+V.6, V.7; DESIGN §4 "one arbiter of transfers"; issue 11 items 2 and 4).
+
+The mint, the treasury and the notary are served in one app on a real port (each reaches the
+others at it); the supply invariant and every projection rebuild are checked after every
+test.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Sequence
+
+import aiohttp
+import pytest
+from aiohttp.test_utils import TestServer
+
+from clients.league import LeagueClient, LeagueProblem, NotaryConflict, stamp_request
+from ledger.api.treasury import BuyRequest, buy_request
+from ledger.certificates import NoteCertificate
+from ledger.endorsements import Chain, endorse
+from ledger.events import MINT_EVENTS, TREASURY_EVENTS, PrintStamped, parse_event
+from ledger.keys import PublicKey, SigningKey
+from services.eventlog import EventStore
+from services.kernel.compose import compose
+from services.kernel.founding import load_manifest
+from services.kernel.projections import rebuild
+from services.kernel.settings import LeagueSettings
+from services.mint.app import MINT_LOG
+from services.mint.app import SERVICE as MINT
+from services.mint.projection import PROJECTION as MINT_PROJECTION
+from services.notary.app import NOTARY_LOG
+from services.notary.app import SERVICE as NOTARY
+from services.notary.projection import PROJECTION as NOTARY_PROJECTION
+from services.treasury.app import SERVICE as TREASURY
+from services.treasury.app import TREASURY_LOG
+from tests.services.notary.conftest import T0, free_port
+from tests.services.treasury.conftest import Faucet, check_supply
+
+
+@pytest.fixture
+def settings(make_settings: object) -> LeagueSettings:
+    make = make_settings
+    assert callable(make)
+    made: LeagueSettings = make()
+    return made.model_copy(update={"port": free_port()})
+
+
+@pytest.fixture
+async def server(settings: LeagueSettings) -> AsyncIterator[TestServer]:
+    server = TestServer(
+        compose(settings, [MINT, TREASURY, NOTARY]), host="127.0.0.1", port=settings.port
+    )
+    await server.start_server()
+    try:
+        yield server
+    finally:
+        await server.close()
+
+
+@pytest.fixture
+async def league(server: TestServer) -> AsyncIterator[LeagueClient]:
+    async with LeagueClient(str(server.make_url(""))) as client:
+        yield client
+
+
+@pytest.fixture
+async def faucet(settings: LeagueSettings, server: TestServer) -> AsyncIterator[Faucet]:
+    """The faucet; after the test the supply invariant and every rebuild are checked."""
+    async with aiohttp.ClientSession() as session:
+        faucet = Faucet(session, str(server.make_url("")).rstrip("/"), load_manifest(settings))
+        yield faucet
+        await check_supply(faucet, server.app[TREASURY_LOG])
+        for store, projection in (
+            (server.app[MINT_LOG], MINT_PROJECTION),
+            (server.app[NOTARY_LOG], NOTARY_PROJECTION),
+        ):
+            assert (await rebuild(store, projection, commit=False)).agrees  # type: ignore[arg-type]
+
+
+def to_treasury(faucet: Faucet, chain: Chain, holder: SigningKey) -> Chain:
+    return endorse(chain, holder, PublicKey.from_text(faucet.manifest.treasury), T0)
+
+
+async def notes_of(faucet: Faucet, owner: SigningKey, marks: int) -> list[Chain]:
+    return [
+        Chain(certificate=note, endorsements=())
+        for note in (await faucet.claim(owner, marks)).notes
+    ]
+
+
+def purchase(
+    faucet: Faucet, buyer: SigningKey, title: str, payment: Sequence[Chain], pid: str
+) -> BuyRequest:
+    return buy_request(
+        buyer, faucet.manifest, title, payment, purchase_id=pid, at=int(time.time())
+    )
+
+
+def denominations(notes: Sequence[NoteCertificate]) -> list[int]:
+    return sorted(note.denomination for note in notes)
+
+
+async def purchase_steps(store: EventStore, pid: str) -> list[str]:
+    return [e.type for e in await store.read_stream(f"purchase/{pid}")]
+
+
+async def ordered(store: EventStore, pid: str) -> list[PrintStamped]:
+    return [
+        body for e in await store.read()
+        if isinstance(body := parse_event(e, MINT_EVENTS), PrintStamped)
+        and body.request_id == pid
+    ]
+
+
+async def test_buying_with_exact_money_and_with_change(
+    faucet: Faucet, league: LeagueClient, server: TestServer
+) -> None:
+    """M25 + M5 buys a common single (M30) exactly; M25 + M25 buys one with M20 change in
+    notes made out to the buyer. Each purchase's stream has one event per step, the mint
+    stamped each order once to the buyer, the paid notes are back in the reserve, and the
+    same request again answers the same, taking no step."""
+    buyer = SigningKey.generate()
+    exact = [to_treasury(faucet, c, buyer) for c in await notes_of(faucet, buyer, 30)]
+    first = await league.buy(purchase(faucet, buyer, "Tally", exact, "buy-exact-0001"))
+    assert (first.outcome, first.price, first.paid, first.change) == ("delivered", 30, 30, [])
+    assert first.stamped is not None
+    assert (first.stamped.title, first.stamped.issued_to) == ("Tally", buyer.public.to_text())
+
+    payer = SigningKey.generate()
+    two = [to_treasury(faucet, c, payer) for c in await notes_of(faucet, payer, 50)]
+    request = purchase(faucet, payer, "Pairing", two, "buy-change-01")
+    second = await league.buy(request)
+    assert (second.outcome, second.paid) == ("delivered", 50)
+    assert denominations(second.change) == [5, 5, 5, 5]
+    assert {n.issued_to for n in second.change} == {payer.public.to_text()}
+    treasury = PublicKey.from_text(faucet.manifest.treasury)
+    for note in second.change:
+        note.verify(treasury)
+
+    store = server.app[TREASURY_LOG]
+    assert await purchase_steps(store, "buy-change-01") == [
+        "purchase-opened", "payment-notarized", "order-signed", "print-delivered",
+        "payment-returned", "purchase-closed",
+    ]
+    assert len(await ordered(server.app[MINT_LOG], "buy-change-01")) == 1
+    again = await league.buy(request)
+    assert again == second
+    assert len(await purchase_steps(store, "buy-change-01")) == 6
+    life = await league.provenance(two[0].serial)
+    assert (life.standing, life.returns[-1].purchase_id) == ("in-reserve", "buy-change-01")
+
+
+async def test_a_spent_note_an_old_issue_and_a_note_not_paid_to_the_treasury(
+    faucet: Faucet, league: LeagueClient
+) -> None:
+    """A note spent once cannot pay again (its issue came back: stale-issue), not even after
+    it is issued again to someone else; a note whose last hop is to a friend does not pay
+    (broken-chain); too little money does not buy; a purchase id reused is 409."""
+    buyer, friend = SigningKey.generate(), SigningKey.generate()
+    (note,) = await notes_of(faucet, buyer, 25)
+    (five,) = await notes_of(faucet, buyer, 5)
+    paid = [to_treasury(faucet, note, buyer), to_treasury(faucet, five, buyer)]
+    assert (await league.buy(purchase(faucet, buyer, "Tally", paid, "buy-spent-01"))).outcome \
+        == "delivered"
+    with pytest.raises(LeagueProblem) as spent:
+        await league.buy(purchase(faucet, buyer, "Tally", paid, "buy-spent-02"))
+    assert (spent.value.status, spent.value.slug) == (409, "stale-issue")
+
+    await faucet.claim(SigningKey.generate(), 30)  # the returned notes, issued again
+    with pytest.raises(LeagueProblem) as old:
+        await league.buy(purchase(faucet, buyer, "Tally", paid, "buy-spent-03"))
+    assert (old.value.slug, "current issue is 2" in (old.value.problem.detail or "")) == (
+        "stale-issue", True
+    )
+
+    buyer = SigningKey.generate()  # a fresh key: the faucet gives 50 marks a key a day
+    (mine,) = await notes_of(faucet, buyer, 25)
+    (more,) = await notes_of(faucet, buyer, 5)
+    to_friend = endorse(mine, buyer, friend.public, T0)
+    with pytest.raises(LeagueProblem) as wrong:
+        await league.buy(purchase(
+            faucet, buyer, "Tally", [to_friend, to_treasury(faucet, more, buyer)], "buy-friend-1"
+        ))
+    assert (wrong.value.status, wrong.value.slug) == (422, "broken-chain")
+    with pytest.raises(LeagueProblem) as short:
+        await league.buy(purchase(
+            faucet, buyer, "Tally", [to_treasury(faucet, mine, buyer)], "buy-short-01"
+        ))
+    assert (short.value.status, short.value.slug) == (422, "verification-failed")
+    with pytest.raises(LeagueProblem) as reused:
+        await league.buy(purchase(
+            faucet, buyer, "Pairing",
+            [to_treasury(faucet, mine, buyer), to_treasury(faucet, more, buyer)],
+            "buy-spent-01",
+        ))
+    assert (reused.value.status, reused.value.slug) == (409, "request-id-reused")
+
+
+async def test_a_note_endorsed_to_a_friend_and_to_the_treasury_is_spent_once(
+    faucet: Faucet, league: LeagueClient, server: TestServer
+) -> None:
+    """The buyer signs a note to a friend, which the notary records, and then pays with the
+    same note: the purchase is rejected with the fraud proof convicting the buyer, nothing is
+    stamped and the note stays the friend's. Paid first instead, the purchase is delivered
+    and the friend's chain is refused with the fraud proof (V.6, V.7; L-17)."""
+    buyer, friend = SigningKey.generate(), SigningKey.generate()
+    note, five = await notes_of(faucet, buyer, 30)
+    await league.notarize([endorse(note, buyer, friend.public, T0)])
+    paid = [to_treasury(faucet, note, buyer), to_treasury(faucet, five, buyer)]
+    answer = await league.buy(purchase(faucet, buyer, "Tally", paid, "buy-double-1"))
+    assert (answer.outcome, answer.stamped, answer.change) == ("rejected", None, [])
+    (proof,) = answer.proofs
+    assert proof.verify() == buyer.public
+    assert await ordered(server.app[MINT_LOG], "buy-double-1") == []
+    assert (await league.provenance(note.serial)).holder == friend.public.to_text()
+
+    buyer = SigningKey.generate()  # a fresh key: the faucet gives 50 marks a key a day
+    note, five = await notes_of(faucet, buyer, 30)
+    paid = [to_treasury(faucet, note, buyer), to_treasury(faucet, five, buyer)]
+    assert (await league.buy(purchase(faucet, buyer, "Tally", paid, "buy-double-2"))).outcome \
+        == "delivered"
+    with pytest.raises(NotaryConflict) as late:
+        await league.notarize([endorse(note, buyer, friend.public, T0)])
+    (conflict,) = late.value.conflicts
+    assert conflict.proof.verify() == buyer.public
+    assert conflict.proof.first == paid[0].endorsements[0]
+
+
+async def test_an_exhausted_run_refunds_the_payment_in_full(
+    faucet: Faucet, league: LeagueClient, server: TestServer
+) -> None:
+    """The standard run of Escrow (3 in this league) stamped out: a purchase of it is
+    refunded, the very notes paid issued back to the buyer under their next issue, and the
+    refunded notes pay for another single."""
+    stamper = SigningKey.generate()
+    manifest = faucet.manifest
+    await league.stamp(stamp_request(stamper, manifest, [("Escrow", "standard")] * 3))
+    buyer = SigningKey.generate()
+    paid = [to_treasury(faucet, c, buyer) for c in await notes_of(faucet, buyer, 50)]
+    answer = await league.buy(purchase(faucet, buyer, "Escrow", paid, "buy-exhausted"))
+    assert (answer.outcome, answer.stamped) == ("refunded", None)
+    assert "exhausted" in (answer.reason or "")
+    assert [(n.serial, n.issue, n.issued_to) for n in answer.refund] == [
+        (c.serial, c.issue + 1, buyer.public.to_text()) for c in paid
+    ]
+    assert await purchase_steps(server.app[TREASURY_LOG], "buy-exhausted") == [
+        "purchase-opened", "payment-notarized", "order-signed", "order-refused",
+        "purchase-closed",
+    ]
+    again = [
+        to_treasury(faucet, Chain(certificate=n, endorsements=()), buyer) for n in answer.refund
+    ]
+    bought = await league.buy(purchase(faucet, buyer, "Tally", again, "buy-after-refund"))
+    assert (bought.outcome, denominations(bought.change)) == ("delivered", [5, 5, 5, 5])
+    events = [parse_event(e, TREASURY_EVENTS) for e in await server.app[TREASURY_LOG].read()]
+    assert sum(1 for e in events if getattr(e, "reason", None) == "refund") == 2
+
+
+async def test_bundles_and_unknown_titles_are_not_sold(
+    faucet: Faucet, league: LeagueClient
+) -> None:
+    """Only singles are sold for notes (V.5: bundles are never sold for money): a title the
+    league does not print is refused; an uncommon single costs M60, so M50 does not buy it."""
+    buyer = SigningKey.generate()
+    paid = [to_treasury(faucet, c, buyer) for c in await notes_of(faucet, buyer, 50)]
+    for title in ("Bundle", "Misprint"):
+        with pytest.raises(LeagueProblem) as refused:
+            await league.buy(purchase(faucet, buyer, title, paid, f"buy-{title.lower()}-01"))
+        assert (refused.value.status, refused.value.slug) == (422, "unknown-title")
+    with pytest.raises(LeagueProblem) as short:
+        await league.buy(purchase(faucet, buyer, "Torsor", paid, "buy-uncommon"))
+    assert "60 marks" in (short.value.problem.detail or "")  # an uncommon single is M60
