@@ -69,6 +69,10 @@ MAX_LINE = 256
 #: Where finished tables' records are kept, inside the wallet's home.
 TABLES_DIR = "tables"
 QUIT = ("q", "quit", "leave")
+#: ``--json`` on a ``cz store`` subcommand, which leaves ``cz store --json buy ...`` as given.
+_SUB_JSON = argparse.ArgumentParser(add_help=False)
+_SUB_JSON.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
+                       help="print the result as one JSON document (for scripts)")
 
 
 # -- small helpers ------------------------------------------------------------------------------
@@ -320,10 +324,12 @@ class Screen:
 
     out: TextIO
     colour: bool
+    terminal: bool
 
     @classmethod
     def on(cls, out: TextIO) -> Screen:
-        return cls(out, out.isatty() and "NO_COLOR" not in os.environ)
+        terminal = out.isatty()
+        return cls(out, terminal and "NO_COLOR" not in os.environ, terminal)
 
     def paint(self, text: str, code: str) -> str:
         return f"\x1b[{code}m{text}\x1b[0m" if self.colour else text
@@ -439,7 +445,7 @@ class Person:
         for row in rows:
             screen.say(f"    {row}")
         time.sleep(SHOW_SECONDS)
-        if screen.colour:
+        if screen.terminal:
             screen.out.write(f"\x1b[{len(rows)}F\x1b[J")  # up over the grid, erase it
         screen.say("    (hidden)")
         text = _read_line(screen, "the pattern, three rows of 0/1 (e.g. 101/010/001): ")
@@ -664,12 +670,12 @@ def add_play(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     )
     s.set_defaults(handler=store_list)
     sub = s.add_subparsers(dest="store_command", metavar="COMMAND")
-    buy = sub.add_parser("buy", parents=[JSON_FLAG], help="buy one unstamped print of TITLE",
+    buy = sub.add_parser("buy", parents=[_SUB_JSON], help="buy one unstamped print of TITLE",
                          description="Buy one unstamped standard print of TITLE for marks.")
     buy.add_argument("title", metavar="TITLE", help="the certificate's title, e.g. Tally")
     buy.set_defaults(handler=store_buy)
     up = sub.add_parser(
-        "upgrade", parents=[JSON_FLAG], help="raise an unstamped print's finish",
+        "upgrade", parents=[_SUB_JSON], help="raise an unstamped print's finish",
         description=("Raise the finish of your unstamped print INDEX (as cz store numbers "
                      "them) to FINISH; priced by the finish reached (M-03)."),
     )
@@ -677,7 +683,7 @@ def add_play(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     up.add_argument("finish", choices=[f.value for f in UPGRADE_PRICE], metavar="FINISH",
                     help="gilt or holofoil")
     up.set_defaults(handler=store_upgrade)
-    bun = sub.add_parser("bundle", parents=[JSON_FLAG], help="buy a sealed bundle for M50",
+    bun = sub.add_parser("bundle", parents=[_SUB_JSON], help="buy a sealed bundle for M50",
                          description="Buy one sealed bundle for unstamped marks (M-01).")
     bun.set_defaults(handler=store_bundle)
 

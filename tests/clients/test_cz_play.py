@@ -256,7 +256,7 @@ def test_store_buys_with_enough_marks_and_refuses_too_few(tmp_path: Path) -> Non
     raised = player.json("store", "upgrade", "1", "gilt")
     assert raised["print"]["finish"] == "gilt"
     assert raised["marks"] == 200 - 30 - 80
-    bundle = player.json("store", "bundle")
+    bundle = json.loads(player.ok("store", "--json", "bundle"))  # --json before or after
     assert (bundle["marks"], bundle["bundles"]) == (200 - 30 - 80 - 50, 1)
 
     before = player.wallet_file.read_bytes()
