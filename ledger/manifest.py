@@ -9,6 +9,7 @@ holding the manifest knows which key must have signed it and which serials can e
 from __future__ import annotations
 
 import hmac
+from functools import cached_property
 from typing import Annotated, ClassVar, Literal, Self
 
 from pydantic import Field, model_validator
@@ -92,7 +93,12 @@ class LeagueManifest(SignedModel):
         return self
 
     def hash_text(self) -> str:
-        """The manifest's id as certificates name it."""
+        """The manifest's id as certificates name it (computed once: every certificate
+        checked under the manifest compares it)."""
+        return self._id_text
+
+    @cached_property
+    def _id_text(self) -> str:
         return hash_text(self.hash())
 
     def verify_root(self, pinned: PublicKey | None = None) -> PublicKey:
