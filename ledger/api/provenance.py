@@ -33,7 +33,10 @@ from ledger.merkle import verify_inclusion
 class ProofCheck:
     """One proof of an account and how its check ended (``error`` None: verified)."""
 
+    #: What it proves, in words, and a short stable reference (``stamp``, ``issue-2``,
+    #: ``chain-1``, ``hop-<notary event>``, ``conflict-<notary event>``, ``holder``).
     what: str
+    ref: str
     error: LedgerError | None = None
 
     @property
@@ -52,16 +55,19 @@ class ProvenanceChecks:
     def verified(self) -> bool:
         return all(proof.verified for proof in self.proofs)
 
+    def by_ref(self) -> dict[str, ProofCheck]:
+        return {proof.ref: proof for proof in self.proofs}
+
     def first_error(self) -> LedgerError | None:
         return next((p.error for p in self.proofs if p.error is not None), None)
 
 
-def _run(what: str, check: Callable[[], object]) -> ProofCheck:
+def _run(what: str, ref: str, check: Callable[[], object]) -> ProofCheck:
     try:
         check()
     except LedgerError as exc:
-        return ProofCheck(what, exc)
-    return ProofCheck(what)
+        return ProofCheck(what, ref, exc)
+    return ProofCheck(what, ref)
 
 
 def check_issued(
@@ -187,10 +193,11 @@ def provenance_checks(
     proofs: list[ProofCheck] = []
     if life.stamp is not None:
         event = by_seq.get(life.stamp.index)
-        proofs.append(_run(f"stamped at mint event {life.stamp.index}",
+        proofs.append(_run(f"stamped at mint event {life.stamp.index}", "stamp",
                            partial(_check_stamp, life, manifest, event)))
     for issued in life.issues:
         proofs.append(_run(f"issue {issued.certificate.issue} at treasury event {issued.index}",
+                           f"issue-{issued.certificate.issue}",
                            partial(_check_issue, life, manifest, issued, by_seq.get(issued.index))))
     chains = _chains(life)
     holders: dict[int, PublicKey] = {}
@@ -200,20 +207,22 @@ def provenance_checks(
 
     for issue, chain in chains.items():
         label = "the chain of hops" if life.stamp is not None else f"issue {issue}'s chain"
-        proofs.append(_run(label, partial(verify, issue, chain)))
+        proofs.append(_run(label, f"chain-{issue}", partial(verify, issue, chain)))
     for record in life.hops:
         proofs.append(_run(
             f"hop {record.endorsement.hop}'s receipt (notary event {record.receipt.index})",
+            f"hop-{record.receipt.index}",
             partial(_check_receipt, record, manifest),
         ))
     for conflict in life.conflicts:
         against = chains.get(conflict.issue) or next(iter(chains.values()), None)
         proofs.append(_run(
             f"conflict at hop {conflict.hop} (notary event {conflict.index})",
+            f"conflict-{conflict.index}",
             partial(_check_conflict, conflict, against),
         ))
     holder = _holder_proved(life, manifest, holders)
-    proofs.append(_run("the holder named", partial(_check_holder, life, holder)))
+    proofs.append(_run("the holder named", "holder", partial(_check_holder, life, holder)))
     return ProvenanceChecks(tuple(proofs), holder)
 
 

@@ -16,6 +16,7 @@ from pydantic import BaseModel
 
 from ledger.errors import LedgerError
 from services.http.bodies import read_json_body, read_query
+from services.http.pages import Page, add_search, render_page, wants_html
 from services.http.problems import BODY_REFUSALS, EVERY_ENDPOINT, QUERY_REFUSALS
 
 EndpointHandler = Callable[..., Awaitable[Any]]
@@ -38,6 +39,8 @@ class Endpoint:
     description: str = ""
     #: Largest body accepted, in bytes (the app's client_max_size bounds it too).
     max_body: int | None = None
+    #: The answer as a page for people, to a request preferring HTML (services.http.pages).
+    page: Page | None = None
 
     @property
     def operation_id(self) -> str:
@@ -66,13 +69,27 @@ def _render(endpoint: Endpoint, result: Any) -> web.StreamResponse:
 
 
 def _route_handler(endpoint: Endpoint) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
-    async def handle(request: web.Request) -> web.StreamResponse:
+    async def answer(request: web.Request) -> Any:
         kwargs: dict[str, Any] = {}
         if endpoint.body is not None:
             kwargs["body"] = await read_json_body(request, endpoint.body, limit=endpoint.max_body)
         if endpoint.query is not None:
             kwargs["query"] = read_query(request, endpoint.query)
-        return _render(endpoint, await endpoint.handler(request, **kwargs))
+        return await endpoint.handler(request, **kwargs)
+
+    page = endpoint.page
+
+    async def handle(request: web.Request) -> web.StreamResponse:
+        if page is None:
+            return _render(endpoint, await answer(request))
+        # Negotiated: a page to a browser, the JSON to everyone else (Vary says so to caches).
+        response: web.StreamResponse
+        if wants_html(request):
+            response = await render_page(request, page, lambda: answer(request))
+        else:
+            response = _render(endpoint, await answer(request))
+        response.headers["Vary"] = "Accept"
+        return response
 
     handle.__name__ = endpoint.operation_id
     return handle
@@ -83,5 +100,7 @@ def add_endpoints(app: web.Application, endpoints: Iterable[Endpoint]) -> None:
     for endpoint in endpoints:
         if endpoint.method == "GET":
             app.router.add_get(endpoint.path, _route_handler(endpoint), allow_head=True)
+            if endpoint.page is not None:
+                add_search(app, endpoint.path, endpoint.page)
         else:
             app.router.add_route(endpoint.method, endpoint.path, _route_handler(endpoint))
