@@ -89,6 +89,11 @@ class EventStore(Protocol):
 
     def transaction(self) -> AbstractAsyncContextManager[StoreTransaction]: ...
 
+    def reader(self, pool: Any) -> EventStore:
+        """This log read over another connection pool (a streaming replica's): reads,
+        proofs and checkpoints as that server holds them; it appends and signs nothing."""
+        ...
+
     def on_commit(self, listener: Callable[[int], None]) -> None:
         """Call ``listener(n)`` after each commit that appended ``n`` > 0 events."""
         ...

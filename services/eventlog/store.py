@@ -254,6 +254,30 @@ class PostgresEventStore:
         self._key = key
         self._clock = clock
         self._listeners: list[Callable[[int], None]] = []
+        #: True for a view from :meth:`reader`: it reads, it never appends or signs.
+        self._read_only = False
+        self._reader: PostgresEventStore | None = None
+
+    def reader(self, pool: asyncpg.Pool) -> PostgresEventStore:
+        """This log read over ``pool``: a streaming replica's (``DATABASE_READ_URL``) for
+        the read endpoints, or this store itself when ``pool`` is its own.
+
+        The view reads the feed, events, proofs, checkpoints and projections as the replica
+        has replayed them: a prefix of the primary's log, never a ``seq`` the primary has not
+        committed. A checkpoint the view serves is one whose tree it holds: the signer holds
+        the head lock every append holds until commit, so the checkpoint's commit follows
+        every event it covers in the WAL, which a standby replays in order. It appends and
+        signs nothing (:meth:`transaction` refuses).
+        """
+        if pool is self._pool:
+            return self
+        if self._reader is None or self._reader._pool is not pool:
+            view = PostgresEventStore(
+                pool, schema=self._schema, origin=self._origin, key=self._key, clock=self._clock
+            )
+            view._read_only = True
+            self._reader = view
+        return self._reader
 
     def on_commit(self, listener: Callable[[int], None]) -> None:
         """Call ``listener(n)`` after each commit that appended ``n`` > 0 events."""
@@ -283,6 +307,8 @@ class PostgresEventStore:
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[PostgresTransaction]:
         """A transaction for appends and projections; it commits when the block exits."""
+        if self._read_only:
+            raise EventLogError(f"the {self._schema} log's read view appends nothing")
         async with _wrapped(), self._pool.acquire() as conn:
             async with conn.transaction():
                 tx = PostgresTransaction(self, conn)

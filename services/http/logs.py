@@ -4,6 +4,10 @@
 and the service's signature, enough for anyone to recompute the leaf
 (``ledger.leaf.event_leaf``) and check both offline. Checkpoints are C2SP signed
 notes (``text/plain``); proofs are RFC 6962 hashes in standard base64, as in checkpoints.
+
+Every one of them reads the log's :func:`read_view`: a streaming replica when the operator
+gives ``DATABASE_READ_URL`` (a prefix of the primary's log, with checkpoints whose trees it
+holds), else the log itself.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from ledger.errors import ProofError
 from ledger.limits import MAX_FEED_PAGE
 from services.eventlog import EventStore
 from services.http.endpoints import Endpoint
+from services.http.pool import READ_POOL
 
 #: The largest seq or tree size a query names: the log's BIGINT (64-bit signed) columns.
 INT64_MAX = 2**63 - 1
@@ -53,10 +58,10 @@ class ConsistencyQuery(LogQuery):
 
 
 class CheckpointSource(Protocol):
-    """What serves a log's checkpoint: the store itself, or the store with the cosignatures
-    its witnesses returned (``services.kernel.witnessing``)."""
+    """What serves a log's checkpoint with the cosignatures its witnesses returned
+    (``services.kernel.witnessing``), as ``reads`` (a read view of the log) holds them."""
 
-    async def served_checkpoint(self) -> Checkpoint: ...
+    async def served_checkpoint(self, reads: EventStore | None = None) -> Checkpoint: ...
 
 
 _SERVED: dict[str, web.AppKey[CheckpointSource]] = {}
@@ -67,22 +72,31 @@ def served_checkpoint_key(service: str) -> web.AppKey[CheckpointSource]:
     return _SERVED.setdefault(service, web.AppKey(f"{service}_checkpoints", CheckpointSource))
 
 
+def read_view(app: web.Application, log_key: web.AppKey[EventStore]) -> EventStore:
+    """The log at ``log_key`` as a read endpoint reads it: over ``app[READ_POOL]`` (a
+    streaming replica's, else the primary's pool, and then the log itself)."""
+    return app[log_key].reader(app[READ_POOL])
+
+
 def log_endpoints(service: str, log_key: web.AppKey[EventStore]) -> tuple[Endpoint, ...]:
     """The feed, checkpoint and proof endpoints of ``service``'s log, at ``/<service>/...``."""
 
     async def events(request: web.Request, query: FeedQuery) -> Feed:
-        found = await request.app[log_key].read(query.after, query.limit)
+        found = await read_view(request.app, log_key).read(query.after, query.limit)
         next_after = found[-1].seq if found else query.after
         return Feed(events=[FeedEvent.of(e) for e in found], next_after=next_after)
 
     served = served_checkpoint_key(service)
 
     async def checkpoint(request: web.Request) -> str:
-        source: CheckpointSource = request.app.get(served) or request.app[log_key]
-        return str(await source.served_checkpoint())
+        reads = read_view(request.app, log_key)
+        witnessed = request.app.get(served)
+        if witnessed is None:
+            return str(await reads.served_checkpoint())
+        return str(await witnessed.served_checkpoint(reads))
 
     async def inclusion(request: web.Request, query: InclusionQuery) -> InclusionProof:
-        log = request.app[log_key]
+        log = read_view(request.app, log_key)
         proof = await log.inclusion_proof(query.index, query.size)
         event = await log.event(query.index)
         if event is None:  # a leaf within a proven tree is never missing from a sound log
@@ -95,7 +109,7 @@ def log_endpoints(service: str, log_key: web.AppKey[EventStore]) -> tuple[Endpoi
         )
 
     async def consistency(request: web.Request, query: ConsistencyQuery) -> ConsistencyProof:
-        proof = await request.app[log_key].consistency_proof(query.first, query.second)
+        proof = await read_view(request.app, log_key).consistency_proof(query.first, query.second)
         return ConsistencyProof(
             first=query.first, second=query.second, proof=[encode_b64(h) for h in proof]
         )

@@ -46,7 +46,7 @@ def compose(settings: LeagueSettings, services: Sequence[Service]) -> web.Applic
         max_body=max(service.max_body for service in services),
         trusted_proxies=settings.trusted_proxies,
     )
-    app.cleanup_ctx.append(pool_context(settings.database))
+    app.cleanup_ctx.append(pool_context(settings.database, settings.database_read_url))
     version = package_version()
     for service in services:
         service.install(app, settings)
@@ -73,8 +73,9 @@ def _events_appended(service: str) -> Figure:
 def log_secrets(settings: LeagueSettings) -> list[str]:
     """The secrets ``settings`` lead to, which no log line may show."""
     found = [read_passphrase(settings) or ""]
-    if settings.database_url:
-        found.append(urllib.parse.urlsplit(settings.database_url).password or "")
+    for url in (settings.database_url, settings.database_read_url):
+        if url:
+            found.append(urllib.parse.urlsplit(url).password or "")
     return [secret for secret in found if secret]
 
 

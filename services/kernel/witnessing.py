@@ -139,10 +139,12 @@ class Witnessing:
             f"FROM {s}.cosignatures ORDER BY witness, tree_size DESC"
         )
 
-    async def served_checkpoint(self) -> Checkpoint:
-        """The latest checkpoint with every cosignature received for it."""
-        latest = await self.store.served_checkpoint()
-        lines = await self.store.fetch(self._of, latest.size, latest.root)
+    async def served_checkpoint(self, reads: EventStore | None = None) -> Checkpoint:
+        """The latest checkpoint with every cosignature received for it, as ``reads`` (a
+        read view of the log, e.g. a replica's; default the log itself) holds them."""
+        store = reads or self.store
+        latest = await store.served_checkpoint()
+        lines = await store.fetch(self._of, latest.size, latest.root)
         if not lines:
             return latest
         return Checkpoint.from_note(str(latest) + "".join(str(r[0]) for r in lines))

@@ -27,7 +27,7 @@ from ledger.requests import StampRequest
 from services.eventlog import EventStore, PostgresEventStore
 from services.http.apps import POOL, CleanupContext, Service
 from services.http.endpoints import Endpoint
-from services.http.logs import log_endpoints
+from services.http.logs import log_endpoints, read_view
 from services.http.metrics import sql_figure
 from services.kernel.checkpoints import Checkpointer, CheckpointFile
 from services.kernel.compose import compose
@@ -63,7 +63,7 @@ async def stamp_order(request: web.Request, body: MintOrder) -> OrderAnswer:
 
 
 async def read_census(request: web.Request) -> Census:
-    return await census(request.app[MINT])
+    return await census(request.app[MINT], read_view(request.app, MINT_LOG))
 
 
 async def read_owner(request: web.Request) -> OwnerCensus:

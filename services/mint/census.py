@@ -21,6 +21,7 @@ from ledger.api.mint import (
 )
 from ledger.catalog import SET_RARITY, CardSet
 from ledger.print_runs import RUN_FINISHES, RunFinish
+from services.eventlog import EventStore
 from services.mint import tables
 from services.mint.stamping import Mint, allowance_of
 
@@ -42,9 +43,10 @@ def _run_finish(stored: str) -> RunFinish:
     raise ValueError(f"mint.owned holds a print of finish {stored!r}, which has no run")
 
 
-async def census(mint: Mint) -> Census:
-    checkpoint = await mint.store.served_checkpoint()
-    stamped = {(r.title, r.finish): r.stamped for r in await tables.runs(mint.store)}
+async def census(mint: Mint, reads: EventStore) -> Census:
+    """The census as ``reads`` (the mint's log or a read view of it, a replica's) holds it."""
+    checkpoint = await reads.served_checkpoint()
+    stamped = {(r.title, r.finish): r.stamped for r in await tables.runs(reads)}
     titles = []
     totals: dict[_Bucket, list[int]] = {bucket: [0, 0] for bucket in _BUCKETS}
     for run in mint.manifest.print_runs.runs:

@@ -37,7 +37,7 @@ from ledger.manifest import LeagueManifest
 from services.eventlog import EventStore, PostgresEventStore
 from services.http.apps import POOL, CleanupContext, Service
 from services.http.endpoints import Endpoint
-from services.http.logs import log_endpoints
+from services.http.logs import log_endpoints, read_view
 from services.http.problems import problem_of, title_of
 from services.kernel.checkpoints import Checkpointer, CheckpointFile
 from services.kernel.compose import compose
@@ -95,7 +95,8 @@ async def _conflict(request: web.Request, conflicted: Conflicted) -> web.Respons
 
 async def read_provenance(request: web.Request) -> Provenance:
     return await provenance(
-        request.app[NOTARY], request.app[RECEIPTS], request.match_info["serial"]
+        request.app[NOTARY], request.app[RECEIPTS], request.match_info["serial"],
+        read_view(request.app, NOTARY_LOG),
     )
 
 

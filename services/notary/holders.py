@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ledger.api.notary import MAX_HOLDERS_PAGE, HolderRow, Holders
 from services.eventlog import EventStore
 from services.http.endpoints import Endpoint
+from services.http.logs import read_view
 
 READ = """
 SELECT (SELECT size FROM notary.log_head),
@@ -56,7 +57,7 @@ def holders_endpoint(log_key: web.AppKey[EventStore]) -> Endpoint:
     """The endpoint, over the notary's log at ``log_key``."""
 
     async def read(request: web.Request, query: HoldersQuery) -> Holders:
-        return await holders(request.app[log_key], query.after or "", query.limit)
+        return await holders(read_view(request.app, log_key), query.after or "", query.limit)
 
     return Endpoint(
         "GET",

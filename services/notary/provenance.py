@@ -6,6 +6,11 @@ treasury's feed (each with the treasury's inclusion proof) and every return. Eit
 recorded hop with its receipt, every conflict ever refused with its fraud proof, and the
 holder as far as the notary knows (the last hop of the current issue, else its certificate's
 ``issued_to``).
+
+Tables are read from ``reads``, a read view of the notary's log (a replica's when the
+operator gives one): a serial the view does not know yet is looked up on the primary after
+catching up there, so a lagging replica never answers "unknown" where the primary would not.
+Receipts come from :class:`Receipts` (on the primary: a missing one is made there).
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from ledger.fraud import FraudProof
 from ledger.keys import PublicKey
 from ledger.note_set import parse_note_serial
 from ledger.print_runs import MISPRINT_SERIAL, parse_serial
+from services.eventlog import EventStore
 from services.notary import tables
 from services.notary.following import IssuerLink
 from services.notary.notarizing import Notary
@@ -40,7 +46,9 @@ OUTSIDE_RUNS = (
 )
 
 
-async def provenance(notary: Notary, receipts: Receipts, serial: str) -> Provenance:
+async def provenance(
+    notary: Notary, receipts: Receipts, serial: str, reads: EventStore
+) -> Provenance:
     """The whole life of ``serial``; :class:`UnknownSerial` for one nobody issued."""
     if serial == MISPRINT_SERIAL:
         return Provenance(
@@ -52,23 +60,24 @@ async def provenance(notary: Notary, receipts: Receipts, serial: str) -> Provena
     except SerialError:
         pass
     else:
-        return await _note(notary, receipts, serial)
+        return await _note(notary, receipts, serial, reads)
     try:
         parse_serial(serial, notary.manifest.print_runs)
     except SerialError as exc:
         raise UnknownSerial(
             f"no print or note has the serial {serial!r}: {exc.diagnostics()}"
         ) from None
-    followed = await tables.followed_prints(notary.store, [serial])
+    followed = await tables.followed_prints(reads, [serial])
     if serial not in followed:
         await _catch_up(notary.mint, serial)
-        followed = await tables.followed_prints(notary.store, [serial])
+        reads = notary.store
+        followed = await tables.followed_prints(reads, [serial])
     printed = followed.get(serial)
     if printed is None:
         raise UnknownSerial(f"{serial} is in the league's runs but the mint has not stamped it")
     checkpoint, proof = await notary.mint.inclusion(printed.mint_seq, printed.leaf_hash)
     certificate = PrintCertificate.from_wire(printed.certificate)
-    hops = await tables.hops_of(notary.store, serial)
+    hops = await tables.hops_of(reads, serial)
     holder = _holder(hops, certificate.issue, certificate.issued_to)
     return Provenance(
         serial=serial,
@@ -83,18 +92,23 @@ async def provenance(notary: Notary, receipts: Receipts, serial: str) -> Provena
             proof=proof,
         ),
         hops=await _hop_records(receipts, hops),
-        conflicts=await _conflicts(notary, serial),
+        conflicts=await _conflicts(reads, serial),
         holder=holder,
         holder_address=address_of(PublicKey.from_text(holder)),
     )
 
 
-async def _note(notary: Notary, receipts: Receipts, serial: str) -> Provenance:
+async def _note(
+    notary: Notary, receipts: Receipts, serial: str, reads: EventStore
+) -> Provenance:
     """A note's life: its issues, hops, conflicts and returns (Book V.5, V.8)."""
     # A note's life goes on after its first issue (returns, issues again): always follow the
     # treasury through its latest event of the note first.
     await _catch_up(notary.treasury, serial)
-    issues = await tables.note_issues(notary.store, serial)
+    issues = await tables.note_issues(reads, serial)
+    if not issues:
+        reads = notary.store
+        issues = await tables.note_issues(reads, serial)
     if not issues:
         raise UnknownSerial(
             f"{serial} is in the league's note set but the treasury has never issued it: "
@@ -112,10 +126,10 @@ async def _note(notary: Notary, receipts: Receipts, serial: str) -> Provenance:
                 proof=proof,
             )
         )
-    returns = await tables.note_returns(notary.store, serial)
+    returns = await tables.note_returns(reads, serial)
     current = records[-1].certificate
     in_reserve = bool(returns) and returns[-1].issue == current.issue
-    hops = await tables.hops_of(notary.store, serial)
+    hops = await tables.hops_of(reads, serial)
     holder = (
         notary.manifest.treasury
         if in_reserve
@@ -137,7 +151,7 @@ async def _note(notary: Notary, receipts: Receipts, serial: str) -> Provenance:
             for r in returns
         ],
         hops=await _hop_records(receipts, hops),
-        conflicts=await _conflicts(notary, serial),
+        conflicts=await _conflicts(reads, serial),
         holder=holder,
         holder_address=address_of(PublicKey.from_text(holder)),
     )
@@ -165,9 +179,9 @@ async def _hop_records(
     return [HopRecord(endorsement=hop.endorsement, receipt=receipted[hop.seq]) for _, hop in hops]
 
 
-async def _conflicts(notary: Notary, serial: str) -> list[ConflictRecord]:
+async def _conflicts(reads: EventStore, serial: str) -> list[ConflictRecord]:
     found = []
-    for seq, issue, text in await tables.conflicts_of(notary.store, serial):
+    for seq, issue, text in await tables.conflicts_of(reads, serial):
         proof = FraudProof.from_wire(text)
         found.append(ConflictRecord(index=seq, issue=issue, hop=proof.second.hop, proof=proof))
     return found
