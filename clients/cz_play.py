@@ -55,8 +55,8 @@ from game.economy.prints import Finish, Print
 from game.registrars import HOUSE_TITLES, player_portfolio
 from game.tables import Holding, Table
 from game.window import actions as A
-from game.window import format_action, parse_action, record_json
-from game.window.errors import IllegalActionError, NotationError
+from game.window import format_action, parse_action, record_json, to_json
+from game.window.errors import DealError, IllegalActionError, NotationError
 from game.window.scoring import Verdict
 from game.window.state import CHANCE, SEAL_CLOSE, State
 from ledger.catalog import ARCHIVE_SETS, BY_NAME, PLAYING, CardSet, Rarity
@@ -393,6 +393,8 @@ def _read_line(screen: Screen, prompt: str) -> str:
     screen.out.write(prompt)
     screen.out.flush()
     line = sys.stdin.readline(MAX_LINE)
+    if not sys.stdin.isatty():
+        screen.say(line.rstrip("\n"))  # what a terminal would have echoed
     if not line:
         raise Left
     text = line.strip()
@@ -415,23 +417,26 @@ class Person:
     def decide(self, state: State) -> int:
         draw(self.screen, state, self.table, self.you, self.them)
         legal = state.legal_actions()
-        if state.pending is not None:
-            self.screen.say(f"{self.them}'s move waits on your answer:")
+        pending = to_json(state)["pending"]
+        if pending is not None:
+            self.screen.say(f"a {pending['step']} waits on your decision:")
         for number, action in enumerate(legal, 1):
             self.screen.say(f"  {number:>3}. {format_action(state, action)}")
         while True:
             text = _read_line(self.screen, "your action (number or notation; q leaves): ")
             if text.isdigit():
-                if 1 <= int(text) <= len(legal):
-                    return legal[int(text) - 1]
-                self.screen.say(f"choose a number from 1 to {len(legal)}")
-                continue
-            try:
-                action = parse_action(state, text)
-                state.clone().apply(action)
-            except (NotationError, IllegalActionError) as exc:
-                self.screen.say(exc.diagnostics())
-                continue
+                if not 1 <= int(text) <= len(legal):
+                    self.screen.say(f"choose a number from 1 to {len(legal)}")
+                    continue
+                action = legal[int(text) - 1]
+            else:
+                try:
+                    action = parse_action(state, text)
+                    state.clone().apply(action)
+                except (NotationError, IllegalActionError) as exc:
+                    self.screen.say(exc.diagnostics())
+                    continue
+            self.screen.say(f"you: {format_action(state, action)}")
             return action
 
     def answer_drill(self) -> DrillOutcome:
@@ -560,6 +565,8 @@ def play(args: argparse.Namespace) -> int:
     with opened_wallet() as opened:
         wallet = opened.wallet
         venue = _venue(args, wallet.campaign)
+        if args.portfolio and venue.kind != "registrar":
+            raise DealError(f"--portfolio is for a Registrar's table, not {venue.name}'s (IV.3)")
         portfolio = _portfolio(args, wallet.collection) if venue.kind == "registrar" else ()
         table = convene(venue, seed, portfolio)
         opponent = Seat(opponent_for(venue, seed), venue.name, screen)

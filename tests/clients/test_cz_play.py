@@ -185,10 +185,27 @@ def test_a_person_plays_by_number_and_leaves_with_the_wallet_unchanged(tmp_path:
                  "Substance", "clerk-1: "):
         assert part in plain, part
     assert "unknown action 'fly'" in plain
+    assert plain.count("\nyou: ") == 2  # each choice named in notation
     assert "you left the table before its close" in plain
     assert player.wallet_file.read_bytes() == before
     assert not (player.home / "tables").exists()
     assert player.json("campaign")["tables"] == {"won": 0, "lost": 0, "balanced": 0}
+
+
+def test_a_person_who_plays_to_the_close_is_recorded_and_paid(tmp_path: Path) -> None:
+    """Decisions read from stdin (a script, or a person typing ahead): always the first listed
+    action, to the Seal's close (I.1); the table is recorded, replays to the verdict shown, and
+    its result is settled in the campaign (IV.1)."""
+    player = Player(tmp_path / "p")
+    player.strike()
+    result = player.json("play", "--seed", "4", stdin="1\n" * 200)
+    assert result["venue"] == "clerk-1"
+    replayed = json.loads(player.ok("table", "replay", result["record"]))
+    assert replayed["verdict"][0] == result["verdict"]
+    verdict = Verdict(result["verdict"])
+    held = player.json("collection")
+    assert held["marks"] == CLERK_MARKS[verdict]
+    assert sum(held["campaign"]["clerk-1"].values()) == 1
 
 
 def test_colour_only_on_a_terminal_and_never_with_no_color(tmp_path: Path) -> None:
