@@ -23,12 +23,14 @@ from ledger.errors import (
 )
 from ledger.keys import SigningKey
 from ledger.manifest import LeagueManifest
+from ledger.print_runs import serial_for
 from ledger.requests import StampRequest
 from services.eventlog import EventStore, PostgresEventStore
 from services.http.apps import POOL, CleanupContext, Service
 from services.http.endpoints import Endpoint
 from services.http.logs import log_endpoints, read_view
 from services.http.metrics import sql_figure
+from services.http.pages import Page
 from services.kernel.checkpoints import Checkpointer, CheckpointFile
 from services.kernel.compose import compose
 from services.kernel.founding import load_manifest, load_service_key, read_passphrase
@@ -72,6 +74,18 @@ async def read_owner(request: web.Request) -> OwnerCensus:
 
 async def read_manifest(request: web.Request) -> LeagueManifest:
     return request.app[MINT].manifest
+
+
+async def census_page(request: web.Request, answer: Census) -> dict[str, object]:
+    """The census page links each run's latest stamped serial to its provenance."""
+    runs = request.app[MINT].manifest.print_runs
+    latest = {
+        (title.title, finish): serial_for(title.title, finish, count.stamped, runs)
+        for title in answer.titles
+        for finish, count in title.finishes.items()
+        if count.stamped
+    }
+    return {"latest": latest}
 
 
 ENDPOINTS = (
@@ -130,7 +144,10 @@ ENDPOINTS = (
             "same id is a 409."
         ),
     ),
-    Endpoint("GET", "/ledger", "The census of every print run", read_census, Census),
+    Endpoint(
+        "GET", "/ledger", "The census of every print run", read_census, Census,
+        page=Page("ledger.html", lambda request: request.app[MINT].manifest, census_page),
+    ),
     Endpoint(
         "GET",
         "/ledger/owners/{address}",

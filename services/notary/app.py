@@ -18,11 +18,13 @@ from ledger.api.notary import (
     Provenance,
 )
 from ledger.api.problems import PROBLEM_JSON, PROBLEM_PREFIX
+from ledger.api.provenance import ProvenanceChecks, provenance_checks
 from ledger.errors import (
     BadSignatureError,
     ChainError,
     FraudDetected,
     KeyFormatError,
+    LedgerError,
     NotStamped,
     RetryLater,
     SerialError,
@@ -34,10 +36,13 @@ from ledger.errors import (
 from ledger.keys import SigningKey
 from ledger.limits import MAX_REQUEST_BODY_BYTES
 from ledger.manifest import LeagueManifest
+from ledger.note_set import parse_note_serial
+from ledger.print_runs import MISPRINT_SERIAL, parse_serial
 from services.eventlog import EventStore, PostgresEventStore
 from services.http.apps import POOL, CleanupContext, Service
 from services.http.endpoints import Endpoint
 from services.http.logs import log_endpoints, read_view
+from services.http.pages import Page, Search
 from services.http.problems import problem_of, title_of
 from services.kernel.checkpoints import Checkpointer, CheckpointFile
 from services.kernel.compose import compose
@@ -100,6 +105,41 @@ async def read_provenance(request: web.Request) -> Provenance:
     )
 
 
+#: Most issuer events one provenance page fetches to check its proofs (one per issue).
+MAX_PAGE_EVENTS = 32
+
+
+async def provenance_page(request: web.Request, life: Provenance) -> dict[str, object]:
+    """Every proof of the page's account checked here, as ``cz provenance`` checks it: the
+    issuer's events fetched from its feed (the mint's stamp, or the treasury's issues)."""
+    notary = request.app[NOTARY]
+    if life.standing == "outside-runs":
+        checked = ProvenanceChecks((), None)
+    else:
+        wanted = [(notary.mint, life.stamp.index)] if life.stamp is not None else []
+        wanted += [(notary.treasury, issued.index) for issued in life.issues]
+        events = []
+        for link, index in wanted[:MAX_PAGE_EVENTS]:
+            if link.league is None:
+                continue
+            with contextlib.suppress(LedgerError):  # the proof that needs it says so
+                page = await link.league.events(index - 1, 1, service=link.issuer.source)
+                events += page.events[:1]
+        checked = provenance_checks(life, notary.manifest, events)
+    return {"checked": checked, "proofs": checked.by_ref()}
+
+
+def searched_serial(request: web.Request, text: str) -> str:
+    """A serial typed in the search box, if it is a print or note serial of this league."""
+    serial, manifest = text.upper(), request.app[NOTARY].manifest
+    if serial != MISPRINT_SERIAL:
+        try:
+            parse_note_serial(serial, manifest.note_set)
+        except SerialError:
+            parse_serial(serial, manifest.print_runs)
+    return serial
+
+
 ENDPOINTS = (
     Endpoint(
         "POST",
@@ -141,6 +181,10 @@ ENDPOINTS = (
         read_provenance,
         Provenance,
         problems=(UnknownSerial, RetryLater),
+        page=Page(
+            "provenance.html", lambda request: request.app[NOTARY].manifest, provenance_page,
+            search=Search("serial", searched_serial),
+        ),
         description=(
             "The print's stamp from the mint's feed with the mint's inclusion proof, every "
             "recorded hop with its receipt, every refused conflict with its fraud proof, and "
