@@ -20,6 +20,7 @@ from typing import Any, NoReturn, cast
 from clients.charter_cli import add_charter
 from clients.cz_league import add_league
 from clients.cz_play import add_play
+from clients.cz_session import seed
 from clients.cz_trade import add_trade
 from clients.cz_wallet import add_wallet
 from game.window import new_base_table, new_market_table, parse_record, reckon, replay, to_json
@@ -48,16 +49,6 @@ def _read_record(path: str) -> Any:
     if len(raw) > MAX_RECORD_BYTES:
         raise SizeLimitError(f"a record is at most {MAX_RECORD_BYTES} bytes")
     return parse_json(raw, what=f"the record {path}")
-
-
-def _seed(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if not 0 <= value < 2**63:
-        raise argparse.ArgumentTypeError("a seed is a whole number from 0 to 2**63 - 1")
-    return value
 
 
 def table_replay(args: argparse.Namespace) -> int:
@@ -112,7 +103,7 @@ def _add_table(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         ),
     )
     new.add_argument("--kind", choices=("base", "market"), required=True, help="the table")
-    new.add_argument("--seed", type=_seed, required=True, metavar="N", help="the deal's seed (≥ 0)")
+    new.add_argument("--seed", type=seed, required=True, metavar="N", help="the deal's seed (≥ 0)")
     new.set_defaults(handler=table_new)
 
 

@@ -24,7 +24,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
-from clients.cz_session import JSON_FLAG, Opened, emit, opened_wallet
+from clients.cz_session import JSON_FLAG, Opened, emit, opened_wallet, print_item, seed
 from game.ai.player import AIPlayer
 from game.ai.roster import CHAIR_STRENGTH, chair_player, opponent_for, strength_at
 from game.campaign import (
@@ -51,7 +51,7 @@ from game.drill import (
 from game.economy import store
 from game.economy.collection import Collection
 from game.economy.prices import BUNDLE_PRICE, BUNDLE_PRINTS, SINGLE_PRICE, UPGRADE_PRICE
-from game.economy.prints import Finish, Print
+from game.economy.prints import Finish
 from game.registrars import HOUSE_TITLES, player_portfolio
 from game.tables import Holding, Table
 from game.window import actions as A
@@ -95,16 +95,6 @@ def _registrar_set(text: str) -> CardSet:
     raise argparse.ArgumentTypeError(f"{text!r} is no Registrar: one of {', '.join(names)}")
 
 
-def _seed(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if not 0 <= value < 2**63:
-        raise argparse.ArgumentTypeError("a seed is a whole number from 0 to 2**63 - 1")
-    return value
-
-
 def _done(campaign: Campaign, venue: Venue) -> bool:
     """A venue is behind the player once settled (a win or Balance, IV.1, IV.5) or, for a
     Chair, beaten (a win, IV.6, M-07)."""
@@ -126,7 +116,7 @@ def next_venue(campaign: Campaign) -> Venue:
 def _reward_json(reward: Reward) -> dict[str, Any]:
     return {
         "marks": reward.marks,
-        "prints": [_print_json(p) for p in reward.prints],
+        "prints": [print_item(p) for p in reward.prints],
         "bundles": reward.bundles,
         "reasons": list(reward.reasons),
     }
@@ -139,10 +129,6 @@ def _reward_text(reward: Reward) -> str:
     if reward.bundles:
         parts.append(f"{reward.bundles} sealed bundle" + ("s" if reward.bundles > 1 else ""))
     return " + ".join(parts)
-
-
-def _print_json(p: Print) -> dict[str, Any]:
-    return {"title": p.title, "finish": p.finish.value, "stamped": p.stamped, "serial": p.serial}
 
 
 def _table_kind(venue: Venue) -> str:
@@ -210,7 +196,7 @@ def _store_data(collection: Collection) -> dict[str, Any]:
         "upgrades": {f.value: p for f, p in UPGRADE_PRICE.items()},
         "bundle": BUNDLE_PRICE,
         "upgradable": [
-            {"index": i + 1, **_print_json(p)}
+            {"index": i + 1, **print_item(p)}
             for i, p in enumerate(collection.prints)
             if not p.stamped and p.finish is not Finish.MISPRINT and p.finish is not Finish.HOLOFOIL
         ],
@@ -264,7 +250,7 @@ def store_buy(args: argparse.Namespace) -> int:
         wallet.campaign = _with_collection(wallet.campaign, after)
         bought = after.prints[-1]
         return _bought(args, opened, before, f"bought {bought.label()}",
-                       {"print": _print_json(bought)})
+                       {"print": print_item(bought)})
 
 
 def store_upgrade(args: argparse.Namespace) -> int:
@@ -280,7 +266,7 @@ def store_upgrade(args: argparse.Namespace) -> int:
         wallet.campaign = _with_collection(wallet.campaign, after)
         raised = after.prints[args.index - 1]
         return _bought(args, opened, before, f"raised to {raised.label()}",
-                       {"print": _print_json(raised)})
+                       {"print": print_item(raised)})
 
 
 def store_bundle(args: argparse.Namespace) -> int:
@@ -305,7 +291,7 @@ def bundle_open(args: argparse.Namespace) -> int:
         opened.save()
     lines = ["the bundle held:", *(f"  {p.label()}" for p in prints),
              f"{after.bundles} sealed bundles left"]
-    emit(args, {"prints": [_print_json(p) for p in prints], "bundles": after.bundles,
+    emit(args, {"prints": [print_item(p) for p in prints], "bundles": after.bundles,
                 "seed": seed}, "\n".join(lines))
     return 0
 
@@ -651,7 +637,7 @@ def add_play(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     p.add_argument("--auto", type=_chair_number, nargs="?", const=AUTO_CHAIR, metavar="CHAIR",
                    help=f"let this client's Chair (default {ROMAN[AUTO_CHAIR]}) play your seat, "
                         "for scripts and demos")
-    p.add_argument("--seed", type=_seed, metavar="N",
+    p.add_argument("--seed", type=seed, metavar="N",
                    help="the table's seed (deal, AIs, drills): the same seed, the same table")
     p.set_defaults(handler=play)
 

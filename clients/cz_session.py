@@ -15,6 +15,7 @@ from typing import Any, TextIO
 
 from clients.league import MAX_RETRIES, LeagueClient
 from clients.wallet import LeaguePin, Wallet, WalletError, WalletHome, unseal
+from game.economy.prints import Print
 from ledger.address import address_of
 from ledger.errors import BadSignatureError, LedgerError
 from ledger.keys import PublicKey
@@ -28,6 +29,22 @@ JSON_FLAG = argparse.ArgumentParser(add_help=False)
 JSON_FLAG.add_argument(
     "--json", action="store_true", help="print the result as one JSON document (for scripts)"
 )
+
+
+def seed(text: str) -> int:
+    """``--seed N`` of every command that deals or plays: a whole number from 0 to 2**63 - 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if not 0 <= value < 2**63:
+        raise argparse.ArgumentTypeError("a seed is a whole number from 0 to 2**63 - 1")
+    return value
+
+
+def print_item(p: Print) -> dict[str, Any]:
+    """One print as ``--json`` shows it (collection, store, bundles, rewards)."""
+    return {"title": p.title, "finish": p.finish.value, "stamped": p.stamped, "serial": p.serial}
 
 
 class RootChanged(LedgerError):

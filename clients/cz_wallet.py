@@ -9,9 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from clients.cz_session import JSON_FLAG, ask_passphrase, emit, opened_wallet
+from clients.cz_session import JSON_FLAG, ask_passphrase, emit, opened_wallet, print_item
 from clients.wallet import Wallet, WalletError, WalletHome, read_code, seal, unseal
-from game.economy.prints import Print
 from ledger.address import address_of
 from ledger.armor import SAVE_CODE
 from ledger.certificates import NoteCertificate
@@ -155,10 +154,6 @@ def _summary_text(wallet: Wallet) -> str:
     )
 
 
-def _print_json(p: Print) -> dict[str, Any]:
-    return {"title": p.title, "finish": p.finish.value, "stamped": p.stamped, "serial": p.serial}
-
-
 def collection(args: argparse.Namespace) -> int:
     """List what the wallet holds."""
     with opened_wallet() as opened:
@@ -178,7 +173,7 @@ def collection(args: argparse.Namespace) -> int:
         "address": address,
         "league": league,
         **_summary(wallet),
-        "prints": [_print_json(p) for p in wallet.collection.prints],
+        "prints": [print_item(p) for p in wallet.collection.prints],
         "note_list": notes,
         "fraud_proof_list": [
             {"says": p.describe(), "proof": p.to_wire()} for p in wallet.proofs
