@@ -29,10 +29,12 @@ from aiohttp.test_utils import TestServer
 
 from clients.league import LeagueClient, stamp_request
 from ledger.api.mint import Stamped
+from ledger.catalog import PLAYING
 from ledger.encoding import decode_b64
 from ledger.keys import PublicKey, SigningKey
 from ledger.merkle import verify_inclusion
 from ledger.savecode import MINIMUM_KDF
+from services.eventlog import EventLogError, PostgresEventStore
 from services.eventlog.migrate import upgrade
 from services.kernel.compose import compose
 from services.kernel.database import (
@@ -46,8 +48,11 @@ from services.kernel.settings import LeagueSettings
 from services.mint.app import SERVICE as MINT
 from services.notary.app import SERVICE as NOTARY
 from services.treasury.app import SERVICE as TREASURY
+from tests.services.eventlog.conftest import key, migrated_url, pool
 from tests.services.mint.conftest import SMALL_RUNS, TEST_POLICIES
 from tests.services.notary.conftest import free_port
+
+__all__ = ["key", "migrated_url", "pool"]  # the event log's fixtures, for the read view
 
 #: The system user the embedded server runs as when the tests run as root.
 SERVER_USER = "embedded_postgres" if os.geteuid() == 0 else None
@@ -106,8 +111,9 @@ def replicated(tmp_path: Path) -> Iterator[Replicated]:
         if SERVER_USER:
             ids = pwd.getpwnam(SERVER_USER)
             os.chown(standby, ids.pw_uid, ids.pw_gid)
+        # -c fast: a spread checkpoint would wait minutes after the migrations' writes.
         _as_server([embedded_tool("pg_basebackup"), "-D", standby, "-R", "-X", "stream",
-                    "-d", primary.url])
+                    "-c", "fast", "-d", primary.url])
         _as_server([embedded_tool("pg_ctl"), "-D", standby, "-w", "-l", standby / "log",
                     "-o", f"-h '' -k {standby} -p {STANDBY_PORT}", "start"])
         try:
@@ -186,7 +192,7 @@ async def test_reads_come_from_the_standby_and_lag_it_boundedly(
 
         owner = SigningKey.generate()
         lags = []
-        for title in ("Model-A", "Torsor", "Shadow", "Tally", "Model-A"):
+        for title in [card.name for card in PLAYING][:20]:
             await _stamp(league, owner, title)
             size = await primary.fetchval("SELECT size FROM mint.log_head")
             lags.append(await _until_feed_shows(league, size))
@@ -250,3 +256,30 @@ async def test_reads_come_from_the_standby_and_lag_it_boundedly(
         await primary.close()
         await standby.close()
 
+
+
+async def test_a_read_view_reads_the_log_and_appends_or_signs_nothing(
+    pool: asyncpg.Pool, migrated_url: str, key: SigningKey
+) -> None:
+    """``reader(pool)`` over another pool reads what the log holds and refuses every write;
+    over the store's own pool it is the store itself."""
+    log = PostgresEventStore(pool, schema="mint", origin="l/mint", key=key)
+    await log.append("s", 0, "t", {"n": 0})
+    await log.sign_checkpoint()
+    assert log.reader(pool) is log
+    other = await asyncpg.create_pool(migrated_url, min_size=1, max_size=2)
+    try:
+        view = log.reader(other)
+        assert log.reader(other) is view
+        assert [e.seq for e in await view.read()] == [0]
+        assert await view.served_checkpoint() == await log.served_checkpoint()
+        assert await view.inclusion_proof(0, 1) == []
+        await log.append("s", 1, "t", {"n": 1})
+        with pytest.raises(EventLogError):
+            await view.append("s", 2, "t", {"n": 2})
+        with pytest.raises(EventLogError):
+            await view.sign_checkpoint()
+        assert (await log.head()).size == 2
+        assert (await log.served_checkpoint()).size == 1
+    finally:
+        await other.close()
