@@ -249,8 +249,10 @@ class Buyer:
         lock = self._locks.setdefault(purchase_id, asyncio.Lock())
         try:
             async with lock:
+                steps: list[EventBody] = []
                 while True:
-                    steps = await self._steps(purchase_id)
+                    # Read on from the steps already read (the stream only grows).
+                    steps += await self._steps(purchase_id, len(steps))
                     if isinstance(steps[-1], PurchaseClosed):
                         return _answer(steps)
                     try:
@@ -263,9 +265,9 @@ class Buyer:
                 # one, and the stream versions keep the two from taking a step twice.
                 self._locks.pop(purchase_id, None)
 
-    async def _steps(self, purchase_id: str) -> list[EventBody]:
-        events = await self.treasury.store.read_stream(purchase_stream(purchase_id))
-        if not events:
+    async def _steps(self, purchase_id: str, after: int = 0) -> list[EventBody]:
+        events = await self.treasury.store.read_stream(purchase_stream(purchase_id), after)
+        if not events and not after:
             raise LedgerError(f"no purchase {purchase_id!r}")  # pragma: no cover
         return [parse_event(event, TREASURY_EVENTS) for event in events]
 
