@@ -43,9 +43,10 @@ import hashlib
 import hmac
 import json
 import re
-from collections.abc import Iterable
+from collections import Counter
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from functools import cached_property, lru_cache
 from typing import Any, NamedTuple
 
@@ -62,11 +63,19 @@ from ledger.errors import BadSignatureError, LedgerError, VerificationError
 from ledger.events import (
     MINT_EVENTS,
     NOTARY_EVENTS,
+    TREASURY_EVENTS,
     ConflictRefused,
     EventBody,
     HopRecorded,
+    NoteIssued,
+    NoteReturned,
     PrintStamped,
+    PurchaseClosed,
+    PurchaseOpened,
+    PurchaseStep,
+    note_stream,
     parse_event,
+    purchase_stream,
 )
 from ledger.keys import PublicKey
 from ledger.manifest import LeagueManifest
@@ -74,8 +83,14 @@ from ledger.merkle import EMPTY_ROOT, CompactRange
 from ledger.print_runs import MISPRINT, RunFinish
 from ledger.wire import MAX_SAFE_INTEGER, hash_text
 
-#: The services whose logs are audited, in the order they must be fed.
-AUDITED_SERVICES = ("mint", "notary")
+#: The services whose logs are audited, in the order they must be fed (a hop refers to a
+#: stamp or a note's issue; a note's return names the notary's hop, matched when the notary's
+#: log is fed).
+AUDITED_SERVICES = ("mint", "treasury", "notary")
+#: Each audited service's event types.
+SERVICE_EVENTS: dict[str, Mapping[str, type[EventBody]]] = {
+    "mint": MINT_EVENTS, "treasury": TREASURY_EVENTS, "notary": NOTARY_EVENTS,
+}
 #: The services of a manifest that witness each other's logs (each cosigns the others').
 WITNESSES = ("mint", "treasury", "notary")
 
@@ -143,7 +158,66 @@ class Refused(NamedTuple):
     invalid: str | None
 
 
-Fact = Stamped | Hop | Refused
+class Issued(NamedTuple):
+    """A ``note-issued`` event, its leaf and signature checked."""
+
+    seq: int
+    leaf_hash: bytes
+    stream: str
+    version: int
+    #: The UTC day of the event's time (the faucet's day, L-12).
+    day: str
+    serial: str
+    denomination: int
+    issue: int
+    issued_to: str
+    reason: str
+    request_id: str
+    #: hash_text of the certificate's signing bytes (the first link of the issue's chain).
+    certificate: str
+    #: Why it fails before the stateful checks (treasury signature, event), or None.
+    early: str | None
+    #: Why the manifest refuses it (its note set, its hash), or None.
+    late: str | None
+
+
+class Returned(NamedTuple):
+    """A ``note-returned`` event, its leaf and signature checked."""
+
+    seq: int
+    leaf_hash: bytes
+    stream: str
+    version: int
+    serial: str
+    issue: int
+    notarized: int
+    purchase_id: str
+    #: The endorsement to the treasury: its serial, hop, receiver and digest.
+    endorsed: str
+    hop: int
+    to: str
+    digest: bytes
+    signed: bool
+
+
+class Step(NamedTuple):
+    """A step of a purchase's saga, its leaf and signature checked."""
+
+    seq: int
+    leaf_hash: bytes
+    stream: str
+    version: int
+    type: str
+    purchase_id: str
+    #: purchase-opened: the price and the marks paid.
+    price: int
+    paid: int
+    #: purchase-closed: the outcome and the denominations of the notes issued with it.
+    outcome: str
+    notes: tuple[tuple[str, int, int], ...]
+
+
+Fact = Stamped | Hop | Refused | Issued | Returned | Step
 
 
 @dataclass(frozen=True, slots=True)
@@ -318,7 +392,7 @@ def _fast(setup: _Setup, service: str, key: PublicKey, raw: Any) -> Fact:
     ):
         raise _Slow
     fast = _FAST.get(kind) if type(kind) is str else None
-    if fast is None or kind not in (MINT_EVENTS if service == "mint" else NOTARY_EVENTS):
+    if fast is None or kind not in SERVICE_EVENTS[service]:
         raise _Slow
     model, inner, tag = fast
     try:
@@ -338,17 +412,20 @@ def _fast(setup: _Setup, service: str, key: PublicKey, raw: Any) -> Fact:
     except BadSignatureError:
         raise _Slow from None
     signed = body[inner]
-    return _facts(setup, seq, stream, digest, parsed,
+    return _facts(setup, seq, stream, version, at[:10], digest, parsed,
                   tag + _canonical({k: v for k, v in signed.items() if k != "sig"}))
 
 
 def _reference(setup: _Setup, service: str, key: PublicKey, item: FeedEvent) -> Fact:
     """The facts of one served event by the protocol's own code (raises on a violation)."""
     event = item.verified(key)
-    body = parse_event(event, MINT_EVENTS if service == "mint" else NOTARY_EVENTS)
-    signed = (body.certificate.signing_bytes if isinstance(body, PrintStamped)
-              else body.endorsement.signing_bytes if isinstance(body, HopRecorded) else b"")
-    return _facts(setup, event.seq, event.stream, event.leaf_hash, body, signed)
+    body = parse_event(event, SERVICE_EVENTS[service])
+    signed = (body.certificate.signing_bytes if isinstance(body, PrintStamped | NoteIssued)
+              else body.endorsement.signing_bytes
+              if isinstance(body, HopRecorded | NoteReturned) else b"")
+    day = event.recorded_at.astimezone(UTC).date().isoformat()
+    return _facts(setup, event.seq, event.stream, event.stream_version, day, event.leaf_hash,
+                  body, signed)
 
 
 def _verifies(key: PublicKey, signing: bytes, sig: str) -> bool:
@@ -360,10 +437,11 @@ def _verifies(key: PublicKey, signing: bytes, sig: str) -> bool:
 
 
 def _facts(
-    setup: _Setup, seq: int, stream: str, leaf_hash: bytes, body: EventBody, signed: bytes
+    setup: _Setup, seq: int, stream: str, version: int, day: str, leaf_hash: bytes,
+    body: EventBody, signed: bytes,
 ) -> Fact:
     """The facts of one event whose leaf and signature verified; ``signed`` is the signing
-    bytes of the certificate or endorsement it carries."""
+    bytes of the certificate or endorsement it carries, ``day`` its time's UTC date."""
     if isinstance(body, PrintStamped):
         certificate = body.certificate
         early = None
@@ -401,12 +479,60 @@ def _facts(
             seq, leaf_hash, body.issue, body.prior, first.serial, first.hop, first.hash(),
             invalid,
         )
+    if isinstance(body, NoteIssued):
+        return _issued(setup, seq, stream, version, day, leaf_hash, body, signed)
+    if isinstance(body, NoteReturned):
+        e = body.endorsement
+        return Returned(
+            seq, leaf_hash, stream, version, body.serial, body.issue, body.notarized,
+            body.purchase_id, e.serial,
+            e.hop, e.to, hashlib.sha256(signed).digest(),
+            _verifies(_public(e.from_), signed, e.sig),
+        )
+    if isinstance(body, PurchaseStep):
+        return _step(seq, stream, version, leaf_hash, body)
     raise VerificationError(f"an event of type {body.TYPE!r} is not audited")  # pragma: no cover
+
+
+def _issued(
+    setup: _Setup, seq: int, stream: str, version: int, day: str, leaf_hash: bytes,
+    body: NoteIssued, signed: bytes,
+) -> Issued:
+    certificate = body.certificate
+    early = None
+    if not _verifies(setup.keys["treasury"], signed, certificate.sig):
+        early = f"{certificate.serial}'s certificate is not signed by the league's treasury"
+    elif certificate.event != seq:
+        early = (f"{certificate.serial}'s certificate names event {certificate.event}, "
+                 f"not this one")
+    late = None
+    try:
+        setup.manifest.check_certificate(certificate)
+    except LedgerError as exc:
+        late = exc.diagnostics()
+    return Issued(
+        seq, leaf_hash, stream, version, day, certificate.serial, certificate.denomination,
+        certificate.issue, certificate.issued_to, body.reason, body.request_id,
+        hash_text(hashlib.sha256(signed).digest()), early, late,
+    )
+
+
+def _step(seq: int, stream: str, version: int, leaf_hash: bytes, body: PurchaseStep) -> Step:
+    price = paid = 0
+    outcome = ""
+    notes: tuple[tuple[str, int, int], ...] = ()
+    if isinstance(body, PurchaseOpened):
+        price, paid = body.price, body.paid
+    elif isinstance(body, PurchaseClosed):
+        outcome = body.outcome
+        notes = tuple((n.serial, n.issue, n.denomination) for n in body.notes)
+    return Step(seq, leaf_hash, stream, version, body.TYPE, body.purchase_id, price, paid,
+                outcome, notes)
 
 
 def verifications(fact: Fact) -> int:
     """The Ed25519 signatures checked for one event: the service's, and those it carries."""
-    return 3 if isinstance(fact, Refused) else 2
+    return 3 if isinstance(fact, Refused) else 1 if isinstance(fact, Step) else 2
 
 
 # -- the stateful half -------------------------------------------------------------------------
@@ -433,6 +559,42 @@ class ServiceReport:
 
 
 @dataclass(frozen=True, slots=True)
+class TreasuryFigures:
+    """The treasury's figures derived from its log."""
+
+    issues: int
+    returns: int
+    #: Per denomination (largest first): (notes in the set, in the reserve, out).
+    denominations: tuple[tuple[int, int, int, int], ...]
+    claimed: int
+    #: Purchases closed, by outcome, and those still in their saga.
+    purchases: dict[str, int]
+    open_purchases: int
+    note_hops: int
+    #: Returns naming a notary hop past the notary's audited log (not matched).
+    unmatched_returns: int
+
+    def lines(self) -> list[str]:
+        supply = sum(d * (reserve + out) for d, _, reserve, out in self.denominations)
+        reserve = "; ".join(f"M{d}: {r} in reserve, {o} out of {n}"
+                            for d, n, r, o in self.denominations)
+        closed = ", ".join(f"{n} {outcome}" for outcome, n in sorted(self.purchases.items()))
+        out = [
+            f"treasury: {self.issues} note issues ({self.claimed} marks claimed at the faucet, "
+            f"within its daily cap), {self.returns} returns, every issue number dense and no "
+            f"note issued while out; supply {supply:,} marks after every event",
+            f"treasury reserve: {reserve}",
+            f"treasury purchases: {closed or 'none closed'}, paid and changed or refunded "
+            f"exactly; {self.open_purchases} still in their saga; {self.note_hops} hops of "
+            f"notes on valid chains",
+        ]
+        if self.unmatched_returns:
+            out.append(f"treasury: {self.unmatched_returns} returns name notary hops past its "
+                       f"audited log (not matched this run)")
+        return out
+
+
+@dataclass(frozen=True, slots=True)
 class AuditReport:
     """A passed audit: per service what was verified, and the economy's counts."""
 
@@ -447,6 +609,8 @@ class AuditReport:
     verifications: int = 0
     #: Witness evidence pages read, per witness (None: not served).
     evidence: dict[str, int] | None = None
+    #: The treasury's figures (None: it serves no log).
+    treasury: TreasuryFigures | None = None
 
     def lines(self) -> list[str]:
         """The report a person reads, one line per service, then the economy."""
@@ -470,6 +634,10 @@ class AuditReport:
         else:
             out.append(f"holders: all {self.compared} in the notary's projection equal to "
                        f"those derived from the events")
+        if self.treasury is None:
+            out.append("treasury: not served; not audited")
+        else:
+            out.extend(self.treasury.lines())
         if self.evidence is not None:
             out.append("evidence: none kept by " + ", ".join(sorted(self.evidence)))
         return out
@@ -496,6 +664,8 @@ class _Log:
         self.matched = 0
         self.latest: Checkpoint | None = None
         self.cosigned: list[Cosigned] = []
+        #: Whether a checkpoint of it was given (a log not served is left out of the report).
+        self.served = False
 
     def fail(self, seq: int | None, reason: str) -> AuditFailure:
         return AuditFailure(self.service, seq, reason)
@@ -512,6 +682,7 @@ class _Log:
                                   f"the {self.service} key: {exc.diagnostics()}") from None
         if checkpoint.size < self.tree.size:
             raise ValueError("give every checkpoint before the events it covers")
+        self.served = True
         if not kept:
             self._cosignatures(checkpoint)
             if self.latest is None or checkpoint.size > self.latest.size:
@@ -588,6 +759,30 @@ class _Print:
 
 
 @dataclass(slots=True)
+class _Note:
+    """What the auditor keeps of one note: its latest issue and whether it is out."""
+
+    denomination: int
+    issue: int
+    out: bool
+
+
+@dataclass(slots=True)
+class _Purchase:
+    """One purchase in its saga."""
+
+    version: int
+    price: int
+    paid: int
+    returned: int = 0
+    delivered: bool = False
+    refused: bool = False
+    #: Notes issued with it: (serial, issue, denomination), and their reason.
+    issued: list[tuple[str, int, int]] = field(default_factory=list)
+    reasons: set[str] = field(default_factory=set)
+
+
+@dataclass(slots=True)
 class _Run:
     count: int = 0
     highest: int = 0
@@ -636,6 +831,24 @@ class Auditor:
     _compared: int = field(init=False, default=0)
     _evidence: dict[str, int] | None = field(init=False, default=None)
     _accused: AuditFailure | None = field(init=False, default=None)
+    _notes: dict[str, _Note] = field(init=False, default_factory=dict)
+    #: Each issue of each note's chain, for the notary's hops: (serial, issue) -> its links.
+    _note_chains: dict[tuple[str, int], _Print] = field(init=False, default_factory=dict)
+    #: Each note's chain with the latest recorded hop (what the notary's holders list).
+    _note_holding: dict[str, _Print] = field(init=False, default_factory=dict)
+    _out: Counter[int] = field(init=False, default_factory=Counter)
+    _faucet: dict[tuple[str, str], int] = field(init=False, default_factory=dict)
+    #: Returns waiting for the notary's log: its seq -> (treasury seq, serial, issue, hop,
+    #: digest of the endorsement).
+    _returning: dict[int, tuple[int, str, int, int, bytes]] = field(
+        init=False, default_factory=dict
+    )
+    _purchases: dict[str, _Purchase] = field(init=False, default_factory=dict)
+    _closed: Counter[str] = field(init=False, default_factory=Counter)
+    _issues: int = field(init=False, default=0)
+    _returns: int = field(init=False, default=0)
+    _claimed: int = field(init=False, default=0)
+    _note_hops: int = field(init=False, default=0)
 
     def __post_init__(self) -> None:
         try:
@@ -703,10 +916,18 @@ class Auditor:
                 self._stamped(log, fact)
             elif isinstance(fact, Hop):
                 self._hop(log, fact)
-            else:
+            elif isinstance(fact, Refused):
                 self._conflict(log, fact)
-            if notary and self._holders_waiting == log.tree.size:
-                self._compare_holders()
+            elif isinstance(fact, Issued):
+                self._issued(log, fact)
+            elif isinstance(fact, Returned):
+                self._returned(log, fact)
+            else:
+                self._step(log, fact)
+            if notary:
+                self._notarized_return(fact)
+                if self._holders_waiting == log.tree.size:
+                    self._compare_holders()
         if page.failure is not None:
             seq, reason = page.failure
             log.append(seq, None)
@@ -772,6 +993,13 @@ class Auditor:
     def _hop(self, log: _Log, fact: Hop) -> None:
         seq, serial = fact.seq, fact.serial
         stamped = self._prints.get(serial)
+        if stamped is None and serial in self._notes:
+            stamped = self._note_chains.get((serial, fact.issue))
+            if stamped is None:
+                raise log.fail(seq, f"a hop of issue {fact.issue} of the note {serial}, which "
+                                    f"the treasury's log never issued")
+            self._note_holding[serial] = stamped
+            self._note_hops += 1
         if stamped is None:
             raise log.fail(seq, f"a hop of {serial}, which the mint's log never stamped")
         if fact.issue != stamped.issue:
@@ -806,6 +1034,171 @@ class Auditor:
             raise log.fail(seq, f"a refused conflict at hop {fact.hop} of {fact.serial} whose "
                                 f"first endorsement is not the hop recorded at seq {fact.prior}")
         self._conflicts += 1
+
+    def _notarized_return(self, fact: Fact) -> None:
+        """A treasury's return naming this notary event must name the hop it records."""
+        returning = self._returning.pop(fact.seq, None)
+        if returning is None:
+            return
+        seq, serial, issue, hop, digest = returning
+        if not (isinstance(fact, Hop)
+                and (fact.serial, fact.issue, fact.hop) == (serial, issue, hop)
+                and hmac.compare_digest(fact.digest, digest)):
+            raise AuditFailure("treasury", seq,
+                               f"the return of {serial} (issue {issue}) names the notary's hop "
+                               f"at seq {fact.seq}, which records another event")
+
+    # -- the treasury ------------------------------------------------------------------------
+
+    def _supply(self, log: _Log, seq: int) -> None:
+        """Reserve and circulation per denomination equal the note set (V.5: "the supply
+        never moves")."""
+        for denomination, count in self.manifest.note_set.count_of.items():
+            out = self._out[denomination]
+            if not 0 <= out <= count:
+                raise log.fail(seq, f"{out} M{denomination} notes out of the {count} of the "
+                                    f"note set: the supply is no longer "
+                                    f"{self.manifest.note_set.total_marks:,} marks")
+
+    def _issued(self, log: _Log, fact: Issued) -> None:
+        seq, serial, n = fact.seq, fact.serial, fact.issue
+        if fact.early is not None:
+            raise log.fail(seq, fact.early)
+        if fact.late is not None:
+            raise log.fail(seq, fact.late)
+        note = self._notes.get(serial)
+        if note is not None and note.out:
+            total = self.manifest.note_set.total_marks
+            raise log.fail(seq, f"{serial} issued (issue {n}) while its issue {note.issue} is "
+                                f"out, never returned: the supply would be "
+                                f"{total + fact.denomination:,} marks, not {total:,}")
+        expected = 1 if note is None else note.issue + 1
+        if n != expected:
+            raise log.fail(seq, f"{serial} issued as issue {n} where issue {expected} is next "
+                                f"(issue numbers are dense)")
+        if fact.stream != note_stream(serial) or fact.version != 2 * n - 1:
+            raise log.fail(seq, f"issue {n} of {serial} is recorded as version {fact.version} "
+                                f"of stream {fact.stream!r}, not version {2 * n - 1} of "
+                                f"{note_stream(serial)!r}")
+        if fact.reason == "claim":
+            per_day = self.manifest.policies.faucet_marks_per_day
+            day = (fact.issued_to, fact.day)
+            claimed = self._faucet.get(day, 0) + fact.denomination
+            if claimed > per_day:
+                raise log.fail(seq, f"the faucet gave {fact.issued_to} {claimed} marks on "
+                                    f"{fact.day} (UTC), more than its {per_day} a day")
+            self._faucet[day] = claimed
+            self._claimed += fact.denomination
+        else:
+            purchase = self._purchases.get(fact.request_id)
+            if purchase is None:
+                raise log.fail(seq, f"{serial} issued as {fact.reason} of purchase "
+                                    f"{fact.request_id!r}, which is not open")
+            purchase.issued.append((serial, n, fact.denomination))
+            purchase.reasons.add(fact.reason)
+        if note is None:
+            note = self._notes[serial] = _Note(fact.denomination, n, True)
+        note.issue, note.out = n, True
+        self._out[fact.denomination] += 1
+        self._supply(log, seq)
+        self._note_chains[(serial, n)] = _Print(issue=n, holder=fact.issued_to,
+                                                prev=fact.certificate)
+        self._issues += 1
+
+    def _returned(self, log: _Log, fact: Returned) -> None:
+        seq, serial, n = fact.seq, fact.serial, fact.issue
+        note = self._notes.get(serial)
+        if note is None or not note.out or note.issue != n:
+            now = ("never issued" if note is None else
+                   f"in the reserve since issue {note.issue}" if not note.out else
+                   f"out as issue {note.issue}")
+            raise log.fail(seq, f"{serial} returned as issue {n}, but it is {now}")
+        if fact.stream != note_stream(serial) or fact.version != 2 * n:
+            raise log.fail(seq, f"the return of issue {n} of {serial} is recorded as version "
+                                f"{fact.version} of stream {fact.stream!r}, not version {2 * n} "
+                                f"of {note_stream(serial)!r}")
+        if fact.endorsed != serial or fact.to != self.manifest.treasury or not fact.signed:
+            raise log.fail(seq, f"the return of {serial} does not carry a valid endorsement of "
+                                f"it to the treasury's key")
+        purchase = self._purchases.get(fact.purchase_id)
+        if purchase is None:
+            raise log.fail(seq, f"{serial} returned as payment of purchase "
+                                f"{fact.purchase_id!r}, which is not open")
+        purchase.returned += note.denomination
+        note.out = False
+        self._out[note.denomination] -= 1
+        self._supply(log, seq)
+        self._returning[fact.notarized] = (seq, serial, n, fact.hop, fact.digest)
+        self._returns += 1
+
+    def _step(self, log: _Log, fact: Step) -> None:
+        seq, pid = fact.seq, fact.purchase_id
+        purchase = self._purchases.get(pid)
+        expected = 1 if purchase is None else purchase.version + 1
+        if fact.stream != purchase_stream(pid) or fact.version != expected:
+            raise log.fail(seq, f"a {fact.type} of purchase {pid!r} recorded as version "
+                                f"{fact.version} of stream {fact.stream!r}, not version "
+                                f"{expected} of {purchase_stream(pid)!r}")
+        if purchase is None:
+            if fact.type != PurchaseOpened.TYPE:
+                raise log.fail(seq, f"a {fact.type} of purchase {pid!r}, which was never "
+                                    f"opened (or was closed)")
+            self._purchases[pid] = _Purchase(1, fact.price, fact.paid)
+            return
+        if fact.type == PurchaseOpened.TYPE:
+            raise log.fail(seq, f"purchase {pid!r} opened twice")
+        purchase.version = fact.version
+        if fact.type == "print-delivered":
+            purchase.delivered = True
+        elif fact.type == "order-refused":
+            purchase.refused = True
+        elif fact.type == PurchaseClosed.TYPE:
+            self._close(log, fact, purchase)
+
+    def _close(self, log: _Log, fact: Step, purchase: _Purchase) -> None:
+        """V.5: "buying with notes returns a stamped print and exact change"; an exhausted run
+        refunds the payment in full (L-18); a rejected payment moves nothing."""
+        seq, pid, outcome = fact.seq, fact.purchase_id, fact.outcome
+        closing = sorted(fact.notes)
+        issued = sorted(purchase.issued)
+        given = sum(d for _, _, d in issued)
+        if closing != issued:
+            raise log.fail(seq, f"purchase {pid!r} closes with notes the treasury's log did not "
+                                f"issue for it")
+        if outcome == "delivered":
+            wrong = (None if purchase.delivered and purchase.reasons <= {"change"}
+                     and purchase.returned == purchase.paid
+                     and given == purchase.paid - purchase.price
+                     else f"paid {purchase.paid}, returned {purchase.returned}, price "
+                          f"{purchase.price}, change {given}")
+        elif outcome == "refunded":
+            wrong = (None if purchase.refused and not purchase.delivered
+                     and purchase.reasons <= {"refund"} and given == purchase.paid
+                     and purchase.returned == purchase.paid
+                     else f"paid {purchase.paid}, refunded {given}")
+        else:
+            wrong = (None if not purchase.delivered and not issued and not purchase.returned
+                     else "a rejected payment moved notes")
+        if wrong is not None:
+            raise log.fail(seq, f"purchase {pid!r} closed {outcome} but not exactly: {wrong}")
+        del self._purchases[pid]
+        self._closed[outcome] += 1
+
+    def _treasury_figures(self) -> TreasuryFigures | None:
+        if not self._logs["treasury"].served:
+            return None
+        count = self.manifest.note_set.count_of
+        return TreasuryFigures(
+            issues=self._issues,
+            returns=self._returns,
+            denominations=tuple((d, n, n - self._out[d], self._out[d])
+                                for d, n in count.items()),
+            claimed=self._claimed,
+            purchases=dict(self._closed),
+            open_purchases=len(self._purchases),
+            note_hops=self._note_hops,
+            unmatched_returns=len(self._returning),
+        )
 
     # -- the notary's projection -------------------------------------------------------------
 
@@ -842,7 +1235,7 @@ class Auditor:
                 continue
             page.compared = True
             for serial, (issue, hops, holder) in page.rows.items():
-                derived = self._prints.get(serial)
+                derived = self._prints.get(serial) or self._note_holding.get(serial)
                 if derived is None or derived.hops == 0:
                     raise fail(None, f"the notary's projection says {serial} is held by "
                                      f"{holder} after {hops} hops, but its log records no hop "
@@ -872,7 +1265,7 @@ class Auditor:
         if self._holders_next is not None:
             raise ValueError("give the holders pages to the end (next_after null)")
         starts = [page.after for page in self._holders]
-        for serial, derived in self._prints.items():
+        for serial, derived in (*self._prints.items(), *self._note_holding.items()):
             if derived.hops == 0:
                 continue
             page = self._holders[bisect.bisect_left(starts, serial) - 1]
@@ -915,7 +1308,9 @@ class Auditor:
     def report(self) -> AuditReport:
         """Finish: every checkpoint reached, every run's numbers dense, every holder compared,
         no evidence kept; the report."""
-        services = tuple(self._logs[name].finish() for name in AUDITED_SERVICES)
+        services = tuple(self._logs[name].finish() for name in AUDITED_SERVICES
+                         if name != "treasury" or self._logs[name].served
+                         or self._logs[name].tree.size)
         self._check_runs()
         self._check_holders()
         if self._accused is not None:
@@ -929,6 +1324,7 @@ class Auditor:
             compared=self._compared if self._holders else None,
             verifications=self._verified,
             evidence=self._evidence,
+            treasury=self._treasury_figures(),
         )
 
 
@@ -960,5 +1356,6 @@ __all__ = [
     "Cosigned",
     "PageContext",
     "ServiceReport",
+    "TreasuryFigures",
     "check_page",
 ]

@@ -61,6 +61,8 @@ from ledger.limits import MAX_FEED_PAGE
 from ledger.manifest import LeagueManifest
 from services.kernel.errors import LeagueError
 
+#: Services a league may not serve (yet): audited when they serve a checkpoint.
+OPTIONAL_SERVICES = ("treasury",)
 #: The saved directory's format, in its audit.json.
 FORMAT = "cz-league-audit/1"
 #: Pages checked in this process before a default pool starts (a small league is done first).
@@ -152,7 +154,9 @@ class Source(Protocol):
 
     async def manifest(self) -> str: ...
 
-    async def checkpoint(self, service: str) -> str: ...
+    async def checkpoint(self, service: str) -> str | None:
+        """``service``'s checkpoint; None for an optional service it does not serve."""
+        ...
 
     async def holders(self, after: str, index: int) -> str | None: ...
 
@@ -250,8 +254,13 @@ class Served:
             self.save.write_manifest(text)
         return text
 
-    async def checkpoint(self, service: str) -> str:
-        text = await self.client.checkpoint(service=service)
+    async def checkpoint(self, service: str) -> str | None:
+        if service in OPTIONAL_SERVICES:
+            text = await self._optional(f"/{service}/checkpoint", {})
+            if text is None:
+                return None
+        else:
+            text = await self.client.checkpoint(service=service)
         if self.save is not None:
             self.save.write_checkpoint(service, text)
         return text
@@ -308,7 +317,9 @@ class Saved:
     async def manifest(self) -> str:
         return self.saved.read("manifest.json")
 
-    async def checkpoint(self, service: str) -> str:
+    async def checkpoint(self, service: str) -> str | None:
+        if service in OPTIONAL_SERVICES:
+            return self.saved._read(f"{service}/checkpoint")
         return self.saved.read(f"{service}/checkpoint")
 
     async def holders(self, after: str, index: int) -> str | None:
@@ -477,8 +488,9 @@ async def _run_audit(
 
     kept = state.kept(served_root)
     served: dict[str, Checkpoint] = {}
-    # The holders first, then the notary's checkpoint, then the mint's: every hop they cover
-    # refers to a stamp the mint's feed, read to its end afterwards, holds.
+    # The holders first, then the notary's checkpoint, then the treasury's and the mint's:
+    # every hop they cover refers to a stamp or a note's issue that the mint's or the
+    # treasury's feed, read to its end afterwards, holds.
     after, index, holders_size = "", 0, 0
     while (text := await source.holders(after, index)) is not None:
         page: Holders = _parse(Holders, text, "holders page", "notary")
@@ -489,8 +501,10 @@ async def _run_audit(
             break
         after = page.next_after
     for service in reversed(AUDITED_SERVICES):
-        served[service] = Checkpoint.from_note(await source.checkpoint(service))
-    for service in AUDITED_SERVICES:
+        note = await source.checkpoint(service)
+        if note is not None:
+            served[service] = Checkpoint.from_note(note)
+    for service in served:
         previous = kept.get(service)
         if previous is not None and (not keep_larger_only
                                      or previous.size <= served[service].size):
@@ -513,11 +527,13 @@ async def _run_audit(
             progress.update(service, auditor.size(service), upto)
 
     for service in AUDITED_SERVICES:
+        if service not in served:
+            continue
         upto = served[service].size
         if service == "notary":
             upto = max(upto, holders_size)
         context = auditor.context(service)
-        async for text in source.pages(service, upto, service == "mint"):
+        async for text in source.pages(service, upto, service != "notary"):
             waiting.append((service, upto, checker.check(context, text)))
             await settle(checker.depth)
     await settle(0)

@@ -6,7 +6,7 @@
     league db dump FILE | restore FILE             a backup, and its checked restore
     league migrate                                 bring the database schema up to date
     league serve [SERVICE ...] [--host H] [--port N]   serve (all services by default)
-    league verify                                  re-verify the mint's log and census
+    league verify                                  re-verify every log, projection and census
     league rebuild [SERVICE ...]                   rebuild projections from the logs
     league openapi [SERVICE] [--write | --check]   the services' OpenAPI documents
     league audit URL [--save DIR] | --offline DIR  audit a league from its feeds (or saved)
@@ -36,7 +36,7 @@ from ledger.encoding import encode_b64
 from ledger.errors import LedgerError
 from ledger.keys import PublicKey, SigningKey
 from ledger.manifest import DEFAULT_POLICIES, LeagueManifest, Policies
-from services.eventlog import PostgresEventStore, VerifySummary
+from services.eventlog import PostgresEventStore
 from services.eventlog.migrate import upgrade
 from services.http.openapi import openapi_document, render
 from services.kernel import database
@@ -56,7 +56,7 @@ from services.kernel.projections import RebuildReport, rebuild
 from services.kernel.settings import LeagueSettings
 from services.league.audit import AuditProgress, audit_offline, audit_url
 from services.league.registry import PROJECTIONS, SERVICES
-from services.mint.audit import CensusAudit, audit_census
+from services.mint.audit import audit_census
 from services.mint.stamping import Mint
 
 #: Where ``league openapi --write`` puts the documents (the source tree's docs/openapi).
@@ -276,32 +276,53 @@ def cmd_serve(args: argparse.Namespace) -> None:
 def cmd_verify(args: argparse.Namespace) -> None:
     settings = _settings(args).with_database()
     manifest = load_manifest(settings)
-    key = load_service_key(settings, manifest, "mint", read_passphrase(settings))
-    log_summary, census = asyncio.run(_verify_mint(settings, manifest, key))
-    print(
-        f"mint log: {log_summary.events} events, {log_summary.subtrees} subtrees and "
-        f"{log_summary.checkpoints} checkpoints verified (root {encode_b64(log_summary.root)})"
-    )
-    print(
-        f"mint census: {census.prints} prints in {census.runs} runs to {census.owners} keys; "
-        f"its {census.rows} projection rows are what the log folds to"
-    )
+    passphrase = read_passphrase(settings)
+    keys = {name: load_service_key(settings, manifest, name, passphrase) for name in PROJECTIONS}
+    for line in asyncio.run(_verify(settings, manifest, keys)):
+        print(line)
+
+
+async def _verify(
+    settings: LeagueSettings, manifest: LeagueManifest, keys: dict[str, SigningKey]
+) -> list[str]:
+    """Every service's log (leaves, signatures, subtrees, checkpoints, the checkpoint kept
+    outside the database) and its projection folded from it afresh and compared (rolled
+    back); the mint's census too. The first failure is raised naming its service, and
+    nothing is printed then (the lines are returned once everything passed)."""
+    lines = []
+    async with asyncpg.create_pool(settings.database, min_size=1, max_size=2) as pool:
+        for name, key in keys.items():
+            store = _store(pool, manifest, name, key)
+            try:
+                await _kept(settings, name, key, manifest).check(store)
+                summary = await store.verify_all(database_url=settings.database)
+            except LedgerError as exc:
+                raise LeagueError(f"{name} log: {exc.diagnostics()}") from None
+            lines.append(
+                f"{name} log: {summary.events} events, {summary.subtrees} subtrees and "
+                f"{summary.checkpoints} checkpoints verified (root {encode_b64(summary.root)})"
+            )
+            if name == "mint":
+                census = await audit_census(Mint(manifest, key, store))
+                lines.append(
+                    f"mint census: {census.prints} prints in {census.runs} runs to "
+                    f"{census.owners} keys; its {census.rows} projection rows are what the "
+                    f"log folds to"
+                )
+            report = await rebuild(store, PROJECTIONS[name], commit=False)
+            if report.differences:
+                raise LeagueError(f"{name} projection differs from what its log folds to: "
+                                  f"{report.differences[0].describe()} (league rebuild "
+                                  f"--check lists every difference)")
+            lines.append(f"{name} projection: its {report.rows} rows are what its "
+                         f"{report.events} events fold to")
+    return lines
 
 
 def _store(
     pool: asyncpg.Pool, manifest: LeagueManifest, name: str, key: SigningKey
 ) -> PostgresEventStore:
     return PostgresEventStore(pool, schema=name, origin=f"{manifest.league}/{name}", key=key)
-
-
-async def _verify_mint(
-    settings: LeagueSettings, manifest: LeagueManifest, key: SigningKey
-) -> tuple[VerifySummary, CensusAudit]:
-    async with asyncpg.create_pool(settings.database, min_size=1, max_size=2) as pool:
-        store = _store(pool, manifest, "mint", key)
-        await _kept(settings, "mint", key, manifest).check(store)
-        summary = await store.verify_all(database_url=settings.database)
-        return summary, await audit_census(Mint(manifest, key, store))
 
 
 def cmd_rebuild(args: argparse.Namespace) -> None:
@@ -486,10 +507,12 @@ def build_parser() -> argparse.ArgumentParser:
     serve.set_defaults(run=cmd_serve)
 
     verify = commands.add_parser(
-        "verify", help="re-verify the mint's log and recount its census from it",
-        description="Re-derive every event's leaf hash and signature, every Merkle subtree and "
-        "checkpoint of the mint's log (naming the first bad seq), then recount the census from "
-        "the log and compare it with the served counts.",
+        "verify", help="re-verify every service's log and projection, and the mint's census",
+        description="For each service (mint, treasury, notary): re-derive every event's leaf "
+        "hash and signature, every Merkle subtree and checkpoint of its log (naming the "
+        "service and the first bad seq), check it extends the checkpoint kept outside the "
+        "database, and fold its projection afresh from the log and compare (rolled back); "
+        "recount the mint's census from its log and compare it with the served counts.",
     )
     _passphrase_option(verify, "the passphrase of armored keys")
     verify.set_defaults(run=cmd_verify)

@@ -19,7 +19,7 @@ from ledger.checkpoint import Checkpoint
 from ledger.endorsements import Chain, endorse
 from ledger.keys import SigningKey
 from services.kernel.database import embedded_tool
-from tests.services.league.test_cli import Served, league, one_line_failure
+from tests.services.league.test_cli import Served, claim, league, one_line_failure
 
 T0 = 1_700_000_000
 
@@ -131,7 +131,7 @@ def test_a_clean_league_passes_twice(env: dict[str, str], tmp_path: Path) -> Non
         assert "evidence: none kept by mint, notary" in first.stdout  # (, treasury once served)
         saved = kept_state(state)
         root = saved["urls"][server.url]
-        assert set(saved["leagues"][root]["checkpoints"]) == {"mint", "notary"}
+        assert set(saved["leagues"][root]["checkpoints"]) == {"mint", "treasury", "notary"}
         again = audit(env, server.url, state)
         assert again.returncode == 0, again.stderr
         assert "as pinned" in again.stdout
@@ -311,9 +311,45 @@ def test_another_root_key_is_refused(env: dict[str, str], tmp_path: Path) -> Non
         assert f"pinned for {server.url}" in line
         other = SigningKey.generate().public.to_text()
         assert "given with --root" in one_line_failure(
-            audit(env, server.url, tmp_path / "fresh", "--root", other)
+            audit(env, server.url, tmp_path / "fresh", f"--root={other}")  # may start with -
         )
     finally:
         server.stop()
 
 
+
+
+def test_the_treasury_is_audited(env: dict[str, str], tmp_path: Path, database_url: str) -> None:
+    """issue 11 item 3: a league with claims passes, the treasury's figures reported (issues,
+    reserve per denomination, supply 1,500,000); an edited row of the treasury's log fails on
+    one line naming the treasury and the seq."""
+    server = serve(env)
+    try:
+        a, b = SigningKey.generate(), SigningKey.generate()
+        assert asyncio.run(claim(server.url, a, 37, "claim-a-1")) == 37  # M25 2xM5 2xM1
+        assert asyncio.run(claim(server.url, b, 100, "claim-b-1")) == 50  # the cap: 2xM25
+        asyncio.run(published(server.url, "treasury", 7))
+        passed = audit(env, server.url, tmp_path / "audit")
+        assert passed.returncode == 0, passed.stderr
+        assert "treasury: 7 events verified" in passed.stdout
+        assert "treasury: 7 note issues (87 marks claimed" in passed.stdout
+        assert "supply 1,500,000 marks after every event" in passed.stdout
+        assert "M25: 23997 in reserve, 3 out of 24000" in passed.stdout
+        assert "M1: 99998 in reserve, 2 out of 100000" in passed.stdout
+
+        async def tamper() -> None:
+            conn = await asyncpg.connect(database_url)
+            try:
+                await conn.execute(
+                    "UPDATE treasury.events SET body = jsonb_set(body, '{reason}', "
+                    "'\"change\"') WHERE seq = 2"
+                )
+            finally:
+                await conn.close()
+
+        asyncio.run(tamper())
+        line = one_line_failure(audit(env, server.url, tmp_path / "audit", "--workers", "0"))
+        assert "treasury seq 2" in line
+        assert "leaf hash" in line
+    finally:
+        server.stop()

@@ -13,12 +13,14 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import aiohttp
 import asyncpg
 import pytest
 
 from clients.league import LeagueClient, stamp_request
 from ledger.address import address_of
 from ledger.api.mint import Stamped
+from ledger.api.treasury import claim_request
 from ledger.keys import PublicKey, SigningKey
 from ledger.manifest import LeagueManifest
 from services.kernel.database import embedded_tool
@@ -327,6 +329,42 @@ def test_verify_checks_the_log_and_the_census(
     assert "seq 1" in one_line_failure(league(env, "verify"))
 
 
+def test_verify_covers_the_treasury(
+    env: dict[str, str], served: Served, database_url: str
+) -> None:
+    """verify checks every service's log and projection: the treasury's after claims passes;
+    a projection row edited is named (the service, the table); an edited event is named by
+    the service and its seq."""
+    assert asyncio.run(claim(served.url, SigningKey.generate(), 31, "claim-0001")) == 31
+    served.stop()
+    result = league(env, "verify")
+    assert result.returncode == 0, result.stderr
+    assert "treasury log: 3 events" in result.stdout  # M25 M5 M1
+    assert "treasury projection: its" in result.stdout
+    assert "notary projection: its" in result.stdout
+
+    async def edit(statement: str) -> None:
+        conn = await asyncpg.connect(database_url)
+        try:
+            await conn.execute(statement)
+        finally:
+            await conn.close()
+
+    asyncio.run(edit("UPDATE treasury.faucet SET marks = 1"))
+    line = one_line_failure(league(env, "verify"))
+    assert "treasury projection differs" in line
+    assert "treasury.faucet" in line
+    asyncio.run(edit("UPDATE treasury.faucet SET marks = 31"))
+    assert league(env, "verify").returncode == 0
+    asyncio.run(edit(
+        "UPDATE treasury.events SET body = jsonb_set(body, '{reason}', '\"change\"') "
+        "WHERE seq = 1"
+    ))
+    line = one_line_failure(league(env, "verify"))
+    assert "treasury log" in line
+    assert "seq 1" in line
+
+
 @pytest.mark.parametrize(
     ("url", "dbname", "password"),
     [
@@ -449,3 +487,17 @@ def test_an_older_backup_is_never_served(env: dict[str, str], tmp_path: Path) ->
         )
     finally:
         again.stop()
+
+
+async def claim(url: str, owner: SigningKey, marks: int, request_id: str) -> int:
+    """A faucet claim over HTTP (Book V.5); the marks it converted."""
+    async with LeagueClient(url) as client:
+        manifest = await client.manifest()
+    request = claim_request(owner, manifest, marks, request_id=request_id, at=int(time.time()))
+    async with aiohttp.ClientSession() as session, session.post(
+        f"{url}/treasury/claim", json=request.to_wire()
+    ) as response:
+        assert response.status == 200, await response.text()
+        converted: int = (await response.json())["marks"]
+        return converted
+
