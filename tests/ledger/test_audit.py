@@ -14,12 +14,26 @@ import pytest
 from ledger import audit
 from ledger.api.logs import Feed, FeedEvent
 from ledger.api.notary import HolderRow, Holders
+from ledger.api.treasury import buy_request
 from ledger.api.witness import Evidence, EvidenceList
 from ledger.audit import AuditFailure, Auditor, Cosigned, _canonical, _Slow, check_page
 from ledger.canonical import jcs
+from ledger.certificates import NoteCertificate
 from ledger.checkpoint import Checkpoint, Cosigner, sign_checkpoint
 from ledger.endorsements import Chain, Endorsement
-from ledger.events import ConflictRefused, EventBody, HopRecorded, PrintStamped
+from ledger.events import (
+    ConflictRefused,
+    EventBody,
+    HopRecorded,
+    NoteIssued,
+    NoteReturned,
+    PaymentNotarized,
+    PaymentReturned,
+    PrintDelivered,
+    PrintStamped,
+    PurchaseClosed,
+    PurchaseOpened,
+)
 from ledger.fraud import FraudProof
 from ledger.keys import SigningKey
 from ledger.leaf import Event, canonical_leaf
@@ -76,6 +90,7 @@ class World:
     def __init__(self, league: League) -> None:
         self.league = league
         self.mint = Log(league, "mint", league.mint)
+        self.treasury = Log(league, "treasury", league.treasury)
         self.notary = Log(league, "notary", league.notary)
         self.hops: dict[tuple[str, int], int] = {}
 
@@ -105,11 +120,34 @@ class World:
         auditor = Auditor(self.league.manifest, self.league.root.public)
         for service, checkpoint in (kept or {}).items():
             auditor.checkpoint(service, checkpoint, kept=True)
-        for log in (self.mint, self.notary):
+        logs = (self.mint, self.treasury, self.notary) if self.treasury.events else (
+            self.mint, self.notary)
+        for log in logs:
             auditor.checkpoint(log.service, log.checkpoint())
             for start in range(0, len(log.events), page):
                 auditor.add(log.service, log.events[start:start + page])
         return auditor
+
+
+    def issue(self, holder: SigningKey, serial: str, *, issue: int = 1, reason: str = "claim",
+              request_id: str = "claim-0001", signer: SigningKey | None = None) -> Chain:
+        """A note issued by the treasury (its next event)."""
+        certificate = NoteCertificate.sign(
+            signer or self.league.treasury, serial=serial,
+            denomination=int(serial.split("-")[1][1:]), issued_to=holder.public.to_text(),
+            issue=issue, event=len(self.treasury.events),
+            manifest=self.league.manifest.hash_text(),
+        )
+        self.treasury.append(NoteIssued(certificate=certificate, request_id=request_id,
+                                        reason=reason))  # type: ignore[arg-type]
+        return Chain(certificate=certificate, endorsements=())
+
+    def record_note(self, chain: Chain, hop: int) -> int:
+        """The notary records hop ``hop`` of a note's chain; its seq."""
+        seq = len(self.notary.events)
+        self.notary.append(HopRecorded(issue=chain.certificate.issue,
+                                       endorsement=chain.endorsements[hop - 1]))
+        return seq
 
 
 def failure(world: World, **kwargs: object) -> AuditFailure:
@@ -526,3 +564,170 @@ def test_holders_pages_tile_the_serials(world: World) -> None:
     backwards = Holders(holders=second.holders + first.holders, log_size=2, next_after=None)
     with pytest.raises(AuditFailure, match="not in serial order"):
         audit_with_holders(world, ("", backwards))
+
+
+# -- the treasury (issue 11 item 3) -------------------------------------------------------------
+
+treasury_key = key(3)  # tests.ledger.factories.make_league's treasury
+
+
+def purchase(world: World, buyer: SigningKey, paid: list[Chain], *, price: int = 30,
+             change: tuple[str, ...] = ("CZ-M5-000001", "CZ-M5-000002", "CZ-M5-000003",
+                                        "CZ-M5-000004"), misnamed: int = 0) -> None:
+    """A purchase's saga as the treasury writes it: the paid chains (each already endorsed to
+    the treasury) notarized, the print delivered, the notes returned, the change issued."""
+    pid = "purchase-0001"
+    seqs = [world.record_note(chain, len(chain.endorsements)) for chain in paid]
+    request = buy_request(buyer, world.league.manifest, "Model-A", paid, purchase_id=pid,
+                          at=1_700_000_000)
+    total = sum(int(chain.serial.split("-")[1][1:]) for chain in paid)
+    log = world.treasury
+    log.append(PurchaseOpened(purchase_id=pid, request=request, price=price, paid=total))
+    log.append(PaymentNotarized(purchase_id=pid, notarized=tuple(seqs)))
+    printed = world.league.print_certificate(buyer, "CZ-MODEL-A-0001", title="Model-A",
+                                             card_set="begotten", finish="standard", event=0)
+    log.append(PrintDelivered(purchase_id=pid, certificate=printed))
+    for chain, seq in zip(paid, seqs, strict=True):
+        log.append(NoteReturned(serial=chain.serial, issue=chain.certificate.issue,
+                                endorsement=chain.endorsements[-1], notarized=seq + misnamed,
+                                purchase_id=pid))
+    log.append(PaymentReturned(purchase_id=pid, notes=tuple(c.serial for c in paid)))
+    notes = [world.issue(buyer, serial, reason="change", request_id=pid).certificate
+             for serial in change]
+    log.append(PurchaseClosed(purchase_id=pid, outcome="delivered",
+                              notes=tuple(notes)))  # type: ignore[arg-type]
+
+
+def treasury_world(world: World) -> list[Chain]:
+    """a claims 50 marks (2 x M25), b 1 mark; a pays b one M25 at the notary."""
+    first = world.issue(a, "CZ-M25-000001")
+    second = world.issue(a, "CZ-M25-000002")
+    world.issue(b, "CZ-M1-000001", request_id="claim-0002")
+    to_b = chain_of(first.certificate, a, b)
+    world.record_note(to_b, 1)
+    return [to_b, second]
+
+
+def test_a_treasury_log_passes(world: World) -> None:
+    """issue 11 item 3: notes issued, notarized, paid to the treasury, returned and re-issued
+    as change: every check passes; the report gives the treasury's figures."""
+    traded(world)
+    _, second = treasury_world(world)
+    purchase(world, a, [chain_of(second.certificate, a, treasury_key)], price=5)
+    world.issue(b, "CZ-M25-000002", issue=2, request_id="claim-0003")  # re-issued, issue 2
+    report = world.audit().report()
+    figures = report.treasury
+    assert figures is not None
+    assert (figures.issues, figures.returns, figures.claimed) == (8, 1, 76)
+    assert figures.purchases == {"delivered": 1}
+    assert figures.note_hops == 2
+    assert figures.denominations[1] == (25, 24_000, 23_998, 2)
+    assert figures.denominations[2] == (5, 40_000, 39_996, 4)
+    text = "\n".join(report.lines())
+    assert "supply 1,500,000 marks after every event" in text
+    assert "M25: 23998 in reserve, 2 out of 24000" in text
+    assert [s.service for s in report.services] == ["mint", "treasury", "notary"]
+
+
+def test_a_note_issued_twice_without_a_return_fails(world: World) -> None:
+    """A note is never issued while out: issue 1 twice."""
+    world.issue(a, "CZ-M25-000001")
+    world.issue(b, "CZ-M25-000001", request_id="claim-0002")
+    caught = failure(world)
+    assert (caught.service, caught.seq) == ("treasury", 1)
+    assert "while its issue 1 is out" in caught.reason
+
+
+def test_a_certificate_signed_by_another_key_fails(world: World) -> None:
+    """Every note certificate is signed by the manifest's treasury key."""
+    world.issue(a, "CZ-M25-000001")
+    world.issue(a, "CZ-M5-000001", request_id="claim-0002", signer=world.league.mint)
+    caught = failure(world)
+    assert (caught.service, caught.seq) == ("treasury", 1)
+    assert "not signed by the league's treasury" in caught.reason
+
+
+def test_a_serial_outside_the_note_set_fails(world: World) -> None:
+    """A note's serial lies inside the manifest's note set (6,000 M100 notes)."""
+    world.issue(a, "CZ-M100-006001")
+    caught = failure(world)
+    assert (caught.service, caught.seq) == ("treasury", 0)
+    assert "note set" in caught.reason
+
+
+def test_a_supply_broken_by_a_forged_issue_fails(world: World) -> None:
+    """A forged issue 2 of a note whose issue 1 was never returned, at the stream version
+    the service would write, would make the supply 1,500,025: named with its seq."""
+    world.issue(a, "CZ-M25-000001")
+    world.treasury.versions["note/CZ-M25-000001"] += 1  # as if a return had been written
+    world.issue(c, "CZ-M25-000001", issue=2, request_id="claim-0002")
+    caught = failure(world)
+    assert (caught.service, caught.seq) == ("treasury", 1)
+    assert "the supply would be 1,500,025 marks, not 1,500,000" in caught.reason
+
+
+def test_issue_numbers_are_dense(world: World) -> None:
+    """Issue n only after issue n-1: a first issue numbered 2 fails."""
+    world.issue(a, "CZ-M25-000001", issue=2)
+    caught = failure(world)
+    assert "where issue 1 is next" in caught.reason
+
+
+def test_the_faucet_cap_per_key_and_day_holds(world: World) -> None:
+    """Book V.5: at most the policy's 50 marks per key per UTC day: a 51st mark fails."""
+    world.issue(a, "CZ-M25-000001")
+    world.issue(a, "CZ-M25-000002")
+    world.issue(b, "CZ-M1-000001", request_id="claim-0002")
+    world.audit().report()
+    world.issue(a, "CZ-M1-000002", request_id="claim-0003")
+    caught = failure(world)
+    assert (caught.service, caught.seq) == ("treasury", 3)
+    assert "51 marks on 2026-12-02 (UTC), more than its 50 a day" in caught.reason
+
+
+def test_a_hop_of_a_note_never_issued_fails(world: World) -> None:
+    """The notary's hops of notes follow the treasury's issues."""
+    world.issue(a, "CZ-M25-000001")
+    other = world.league.note_certificate(a, "CZ-M25-000001", issue=2)
+    world.record_note(chain_of(other, a, b), 1)
+    caught = failure(world)
+    assert (caught.service, caught.seq) == ("notary", 0)
+    assert "never issued" in caught.reason
+
+
+def test_an_unknown_treasury_event_fails_naming_its_type(world: World) -> None:
+    """An event type the auditor does not know fails loudly, naming it."""
+    world.issue(a, "CZ-M25-000001")
+
+    class Minted(EventBody):
+        TYPE = "notes-minted"
+        WHAT = "notes-minted event"
+        serial: str
+
+        def stream(self) -> str:
+            return "note/CZ-M25-000002"
+
+    world.treasury.append(Minted(serial="CZ-M25-000002"))
+    caught = failure(world)
+    assert (caught.service, caught.seq) == ("treasury", 1)
+    assert "'notes-minted'" in caught.reason
+
+
+def test_a_purchase_closed_without_exact_change_fails(world: World) -> None:
+    """V.5 "exact change": paid M25 for a price of 5, changed only 15."""
+    _, second = treasury_world(world)
+    purchase(world, a, [chain_of(second.certificate, a, treasury_key)], price=5,
+             change=("CZ-M5-000001", "CZ-M5-000002", "CZ-M5-000003"))
+    caught = failure(world)
+    assert caught.service == "treasury"
+    assert caught.seq == len(world.treasury.events) - 1
+    assert "closed delivered but not exactly: paid 25" in caught.reason
+
+
+def test_a_return_naming_another_notary_event_fails(world: World) -> None:
+    """A note's return names the notary's hop that recorded its endorsement to the treasury."""
+    _, second = treasury_world(world)
+    purchase(world, a, [chain_of(second.certificate, a, treasury_key)], price=5, misnamed=-1)
+    caught = failure(world)
+    assert caught.service == "treasury"
+    assert "names the notary's hop at seq" in caught.reason
