@@ -7,6 +7,7 @@ import json
 import os
 import socket
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -15,11 +16,13 @@ import pytest
 
 from clients.league import LeagueClient, NotaryConflict, stamp_request
 from ledger.api.mint import Stamped
+from ledger.api.treasury import buy_request
+from ledger.certificates import NoteCertificate
 from ledger.checkpoint import Checkpoint
 from ledger.endorsements import Chain, endorse
-from ledger.keys import SigningKey
+from ledger.keys import PublicKey, SigningKey
 from services.kernel.database import embedded_tool
-from tests.services.league.test_cli import Served, claim, league, one_line_failure
+from tests.services.league.test_cli import Served, claim_notes, league, one_line_failure
 
 T0 = 1_700_000_000
 
@@ -319,23 +322,47 @@ def test_another_root_key_is_refused(env: dict[str, str], tmp_path: Path) -> Non
 
 
 
+async def buy_with_change(url: str, buyer: SigningKey, notes: list[NoteCertificate]) -> int:
+    """Buy a Tally (M30) with ``notes`` endorsed to the treasury, notarized by the treasury
+    itself (L-18); the treasury's log size once the purchase closed."""
+    async with LeagueClient(url) as client:
+        manifest = await client.manifest()
+        treasury = PublicKey.from_text(manifest.treasury)
+        payment = [endorse(Chain(certificate=note, endorsements=()), buyer, treasury, T0)
+                   for note in notes]
+        request = buy_request(buyer, manifest, "Tally", payment, purchase_id="buy-0000001",
+                              at=int(time.time()))
+        answer = await client.buy(request)
+        assert (answer.outcome, answer.price, answer.paid) == ("delivered", 30, 50)
+        size = 0
+        while len(page := (await client.events(size - 1, 1000, service="treasury")).events):
+            size = page[-1].seq + 1
+        return size
+
+
 def test_the_treasury_is_audited(env: dict[str, str], tmp_path: Path, database_url: str) -> None:
-    """issue 11 item 3: a league with claims passes, the treasury's figures reported (issues,
-    reserve per denomination, supply 1,500,000); an edited row of the treasury's log fails on
-    one line naming the treasury and the seq."""
+    """issue 11 item 3: a league with claims and a purchase with change passes, the
+    treasury's figures reported (issues, returns, reserve per denomination, supply
+    1,500,000, the purchase delivered, the notes' hops); an edited row of the treasury's log
+    fails on one line naming the treasury and the seq."""
     server = serve(env)
     try:
         a, b = SigningKey.generate(), SigningKey.generate()
-        assert asyncio.run(claim(server.url, a, 37, "claim-a-1")) == 37  # M25 2xM5 2xM1
-        assert asyncio.run(claim(server.url, b, 100, "claim-b-1")) == 50  # the cap: 2xM25
-        asyncio.run(published(server.url, "treasury", 7))
+        assert len(asyncio.run(claim_notes(server.url, a, 37, "claim-a-1"))) == 5  # M25 2xM5 2xM1
+        notes = asyncio.run(claim_notes(server.url, b, 100, "claim-b-1"))  # the cap: 2xM25
+        size = asyncio.run(buy_with_change(server.url, b, notes))  # M20 change: 4xM5
+        asyncio.run(published(server.url, "treasury", size))
+        asyncio.run(published(server.url, "notary", 2))
         passed = audit(env, server.url, tmp_path / "audit")
         assert passed.returncode == 0, passed.stderr
-        assert "treasury: 7 events verified" in passed.stdout
-        assert "treasury: 7 note issues (87 marks claimed" in passed.stdout
+        assert f"treasury: {size} events verified" in passed.stdout
+        assert "treasury: 11 note issues (87 marks claimed" in passed.stdout
+        assert "2 returns" in passed.stdout
         assert "supply 1,500,000 marks after every event" in passed.stdout
-        assert "M25: 23997 in reserve, 3 out of 24000" in passed.stdout
-        assert "M1: 99998 in reserve, 2 out of 100000" in passed.stdout
+        assert "M25: 23999 in reserve, 1 out of 24000" in passed.stdout
+        assert "M5: 39994 in reserve, 6 out of 40000" in passed.stdout
+        assert "1 delivered, paid and changed or refunded exactly" in passed.stdout
+        assert "2 hops of notes on valid chains" in passed.stdout
 
         async def tamper() -> None:
             conn = await asyncpg.connect(database_url)

@@ -20,7 +20,8 @@ import pytest
 from clients.league import LeagueClient, stamp_request
 from ledger.address import address_of
 from ledger.api.mint import Stamped
-from ledger.api.treasury import claim_request
+from ledger.api.treasury import ClaimAnswer, claim_request
+from ledger.certificates import NoteCertificate
 from ledger.keys import PublicKey, SigningKey
 from ledger.manifest import LeagueManifest
 from services.kernel.database import embedded_tool
@@ -491,6 +492,13 @@ def test_an_older_backup_is_never_served(env: dict[str, str], tmp_path: Path) ->
 
 async def claim(url: str, owner: SigningKey, marks: int, request_id: str) -> int:
     """A faucet claim over HTTP (Book V.5); the marks it converted."""
+    return sum(n.denomination for n in await claim_notes(url, owner, marks, request_id))
+
+
+async def claim_notes(
+    url: str, owner: SigningKey, marks: int, request_id: str
+) -> list[NoteCertificate]:
+    """A faucet claim over HTTP (Book V.5); the notes it issued."""
     async with LeagueClient(url) as client:
         manifest = await client.manifest()
     request = claim_request(owner, manifest, marks, request_id=request_id, at=int(time.time()))
@@ -498,6 +506,6 @@ async def claim(url: str, owner: SigningKey, marks: int, request_id: str) -> int
         f"{url}/treasury/claim", json=request.to_wire()
     ) as response:
         assert response.status == 200, await response.text()
-        converted: int = (await response.json())["marks"]
-        return converted
+        answer = ClaimAnswer.model_validate_json(await response.text())
+        return list(answer.notes)
 
