@@ -56,7 +56,7 @@ from ledger.api.logs import Feed, FeedEvent
 from ledger.api.notary import Holders
 from ledger.api.witness import EvidenceList
 from ledger.canonical import domain_tag
-from ledger.certificates import PrintCertificate
+from ledger.certificates import NoteCertificate, PrintCertificate
 from ledger.checkpoint import Checkpoint, CosignatureVerifier, log_verifier
 from ledger.endorsements import Endorsement
 from ledger.errors import BadSignatureError, LedgerError, VerificationError
@@ -69,6 +69,7 @@ from ledger.events import (
     HopRecorded,
     NoteIssued,
     NoteReturned,
+    PrintDelivered,
     PrintStamped,
     PurchaseClosed,
     PurchaseOpened,
@@ -209,9 +210,14 @@ class Step(NamedTuple):
     version: int
     type: str
     purchase_id: str
-    #: purchase-opened: the price and the marks paid.
+    #: purchase-opened: the price, the marks paid (and the payment's notes' sum), the buyer.
     price: int
     paid: int
+    payment: int
+    buyer: str
+    #: print-delivered: the print's serial, hash_text of its certificate's signing bytes and
+    #: its receiver.
+    delivered: tuple[str, str, str] | None
     #: purchase-closed: the outcome and the denominations of the notes issued with it.
     outcome: str
     notes: tuple[tuple[str, int, int], ...]
@@ -518,16 +524,24 @@ def _issued(
 
 
 def _step(seq: int, stream: str, version: int, leaf_hash: bytes, body: PurchaseStep) -> Step:
-    price = paid = 0
-    outcome = ""
+    price = paid = payment = 0
+    outcome = buyer = ""
+    delivered = None
     notes: tuple[tuple[str, int, int], ...] = ()
     if isinstance(body, PurchaseOpened):
-        price, paid = body.price, body.paid
+        price, paid, buyer = body.price, body.paid, body.request.buyer
+        payment = sum(chain.certificate.denomination for chain in body.request.payment
+                      if isinstance(chain.certificate, NoteCertificate))
+    elif isinstance(body, PrintDelivered):
+        certificate = body.certificate
+        delivered = (certificate.serial,
+                     hash_text(hashlib.sha256(certificate.signing_bytes).digest()),
+                     certificate.issued_to)
     elif isinstance(body, PurchaseClosed):
         outcome = body.outcome
         notes = tuple((n.serial, n.issue, n.denomination) for n in body.notes)
     return Step(seq, leaf_hash, stream, version, body.TYPE, body.purchase_id, price, paid,
-                outcome, notes)
+                payment, buyer, delivered, outcome, notes)
 
 
 def verifications(fact: Fact) -> int:
@@ -752,6 +766,8 @@ class _Print:
     holder: str
     #: hash_text of the last link (the certificate, then each recorded endorsement).
     prev: str
+    #: hash_text of the certificate (the first link).
+    certificate: str = ""
     hops: int = 0
     #: The seqs of its first and latest recorded hops in the notary's log.
     first_hop: int = -1
@@ -774,6 +790,7 @@ class _Purchase:
     version: int
     price: int
     paid: int
+    buyer: str
     returned: int = 0
     delivered: bool = False
     refused: bool = False
@@ -946,7 +963,7 @@ class Auditor:
         if fact.late is not None:
             raise log.fail(seq, fact.late)
         self._prints[serial] = _Print(issue=fact.issue, holder=fact.issued_to,
-                                      prev=fact.certificate)
+                                      prev=fact.certificate, certificate=fact.certificate)
 
     def _bounds(self, log: _Log, fact: Stamped) -> tuple[str, int, int]:
         found = self._run_bounds.get((fact.title, fact.finish))
@@ -1143,12 +1160,21 @@ class Auditor:
             if fact.type != PurchaseOpened.TYPE:
                 raise log.fail(seq, f"a {fact.type} of purchase {pid!r}, which was never "
                                     f"opened (or was closed)")
-            self._purchases[pid] = _Purchase(1, fact.price, fact.paid)
+            if fact.payment != fact.paid:
+                raise log.fail(seq, f"purchase {pid!r} says {fact.paid} marks are paid, but its "
+                                    f"payment's notes sum to {fact.payment}")
+            self._purchases[pid] = _Purchase(1, fact.price, fact.paid, fact.buyer)
             return
         if fact.type == PurchaseOpened.TYPE:
             raise log.fail(seq, f"purchase {pid!r} opened twice")
         purchase.version = fact.version
-        if fact.type == "print-delivered":
+        if fact.delivered is not None:
+            serial, certificate, receiver = fact.delivered
+            stamped = self._prints.get(serial)
+            if (stamped is None or stamped.certificate != certificate
+                    or receiver != purchase.buyer):
+                raise log.fail(seq, f"purchase {pid!r} delivers {serial}, which the mint's log "
+                                    f"did not stamp to its buyer as delivered")
             purchase.delivered = True
         elif fact.type == "order-refused":
             purchase.refused = True

@@ -18,7 +18,7 @@ from ledger.api.treasury import buy_request
 from ledger.api.witness import Evidence, EvidenceList
 from ledger.audit import AuditFailure, Auditor, Cosigned, _canonical, _Slow, check_page
 from ledger.canonical import jcs
-from ledger.certificates import NoteCertificate
+from ledger.certificates import NoteCertificate, PrintCertificate
 from ledger.checkpoint import Checkpoint, Cosigner, sign_checkpoint
 from ledger.endorsements import Chain, Endorsement
 from ledger.events import (
@@ -573,7 +573,8 @@ treasury_key = key(3)  # tests.ledger.factories.make_league's treasury
 
 def purchase(world: World, buyer: SigningKey, paid: list[Chain], *, price: int = 30,
              change: tuple[str, ...] = ("CZ-M5-000001", "CZ-M5-000002", "CZ-M5-000003",
-                                        "CZ-M5-000004"), misnamed: int = 0) -> None:
+                                        "CZ-M5-000004"), misnamed: int = 0,
+             stamped: bool = True) -> None:
     """A purchase's saga as the treasury writes it: the paid chains (each already endorsed to
     the treasury) notarized, the print delivered, the notes returned, the change issued."""
     pid = "purchase-0001"
@@ -584,8 +585,11 @@ def purchase(world: World, buyer: SigningKey, paid: list[Chain], *, price: int =
     log = world.treasury
     log.append(PurchaseOpened(purchase_id=pid, request=request, price=price, paid=total))
     log.append(PaymentNotarized(purchase_id=pid, notarized=tuple(seqs)))
-    printed = world.league.print_certificate(buyer, "CZ-MODEL-A-0001", title="Model-A",
-                                             card_set="begotten", finish="standard", event=0)
+    serial = f"CZ-MODEL-A-{len(world.mint.events) + 1:04d}"  # the mint stamps Model-A only
+    printed = (world.stamp(buyer, serial).certificate if stamped else
+               world.league.print_certificate(buyer, serial, title="Model-A",
+                                              card_set="begotten", finish="standard", event=0))
+    assert isinstance(printed, PrintCertificate)
     log.append(PrintDelivered(purchase_id=pid, certificate=printed))
     for chain, seq in zip(paid, seqs, strict=True):
         log.append(NoteReturned(serial=chain.serial, issue=chain.certificate.issue,
@@ -731,3 +735,13 @@ def test_a_return_naming_another_notary_event_fails(world: World) -> None:
     caught = failure(world)
     assert caught.service == "treasury"
     assert "names the notary's hop at seq" in caught.reason
+
+
+def test_a_print_delivered_that_the_mint_never_stamped_fails(world: World) -> None:
+    """Every purchase delivered is stamped: its print is the mint's stamp to the buyer."""
+    _, second = treasury_world(world)
+    purchase(world, a, [chain_of(second.certificate, a, treasury_key)], price=5,
+             stamped=False)
+    caught = failure(world)
+    assert caught.service == "treasury"
+    assert "which the mint's log did not stamp to its buyer" in caught.reason
