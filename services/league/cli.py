@@ -546,7 +546,10 @@ def build_parser() -> argparse.ArgumentParser:
         "every Merkle root, consistency with the checkpoints seen on the previous audit, the "
         "witnesses' cosignatures and evidence, and the economy's invariants (serials unique and "
         "inside their runs, chains valid, the first recorded hop wins, every holder the "
-        "notary's projection serves equal to the one derived from the events). The league's "
+        "notary's projection serves equal to the one derived from the events; the treasury's "
+        "notes issued by its key inside the note set, never while out, the supply 1,500,000 "
+        "after every event, the faucet's daily cap, every purchase paid, stamped and changed "
+        "exactly or refunded). The league's "
         "root key is pinned on first use per URL; what is kept between runs is keyed by the "
         "root, so a league that moves host keeps its history. Pages are checked in --workers "
         "processes. Exit 2 names the first violation by service and seq.",
