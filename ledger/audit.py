@@ -351,6 +351,8 @@ _EVENT_TAG = domain_tag("event")
 _FAST: dict[str, tuple[type[EventBody], str, bytes]] = {
     PrintStamped.TYPE: (PrintStamped, "certificate", domain_tag(PrintCertificate.KIND)),
     HopRecorded.TYPE: (HopRecorded, "endorsement", domain_tag(Endorsement.KIND)),
+    NoteIssued.TYPE: (NoteIssued, "certificate", domain_tag(NoteCertificate.KIND)),
+    NoteReturned.TYPE: (NoteReturned, "endorsement", domain_tag(Endorsement.KIND)),
 }
 
 

@@ -745,3 +745,28 @@ def test_a_print_delivered_that_the_mint_never_stamped_fails(world: World) -> No
     caught = failure(world)
     assert caught.service == "treasury"
     assert "which the mint's log did not stamp to its buyer" in caught.reason
+
+
+def test_the_fast_path_gives_the_reference_verdicts_on_the_treasury(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The treasury's pages (issues, returns, a purchase's steps), clean or edited, get the
+    same facts and failures from the fast path as from the protocol's own code."""
+    _, second = treasury_world(world)
+    purchase(world, a, [chain_of(second.certificate, a, treasury_key)], price=5)
+    pages = [("treasury", page) for page in pages_of(world.treasury, 3)]
+    for event in world.treasury.events[:1] + world.treasury.events[-3:]:
+        for change in ({"reason": "refund"}, {"request_id": "claim-9999"}, {"extra": 1},
+                       {"notarized": 0}):
+            raw = json.loads(event.model_dump_json())
+            raw["body"].update(change)
+            pages.append(("treasury", json.dumps({"events": [raw], "next_after": raw["seq"]})))
+    context = Auditor(world.league.manifest, world.league.root.public).context
+    fast = [check_page(context(service), text) for service, text in pages]
+    assert sum(page.failure is None for page in fast) == len(pages_of(world.treasury, 3))
+    with monkeypatch.context() as slow:
+        def reference_only(*args: object) -> object:
+            raise _Slow
+        slow.setattr(audit, "_fast", reference_only)
+        reference = [check_page(context(service), text) for service, text in pages]
+    assert fast == reference
