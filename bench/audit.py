@@ -1,12 +1,14 @@
 """``league audit`` benchmark: events and signature verifications per second, next to the raw
 Ed25519 verify rate of the same number of processes measured in the same run.
 
-    python bench/audit.py                      # 20,000 events, the machine's cores
+    python bench/audit.py                      # 20,000 events (2,000 note issues), all cores
+    python bench/audit.py --notes 0            # the mint's and the notary's events only
     python bench/audit.py --events 4000 --workers 1 2
     python bench/audit.py --profile            # cProfile of one serial audit (main process)
     python bench/audit.py --served             # the same over HTTP, against `league serve`
 
-A league is built in memory with real keys and signatures (half the events prints stamped by
+A league is built in memory with real keys and signatures (``--notes`` of the events M1 notes
+issued by the treasury's faucet, within its daily cap per key; half the rest prints stamped by
 the mint, half hops recorded by the notary, each print traded once), saved as the directory
 ``league audit --save`` writes, and audited with ``league audit --offline`` (the CLI's own
 code: the same pages, pool and auditor as over HTTP, without the network). With ``--served``
@@ -36,7 +38,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import aiohttp
@@ -47,12 +49,12 @@ from notary import Notarizer, closed_loop, slips, stamp
 from clients.league import LeagueClient
 from ledger.api.logs import Feed, FeedEvent
 from ledger.api.notary import MAX_HOLDERS_PAGE, HolderRow, Holders
-from ledger.certificates import PrintCertificate
+from ledger.certificates import NoteCertificate, PrintCertificate
 from ledger.checkpoint import sign_checkpoint
 from ledger.endorsements import Endorsement
-from ledger.events import EventBody, HopRecorded, PrintStamped
+from ledger.events import EventBody, HopRecorded, NoteIssued, PrintStamped
 from ledger.keys import SigningKey
-from ledger.leaf import Event, canonical_leaf
+from ledger.leaf import Event, canonical_leaf, parse_time
 from ledger.limits import MAX_FEED_PAGE
 from ledger.manifest import LeagueManifest, build_manifest
 from ledger.merkle import CompactRange, leaf_hash
@@ -85,18 +87,18 @@ class BenchLog:
     versions: Counter[str]
     tree: CompactRange
 
-    def append(self, body: EventBody) -> None:
+    def append(self, body: EventBody, at: datetime = AT) -> None:
         stream = body.stream()
         self.versions[stream] += 1
         leaf = canonical_leaf(
             seq=len(self.events), stream=stream, stream_version=self.versions[stream],
-            type=body.TYPE, body=body.to_wire(), recorded_at=AT,
+            type=body.TYPE, body=body.to_wire(), recorded_at=at,
         )
         digest = leaf_hash(leaf)
         self.tree.append(digest)
         self.events.append(FeedEvent.of(Event(
             seq=len(self.events), stream=stream, stream_version=self.versions[stream],
-            type=body.TYPE, body=body.to_wire(), recorded_at=AT, leaf_hash=digest,
+            type=body.TYPE, body=body.to_wire(), recorded_at=at, leaf_hash=digest,
             signature=self.signer.sign_raw(leaf),
         )))
 
@@ -116,10 +118,18 @@ class BenchLeague:
     mint: BenchLog
     notary: BenchLog
     holders: dict[str, str]
+    treasury: BenchLog
+
+    @property
+    def logs(self) -> tuple[BenchLog, ...]:
+        return (self.mint, self.treasury, self.notary) if self.treasury.events else (
+            self.mint, self.notary)
 
 
-def build(events: int) -> BenchLeague:
-    """``events`` events: prints stamped to a few holders, then each traded once."""
+def build(events: int, notes: int = 0) -> BenchLeague:
+    """``events`` events: ``notes`` M1 notes claimed by a few holders (the faucet's cap a key
+    a day: a new day every ``HOLDERS * cap`` claims), prints stamped to the same holders,
+    then each traded once."""
     root, mint_key, treasury, notary_key = key(1), key(2), key(3), key(4)
     manifest = build_manifest(
         root, league="bench-audit", name="Audit bench", mint=mint_key.public,
@@ -131,6 +141,20 @@ def build(events: int) -> BenchLeague:
     ]
     mint, notary = logs
     owners = [key(100 + n) for n in range(HOLDERS)]
+    treasury_log = BenchLog("treasury", "bench-audit/treasury", treasury, [], Counter(),
+                            CompactRange())
+    per_day = HOLDERS * manifest.policies.faucet_marks_per_day
+    for n in range(notes):
+        note = NoteCertificate.sign(
+            treasury, serial=f"CZ-M1-{n + 1:06d}", denomination=1,
+            issued_to=owners[n % HOLDERS].public.to_text(), issue=1, event=n,
+            manifest=manifest.hash_text(),
+        )
+        treasury_log.append(
+            NoteIssued(certificate=note, request_id=f"claim-{n:08d}", reason="claim"),
+            AT + timedelta(days=n // per_day),
+        )
+    events -= notes
     by_text = {k.public.to_text(): k for k in owners}
     serials = (
         serial_for(run.title, "standard", k)
@@ -159,14 +183,14 @@ def build(events: int) -> BenchLeague:
         )
         notary.append(HopRecorded(issue=1, endorsement=endorsement))
         holders[certificate.serial] = to
-    return BenchLeague(manifest, mint, notary, holders)
+    return BenchLeague(manifest, mint, notary, holders, treasury_log)
 
 
 def save(league: BenchLeague, directory: Path) -> None:
     """The league as ``league audit URL --save DIR`` writes it."""
     saved = SavedLeague.create(directory, "https://bench-audit.invalid")
     saved.write_manifest(json.dumps(league.manifest.to_wire()))
-    for log in (league.mint, league.notary):
+    for log in league.logs:
         saved.write_checkpoint(log.service, log.checkpoint())
         for index, page in enumerate(log.pages()):
             saved.write_numbered(f"{log.service}/events", index, page)
@@ -185,11 +209,11 @@ def signed_bytes(league: BenchLeague) -> int:
     """The mean length of the messages the audit verifies (event leaves, certificates and
     endorsements), for a raw loop over messages like them."""
     total = count = 0
-    for log in (league.mint, league.notary):
+    for log in league.logs:
         for event in log.events:
             total += len(canonical_leaf(
                 seq=event.seq, stream=event.stream, stream_version=event.stream_version,
-                type=event.type, body=event.body, recorded_at=AT,
+                type=event.type, body=event.body, recorded_at=parse_time(event.recorded_at),
             ))
             inner = event.body.get("certificate") or event.body.get("endorsement") or {}
             total += len(json.dumps(inner, separators=(",", ":"))) - 100  # less "sig"
@@ -263,6 +287,10 @@ def measure(
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--events", type=int, default=20_000)
+    parser.add_argument("--notes", type=int, default=None,
+                        help="of the events, M1 notes issued by the treasury's faucet "
+                        "(at most 100,000; offline only; default a tenth of --events, none "
+                        "with --served)")
     parser.add_argument("--workers", type=int, nargs="*", default=[1, os.cpu_count() or 1],
                         help="pool sizes to measure (1: the audit in this process alone)")
     parser.add_argument("--repeat", type=int, default=3, help="best of this many runs")
@@ -273,7 +301,11 @@ def main(argv: Sequence[str] | None = None) -> None:
                         help="profile one audit in this process instead of the table")
     args = parser.parse_args(argv)
     built = time.perf_counter()
-    league = build(args.events)
+    if args.notes is None:
+        args.notes = 0 if args.served else min(args.events // 10, 100_000)
+    if not 0 <= args.notes <= min(args.events, 100_000) or (args.served and args.notes):
+        parser.error("--notes: 0 to min(--events, 100,000), and only offline")
+    league = build(args.events, args.notes)
     size = signed_bytes(league)
     directory = Path(tempfile.mkdtemp(prefix="cz-audit-bench-"))
     try:
