@@ -27,7 +27,9 @@ from ledger.events import (
     HopRecorded,
     NoteIssued,
     NoteReturned,
+    OrderRefused,
     PaymentNotarized,
+    PaymentRejected,
     PaymentReturned,
     PrintDelivered,
     PrintStamped,
@@ -770,3 +772,55 @@ def test_the_fast_path_gives_the_reference_verdicts_on_the_treasury(
         slow.setattr(audit, "_fast", reference_only)
         reference = [check_page(context(service), text) for service, text in pages]
     assert fast == reference
+
+
+def refunded(world: World, buyer: SigningKey, paid: list[Chain], *, short: int = 0) -> None:
+    """A purchase whose run was exhausted, as the treasury writes it: each paid note returned
+    and issued again to the buyer (issue n+1), then the purchase closed refunded."""
+    pid = "purchase-0002"
+    seqs = [world.record_note(chain, len(chain.endorsements)) for chain in paid]
+    request = buy_request(buyer, world.league.manifest, "Model-A", paid, purchase_id=pid,
+                          at=1_700_000_000)
+    total = sum(int(chain.serial.split("-")[1][1:]) for chain in paid)
+    log = world.treasury
+    log.append(PurchaseOpened(purchase_id=pid, request=request, price=30, paid=total))
+    log.append(PaymentNotarized(purchase_id=pid, notarized=tuple(seqs)))
+    log.append(OrderRefused(purchase_id=pid, reason="the run is exhausted"))
+    notes = []
+    for chain, seq in zip(paid[:len(paid) - short], seqs, strict=False):
+        n = chain.certificate.issue
+        log.append(NoteReturned(serial=chain.serial, issue=n, endorsement=chain.endorsements[-1],
+                                notarized=seq, purchase_id=pid))
+        notes.append(world.issue(buyer, chain.serial, issue=n + 1, reason="refund",
+                                 request_id=pid).certificate)
+    log.append(PurchaseClosed(purchase_id=pid, outcome="refunded",
+                              notes=tuple(notes)))  # type: ignore[arg-type]
+
+
+def test_a_refund_and_a_rejection_pass(world: World) -> None:
+    """L-18: an exhausted run refunds the very notes paid (issue 2 to the buyer); a payment
+    the notary refused closes rejected, moving nothing."""
+    first, second = treasury_world(world)
+    refunded(world, a, [chain_of(second.certificate, a, treasury_key)])
+    pid = "purchase-0003"
+    request = buy_request(b, world.league.manifest, "Model-A", [first], purchase_id=pid,
+                          at=1_700_000_000)
+    world.treasury.append(PurchaseOpened(purchase_id=pid, request=request, price=30, paid=25))
+    world.treasury.append(PaymentRejected(purchase_id=pid, reason="another endorsement"))
+    world.treasury.append(PurchaseClosed(purchase_id=pid, outcome="rejected"))
+    figures = world.audit().report().treasury
+    assert figures is not None
+    assert figures.purchases == {"refunded": 1, "rejected": 1}
+    assert (figures.issues, figures.returns, figures.open_purchases) == (4, 1, 0)
+    assert figures.denominations[1] == (25, 24_000, 23_998, 2)
+
+
+def test_a_refund_short_of_the_payment_fails(world: World) -> None:
+    """A refund gives back the whole payment: one of two paid notes kept fails."""
+    _, second = treasury_world(world)
+    third = world.issue(c, "CZ-M1-000002", request_id="claim-0004")
+    refunded(world, a, [chain_of(second.certificate, a, treasury_key),
+                        chain_of(third.certificate, c, treasury_key)], short=1)
+    caught = failure(world)
+    assert caught.service == "treasury"
+    assert "closed refunded but not exactly: paid 26, refunded 25" in caught.reason
