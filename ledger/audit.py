@@ -22,16 +22,27 @@ and the witnesses' evidence, :class:`Auditor` checks:
   one hop recorded per (serial, issue, hop), so the first recorded is the winner; every refused
   conflict a valid fraud proof whose first endorsement is the recorded winner it names; and
   every holder the notary's projection serves (``GET /notary/holders``) equal to the one
-  derived from the events, at the log size the page was read at.
+  derived from the events, at the log size the page was read at; a note's hops are checked
+  on the chain of the issue the treasury made out (issue by issue);
+- the treasury (when served): every ``note-issued`` certificate treasury-signed, of this
+  manifest and its note set, naming its own event; a note's issues dense at the stream
+  versions the service writes (issue n is version 2n-1, its return 2n), never issued while
+  out; every ``note-returned`` of the issue out, endorsed to the treasury's key and matching
+  the notary's hop it names; the supply (reserve + out per denomination) the note set after
+  every event; the faucet's ``faucet_marks_per_day`` per key per UTC day of the events'
+  time (L-12); each purchase's saga in order, paid as it says, its print the mint's stamp to
+  the buyer, closed with exact change, a full refund or nothing moved (L-18). An event type
+  not in :data:`ledger.events.TREASURY_EVENTS` fails naming the type.
 
 Checking a page splits in two. :func:`check_page` is stateless (a page's JSON text in, the
 facts the stateful checks need out: leaf hashes verified, signatures verified, bodies parsed),
 so a caller may run it in worker processes, one page each; :meth:`Auditor.add_checked` takes
 its results in seq order and does the rest. :meth:`Auditor.add` does both in this process.
 
-The first violation raises :class:`AuditFailure` naming the service and the seq. Feed the mint
-before the notary (a hop refers to a stamp). Memory is bounded per print and per hop, never per
-page: events are judged as they come and dropped.
+The first violation raises :class:`AuditFailure` naming the service and the seq. Feed the mint,
+then the treasury, then the notary (a hop refers to a stamp or a note's issue; a return names
+a notary hop, matched when the notary's log comes). Memory is bounded per print, note issue,
+hop, open purchase and faucet day, never per page: events are judged as they come and dropped.
 """
 
 from __future__ import annotations
