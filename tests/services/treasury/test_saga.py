@@ -111,13 +111,22 @@ def ports() -> tuple[int, int]:
 async def peers(
     settings: LeagueSettings, ports: tuple[int, int]
 ) -> AsyncIterator[tuple[TestServer, LeagueClient]]:
-    """The mint and the notary in this process, the notary following the child treasury."""
-    here, there = ports
-    own = settings.model_copy(
-        update={"port": here, "treasury_url": f"http://127.0.0.1:{there}"}
-    )
-    server = TestServer(compose(own, [MINT, NOTARY]), host="127.0.0.1", port=here)
-    await server.start_server()
+    """The mint and the notary in this process, the notary following the child treasury.
+    A free port can be taken between the probe and the bind: then another is probed."""
+    there = ports[1]
+    for _ in range(5):
+        here = free_port()
+        own = settings.model_copy(
+            update={"port": here, "treasury_url": f"http://127.0.0.1:{there}"}
+        )
+        server = TestServer(compose(own, [MINT, NOTARY]), host="127.0.0.1", port=here)
+        try:
+            await server.start_server()
+            break
+        except OSError:
+            await server.close()
+    else:
+        raise AssertionError("no free port to serve the mint and the notary on")
     try:
         async with LeagueClient(f"http://127.0.0.1:{here}") as league:
             yield server, league
