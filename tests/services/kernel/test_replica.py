@@ -36,7 +36,7 @@ from ledger.merkle import verify_inclusion
 from ledger.savecode import MINIMUM_KDF
 from services.eventlog import EventLogError, PostgresEventStore
 from services.eventlog.migrate import upgrade
-from services.kernel.compose import compose
+from services.kernel.compose import compose, log_secrets
 from services.kernel.database import (
     database_in,
     embedded_tool,
@@ -283,3 +283,19 @@ async def test_a_read_view_reads_the_log_and_appends_or_signs_nothing(
         assert (await log.served_checkpoint()).size == 1
     finally:
         await other.close()
+
+
+def test_database_read_url_is_a_setting_kept_out_of_reprs_and_logs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """DATABASE_READ_URL comes from the environment (absent: None, the primary serves the
+    reads); its password is neither in the settings' repr nor in any log line."""
+    monkeypatch.setenv("LEAGUE_HOME", str(tmp_path))
+    monkeypatch.delenv("DATABASE_READ_URL", raising=False)
+    assert LeagueSettings.from_env().database_read_url is None
+    monkeypatch.setenv("DATABASE_URL", "postgresql://league:primary-pw@primary/league")
+    monkeypatch.setenv("DATABASE_READ_URL", "postgresql://reader:replica-pw@replica/league")
+    settings = LeagueSettings.from_env()
+    assert settings.database_read_url == "postgresql://reader:replica-pw@replica/league"
+    assert "replica-pw" not in repr(settings)
+    assert {"primary-pw", "replica-pw"} <= set(log_secrets(settings))
