@@ -54,3 +54,22 @@ def test_trusted_proxies_are_networks_from_league_trusted_proxies(
     monkeypatch.setenv("LEAGUE_TRUSTED_PROXIES", "10.0.0.1/8")
     with pytest.raises(LeagueError, match=r"^LEAGUE_TRUSTED_PROXIES: .*'10\.0\.0\.1/8'"):
         LeagueSettings.from_env()
+
+
+def test_each_service_url_comes_from_its_own_setting(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """MINT_URL, TREASURY_URL and NOTARY_URL name where each service answers when it runs in
+    its own process (issue 13 item 2); a service without one is this server's own address."""
+    monkeypatch.setenv("LEAGUE_HOME", str(tmp_path))
+    monkeypatch.setenv("LEAGUE_PORT", "8123")
+    for name in ("MINT_URL", "TREASURY_URL", "NOTARY_URL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("NOTARY_URL", "http://notary:8080/")
+    monkeypatch.setenv("TREASURY_URL", "http://treasury:8080")
+    settings = LeagueSettings.from_env()
+    assert settings.service_url("notary") == "http://notary:8080"
+    assert settings.service_url("treasury") == "http://treasury:8080"
+    assert settings.service_url("mint") == "http://127.0.0.1:8123"
+    monkeypatch.setenv("MINT_URL", "http://mint:8080")
+    assert LeagueSettings.from_env().service_url("mint") == "http://mint:8080"
