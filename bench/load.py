@@ -1,0 +1,304 @@
+"""A mixed load on a whole league, from a second process on loopback, ramping concurrency.
+
+Run: ``python bench/load.py [--quick | --long] [--url URL]``.
+
+It serves a league (``league serve``: every service in one server, proof of work and
+per-source limits published as nil; see ``bench/league_setup.py``) from a child process, or
+uses the league already answering at ``--url``, and from this process sends a mix of
+
+- ``stamp``: ``POST /mint/stamp``, one print, a fresh key (bench/mint.py's builder);
+- ``claim``: ``POST /treasury/claim``, 50 marks, a fresh key;
+- ``buy``: ``POST /treasury/buy``, a common single (M30) paid with the 50 marks a key claimed
+  before the step, the whole saga (notary, mint, change);
+- ``notarize``: ``POST /notary/endorsements``, a slip of one chain: a print stamped before the
+  step, endorsed once (bench/notary.py's builders);
+- ``ledger``: ``GET /ledger``, the census;
+- ``provenance``: ``GET /provenance/SERIAL`` of a print stamped before the step;
+
+in the proportions of :data:`MIX`, shuffled, with 4, 8, 16, 32 then 64 requests in flight
+(closed loop: each worker sends its next request when its last is answered). Each step's
+prints are stamped, its keys' claims made and every request signed and serialized before the
+step's clock starts, so the step measures the server, not this client. A step ends when its
+requests are sent or its time is up, whichever is first (``--quick`` 300 requests or 10 s a
+step, default 3,000 or 30 s, ``--long`` 10,000 or 90 s).
+
+Per step: requests/s overall and per endpoint, p50/p95/p99 latency per endpoint, answers by
+status, the CPU time the server process (every thread; not the database) and this client
+used, and how busy the whole machine was. At the end: the first step where errors, or a p99
+over 100 ms, begin; whether any answer was a 5xx. Target (issue 13): >= 1,000 mixed
+requests/s at p99 <= 100 ms on this 2-core machine, zero 5xx. The bench prints the figures;
+it never fails on them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import random
+import time
+from collections import Counter, defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import aiohttp
+from league_setup import Served, percentile, print_table, served_league
+from mint import requests as stamp_bodies
+from notary import slips, stamp
+
+from clients.league import LeagueClient
+from ledger.api.treasury import ClaimAnswer, buy_request, claim_request
+from ledger.catalog import PLAYING, Rarity
+from ledger.endorsements import Chain, endorse
+from ledger.keys import PublicKey, SigningKey
+from ledger.manifest import LeagueManifest
+
+#: Requests of each endpoint in every 20 of the mix.
+MIX = {"stamp": 3, "claim": 3, "buy": 2, "notarize": 4, "ledger": 4, "provenance": 4}
+#: Requests in flight, step by step.
+STEPS = (4, 8, 16, 32, 64)
+#: (requests, seconds) at most per step, by size.
+SIZES = {"quick": (300, 10.0), "default": (3_000, 30.0), "long": (10_000, 90.0)}
+#: The common titles (M30 singles) a buy asks for, round robin.
+COMMON = [card.name for card in PLAYING if card.rarity is Rarity.COMMON]
+#: The latency bound of the target (seconds).
+BOUND = 0.100
+JSON = {"Content-Type": "application/json"}
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """One prepared request: which endpoint it measures, and what is sent."""
+
+    endpoint: str
+    method: str
+    path: str
+    body: bytes | None = None
+
+
+@dataclass(slots=True)
+class Step:
+    """What one step measured."""
+
+    in_flight: int
+    seconds: float = 0.0
+    latencies: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
+    statuses: dict[str, Counter[int]] = field(default_factory=lambda: defaultdict(Counter))
+    examples: dict[tuple[str, int], str] = field(default_factory=dict)
+    server_cpu: float = 0.0
+    client_cpu: float = 0.0
+    machine_busy: float = 0.0
+
+    @property
+    def count(self) -> int:
+        return sum(len(v) for v in self.latencies.values())
+
+    def errors(self) -> int:
+        return sum(n for c in self.statuses.values() for s, n in c.items() if s >= 300)
+
+    def server_errors(self) -> int:
+        return sum(n for c in self.statuses.values() for s, n in c.items() if s >= 500)
+
+    def worst_p99(self) -> float:
+        return max(percentile(v, 0.99) for v in self.latencies.values())
+
+
+def machine_ticks() -> tuple[int, int]:
+    """(busy, total) CPU ticks of the whole machine so far (Linux's /proc/stat; 0 elsewhere)."""
+    try:
+        fields = [int(f) for f in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    except OSError:
+        return 0, 0
+    idle = fields[3] + fields[4]
+    return sum(fields) - idle, sum(fields)
+
+
+async def claim_notes(
+    session: aiohttp.ClientSession, url: str, manifest: LeagueManifest, owners: list[SigningKey],
+    tag: str,
+) -> list[ClaimAnswer]:
+    """Each owner claims 50 marks (before the clock: what the step's buys pay with)."""
+    now = int(time.time())
+    bodies = iter(enumerate(owners))
+    answers: dict[int, ClaimAnswer] = {}
+
+    async def worker() -> None:
+        for i, owner in bodies:
+            body = claim_request(owner, manifest, 50, request_id=f"{tag}-p-{i:08d}", at=now)
+            async with session.post(f"{url}/treasury/claim", data=json.dumps(body.to_wire()),
+                                    headers=JSON) as response:
+                text = await response.text()
+                if response.status != 200:
+                    raise SystemExit(f"a setup claim was refused: {response.status} {text}")
+            answers[i] = ClaimAnswer.model_validate_json(text)
+
+    await asyncio.gather(*(worker() for _ in range(16)))
+    return [answers[i] for i in range(len(owners))]
+
+
+async def prepare(
+    session: aiohttp.ClientSession, league: LeagueClient, url: str, manifest: LeagueManifest,
+    requests: int, tag: str,
+) -> list[Call]:
+    """The step's requests in the proportions of :data:`MIX`, shuffled, every one signed and
+    serialized; the prints and notes they need are stamped and claimed here."""
+    share = sum(MIX.values())
+    n = {endpoint: max(1, requests * weight // share) for endpoint, weight in MIX.items()}
+    now = int(time.time())
+    held = await stamp(league, manifest, max(n["notarize"], n["provenance"]), 8)
+    buyers = [SigningKey.generate() for _ in range(n["buy"])]
+    claimed = await claim_notes(session, url, manifest, buyers, tag)
+    treasury = PublicKey.from_text(manifest.treasury)
+    calls = [Call("stamp", "POST", "/mint/stamp", body)
+             for body in stamp_bodies(manifest, n["stamp"], 1)]
+    calls += [
+        Call("claim", "POST", "/treasury/claim", json.dumps(claim_request(
+            SigningKey.generate(), manifest, 50, request_id=f"{tag}-c-{i:08d}", at=now,
+        ).to_wire()).encode())
+        for i in range(n["claim"])
+    ]
+    calls += [
+        Call("buy", "POST", "/treasury/buy", json.dumps(buy_request(
+            owner, manifest, COMMON[i % len(COMMON)],
+            [endorse(Chain(certificate=note, endorsements=()), owner, treasury, now)
+             for note in answer.notes],
+            purchase_id=f"{tag}-b-{i:08d}", at=now,
+        ).to_wire()).encode())
+        for i, (owner, answer) in enumerate(zip(buyers, claimed, strict=True))
+    ]
+    receiver = SigningKey.generate().public
+    calls += [Call("notarize", "POST", "/notary/endorsements", body)
+              for body in slips(held[:n["notarize"]], receiver, 1)]
+    calls += [Call("ledger", "GET", "/ledger") for _ in range(n["ledger"])]
+    calls += [Call("provenance", "GET", f"/provenance/{h.chain.certificate.serial}")
+              for h in held[:n["provenance"]]]
+    random.Random(tag).shuffle(calls)
+    return calls
+
+
+async def drive(
+    session: aiohttp.ClientSession, url: str, calls: list[Call], step: Step, seconds: float,
+    served: Served | None,
+) -> None:
+    """Send ``calls`` with ``step.in_flight`` workers until they are sent or time is up."""
+    pending: Iterator[Call] = iter(calls)
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + seconds
+
+    async def worker() -> None:
+        for call in pending:
+            if loop.time() >= deadline:
+                return
+            started = time.perf_counter()
+            async with session.request(call.method, url + call.path, data=call.body,
+                                       headers=JSON if call.body else None) as response:
+                text = await response.read()
+            step.latencies[call.endpoint].append(time.perf_counter() - started)
+            step.statuses[call.endpoint][response.status] += 1
+            if response.status >= 300:
+                step.examples.setdefault((call.endpoint, response.status), text[:300].decode(
+                    errors="replace"))
+
+    server = served.cpu_seconds() if served else 0.0
+    own, (busy, total) = time.process_time(), machine_ticks()
+    start = time.perf_counter()
+    await asyncio.gather(*(worker() for _ in range(step.in_flight)))
+    step.seconds = time.perf_counter() - start
+    step.client_cpu = time.process_time() - own
+    step.server_cpu = (served.cpu_seconds() - server) if served else 0.0
+    busy2, total2 = machine_ticks()
+    step.machine_busy = (busy2 - busy) / max(1, total2 - total)
+
+
+def step_rows(step: Step) -> list[tuple[str, str]]:
+    cores = os.cpu_count() or 1
+    count = step.count
+    rows = [(
+        f"{step.in_flight:>2} in flight: {count:,} requests in {step.seconds:.1f} s",
+        f"{count / step.seconds:7.0f} req/s   p99 (all) "
+        f"{1000 * percentile([x for v in step.latencies.values() for x in v], 0.99):6.1f} ms   "
+        f"non-2xx {step.errors()}   5xx {step.server_errors()}   CPU a request: server "
+        f"{1e3 * step.server_cpu / count:4.2f} ms, client {1e3 * step.client_cpu / count:4.2f}"
+        f" ms; machine {100 * step.machine_busy:3.0f}% busy of {cores} cores",
+    )]
+    for endpoint in MIX:
+        values = step.latencies.get(endpoint)
+        if not values:
+            continue
+        statuses = " ".join(f"{s}x{n}" for s, n in sorted(step.statuses[endpoint].items()))
+        rows.append((
+            f"    {endpoint}",
+            f"{len(values) / step.seconds:7.0f} req/s   p50 {1000 * percentile(values, 0.5):6.1f}"
+            f"   p95 {1000 * percentile(values, 0.95):6.1f}   p99 "
+            f"{1000 * percentile(values, 0.99):6.1f} ms   {statuses}",
+        ))
+    return rows
+
+
+def verdict(steps: list[Step]) -> list[tuple[str, str]]:
+    errors = next((s for s in steps if s.errors()), None)
+    slow = next((s for s in steps if s.worst_p99() > BOUND), None)
+    good = [s for s in steps if not s.errors() and s.worst_p99() <= BOUND]
+    best = max(good, key=lambda s: s.count / s.seconds, default=None)
+    fives = sum(s.server_errors() for s in steps)
+    rows = [
+        ("errors (non-2xx) begin", f"at {errors.in_flight} in flight" if errors else "nowhere"),
+        ("an endpoint's p99 > 100 ms begins", f"at {slow.in_flight} in flight" if slow
+         else "nowhere"),
+        ("best step with zero errors and every p99 <= 100 ms",
+         f"{best.count / best.seconds:,.0f} req/s at {best.in_flight} in flight" if best
+         else "none"),
+        ("5xx answers (target: zero)", f"{fives}: {'PASS' if not fives else 'FAIL'}"),
+    ]
+    examples = {k: v for s in steps for k, v in s.examples.items()}
+    rows += [(f"  e.g. {endpoint} {status}", text) for (endpoint, status), text
+             in sorted(examples.items())[:6]]
+    return rows
+
+
+async def run(url: str, served: Served | None, size: str) -> list[tuple[str, str]]:
+    requests, seconds = SIZES[size]
+    connector = aiohttp.TCPConnector(limit=max(STEPS) + 16)
+    timeout = aiohttp.ClientTimeout(total=60)
+    steps: list[Step] = []
+    rows: list[tuple[str, str]] = []
+    async with aiohttp.ClientSession(connector=connector, timeout=timeout) as session, \
+            LeagueClient(url, session=session) as league:
+        manifest = await league.manifest()
+        tag = f"load-{int(time.time())}"
+        await drive(session, url, await prepare(session, league, url, manifest, 40,
+                                                f"{tag}-warm"), Step(4), seconds, served)
+        for in_flight in STEPS:
+            calls = await prepare(session, league, url, manifest, requests, f"{tag}-{in_flight}")
+            step = Step(in_flight)
+            await drive(session, url, calls, step, seconds, served)
+            steps.append(step)
+            rows += step_rows(step)
+    return rows + verdict(steps)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    size = parser.add_mutually_exclusive_group()
+    size.add_argument("--quick", action="store_const", const="quick", dest="size",
+                      help="{} requests or {:.0f} s a step (a smoke run)".format(*SIZES["quick"]))
+    size.add_argument("--long", action="store_const", const="long", dest="size",
+                      help="{} requests or {:.0f} s a step".format(*SIZES["long"]))
+    parser.add_argument("--url", help="a league already running (its gateway or all-in-one "
+                        "server) instead of one started here; its policies must let fresh keys "
+                        "stamp and claim (proof of work is solved here, before the clock)")
+    args = parser.parse_args()
+    size_name = args.size or "default"
+    with contextlib.ExitStack() as stack:
+        served = None if args.url else stack.enter_context(served_league())
+        url = args.url.rstrip("/") if args.url else served.url  # type: ignore[union-attr]
+        rows = asyncio.run(run(url, served, size_name))
+    print_table(f"mixed load ({size_name}: {', '.join(f'{w} {e}' for e, w in MIX.items())} "
+                f"in every {sum(MIX.values())})", rows)
+
+
+if __name__ == "__main__":
+    main()
