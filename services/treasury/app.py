@@ -231,6 +231,7 @@ def _open_treasury(
                 resuming.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await resuming
+                await buyer.close()
                 await claimer.close()
 
     return open_treasury

@@ -89,6 +89,7 @@ from ledger.keys import PublicKey
 from ledger.leaf import Event, NewEvent
 from ledger.note_set import note_serial_for
 from services.eventlog import StoreTransaction, StreamConflict
+from services.kernel.writer import GroupWriter
 from services.treasury import tables
 from services.treasury.claiming import Treasury, compose, issue_queue
 from services.treasury.projection import PROJECTION
@@ -114,6 +115,10 @@ KILL_POINTS = (
 RESUME_INTERVAL = 1.0
 #: Most open purchases one round of the resumer drives.
 RESUME_BATCH = 1000
+#: Most purchase steps appended in one transaction; steps beyond wait for the next one.
+MAX_GROUP_STEPS = 200
+#: Most steps waiting for the writer; one beyond is refused as overloaded (503).
+MAX_WAITING_STEPS = 20 * MAX_GROUP_STEPS
 
 
 def kill_point() -> str | None:
@@ -144,6 +149,14 @@ class Buyer:
         self.kill_at = kill_at
         self.treasury_key = treasury.manifest.treasury
         self._locks: dict[str, asyncio.Lock] = {}
+        #: The purchases' steps wait here and are appended in groups.
+        self.steps: GroupWriter[Build, list[Event]] = GroupWriter(
+            self._commit_group,
+            units=lambda build: 1,
+            max_group=MAX_GROUP_STEPS,
+            max_waiting=MAX_WAITING_STEPS,
+            what="purchase steps",
+        )
 
     # -- the handler -------------------------------------------------------------------------
 
@@ -446,6 +459,10 @@ class Buyer:
         await self._commit(build)
         self._reached("refunded")
 
+    async def close(self) -> None:
+        """Let the steps already waiting be appended."""
+        await self.steps.close()
+
     # -- the resumer -------------------------------------------------------------------------
 
     async def resume_all(self) -> int:
@@ -501,19 +518,46 @@ class Buyer:
         await self._commit(build)
 
     async def _commit(self, build: Build) -> list[Event]:
-        """One transaction under the log's lock: the events ``build`` makes, appended, and
-        the projection's changes written."""
-        async with self.treasury.store.transaction() as tx:
-            next_seq = await tx.lock()
-            events = await build(tx, next_seq)
-            appended = await tx.append_batch(events)
-            if appended and appended[0].seq != next_seq:
-                raise RuntimeError(f"the log appended at seq {appended[0].seq}, not {next_seq}")
-            changes = PROJECTION.empty()
-            for event in appended:
-                PROJECTION.project(event, changes)
-            await PROJECTION.write(tx, changes)
-        return appended
+        """The events ``build`` makes, appended under the log's lock with the projection's
+        changes, in a transaction shared with the other purchases' steps waiting (one commit
+        for the group: the disk's flush is the price of a step, not of each)."""
+        return await self.steps.submit(build)
+
+    async def _commit_group(self, group: Sequence[Build]) -> list[list[Event] | LedgerError]:
+        """One transaction for ``group``: each step built, appended and projected in turn (a
+        step reads what the steps before it wrote). A step refused before it writes fails
+        alone; a stream that moved under the group (another process's step) makes each step
+        be taken again alone."""
+        try:
+            async with self.treasury.store.transaction() as tx:
+                next_seq = await tx.lock()
+                results: list[list[Event] | LedgerError] = []
+                for build in group:
+                    try:
+                        events = await build(tx, next_seq)
+                    except (RetryLater, RequestIdReused, RunExhaustedError, StaleIssueError,
+                            ChainError) as refused:
+                        results.append(refused)
+                        continue
+                    appended = await tx.append_batch(events)
+                    if appended and appended[0].seq != next_seq:
+                        raise RuntimeError(
+                            f"the log appended at seq {appended[0].seq}, not {next_seq}"
+                        )
+                    changes = PROJECTION.empty()
+                    for event in appended:
+                        PROJECTION.project(event, changes)
+                    await PROJECTION.write(tx, changes)
+                    next_seq += len(appended)
+                    results.append(appended)
+            return results
+        except StreamConflict as conflict:
+            if len(group) == 1:
+                return [conflict]
+            alone: list[list[Event] | LedgerError] = []
+            for build in group:
+                alone.extend(await self._commit_group([build]))
+            return alone
 
 
 def _returns(opened: PurchaseOpened, notarized: PaymentNotarized) -> list[NoteReturned]:
