@@ -64,6 +64,29 @@ class Served:
 
     url: str
     pid: int
+    #: The embedded PostgreSQL's data directory (None on DATABASE_URL's server).
+    pgdata: Path | None = None
+
+    def database_cpu_seconds(self) -> float:
+        """CPU time the embedded PostgreSQL has used so far: the postmaster, the children it
+        has reaped, and its live children (Linux's /proc; 0 elsewhere or on DATABASE_URL)."""
+        if self.pgdata is None:
+            return 0.0
+        try:
+            postmaster = int((self.pgdata / "postmaster.pid").read_text().split("\n", 1)[0])
+            ticks = 0
+            for entry in Path("/proc").iterdir():
+                if not entry.name.isdigit():
+                    continue
+                with contextlib.suppress(OSError):
+                    fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+                    if int(entry.name) == postmaster:
+                        ticks += sum(int(f) for f in fields[11:15])
+                    elif int(fields[1]) == postmaster:
+                        ticks += int(fields[11]) + int(fields[12])
+        except (OSError, ValueError):
+            return 0.0
+        return ticks / os.sysconf("SC_CLK_TCK")
 
     def cpu_seconds(self) -> float:
         """CPU time the server process has used so far, every thread of it (Linux's /proc;
@@ -91,10 +114,12 @@ def served_league(
     with contextlib.ExitStack() as cleanup:
         cleanup.callback(shutil.rmtree, home, ignore_errors=True)
         server_url = os.environ.get("DATABASE_URL")
+        pgdata = None
         if server_url:
             env["DATABASE_URL"] = cleanup.enter_context(scratch_database(server_url, "cz_bench"))
         else:
-            env["DATABASE_URL"] = start_embedded(home / "pgdata").url
+            pgdata = home / "pgdata"
+            env["DATABASE_URL"] = start_embedded(pgdata).url
             cleanup.callback(stop_embedded, home / "pgdata")
         options = [arg for policy in policies for arg in ("--policy", policy)]
         subprocess.run([*LEAGUE, "init", "--name", name, *options], env=env, check=True,
@@ -108,7 +133,7 @@ def served_league(
         line = process.stdout.readline() if process.stdout else ""
         if not line.startswith("serving on "):
             raise SystemExit(f"league serve did not start: {line!r}")
-        yield Served(line.removeprefix("serving on ").strip(), process.pid)
+        yield Served(line.removeprefix("serving on ").strip(), process.pid, pgdata)
 
 
 def print_table(title: str, rows: Sequence[tuple[str, str]]) -> None:

@@ -23,11 +23,13 @@ requests are sent or its time is up, whichever is first (``--quick`` 300 request
 step, default 3,000 or 30 s, ``--long`` 10,000 or 90 s).
 
 Per step: requests/s overall and per endpoint, p50/p95/p99 latency per endpoint, answers by
-status, the CPU time the server process (every thread; not the database) and this client
-used, and how busy the whole machine was. At the end: the first step where errors, or a p99
-over 100 ms, begin; whether any answer was a 5xx. Target (issue 13): >= 1,000 mixed
-requests/s at p99 <= 100 ms on this 2-core machine, zero 5xx. The bench prints the figures;
-it never fails on them.
+status, the CPU time the server process (every thread), the embedded database (when this
+bench started it) and this client used, and how busy the whole machine was. Then each
+endpoint alone (8 in flight, a tenth of a step's requests, at least 50): its rate, latency
+and CPU a request, which says where the mixed load's time goes. After the ramp: the first
+step where errors, or a p99 over 100 ms, begin; whether any answer was a 5xx. Target (issue
+13): >= 1,000 mixed requests/s at p99 <= 100 ms on this 2-core machine, zero 5xx. The bench
+prints the figures; it never fails on them.
 """
 
 from __future__ import annotations
@@ -64,6 +66,8 @@ STEPS = (4, 8, 16, 32, 64)
 SIZES = {"quick": (300, 10.0), "default": (3_000, 30.0), "long": (10_000, 90.0)}
 #: The common titles (M30 singles) a buy asks for, round robin.
 COMMON = [card.name for card in PLAYING if card.rarity is Rarity.COMMON]
+#: Requests in flight when each endpoint is measured alone.
+ALONE = 8
 #: The latency bound of the target (seconds).
 BOUND = 0.100
 JSON = {"Content-Type": "application/json"}
@@ -89,6 +93,7 @@ class Step:
     statuses: dict[str, Counter[int]] = field(default_factory=lambda: defaultdict(Counter))
     examples: dict[tuple[str, int], str] = field(default_factory=dict)
     server_cpu: float = 0.0
+    database_cpu: float = 0.0
     client_cpu: float = 0.0
     machine_busy: float = 0.0
 
@@ -141,14 +146,14 @@ async def claim_notes(
 
 async def prepare(
     session: aiohttp.ClientSession, league: LeagueClient, url: str, manifest: LeagueManifest,
-    requests: int, tag: str,
+    n: dict[str, int], tag: str,
 ) -> list[Call]:
-    """The step's requests in the proportions of :data:`MIX`, shuffled, every one signed and
-    serialized; the prints and notes they need are stamped and claimed here."""
-    share = sum(MIX.values())
-    n = {endpoint: max(1, requests * weight // share) for endpoint, weight in MIX.items()}
+    """``n[endpoint]`` requests of each endpoint, shuffled, every one signed and serialized;
+    the prints and notes they need are stamped and claimed here."""
+    n = {endpoint: n.get(endpoint, 0) for endpoint in MIX}
     now = int(time.time())
-    held = await stamp(league, manifest, max(n["notarize"], n["provenance"]), 8)
+    wanted = max(n["notarize"], n["provenance"])
+    held = await stamp(league, manifest, wanted, 8) if wanted else []
     buyers = [SigningKey.generate() for _ in range(n["buy"])]
     claimed = await claim_notes(session, url, manifest, buyers, tag)
     treasury = PublicKey.from_text(manifest.treasury)
@@ -203,26 +208,53 @@ async def drive(
                     errors="replace"))
 
     server = served.cpu_seconds() if served else 0.0
+    database = served.database_cpu_seconds() if served else 0.0
     own, (busy, total) = time.process_time(), machine_ticks()
     start = time.perf_counter()
     await asyncio.gather(*(worker() for _ in range(step.in_flight)))
     step.seconds = time.perf_counter() - start
     step.client_cpu = time.process_time() - own
     step.server_cpu = (served.cpu_seconds() - server) if served else 0.0
+    step.database_cpu = (served.database_cpu_seconds() - database) if served else 0.0
     busy2, total2 = machine_ticks()
     step.machine_busy = (busy2 - busy) / max(1, total2 - total)
+
+
+def mixed(requests: int) -> dict[str, int]:
+    """``requests`` in the proportions of :data:`MIX`."""
+    share = sum(MIX.values())
+    return {endpoint: max(1, requests * weight // share) for endpoint, weight in MIX.items()}
+
+
+def alone_row(endpoint: str, step: Step) -> tuple[str, str]:
+    values = step.latencies[endpoint]
+    return (
+        f"  {endpoint} alone, {step.in_flight} in flight ({len(values)})",
+        f"{len(values) / step.seconds:7.0f} req/s   p50 {1000 * percentile(values, 0.5):6.1f}"
+        f"   p99 {1000 * percentile(values, 0.99):6.1f} ms   CPU a request: server "
+        f"{1e3 * step.server_cpu / len(values):5.2f} ms, database "
+        f"{1e3 * step.database_cpu / len(values):5.2f} ms; machine {100 * step.machine_busy:3.0f}%"
+        f" busy   non-2xx {step.errors()}",
+    )
 
 
 def step_rows(step: Step) -> list[tuple[str, str]]:
     cores = os.cpu_count() or 1
     count = step.count
+
+    def share(cpu: float) -> str:
+        return f"{100 * cpu / step.seconds / cores:3.0f}%"
+
     rows = [(
         f"{step.in_flight:>2} in flight: {count:,} requests in {step.seconds:.1f} s",
         f"{count / step.seconds:7.0f} req/s   p99 (all) "
         f"{1000 * percentile([x for v in step.latencies.values() for x in v], 0.99):6.1f} ms   "
         f"non-2xx {step.errors()}   5xx {step.server_errors()}   CPU a request: server "
-        f"{1e3 * step.server_cpu / count:4.2f} ms, client {1e3 * step.client_cpu / count:4.2f}"
-        f" ms; machine {100 * step.machine_busy:3.0f}% busy of {cores} cores",
+        f"{1e3 * step.server_cpu / count:4.2f} ms, database "
+        f"{1e3 * step.database_cpu / count:4.2f} ms, client {1e3 * step.client_cpu / count:4.2f}"
+        f" ms; machine {100 * step.machine_busy:3.0f}% busy of {cores} cores (server "
+        f"{share(step.server_cpu)}, database {share(step.database_cpu)}, client "
+        f"{share(step.client_cpu)}, the rest other work)",
     )]
     for endpoint in MIX:
         values = step.latencies.get(endpoint)
@@ -269,15 +301,24 @@ async def run(url: str, served: Served | None, size: str) -> list[tuple[str, str
             LeagueClient(url, session=session) as league:
         manifest = await league.manifest()
         tag = f"load-{int(time.time())}"
-        await drive(session, url, await prepare(session, league, url, manifest, 40,
+        await drive(session, url, await prepare(session, league, url, manifest, mixed(40),
                                                 f"{tag}-warm"), Step(4), seconds, served)
         for in_flight in STEPS:
-            calls = await prepare(session, league, url, manifest, requests, f"{tag}-{in_flight}")
+            calls = await prepare(session, league, url, manifest, mixed(requests),
+                                  f"{tag}-{in_flight}")
             step = Step(in_flight)
             await drive(session, url, calls, step, seconds, served)
             steps.append(step)
             rows += step_rows(step)
-    return rows + verdict(steps)
+        rows += verdict(steps)
+        rows.append(("where the time goes: each endpoint alone", ""))
+        for endpoint in MIX:
+            calls = await prepare(session, league, url, manifest,
+                                  {endpoint: max(50, requests // 10)}, f"{tag}-{endpoint}")
+            step = Step(ALONE)
+            await drive(session, url, calls, step, seconds, served)
+            rows.append(alone_row(endpoint, step))
+    return rows
 
 
 def main() -> None:
