@@ -1,0 +1,194 @@
+"""The league as three OS processes on three databases (issue 13 item 2): `league serve mint`,
+`league serve treasury` and `league serve notary`, each with its own DATABASE_URL and the
+others' MINT_URL, TREASURY_URL and NOTARY_URL, talking only over HTTP. Stamp at the mint, claim
+and buy at the treasury (its saga calling the notary and the mint), a hop notarized at the
+notary, then `league audit` through the gateway (deploy/nginx.conf: `league audit` takes one URL
+serving every service); any one of them SIGKILLed and restarted on its database loses nothing.
+Skipped where nginx is not installed (the audit needs the one URL)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterator
+from contextlib import ExitStack
+from dataclasses import dataclass
+from pathlib import Path
+
+import aiohttp
+import asyncpg
+import pytest
+
+from clients.league import LeagueClient
+from ledger.api.treasury import BuyAnswer, BuyRequest, ClaimAnswer, ClaimRequest, buy_request
+from ledger.endorsements import Chain, endorse
+from ledger.keys import PublicKey, SigningKey
+from ledger.manifest import LeagueManifest
+from services.kernel.database import scratch_database
+from tests.clients.conftest import init_league
+from tests.deploy.test_gateway import NGINX, running_gateway
+from tests.services.league.test_audit_cli import T0, audit, free_port, published, stamp
+from tests.services.league.test_cli import GUARD_SECONDS, Served, league
+from tests.services.treasury.conftest import Faucet
+from tests.services.treasury.test_saga import until_answered
+
+pytestmark = pytest.mark.skipif(NGINX is None, reason="no nginx (apt-get install nginx-light)")
+
+NAMES = ("mint", "treasury", "notary")
+
+
+class Separate:
+    """Three `league serve NAME` children, each on its own database and port."""
+
+    def __init__(self, home_env: dict[str, str], databases: dict[str, str]) -> None:
+        self.ports = {name: free_port() for name in NAMES}
+        self.urls = {name: f"http://127.0.0.1:{port}" for name, port in self.ports.items()}
+        peers = {f"{name.upper()}_URL": url for name, url in self.urls.items()}
+        self.envs = {name: {**home_env, **peers, "DATABASE_URL": databases[name]}
+                     for name in NAMES}
+        self.children: dict[str, Served] = {}
+
+    def start(self, name: str) -> None:
+        served = Served(self.envs[name], name, "--port", str(self.ports[name]))
+        assert served.url == self.urls[name]
+        self.children[name] = served
+
+    def kill(self, name: str) -> int:
+        child = self.children.pop(name)
+        child.process.kill()  # SIGKILL: no shutdown, no last checkpoint
+        return child.process.wait(timeout=GUARD_SECONDS)
+
+    def stop(self) -> None:
+        for child in self.children.values():
+            if child.process.poll() is None:
+                child.stop()
+
+
+@pytest.fixture
+def separate(tmp_path: Path, server_url: str) -> Iterator[Separate]:
+    with ExitStack() as stack:
+        databases = {name: stack.enter_context(scratch_database(server_url, f"cz_{name}"))
+                     for name in NAMES}
+        home_env = init_league(tmp_path / "league", databases["mint"])
+        league_ = Separate(home_env, databases)
+        for name in NAMES:
+            migrated = league(league_.envs[name], "migrate")
+            assert migrated.returncode == 0, migrated.stderr
+        stack.callback(league_.stop)
+        for name in ("mint", "notary", "treasury"):
+            league_.start(name)
+        yield league_
+
+
+async def logs_written(database_url: str) -> set[str]:
+    """The services whose log holds events in the database at ``database_url``."""
+    connection = await asyncpg.connect(database_url)
+    try:
+        return {name for name in NAMES
+                if await connection.fetchval(f"SELECT count(*) FROM {name}.events")}  # noqa: S608
+    finally:
+        await connection.close()
+
+
+@dataclass
+class Story:
+    """What the story did, kept to be asked again."""
+
+    manifest: LeagueManifest
+    seller: SigningKey
+    friend: SigningKey
+    stamped: Chain
+    claim: ClaimRequest
+    claimed: ClaimAnswer
+    buy: BuyRequest
+    bought: BuyAnswer
+
+
+async def story(urls: dict[str, str]) -> Story:
+    """Stamp at the mint; claim and buy with change at the treasury (its saga calls the notary
+    and the mint); a hop notarized at the notary."""
+    async with LeagueClient(urls["mint"]) as mint:
+        manifest = await mint.manifest()
+    a, b, buyer = SigningKey.generate(), SigningKey.generate(), SigningKey.generate()
+    stamped = await stamp(urls["mint"], a, "Model-A")
+    async with aiohttp.ClientSession() as session:
+        faucet = Faucet(session, urls["treasury"], manifest)
+        claim = faucet.request(buyer, 50, request_id="claim-separate-1")
+        claimed = await faucet.post(claim.to_wire())
+        treasury = PublicKey.from_text(manifest.treasury)
+        payment = [endorse(Chain(certificate=note, endorsements=()), buyer, treasury, T0)
+                   for note in claimed.notes]
+        buy = buy_request(buyer, manifest, "Tally", payment, purchase_id="buy-separate-1",
+                          at=int(time.time()))
+        bought = await until_answered(session, urls["treasury"], buy)
+    assert (bought.outcome, bought.price, bought.paid) == ("delivered", 30, 50)
+    async with LeagueClient(urls["notary"]) as notary:
+        assert (await notary.notarize([endorse(stamped, a, b.public, T0)])).recorded == 1
+    await published(urls["mint"], "mint", 2)  # the stamp and the treasury's order
+    await published(urls["notary"], "notary", 3)  # the hop and the payment's two notes
+    return Story(manifest, a, b, stamped, claim, claimed, buy, bought)
+
+
+async def asked_again(urls: dict[str, str], told: Story) -> None:
+    """Every request of the story answers as before; the league goes on (a new stamp, a
+    second hop of the first print)."""
+    async with aiohttp.ClientSession() as session:
+        faucet = Faucet(session, urls["treasury"], told.manifest)
+        claimed = await faucet.post(told.claim.to_wire())
+        assert claimed.replayed is True
+        assert claimed.model_copy(update={"replayed": False}) == told.claimed
+        assert await until_answered(session, urls["treasury"], told.buy) == told.bought
+    hop = endorse(told.stamped, told.seller, told.friend.public, T0)
+    async with LeagueClient(urls["notary"]) as notary:
+        assert (await notary.notarize([hop])).recorded == 0  # known: nothing new
+        onward = endorse(hop, told.friend, SigningKey.generate().public, T0 + 1)
+        assert (await notary.notarize([onward])).recorded == 1
+    await stamp(urls["mint"], told.friend, "Faithful")
+    await published(urls["mint"], "mint", 3)
+    await published(urls["notary"], "notary", 4)
+
+
+async def sizes(urls: dict[str, str]) -> dict[str, int]:
+    """Each service's signed checkpoint size, as it serves it."""
+    found = {}
+    for name, url in urls.items():
+        async with LeagueClient(url) as client:
+            found[name] = (await client.signed_checkpoint(service=name)).size
+    return found
+
+
+# V.4, V.8; issue 13 item 2
+@pytest.mark.parametrize("victim", NAMES)
+def test_three_processes_on_three_databases(
+    separate: Separate, tmp_path: Path, victim: str
+) -> None:
+    """Each service writes only its own database; the story runs across the three over HTTP;
+    the audit through one gateway URL passes; ``victim`` SIGKILLed and restarted on its own
+    database, every request answers as before, the league goes on, and the audit (holding
+    the checkpoints of the first) passes again."""
+    told = asyncio.run(story(separate.urls))
+    for name in NAMES:  # each log in its own service's database, and only there
+        assert asyncio.run(logs_written(separate.envs[name]["DATABASE_URL"])) == {name}
+    before = asyncio.run(sizes(separate.urls))
+    (tmp_path / "gw").mkdir()
+    state = tmp_path / "audit"
+    with running_gateway(dict(separate.ports), tmp_path / "gw") as gateway:
+        first = audit(separate.envs["mint"], gateway, state)
+        assert first.returncode == 0, first.stderr
+        assert "mint: 2 events verified" in first.stdout
+        assert "notary: 3 events verified" in first.stdout
+        assert "treasury purchases: 1 delivered" in first.stdout
+        for name in NAMES:  # each witnessed by the two others, across processes
+            assert f"{name}: " in first.stdout
+        assert "evidence: none kept by mint, notary, treasury" in first.stdout
+        assert separate.kill(victim) == -9
+        separate.start(victim)
+        asyncio.run(asked_again(separate.urls, told))
+        after = asyncio.run(sizes(separate.urls))
+        assert all(after[name] >= before[name] for name in NAMES), (before, after)
+        second = audit(separate.envs["mint"], gateway, state)
+        assert second.returncode == 0, second.stderr
+        assert "as pinned" in second.stdout
+        assert "mint: 3 events verified" in second.stdout
+        assert "notary: 4 events verified" in second.stdout
+        assert "treasury purchases: 1 delivered" in second.stdout
