@@ -203,6 +203,19 @@ class IssuerLink:
                     5,
                 ) from None
 
+    async def not_yet_followed(self, serial: str, event: int) -> RetryLater | None:
+        """The answer for a certificate the notary does not know: the issuer signed it (its
+        signature was checked) at ``event`` of its log, so while the notary has not applied
+        that event it is "not yet", a retry; once it has, the certificate is no issue of the
+        issuer's (None: the caller refuses it)."""
+        if (await self._following().position()).next_seq > event:
+            return None
+        return RetryLater(
+            f"{serial} was issued at event {event} of the {self.issuer.source}'s log, which the "
+            f"notary has not followed yet",
+            1,
+        )
+
     async def issued_since(self, serial: str) -> int | None:
         """The seq of an event of ``serial`` the issuer has logged past the notary's position
         but not yet checkpointed (read, not applied: the follower applies it once a
@@ -283,6 +296,10 @@ async def check_notes(
     for chain in chains:
         certificate = chain.certificate
         note = current.get(chain.serial)
+        if note is None or certificate.issue > note.issue:
+            not_yet = await treasury.not_yet_followed(chain.serial, certificate.event)
+            if not_yet is not None:
+                raise not_yet
         if note is None:
             raise NotStamped(f"{chain.serial} was never issued by the treasury")
         if certificate.issue < note.issue:

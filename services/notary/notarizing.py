@@ -142,6 +142,9 @@ async def submit(notary: Notary, request: NotarizeRequest) -> Submitted:
                 f"stamped, so it has no chain for the notary to record"
             )
         if printed is None:
+            not_yet = await notary.mint.not_yet_followed(chain.serial, certificate.event)
+            if not_yet is not None:
+                raise not_yet
             raise NotStamped(f"{chain.serial} was never stamped by the mint")
         if not hmac.compare_digest(printed.certificate_hash, certificate.hash()):
             raise NotStamped(

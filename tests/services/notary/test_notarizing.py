@@ -203,6 +203,14 @@ async def test_a_print_the_mint_never_stamped_is_refused(
     with pytest.raises(LeagueProblem) as refused:
         await trade.league.notarize([hop(Chain(certificate=unstamped, endorsements=()), a, b)])
     assert (refused.value.status, refused.value.slug) == (422, "not-stamped")
+    # Naming an event the mint's log does not hold yet, it is "not yet followed": a retry.
+    ahead = PrintCertificate.sign(mint_key, **{
+        **{k: v for k, v in wire.items() if k not in ("kind", "sig")},
+        "serial": "CZ-MODEL-A-0003", "event": 10_000,
+    })
+    with pytest.raises(LeagueProblem) as later:
+        await trade.league.notarize([hop(Chain(certificate=ahead, endorsements=()), a, b)])
+    assert (later.value.status, later.value.slug) == (503, "retry-later")
     with pytest.raises(LeagueProblem) as empty:
         await trade.league.notarize([stamped])
     assert (empty.value.status, empty.value.slug) == (422, "broken-chain")

@@ -211,12 +211,27 @@ async def test_a_note_the_treasury_never_issued_is_refused(
     claimed = await claim_note(faucet, owner)
     key = load_service_key(settings, faucet.manifest, "treasury", None)
     wire = {k: v for k, v in claimed.certificate.to_wire().items() if k not in ("kind", "sig")}
-    for change in ({"issue": 2}, {"event": wire["event"] + 1}, {"serial": "CZ-M25-000009"}):
+    def forged_hop(**change: object) -> Chain:
         forged = NoteCertificate.sign(key, **{**wire, **change})
-        chain = hop(Chain(certificate=forged, endorsements=()), owner, SigningKey.generate())
+        return hop(Chain(certificate=forged, endorsements=()), owner, SigningKey.generate())
+
+    for change in ({"issue": 2}, {"event": wire["event"] + 1}, {"serial": "CZ-M25-000009"}):
         with pytest.raises(LeagueProblem) as caught:
-            await league.notarize([chain])
+            await league.notarize([forged_hop(**change)])
         assert (caught.value.status, caught.value.slug) == (422, "not-stamped"), change
+    # A certificate of a note the notary does not know, naming an event of the treasury's log
+    # it has not followed (here: not yet written), is "not yet", a retry, never "never
+    # issued" (a buy paid with a note issued a moment ago must not be rejected for the
+    # notary's lag) ...
+    ahead = forged_hop(serial="CZ-M25-000009", event=wire["event"] + 1)
+    with pytest.raises(LeagueProblem) as later:
+        await league.notarize([ahead])
+    assert (later.value.status, later.value.slug) == (503, "retry-later")
+    # ... and once the log holds another event there, it is refused for good.
+    await claim_note(faucet, SigningKey.generate())
+    with pytest.raises(LeagueProblem) as caught:
+        await league.notarize([ahead])
+    assert (caught.value.status, caught.value.slug) == (422, "not-stamped")
     with pytest.raises(LeagueProblem) as missing:
         await league.provenance("CZ-M1-000001")
     assert (missing.value.status, missing.value.slug) == (404, "unknown-serial")
