@@ -88,6 +88,8 @@ class Step:
     """What one step measured."""
 
     in_flight: int
+    #: Whether the server's and the database's CPU are measured (a league served here).
+    local: bool = True
     seconds: float = 0.0
     latencies: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
     statuses: dict[str, Counter[int]] = field(default_factory=lambda: defaultdict(Counter))
@@ -214,6 +216,7 @@ async def drive(
     await asyncio.gather(*(worker() for _ in range(step.in_flight)))
     step.seconds = time.perf_counter() - start
     step.client_cpu = time.process_time() - own
+    step.local = served is not None
     step.server_cpu = (served.cpu_seconds() - server) if served else 0.0
     step.database_cpu = (served.database_cpu_seconds() - database) if served else 0.0
     busy2, total2 = machine_ticks()
@@ -228,13 +231,13 @@ def mixed(requests: int) -> dict[str, int]:
 
 def alone_row(endpoint: str, step: Step) -> tuple[str, str]:
     values = step.latencies[endpoint]
+    cpu = (f"server {1e3 * step.server_cpu / len(values):5.2f} ms, database "
+           f"{1e3 * step.database_cpu / len(values):5.2f} ms" if step.local else "n/a (--url)")
     return (
         f"  {endpoint} alone, {step.in_flight} in flight ({len(values)})",
         f"{len(values) / step.seconds:7.0f} req/s   p50 {1000 * percentile(values, 0.5):6.1f}"
-        f"   p99 {1000 * percentile(values, 0.99):6.1f} ms   CPU a request: server "
-        f"{1e3 * step.server_cpu / len(values):5.2f} ms, database "
-        f"{1e3 * step.database_cpu / len(values):5.2f} ms; machine {100 * step.machine_busy:3.0f}%"
-        f" busy   non-2xx {step.errors()}",
+        f"   p99 {1000 * percentile(values, 0.99):6.1f} ms   CPU a request: {cpu}; machine "
+        f"{100 * step.machine_busy:3.0f}% busy   non-2xx {step.errors()}",
     )
 
 
@@ -242,19 +245,22 @@ def step_rows(step: Step) -> list[tuple[str, str]]:
     cores = os.cpu_count() or 1
     count = step.count
 
-    def share(cpu: float) -> str:
-        return f"{100 * cpu / step.seconds / cores:3.0f}%"
+    def share(cpu: float, measured: bool = step.local) -> str:
+        return f"{100 * cpu / step.seconds / cores:3.0f}%" if measured else "n/a"
+
+    def per(cpu: float) -> str:
+        return f"{1e3 * cpu / count:4.2f} ms" if step.local else "n/a"
 
     rows = [(
         f"{step.in_flight:>2} in flight: {count:,} requests in {step.seconds:.1f} s",
         f"{count / step.seconds:7.0f} req/s   p99 (all) "
         f"{1000 * percentile([x for v in step.latencies.values() for x in v], 0.99):6.1f} ms   "
         f"non-2xx {step.errors()}   5xx {step.server_errors()}   CPU a request: server "
-        f"{1e3 * step.server_cpu / count:4.2f} ms, database "
-        f"{1e3 * step.database_cpu / count:4.2f} ms, client {1e3 * step.client_cpu / count:4.2f}"
-        f" ms; machine {100 * step.machine_busy:3.0f}% busy of {cores} cores (server "
+        f"{per(step.server_cpu)}, database {per(step.database_cpu)}, client "
+        f"{1e3 * step.client_cpu / count:4.2f} ms; machine {100 * step.machine_busy:3.0f}% busy"
+        f" of {cores} cores (server "
         f"{share(step.server_cpu)}, database {share(step.database_cpu)}, client "
-        f"{share(step.client_cpu)}, the rest other work)",
+        f"{share(step.client_cpu, True)}, the rest other work)",
     )]
     for endpoint in MIX:
         values = step.latencies.get(endpoint)
