@@ -5,7 +5,7 @@ terminal, asks the player for each decision (a number from the list of legal act
 notation of docs/formats.md), runs the No-Go drill as a timed 3×3 grid (IV.4, ``game.drill``),
 records the finished table (a ``cz-table-record/1`` file beside the wallet) and settles it in
 the campaign, whose reward joins the collection; the wallet is saved once, at the close. A table
-left before its close is neither recorded nor settled (docs/rulings.md, L-18). The store
+left before its close is neither recorded nor settled (docs/rulings.md, L-19). The store
 (``game.economy.store``) and bundles are the offline path of V.5: unstamped marks buy unstamped
 prints, finish upgrades and sealed bundles, saved after each change.
 """
@@ -569,7 +569,7 @@ def play(args: argparse.Namespace) -> int:
             played = play_table(table.new_state(), seats)
         except Left:
             screen.say("you left the table before its close: nothing is recorded or paid "
-                       "(docs/rulings.md L-18)")
+                       "(docs/rulings.md L-19)")
             return 0
         state = played.state
         verdict = state.verdict(you)
@@ -619,7 +619,7 @@ def add_play(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
             "The table is drawn after each move: both chains (innermost first; a face-down card "
             "in parentheses), hands, market, hostage, plenum, hoards, the Seal and the live "
             "columns. Choose an action by its number or type its notation (docs/formats.md, "
-            "e.g. 'build Tally'); q leaves the table, which then counts for nothing (L-18). A "
+            "e.g. 'build Tally'); q leaves the table, which then counts for nothing (L-19). A "
             "No-Go of yours sets the drill (IV.4): the 3×3 pattern is shown for "
             f"{SHOW_SECONDS:g} s, then type it as three rows of 0/1 (101/010/001) within "
             f"{TIME_LIMIT_SECONDS:g} s. A finished table is recorded in CZ_HOME/tables/ and "

@@ -170,7 +170,7 @@ def test_a_locked_venue_is_refused_before_anything_is_played(tmp_path: Path) -> 
 def test_a_person_plays_by_number_and_leaves_with_the_wallet_unchanged(tmp_path: Path) -> None:
     """On a terminal: the table drawn in colour, the legal actions numbered; two moves by
     number, a bad notation refused in one line, then q: the table is abandoned, nothing is
-    recorded or paid and the wallet is not written (docs/rulings.md L-18)."""
+    recorded or paid and the wallet is not written (docs/rulings.md L-19)."""
     player = Player(tmp_path / "p")
     player.strike()
     before = player.wallet_file.read_bytes()
@@ -252,7 +252,7 @@ def test_the_no_go_drill_is_a_timed_grid(tmp_path: Path, right: bool) -> None:
     outcome = "success" if right else "failure"
     assert f"drill {outcome} after" in plain
     assert f"the pattern was {drilled[0]}" in plain
-    assert player.wallet_file.read_bytes() == before  # left before the close (L-18)
+    assert player.wallet_file.read_bytes() == before  # left before the close (L-19)
 
 
 def test_store_buys_with_enough_marks_and_refuses_too_few(tmp_path: Path) -> None:
