@@ -19,6 +19,7 @@ from typing import Any, NoReturn, cast
 
 from clients.charter_cli import add_charter
 from clients.cz_league import add_league
+from clients.cz_notes import add_notes
 from clients.cz_play import add_play
 from clients.cz_session import seed
 from clients.cz_trade import add_trade
@@ -112,7 +113,7 @@ def _add_table(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 COMMAND_GROUPS: tuple[
     Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None], ...
 ] = (_add_table,)
-COMMAND_GROUPS += (add_charter, add_wallet, add_league, add_trade, add_play)
+COMMAND_GROUPS += (add_charter, add_wallet, add_league, add_trade, add_play, add_notes)
 
 
 class OneLineParser(argparse.ArgumentParser):

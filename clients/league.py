@@ -26,7 +26,14 @@ from ledger.api.logs import ConsistencyProof, Feed, InclusionProof
 from ledger.api.mint import Census, OwnerCensus, StampAnswer, Stamped
 from ledger.api.notary import Conflict, FraudConflict, NotarizeAnswer, Provenance
 from ledger.api.problems import PROBLEM_JSON, Problem
-from ledger.api.treasury import BuyAnswer, BuyRequest, MintOrder, OrderAnswer
+from ledger.api.treasury import (
+    BuyAnswer,
+    BuyRequest,
+    ClaimAnswer,
+    ClaimRequest,
+    MintOrder,
+    OrderAnswer,
+)
 from ledger.certificates import PrintCertificate
 from ledger.checkpoint import Checkpoint
 from ledger.endorsements import Chain
@@ -262,6 +269,10 @@ class LeagueClient:
         """Buy a single with notes (Book V.5): the print and exact change, a refund, or the
         payment rejected; 503 retry-later while the purchase waits for a service."""
         return await self._json(BuyAnswer, "POST", "/treasury/buy", json=request.to_wire())
+
+    async def claim(self, request: ClaimRequest) -> ClaimAnswer:
+        """Claim notes for unstamped marks (Book V.5's faucet; a replay answers the same)."""
+        return await self._json(ClaimAnswer, "POST", "/treasury/claim", json=request.to_wire())
 
     async def order(self, order: MintOrder) -> OrderAnswer:
         """Send the treasury's signed order to the mint (the treasury's call; idempotent)."""

@@ -26,6 +26,7 @@ from game.campaign import Campaign
 from game.economy.collection import Collection
 from game.economy.prints import MISPRINT_SERIAL, Finish, Print
 from ledger.api.mint import StampAnswer, Stamped
+from ledger.api.treasury import BuyRequest, ClaimRequest
 from ledger.armor import SAVE_CODE
 from ledger.cards import LedgerCard
 from ledger.certificates import NoteCertificate, PrintCertificate
@@ -104,6 +105,10 @@ class Wallet:
     league: LeaguePin | None = None
     #: A stamp request sent (or about to be) whose answer has not been credited yet.
     pending: StampRequest | None = None
+    #: A claim for notes, and a purchase with notes, sent (or about to be) and not credited
+    #: yet: replayed as they are (the treasury answers a replay the same).
+    pending_claim: ClaimRequest | None = None
+    pending_buy: BuyRequest | None = None
 
     @classmethod
     def new(cls, key: SigningKey | None = None, *, seed: int | None = None) -> Wallet:
@@ -270,6 +275,8 @@ class Wallet:
             "fraud_proofs": [p.to_wire() for p in self.proofs],
             "league": self.league.to_json() if self.league else None,
             "pending_stamp": self.pending.to_wire() if self.pending else None,
+            "pending_claim": self.pending_claim.to_wire() if self.pending_claim else None,
+            "pending_buy": self.pending_buy.to_wire() if self.pending_buy else None,
         }
 
     @classmethod
@@ -279,7 +286,7 @@ class Wallet:
                 "league", "pending_stamp"}
         if data.get("format") != FORMAT:
             raise SchemaError(f"this save code is not a {FORMAT} wallet")
-        if set(data) != keys:
+        if set(data) not in (keys, keys | _TREASURY_KEYS):  # codes sealed before the treasury
             raise SchemaError(f"a wallet payload has exactly the fields {sorted(keys)}")
         seed = data["key"]
         if not isinstance(seed, str):
@@ -299,6 +306,9 @@ class Wallet:
             league=None if data["league"] is None else LeaguePin.from_json(data["league"]),
             pending=None if pending is None else StampRequest.from_wire(pending),
         )
+        claim, buy = data.get("pending_claim"), data.get("pending_buy")
+        wallet.pending_claim = None if claim is None else ClaimRequest.from_wire(claim)
+        wallet.pending_buy = None if buy is None else BuyRequest.from_wire(buy)
         wallet._check()
         return wallet
 
@@ -311,6 +321,10 @@ class Wallet:
         stamped = sorted(p.serial or "" for p in self.collection.prints if p.stamped)
         if stamped != sorted(self.prints):
             raise SchemaError("the wallet's stamped prints and the chains it holds disagree")
+
+
+#: The payload's fields since the treasury's commands (optional when read back).
+_TREASURY_KEYS = {"pending_claim", "pending_buy"}
 
 
 def _list(value: object, what: str) -> list[Any]:

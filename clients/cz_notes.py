@@ -1,0 +1,374 @@
+"""``cz notes``, ``cz notes claim [MARKS]`` and ``cz buy TITLE``: the wallet and the league's
+treasury (Book V.5: unstamped marks become notes at the faucet; notes buy singles).
+
+Each request is kept in the wallet before it is sent, like ``cz stamp``'s: an answer lost on
+the way is had by sending the same request again (the treasury answers a replayed claim id or
+purchase id the same and issues nothing twice). What an answer gives is credited whole, in
+the same save that drops the kept request: the marks leave the collection, the paid notes
+leave the wallet, only with the answer that took them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import time
+from typing import Any
+
+from clients.cz_session import JSON_FLAG, Opened, Progress, emit, league_of, opened_wallet, pinned
+from clients.league import LeagueClient, LeagueProblem, check_certificate, new_request_id
+from clients.wallet import Wallet, WalletError
+from ledger.api.treasury import (
+    MAX_CLAIM_MARKS,
+    MAX_PAYMENT_NOTES,
+    BuyAnswer,
+    BuyRequest,
+    ClaimAnswer,
+    ClaimRequest,
+    buy_request,
+    claim_request,
+    single_price,
+)
+from ledger.certificates import NoteCertificate
+from ledger.endorsements import Chain, endorse
+from ledger.errors import UnknownTitle, VerificationError
+from ledger.keys import PublicKey
+from ledger.manifest import LeagueManifest
+
+#: Answers that leave a request kept, to be sent again: the league is busy, not refusing.
+RETRY_LATER = (429, 503)
+
+
+def _note(chain: Chain) -> NoteCertificate:
+    certificate = chain.certificate
+    assert isinstance(certificate, NoteCertificate)
+    return certificate
+
+
+def _note_items(notes: list[NoteCertificate]) -> list[dict[str, Any]]:
+    return [{"serial": n.serial, "denomination": n.denomination} for n in notes]
+
+
+def _check_notes(notes: list[NoteCertificate], manifest: LeagueManifest, owner: PublicKey
+                 ) -> None:
+    """Every note treasury-signed and issued to ``owner``."""
+    for note in notes:
+        note.verify(manifest.issuer_key(note))
+        if PublicKey.from_text(note.issued_to) != owner:
+            raise VerificationError(f"{note.serial} is issued to another key")
+
+
+def _hold(wallet: Wallet, notes: list[NoteCertificate]) -> None:
+    wallet.admit(Chain(certificate=n, endorsements=()) for n in notes)
+
+
+def _kept(opened: Opened, exc: LeagueProblem | None, what: str) -> str:
+    """Why a kept request stays kept: the line printed when it is not answered now."""
+    opened.save()
+    why = f"the league is busy ({exc})" if exc is not None else "no answer"
+    return f"{why}; the {what} is kept in your wallet: run the same command again to finish it"
+
+
+# -- notes claim ---------------------------------------------------------------------------
+
+
+def _credit_claim(wallet: Wallet, answer: ClaimAnswer, request: ClaimRequest,
+                  manifest: LeagueManifest) -> None:
+    """The notes held and their marks out of the collection, all of it or (a check failing)
+    none of it."""
+    if answer.request_id != request.request_id or answer.marks > request.marks:
+        raise VerificationError("the treasury answered another claim than the one sent")
+    _check_notes(answer.notes, manifest, wallet.public)
+    if answer.marks > wallet.collection.marks:
+        raise WalletError(f"the treasury converted M{answer.marks}, more than the wallet holds")
+    wallet.check_new(Chain(certificate=n, endorsements=()) for n in answer.notes)
+    wallet.give(marks=-answer.marks)
+    _hold(wallet, answer.notes)
+
+
+async def _send_claim(opened: Opened, client: LeagueClient, manifest: LeagueManifest
+                      ) -> ClaimAnswer:
+    wallet = opened.wallet
+    request = wallet.pending_claim
+    assert request is not None
+    try:
+        answer = await client.claim(request)
+    except LeagueProblem as exc:
+        if exc.status in RETRY_LATER:
+            raise WalletError(_kept(opened, exc, "claim")) from None
+        wallet.pending_claim = None  # refused whole: nothing was converted
+        opened.save()
+        raise
+    wallet.pending_claim = None
+    try:
+        _credit_claim(wallet, answer, request, manifest)
+        return answer
+    finally:
+        opened.save()
+
+
+async def _claim(opened: Opened, marks: int | None) -> tuple[ClaimAnswer, bool]:
+    """The answer credited, and whether it finished a claim kept from an earlier run."""
+    wallet = opened.wallet
+    async with league_of(pinned(wallet)) as (client, manifest):
+        if wallet.pending_claim is not None:
+            return await _send_claim(opened, client, manifest), True
+        held = wallet.collection.marks
+        if held == 0:
+            raise WalletError("this wallet holds no unstamped marks: play tables to earn some")
+        if marks is None:
+            marks = min(held, manifest.policies.faucet_marks_per_day, MAX_CLAIM_MARKS)
+        elif marks > held:
+            raise WalletError(f"this wallet holds M{held} unstamped marks, not M{marks}")
+        if marks == 0:
+            raise WalletError("the league's faucet converts no marks (faucet_marks_per_day 0)")
+        progress = Progress("proof of work", 1)
+        try:
+            request = await asyncio.to_thread(
+                claim_request, wallet.key, manifest, marks,
+                request_id=new_request_id(), at=int(time.time()),
+            )
+            progress.at(1)
+        finally:
+            progress.close()
+        wallet.pending_claim = request  # kept before it is sent: replayed if lost
+        opened.save()
+        return await _send_claim(opened, client, manifest), False
+
+
+def notes_claim(args: argparse.Namespace) -> int:
+    """Convert unstamped marks to notes at the treasury's faucet (V.5)."""
+    with opened_wallet() as opened:
+        answer, resumed = asyncio.run(_claim(opened, args.marks))
+    day = answer.faucet
+    notes = _note_items(answer.notes)
+    lines = [
+        ("finished the claim kept from last time: " if resumed else "")
+        + f"M{answer.marks} of unstamped marks became {len(notes)} notes:",
+        *(f"  M{n['denomination']} {n['serial']}" for n in notes),
+        f"left today: M{day.left_today} of M{day.per_day} (the faucet resets at midnight UTC)",
+    ]
+    emit(args, {"requested": answer.requested, "marks": answer.marks, "notes": notes,
+                "resumed": resumed, "left_today": day.left_today, "per_day": day.per_day},
+         "\n".join(lines))
+    return 0
+
+
+def notes_list(args: argparse.Namespace) -> int:
+    """The notes this wallet holds."""
+    with opened_wallet() as opened:
+        notes = sorted((_note(c) for c in opened.wallet.notes.values()),
+                       key=lambda n: (-n.denomination, n.serial))
+    total = sum(n.denomination for n in notes)
+    lines = [f"{len(notes)} notes, M{total} in all:",
+             *(f"  M{n.denomination} {n.serial}" for n in notes)]
+    emit(args, {"notes": _note_items(notes), "marks": total}, "\n".join(lines))
+    return 0
+
+
+# -- buy -----------------------------------------------------------------------------------
+
+
+def choose_notes(notes: list[NoteCertificate], price: int) -> list[NoteCertificate]:
+    """Fewest notes covering ``price`` (then as little change as a greedy pass finds): the
+    fewest is the smallest k whose k largest notes cover it; each of the k is then the
+    smallest note that, with the largest ones left, still covers what remains."""
+    if sum(n.denomination for n in notes) < price:
+        raise WalletError(
+            f"the price is M{price} and this wallet's notes make M"
+            f"{sum(n.denomination for n in notes)}: claim notes first (cz notes claim)"
+        )
+    pool = sorted(notes, key=lambda n: (-n.denomination, n.serial))
+    k = next(i for i in range(1, len(pool) + 1)
+             if sum(n.denomination for n in pool[:i]) >= price)
+    if k > MAX_PAYMENT_NOTES:
+        raise WalletError(f"M{price} takes {k} of your notes; a purchase pays with at most "
+                          f"{MAX_PAYMENT_NOTES}")
+    chosen: list[NoteCertificate] = []
+    remaining = price
+    for slot in range(k):
+        after = k - slot - 1
+        for candidate in reversed(pool):  # smallest first
+            rest = [n for n in pool if n is not candidate][:after]
+            if candidate.denomination + sum(n.denomination for n in rest) >= remaining:
+                break
+        chosen.append(candidate)
+        pool.remove(candidate)
+        remaining -= candidate.denomination
+    return chosen
+
+
+def _credit_buy(wallet: Wallet, answer: BuyAnswer, request: BuyRequest,
+                manifest: LeagueManifest) -> None:
+    """The print and the change (or the refund) held, all of it or none of it."""
+    if answer.purchase_id != request.purchase_id:
+        raise VerificationError("the treasury answered another purchase than the one sent")
+    paid = sum(_note(c).denomination for c in request.payment)
+    if answer.paid != paid:
+        raise VerificationError(f"the treasury counts M{answer.paid} paid, not M{paid}")
+    if answer.outcome == "delivered":
+        if answer.stamped is None or answer.stamped.title != request.title:
+            raise VerificationError(f"the treasury delivered no {request.title}")
+        if sum(n.denomination for n in answer.change) != paid - answer.price:
+            raise VerificationError("the change is not what was paid less the price")
+        check_certificate(answer.stamped, manifest, wallet.public)
+    _check_notes([*answer.change, *answer.refund], manifest, wallet.public)
+    gained = [*answer.change, *answer.refund]
+    chains = [Chain(certificate=n, endorsements=()) for n in gained]
+    if answer.stamped is not None:
+        chains.append(Chain(certificate=answer.stamped, endorsements=()))
+    wallet.check_new(chains)
+    wallet.admit(chains)
+    for chain in request.payment:  # the hops to the treasury: never signed again
+        wallet.seen.admit(chain)
+    wallet.keep(answer.proofs)
+
+
+async def _send_buy(opened: Opened, client: LeagueClient, manifest: LeagueManifest
+                    ) -> BuyAnswer:
+    wallet = opened.wallet
+    request = wallet.pending_buy
+    assert request is not None
+    try:
+        answer = await client.buy(request)
+    except LeagueProblem as exc:
+        if exc.status in RETRY_LATER:
+            raise WalletError(_kept(opened, exc, "purchase")) from None
+        # Refused whole, nothing recorded: the notes are this wallet's again, as they were.
+        wallet.pending_buy = None
+        wallet.admit(Chain(certificate=c.certificate, endorsements=c.endorsements[:-1])
+                     for c in request.payment)
+        opened.save()
+        raise
+    wallet.pending_buy = None
+    try:
+        _credit_buy(wallet, answer, request, manifest)
+        return answer
+    finally:
+        opened.save()
+
+
+def _title(manifest: LeagueManifest, typed: str) -> str:
+    run = manifest.print_runs.by_serial_title.get(typed.upper())
+    if run is None:
+        raise UnknownTitle(f"the league prints no title {typed!r}")
+    return run.title
+
+
+async def _buy(opened: Opened, typed: str) -> tuple[list[BuyAnswer], list[BuyRequest]]:
+    """The answers credited (a purchase kept from last time first) and their requests."""
+    wallet = opened.wallet
+    answers: list[BuyAnswer] = []
+    requests: list[BuyRequest] = []
+    async with league_of(pinned(wallet)) as (client, manifest):
+        title = _title(manifest, typed)
+        kept = wallet.pending_buy
+        if kept is not None:
+            answers.append(await _send_buy(opened, client, manifest))
+            requests.append(kept)
+            if kept.title == title:
+                return answers, requests  # the purchase asked for again: finished, not redone
+        price = single_price(manifest, title)
+        notes = choose_notes([_note(c) for c in wallet.notes.values()], price)
+        now = int(time.time())
+        treasury = PublicKey.from_text(manifest.treasury)
+        payment = [endorse(wallet.notes[n.serial], wallet.key, treasury, now) for n in notes]
+        request = buy_request(wallet.key, manifest, title, payment,
+                              purchase_id=new_request_id(), at=now)
+        for note in notes:  # endorsed away: they leave with the request kept, in one save
+            del wallet.notes[note.serial]
+        wallet.pending_buy = request
+        opened.save()
+        answers.append(await _send_buy(opened, client, manifest))
+        requests.append(request)
+    return answers, requests
+
+
+def _bought(answer: BuyAnswer, request: BuyRequest) -> tuple[dict[str, Any], list[str]]:
+    paid = sorted(_note(c).denomination for c in request.payment)
+    data = {
+        "purchase_id": answer.purchase_id, "title": request.title, "outcome": answer.outcome,
+        "price": answer.price, "paid": answer.paid,
+        "paid_notes": [c.serial for c in request.payment],
+        "serial": answer.stamped.serial if answer.stamped else None,
+        "change": _note_items(answer.change), "refund": _note_items(answer.refund),
+        "reason": answer.reason,
+    }
+    lines = [f"{request.title}: {answer.outcome}, price M{answer.price}, paid M{answer.paid} "
+             f"with {len(paid)} notes ({' + '.join(f'M{d}' for d in paid)})"]
+    if answer.stamped is not None:
+        lines.append(f"  ✓ {answer.stamped.title} ({answer.stamped.finish}) "
+                     f"{answer.stamped.serial}, stamped to you")
+    lines += [f"  change M{n.denomination} {n.serial}" for n in answer.change]
+    lines += [f"  refund M{n.denomination} {n.serial}" for n in answer.refund]
+    if answer.reason:
+        lines.append(f"  reason: {answer.reason}")
+    return data, lines
+
+
+def buy(args: argparse.Namespace) -> int:
+    """Buy a single with notes (V.5)."""
+    with opened_wallet() as opened:
+        answers, requests = asyncio.run(_buy(opened, args.title))
+    rejected = [a for a in answers if a.outcome == "rejected"]
+    if rejected:  # credited and saved above (the fraud proofs kept): a refusal all the same
+        raise WalletError(f"the purchase {rejected[0].purchase_id} was rejected: "
+                          f"{rejected[0].reason}; its fraud proofs are kept in your wallet")
+    shown = [_bought(a, r) for a, r in zip(answers, requests, strict=True)]
+    emit(args, {"purchases": [d for d, _ in shown]},
+         "\n".join(line for _, lines in shown for line in lines))
+    return 0
+
+
+def add_notes(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register ``cz notes`` (and ``cz notes claim``) and ``cz buy``."""
+    notes = commands.add_parser(
+        "notes", parents=[JSON_FLAG], help="list your notes; claim notes for unstamped marks",
+        description=(
+            "Notes are the league's currency (V.5): signed by its treasury, issued from a "
+            "fixed set of 1,500,000 marks, traded like prints and spent on singles (cz buy). "
+            "Alone, cz notes lists the notes your wallet holds."
+        ),
+    )
+    notes.set_defaults(handler=notes_list)
+    sub = notes.add_subparsers(dest="notes_command", metavar="COMMAND")
+    claim = sub.add_parser(
+        "claim", parents=[JSON_FLAG], help="convert unstamped marks to notes (the faucet)",
+        description=(
+            "Present MARKS of your unstamped marks to the pinned league's treasury and get "
+            "notes for them, paying the published proof of work (a bar on a terminal). The "
+            "faucet converts at most faucet_marks_per_day marks per key per UTC day; "
+            "without MARKS, as many as that (at most the marks you hold), and the treasury "
+            "converts what is left of your day. The marks leave your collection only when "
+            "the notes are credited; a claim whose answer was lost is kept in your wallet "
+            "and sent again by the next cz notes claim, never paid twice."
+        ),
+    )
+    claim.add_argument("marks", metavar="MARKS", nargs="?", type=_marks,
+                       help="how many unstamped marks to convert (default: the day's cap)")
+    claim.set_defaults(handler=notes_claim)
+
+    buy_parser = commands.add_parser(
+        "buy", parents=[JSON_FLAG], help="buy a single (a stamped print) with notes",
+        description=(
+            "Buy a standard single of TITLE from the pinned league (V.5: M30 common, M60 "
+            "uncommon, M120 rare, M240 sealed). The fewest of your notes that cover the "
+            "price are endorsed to the treasury's key; the treasury has the mint stamp the "
+            "print to you and issues the exact change. The purchase is kept in your wallet "
+            "before it is sent: if its answer is lost, cz buy TITLE again finishes it (the "
+            "same purchase id; nothing is paid twice). If the run is exhausted, your notes "
+            "come back as a refund."
+        ),
+    )
+    buy_parser.add_argument("title", metavar="TITLE", help="the single's title, e.g. Tally")
+    buy_parser.set_defaults(handler=buy)
+
+
+def _marks(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if not 1 <= value <= MAX_CLAIM_MARKS:
+        raise argparse.ArgumentTypeError(f"MARKS is from 1 to {MAX_CLAIM_MARKS}")
+    return value

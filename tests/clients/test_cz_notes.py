@@ -1,0 +1,106 @@
+"""``cz notes claim`` and ``cz buy`` against a served league: unstamped marks become notes at
+the faucet, at most the day's cap; notes buy a single with exact change; a purchase whose
+answer was lost is finished with the same purchase id, never paid twice (Book V.5)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+from clients.league import LeagueClient, new_request_id
+from clients.wallet import LeaguePin, Wallet
+from ledger.api.treasury import buy_request, claim_request
+from ledger.endorsements import Chain, endorse
+from ledger.keys import PublicKey
+from ledger.savecode import MINIMUM_KDF, seal_save_code
+from tests.clients.conftest import PASSPHRASE, Player, one_line_failure, wallet_with
+from tests.services.league.test_cli import Served
+
+
+def held(player: Player) -> tuple[object, object]:
+    return player.json("collection"), player.json("notes")
+
+
+# V.5
+def test_claim_then_buy_a_single_with_change(
+    served: Served, players: dict[str, Player], tmp_path: Path
+) -> None:
+    """M50 of marks (the day's cap) become notes and leave the collection; the cap refuses a
+    second claim in one line; a M30 Tally is paid with the fewest notes, stamped to the buyer
+    and the change credited; a purchase the notes cannot cover is refused, nothing changed."""
+    a = players["A"]
+    a.ok("load", str(wallet_with(tmp_path / "a.code", [], marks=120)))
+    a.ok("league", "set", served.url)
+
+    claimed = a.json("notes", "claim")
+    assert claimed["marks"] == 50
+    assert claimed["left_today"] == 0
+    assert sum(n["denomination"] for n in claimed["notes"]) == 50
+    assert a.json("collection")["marks"] == 70
+    assert sorted(n["serial"] for n in a.json("notes")["notes"]) == sorted(
+        n["serial"] for n in claimed["notes"])
+    assert "2 notes, M50 in all:" in a.ok("notes")  # 25 + 25, for a person
+    assert "faucet_marks_per_day" in a.ok("notes", "claim", "--help")
+    before = held(a)
+    assert "midnight" in one_line_failure(a.run("notes", "claim", "10"))
+    assert held(a) == before  # the marks stay until notes are credited
+
+    (bought,) = a.json("buy", "tally")["purchases"]
+    assert (bought["title"], bought["outcome"], bought["price"]) == ("Tally", "delivered", 30)
+    assert len(bought["paid_notes"]) == 2  # 25 + 25: the fewest notes that make 30
+    assert sum(n["denomination"] for n in bought["change"]) == bought["paid"] - 30
+    collection = a.json("collection")
+    (tally,) = collection["prints"]
+    assert (tally["title"], tally["stamped"], tally["serial"]) == (
+        "Tally", True, bought["serial"])
+    notes = a.json("notes")
+    assert notes["marks"] == 20
+    assert {n["serial"] for n in bought["change"]} <= {n["serial"] for n in notes["notes"]}
+    assert not {n["serial"] for n in notes["notes"]} & set(bought["paid_notes"])
+
+    before = held(a)
+    assert "the price is M30" in one_line_failure(a.run("buy", "Tally"))
+    assert held(a) == before
+    assert "no title" in one_line_failure(a.run("buy", "No-Such-Title"))
+
+
+async def paid_and_lost(url: str, wallet: Wallet) -> tuple[str, str]:
+    """Claim M50 of notes for ``wallet``, buy a Tally with them and keep the request as pending,
+    as if cz had died after the treasury answered: (purchase id, serial delivered)."""
+    async with LeagueClient(url) as client:
+        manifest = await client.manifest()
+        now = int(time.time())
+        claim = await client.claim(claim_request(
+            wallet.key, manifest, 50, request_id=new_request_id(), at=now))
+        treasury = PublicKey.from_text(manifest.treasury)
+        payment = [endorse(Chain(certificate=n, endorsements=()), wallet.key, treasury, now)
+                   for n in claim.notes]
+        request = buy_request(wallet.key, manifest, "Tally", payment,
+                              purchase_id=new_request_id(), at=now)
+        answer = await client.buy(request)
+    assert answer.stamped is not None
+    wallet.league = LeaguePin(url, PublicKey.from_text(manifest.root), manifest)
+    wallet.give(marks=-50)
+    wallet.pending_buy = request
+    return request.purchase_id, answer.stamped.serial
+
+
+# V.5
+def test_a_lost_purchase_is_finished_not_paid_twice(
+    served: Served, players: dict[str, Player], tmp_path: Path
+) -> None:
+    a = players["A"]
+    wallet = Wallet.new()
+    wallet.give(marks=50)
+    purchase, serial = asyncio.run(paid_and_lost(served.url, wallet))
+    code = tmp_path / "a.code"
+    code.write_text(seal_save_code(wallet.to_payload(), PASSPHRASE, MINIMUM_KDF),
+                    encoding="ascii")
+    a.ok("load", str(code))
+    (finished,) = a.json("buy", "Tally")["purchases"]
+    assert (finished["purchase_id"], finished["serial"]) == (purchase, serial)
+    (tally,) = a.json("collection")["prints"]
+    assert (tally["serial"], tally["stamped"]) == (serial, True)
+    assert a.json("notes")["marks"] == 20
+    assert "the price is M30" in one_line_failure(a.run("buy", "Tally"))
