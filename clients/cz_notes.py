@@ -188,9 +188,12 @@ def choose_notes(notes: list[NoteCertificate], price: int) -> list[NoteCertifica
     remaining = price
     for slot in range(k):
         after = k - slot - 1
-        for candidate in reversed(pool):  # smallest first
-            rest = [n for n in pool if n is not candidate][:after]
-            if candidate.denomination + sum(n.denomination for n in rest) >= remaining:
+        top = sum(n.denomination for n in pool[:after])  # the largest the others can be
+        spare = pool[after].denomination if after < len(pool) else 0
+        for at in range(len(pool) - 1, -1, -1):  # smallest first
+            candidate = pool[at]
+            others = top if at >= after else top - candidate.denomination + spare
+            if candidate.denomination + others >= remaining:
                 break
         chosen.append(candidate)
         pool.remove(candidate)

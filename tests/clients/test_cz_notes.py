@@ -14,7 +14,13 @@ from ledger.api.treasury import buy_request, claim_request
 from ledger.endorsements import Chain, endorse
 from ledger.keys import PublicKey
 from ledger.savecode import MINIMUM_KDF, seal_save_code
-from tests.clients.conftest import PASSPHRASE, Player, one_line_failure, wallet_with
+from tests.clients.conftest import (
+    PASSPHRASE,
+    Player,
+    on_terminal,
+    one_line_failure,
+    wallet_with,
+)
 from tests.services.league.test_cli import Served
 
 
@@ -63,6 +69,16 @@ def test_claim_then_buy_a_single_with_change(
     assert "the price is M30" in one_line_failure(a.run("buy", "Tally"))
     assert held(a) == before
     assert "no title" in one_line_failure(a.run("buy", "No-Such-Title"))
+
+    b = players["B"]  # on a terminal, without MARKS: all it holds, under the day's cap
+    b.ok("load", str(wallet_with(tmp_path / "b.code", [], marks=7)))
+    b.ok("league", "set", served.url)
+    status, shown = on_terminal(["notes", "claim"], b.env())
+    assert status == 0, shown
+    assert "proof of work [" in shown
+    assert "M7 of unstamped marks became 3 notes" in shown  # 5 + 1 + 1
+    assert "left today: M43 of M50" in shown
+    assert b.json("collection")["marks"] == 0
 
 
 async def paid_and_lost(url: str, wallet: Wallet) -> tuple[str, str]:
