@@ -103,9 +103,11 @@ async def paid_and_lost(url: str, wallet: Wallet) -> tuple[str, str]:
 
 
 # V.5
-def test_a_lost_purchase_is_finished_not_paid_twice(
+def test_lost_answers_are_finished_not_paid_twice(
     served: Served, players: dict[str, Player], tmp_path: Path
 ) -> None:
+    """A purchase and a claim kept in the wallet whose answers never arrived are sent again
+    as they were: the same print and notes credited once, nothing paid or converted twice."""
     a = players["A"]
     wallet = Wallet.new()
     wallet.give(marks=50)
@@ -120,3 +122,28 @@ def test_a_lost_purchase_is_finished_not_paid_twice(
     assert (tally["serial"], tally["stamped"]) == (serial, True)
     assert a.json("notes")["marks"] == 20
     assert "the price is M30" in one_line_failure(a.run("buy", "Tally"))
+
+    b = players["B"]  # a claim whose answer was lost: the same notes, the marks taken once
+    wallet = Wallet.new()
+    wallet.give(marks=60)
+
+    async def claimed_and_lost() -> list[str]:
+        async with LeagueClient(served.url) as client:
+            manifest = await client.manifest()
+            request = claim_request(wallet.key, manifest, 50, request_id=new_request_id(),
+                                    at=int(time.time()))
+            answer = await client.claim(request)
+        wallet.league = LeaguePin(served.url, PublicKey.from_text(manifest.root), manifest)
+        wallet.pending_claim = request
+        return sorted(n.serial for n in answer.notes)
+
+    notes = asyncio.run(claimed_and_lost())
+    code.write_text(seal_save_code(wallet.to_payload(), PASSPHRASE, MINIMUM_KDF),
+                    encoding="ascii")
+    b.ok("load", str(code))
+    resumed = b.json("notes", "claim")
+    assert resumed["resumed"] is True
+    assert sorted(n["serial"] for n in resumed["notes"]) == notes
+    assert b.json("collection")["marks"] == 10
+    assert "midnight" in one_line_failure(b.run("notes", "claim"))
+    assert b.json("collection")["marks"] == 10
