@@ -60,6 +60,13 @@ WRITE_POSITION = (
     " ON CONFLICT (source) DO UPDATE SET position = excluded.position, edge = excluded.edge,"
     " checkpoint = excluded.checkpoint"
 )
+#: The position row made before it is locked: ``FOR UPDATE`` locks no row that does not exist,
+#: so two followers starting a feed (the background task and a catch-up asked for by a
+#: request) would both apply its first page. The second insert waits for the first's commit.
+CLAIM_POSITION = (
+    "INSERT INTO {s}.followed_feeds (source, position, edge) VALUES ($1, 0, '{}')"
+    " ON CONFLICT (source) DO NOTHING"
+)
 WRITE_EVIDENCE = (
     "INSERT INTO {s}.feed_evidence (source, reason, trusted_checkpoint, served_checkpoint,"
     " served_event) VALUES ($1, $2, $3, $4, $5::jsonb) RETURNING id"
@@ -106,6 +113,7 @@ class FeedFollower:
         self._verifier = log_verifier(origin, key)
         self._read_position = READ_POSITION.replace("{s}", store.schema)
         self._lock_position = self._read_position + " FOR UPDATE"
+        self._claim_position = CLAIM_POSITION.replace("{s}", store.schema)
         self._write_position = WRITE_POSITION.replace("{s}", store.schema)
         self._write_evidence = WRITE_EVIDENCE.replace("{s}", store.schema)
 
@@ -260,6 +268,7 @@ class FeedFollower:
     ) -> Position:
         """Apply ``events`` and move the position past them, in one transaction."""
         async with self.store.transaction() as tx:
+            await tx.execute(self._claim_position, self.source)
             stored = self._position(await tx.fetchrow(self._lock_position, self.source))
             if stored.next_seq != position.next_seq:
                 # Another follower of the same feed (a second process) moved first: its

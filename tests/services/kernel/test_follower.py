@@ -332,3 +332,27 @@ async def test_killed_with_sigkill_mid_batch_and_restarted_applies_each_event_on
     assert (await restarted.position()).next_seq == 2
     assert await restarted.catch_up() == 4
     assert await applied(pool) == list(range(6))
+
+
+async def test_two_followers_starting_a_feed_at_once_apply_each_event_once(
+    league: LeagueClient, notary: PostgresEventStore, pool: asyncpg.Pool
+) -> None:
+    """The background follower and a catch-up asked for by a request may start a feed at the
+    same moment, before any position is stored: the second waits for the first's page and
+    applies nothing twice (found by the treasury's saga test: a duplicate key in the notary's
+    notes)."""
+    manifest = await league.manifest()
+    await stamp(league, manifest, 3)
+    await checkpoint_covering(league, 3)
+    inside = asyncio.Event()
+
+    async def slow(tx: StoreTransaction, events: Sequence[Event]) -> None:
+        await record(tx, events)
+        inside.set()
+        await asyncio.sleep(0.5)  # widens the window: the other starts while this is open
+
+    first = asyncio.create_task(follower(notary, league, manifest, apply=slow).catch_up())
+    await inside.wait()
+    await asyncio.gather(first, follower(notary, league, manifest).catch_up())
+    assert await applied(pool) == [0, 1, 2]
+    assert (await follower(notary, league, manifest).position()).next_seq == 3
