@@ -35,6 +35,12 @@ from ledger.errors import UnknownTitle, VerificationError
 from ledger.keys import PublicKey
 from ledger.manifest import LeagueManifest
 
+#: ``--json`` of ``cz notes claim``: given after ``notes`` or after ``claim`` (a subcommand's
+#: default would otherwise reset the one given before it).
+_JSON_AFTER = argparse.ArgumentParser(add_help=False)
+_JSON_AFTER.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
+                         help="print the result as one JSON document (for scripts)")
+
 #: Answers that leave a request kept, to be sent again: the league is busy, not refusing.
 RETRY_LATER = (429, 503)
 
@@ -336,7 +342,7 @@ def add_notes(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     notes.set_defaults(handler=notes_list)
     sub = notes.add_subparsers(dest="notes_command", metavar="COMMAND")
     claim = sub.add_parser(
-        "claim", parents=[JSON_FLAG], help="convert unstamped marks to notes (the faucet)",
+        "claim", parents=[_JSON_AFTER], help="convert unstamped marks to notes (the faucet)",
         description=(
             "Present MARKS of your unstamped marks to the pinned league's treasury and get "
             "notes for them, paying the published proof of work (a bar on a terminal). The "
