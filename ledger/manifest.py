@@ -15,7 +15,7 @@ from typing import Annotated, ClassVar, Literal, Self
 from pydantic import Field, model_validator
 
 from ledger.certificates import Certificate, NoteCertificate, PrintCertificate
-from ledger.errors import BadSignatureError, VerificationError
+from ledger.errors import BadSignatureError, VerificationError, WrongLeague
 from ledger.keys import PublicKey, SigningKey
 from ledger.limits import MAX_LEAGUE_ID_CHARS, MAX_LEAGUE_NAME_CHARS, MAX_STAMP_BATCH
 from ledger.note_set import DEFAULT_NOTE_SET, NoteSet, parse_note_serial
@@ -100,6 +100,16 @@ class LeagueManifest(SignedModel):
     @cached_property
     def _id_text(self) -> str:
         return hash_text(self.hash())
+
+    def check_addressed(self, server: str, what: str, league: str, manifest: str) -> None:
+        """Raise :class:`WrongLeague` unless a signed request (``what``: "the claim", "the
+        order", ...) names this league and this manifest: a request signed for one league
+        is never good at another, nor under an earlier manifest of the same league."""
+        if league != self.league or not hmac.compare_digest(manifest, self.hash_text()):
+            raise WrongLeague(
+                f"this {server} serves league {self.league} under manifest {self.hash_text()}; "
+                f"{what} is for league {league} under manifest {manifest}"
+            )
 
     def verify_root(self, pinned: PublicKey | None = None) -> PublicKey:
         """Check the root signature; with ``pinned``, the root must be that key.

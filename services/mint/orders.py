@@ -25,7 +25,7 @@ from ledger.address import address_of
 from ledger.api.mint import ITEMS, Item, Refused, Stamped
 from ledger.api.treasury import MintOrder, OrderAnswer
 from ledger.certificates import PrintCertificate
-from ledger.errors import LedgerError, RequestIdReused, RunExhaustedError, UnknownTitle, WrongLeague
+from ledger.errors import LedgerError, RequestIdReused, RunExhaustedError, UnknownTitle
 from ledger.events import PrintStamped
 from ledger.keys import PublicKey
 from ledger.leaf import NewEvent
@@ -55,13 +55,7 @@ class Presented:
 def present(mint: Mint, order: MintOrder) -> Presented:
     """Check the league, the treasury's signature and the title."""
     manifest = mint.manifest
-    if order.league != manifest.league or not hmac.compare_digest(
-        order.manifest, mint.manifest_hash
-    ):
-        raise WrongLeague(
-            f"this mint serves league {manifest.league} under manifest {mint.manifest_hash}; "
-            f"the order is for league {order.league} under manifest {order.manifest}"
-        )
+    manifest.check_addressed("mint", "the order", order.league, order.manifest)
     order.verify(PublicKey.from_text(manifest.treasury))
     run = manifest.print_runs.by_serial_title.get(order.title.upper())
     if run is None or run.title != order.title:

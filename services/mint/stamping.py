@@ -37,7 +37,6 @@ from ledger.errors import (
     SizeLimitError,
     StaleRequest,
     UnknownTitle,
-    WrongLeague,
 )
 from ledger.events import PrintStamped
 from ledger.keys import PublicKey, SigningKey
@@ -99,13 +98,7 @@ class Presented:
 def present(mint: Mint, request: StampRequest) -> Presented:
     """Check the league, the owner's signature, the batch size and the titles."""
     manifest = mint.manifest
-    if request.league != manifest.league or not hmac.compare_digest(
-        request.manifest, mint.manifest_hash
-    ):
-        raise WrongLeague(
-            f"this mint serves league {manifest.league} under manifest {mint.manifest_hash}; "
-            f"the request is for league {request.league} under manifest {request.manifest}"
-        )
+    manifest.check_addressed("mint", "the request", request.league, request.manifest)
     owner = PublicKey.from_text(request.owner)
     request.verify(owner)
     limit = manifest.policies.stamp_batch_limit

@@ -67,7 +67,6 @@ from ledger.errors import (
     RunExhaustedError,
     StaleIssueError,
     VerificationError,
-    WrongLeague,
 )
 from ledger.events import (
     TREASURY_EVENTS,
@@ -169,13 +168,7 @@ class Buyer:
     def _check(self, request: BuyRequest) -> int:
         """Everything that needs no database (CPU-bound: every chain's signatures)."""
         manifest = self.treasury.manifest
-        if request.league != manifest.league or not hmac.compare_digest(
-            request.manifest, self.treasury.manifest_hash
-        ):
-            raise WrongLeague(
-                f"this treasury serves league {manifest.league} under manifest "
-                f"{self.treasury.manifest_hash}; the purchase is for league {request.league}"
-            )
+        manifest.check_addressed("treasury", "the purchase", request.league, request.manifest)
         request.verify(PublicKey.from_text(request.buyer))
         price = single_price(manifest, request.title)
         paid = 0

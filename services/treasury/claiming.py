@@ -30,7 +30,6 @@ from ledger.errors import (
     RequestIdReused,
     RunExhaustedError,
     StaleRequest,
-    WrongLeague,
 )
 from ledger.events import NoteIssued
 from ledger.keys import PublicKey, SigningKey
@@ -85,14 +84,7 @@ class Presented:
 def present(treasury: Treasury, request: ClaimRequest) -> Presented:
     """Check the league, the claimant's signature and the proof of work."""
     manifest = treasury.manifest
-    if request.league != manifest.league or not hmac.compare_digest(
-        request.manifest, treasury.manifest_hash
-    ):
-        raise WrongLeague(
-            f"this treasury serves league {manifest.league} under manifest "
-            f"{treasury.manifest_hash}; the claim is for league {request.league} under "
-            f"manifest {request.manifest}"
-        )
+    manifest.check_addressed("treasury", "the claim", request.league, request.manifest)
     request.verify(PublicKey.from_text(request.owner))
     price = claim_work(manifest.policies, request.marks)
     if not meets(challenge(request.to_wire()), 0, request.work, price):

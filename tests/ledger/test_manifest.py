@@ -6,7 +6,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ledger.errors import BadSignatureError, DecodeError, SchemaError, UnknownKindError
+from ledger.errors import (
+    BadSignatureError,
+    DecodeError,
+    SchemaError,
+    UnknownKindError,
+    WrongLeague,
+)
 from ledger.manifest import DEFAULT_POLICIES, LeagueManifest, Policies, build_manifest
 from ledger.note_set import DEFAULT_NOTE_SET, NoteIssue, NoteSet
 from ledger.print_runs import DEFAULT_PRINT_RUNS, PrintRun, PrintRunTable
@@ -139,3 +145,17 @@ def test_manifest_wire_round_trip(
     assert parsed == manifest
     assert parsed.verify_root(root.public) == root.public
     assert parsed.hash_text() == manifest.hash_text()
+
+
+def test_a_request_is_good_only_at_the_league_and_manifest_it_names() -> None:
+    """V.4/V.5: a signed request (a stamp, a claim, a purchase, an order) names its league and
+    the manifest's hash; another league, or another manifest of the same league, refuses it
+    and says which the server serves."""
+    manifest = make_league().manifest
+    manifest.check_addressed("mint", "the request", manifest.league, manifest.hash_text())
+    other = make_league(name="Other League").manifest
+    assert other.hash_text() != manifest.hash_text()
+    with pytest.raises(WrongLeague, match="this mint serves league test-league under manifest"):
+        manifest.check_addressed("mint", "the request", "another-league", manifest.hash_text())
+    with pytest.raises(WrongLeague, match="the claim is for league test-league under manifest"):
+        manifest.check_addressed("treasury", "the claim", manifest.league, other.hash_text())
