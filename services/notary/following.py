@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from clients.league import LeagueClient, LeagueProblem, LeagueUnreachable
+from ledger.certificates import Certificate
 from ledger.checkpoint import Checkpoint
 from ledger.encoding import decode_b64, encode_b64
 from ledger.endorsements import Chain
@@ -69,23 +70,26 @@ def _columns(rows: Sequence[tuple[object, ...]], width: int) -> list[list[object
     return [[row[i] for row in rows] for i in range(width)]
 
 
+def _issued_row(certificate: Certificate, event: Event) -> tuple[object, ...]:
+    """The row an issued certificate (a print stamped, a note issued) makes in the notary's
+    table of its kind: serial, issue, the certificate, its hash, the issuer's event."""
+    return (
+        certificate.serial,
+        certificate.issue,
+        json.dumps(certificate.to_wire()),
+        certificate.hash(),
+        event.seq,
+        event.leaf_hash,
+    )
+
+
 async def apply_mint_page(tx: StoreTransaction, events: Sequence[Event]) -> None:
     """Record the prints a verified page of the mint's feed stamped."""
     rows = []
     for event in events:
         body = parse_event(event, MINT_EVENTS)
         if isinstance(body, PrintStamped):
-            certificate = body.certificate
-            rows.append(
-                (
-                    certificate.serial,
-                    certificate.issue,
-                    json.dumps(certificate.to_wire()),
-                    certificate.hash(),
-                    event.seq,
-                    event.leaf_hash,
-                )
-            )
+            rows.append(_issued_row(body.certificate, event))
     if rows:
         await tx.execute(INSERT_PRINTS, *_columns(rows, 6))
 
@@ -101,17 +105,7 @@ async def apply_treasury_page(tx: StoreTransaction, events: Sequence[Event]) -> 
     for event in events:
         body = parse_event(event, TREASURY_EVENTS)
         if isinstance(body, NoteIssued):
-            certificate = body.certificate
-            issued.append(
-                (
-                    certificate.serial,
-                    certificate.issue,
-                    json.dumps(certificate.to_wire()),
-                    certificate.hash(),
-                    event.seq,
-                    event.leaf_hash,
-                )
-            )
+            issued.append(_issued_row(body.certificate, event))
         elif isinstance(body, NoteReturned):
             returned.append(
                 (body.serial, body.issue, body.notarized, body.purchase_id, event.seq,
