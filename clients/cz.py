@@ -3,9 +3,11 @@
 One subcommand group per thing a player does, each in its own module: ``cz table`` plays and
 replays tables locally, ``cz charter`` the charter game (``charter_cli``), the wallet's
 ``key``, ``save``, ``load``, ``collection`` and ``card`` (``cz_wallet``), the league's
-``league set``, ``stamp`` and ``provenance`` (``cz_league``), and trading's ``send`` and
-``import`` (``cz_trade``). Every refusal is one line on stderr and exit status 2 (a
-:class:`ledger.errors.LedgerError`'s ``diagnostics()``), never a traceback.
+``league set``, ``stamp`` and ``provenance`` (``cz_league``), trading's ``send`` and
+``import`` (``cz_trade``), the treasury's ``notes`` and ``buy`` (``cz_notes``), and ``play``,
+``campaign``, ``store`` and ``bundle`` (``cz_play``). Every refusal is one line on stderr
+and exit status 2 (a :class:`ledger.errors.LedgerError`'s ``diagnostics()``), never a
+traceback.
 """
 
 from __future__ import annotations
@@ -138,6 +140,10 @@ def build_parser() -> argparse.ArgumentParser:
             "  cz card --out me.card                 your ledger card, to be sent prints\n"
             "  cz send --to them.card CZ-TALLY-0042  endorse a print: the slip, on stdout\n"
             "  cz import slip.txt                    verify, notarize and admit a slip\n"
+            "  cz play --auto --seed 1               the campaign's next table, played for you\n"
+            "  cz notes claim                        today's marks to notes at the faucet\n"
+            "  cz buy Tally                          a single for notes, with exact change\n"
+            "  cz provenance CZ-TALLY-0042           a life, every proof checked\n"
             "\n"
             "Records and the action notation: docs/formats.md. The rulebook's open points\n"
             "and how the engine reads them: docs/rulings.md. A refusal prints one line on\n"

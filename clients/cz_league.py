@@ -24,7 +24,7 @@ from ledger.address import address_of
 from ledger.api.logs import FeedEvent
 from ledger.api.mint import StampAnswer, Stamped
 from ledger.api.notary import Provenance
-from ledger.api.provenance import check_provenance as check_league_provenance
+from ledger.api.provenance import check_provenance
 from ledger.errors import BadSignatureError, VerificationError
 from ledger.keys import PublicKey
 from ledger.manifest import LeagueManifest
@@ -178,25 +178,16 @@ def stamp(args: argparse.Namespace) -> int:
 async def verified_provenance(
     client: LeagueClient, manifest: LeagueManifest, serial: str
 ) -> tuple[Provenance, PublicKey | None]:
-    """The league's account of ``serial`` and the stamp's event in the mint's log, checked by
-    :func:`check_provenance`."""
+    """The league's account of ``serial`` (a print or a note) with every proof in it checked
+    here (V.8): the issuer's events it names are read from the issuer's own feed (the mint's
+    stamp, or each of a note's issues in the treasury's log) and held against it."""
     life = await client.provenance(serial)
-    event = None
-    if life.stamp is not None:
-        page = await client.events(life.stamp.index - 1, 1, service="mint")
-        event = page.events[0] if page.events else None
-    return life, check_provenance(life, manifest, serial, event)
-
-
-def check_provenance(
-    life: Provenance, manifest: LeagueManifest, serial: str, event: FeedEvent | None
-) -> PublicKey | None:
-    """Every proof in the league's account of ``serial`` checked here (V.8), by
-    :func:`ledger.api.provenance.check_provenance`; a note's account is not checked yet."""
-    if life.serial == serial and life.stamp is None and life.standing in ("issued", "in-reserve"):
-        raise WalletError(f"{serial} is a note: cz checks the provenance of prints only, "
-                          "until the treasury's commands land")
-    return check_league_provenance(life, manifest, serial, event)
+    named = [("mint", life.stamp.index)] if life.stamp is not None else []
+    named += [("treasury", issued.index) for issued in life.issues]
+    events: list[FeedEvent] = []
+    for service, index in named:
+        events += (await client.events(index - 1, 1, service=service)).events
+    return life, check_provenance(life, manifest, serial, events)
 
 
 def _addr(key: str) -> str:
@@ -214,6 +205,8 @@ def provenance(args: argparse.Namespace) -> int:
             return await verified_provenance(client, manifest, serial)
 
     life, holder = asyncio.run(ask())
+    if life.stamp is None and life.issues:
+        return _note_life(args, life, holder)
     if life.stamp is None:
         emit(args, {"serial": serial, "standing": life.standing, "remark": life.remark,
                     "verified": True}, f"{serial}: {life.remark}")
@@ -250,6 +243,52 @@ def provenance(args: argparse.Namespace) -> int:
         for x in conflicts
     ]
     lines.append(f"  holder: {address_of(holder)}")
+    lines.append("every signature and proof verified here")
+    emit(args, data, "\n".join(lines))
+    return 0
+
+
+def _note_life(args: argparse.Namespace, life: Provenance, holder: PublicKey | None) -> int:
+    """A note's life: each issue, the hops of each, each return to the treasury, the holder."""
+    first = life.issues[0].certificate
+    issues = [
+        {"issue": i.certificate.issue, "to": _addr(i.certificate.issued_to),
+         "treasury_event": i.index}
+        for i in life.issues
+    ]
+    returns = [
+        {"issue": r.issue, "treasury_event": r.index, "purchase_id": r.purchase_id}
+        for r in life.returns
+    ]
+    hops = [
+        {"issue": h.receipt.issue, "hop": h.endorsement.hop, "from": _addr(h.endorsement.from_),
+         "to": _addr(h.endorsement.to), "notary_event": h.receipt.index}
+        for h in life.hops
+    ]
+    shown = None if holder is None else address_of(holder)
+    data = {
+        "serial": life.serial, "denomination": first.denomination, "standing": life.standing,
+        "issues": issues, "returns": returns, "hops": hops,
+        "conflicts": [{"hop": x.hop, "notary_event": x.index} for x in life.conflicts],
+        "holder": shown, "verified": True,
+    }
+    lines = [f"{life.serial}: a note of M{first.denomination}"]
+    lines += [
+        f"  issue {i['issue']} to {i['to']} at treasury event {i['treasury_event']} ✓ (signed, "
+        "in the treasury's signed checkpoint)"
+        for i in issues
+    ]
+    lines += [
+        f"  issue {h['issue']} hop {h['hop']}: {h['from']} → {h['to']} (notary event "
+        f"{h['notary_event']}) ✓ receipt"
+        for h in hops
+    ]
+    lines += [
+        f"  issue {r['issue']} paid back to the treasury at event {r['treasury_event']} "
+        f"(purchase {r['purchase_id']})"
+        for r in returns
+    ]
+    lines.append(f"  holder: {shown}" if shown else "  holder: the treasury's reserve")
     lines.append("every signature and proof verified here")
     emit(args, data, "\n".join(lines))
     return 0

@@ -227,20 +227,20 @@ def provenance_checks(
 
 
 def check_provenance(
-    life: Provenance, manifest: LeagueManifest, serial: str, event: FeedEvent | None
+    life: Provenance, manifest: LeagueManifest, serial: str, events: Iterable[FeedEvent]
 ) -> PublicKey | None:
-    """A print's account of ``serial`` refused at its first proof that fails, with ``event``
-    the stamp's event in the mint's log. Returns the holder the chain proves (None for a print
-    outside the runs)."""
+    """An account of ``serial`` (a print's or a note's) refused at its first proof that fails,
+    with ``events`` the issuer's log events it names (the stamp's in the mint's log, or each
+    issue's in the treasury's). Returns the holder the chains prove (None for the print outside
+    the runs, or a note back in the reserve)."""
     if life.serial != serial:
         raise VerificationError(f"the league answered for {life.serial}, not {serial}")
     if life.standing == "outside-runs":
         return None
-    if life.stamp is None:
-        raise VerificationError(f"the league shows no stamp of {serial}")
-    checks = provenance_checks(life, manifest, [] if event is None else [event])
+    if life.stamp is None and not life.issues:
+        raise VerificationError(f"the league shows no stamp or issue of {serial}")
+    checks = provenance_checks(life, manifest, events)
     error = checks.first_error()
     if error is not None:
         raise error
-    assert checks.holder is not None
     return checks.holder

@@ -65,6 +65,14 @@ def test_claim_then_buy_a_single_with_change(
     assert {n["serial"] for n in bought["change"]} <= {n["serial"] for n in notes["notes"]}
     assert not {n["serial"] for n in notes["notes"]} & set(bought["paid_notes"])
 
+    # V.8: a note's life is checked on the player's machine like a print's: the change note's
+    # issue against the treasury's own feed and checkpoint, the holder proved by the chain.
+    change = bought["change"][0]["serial"]
+    life = a.json("provenance", change)
+    assert (life["serial"], life["verified"]) == (change, True)
+    assert life["issues"][-1]["to"] == life["holder"]
+    assert "in the treasury's signed checkpoint" in a.ok("provenance", change)
+
     before = held(a)
     assert "the price is M30" in one_line_failure(a.run("buy", "Tally"))
     assert held(a) == before

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from clients.cz_league import check_provenance
 from clients.league import NotaryConflict
 from ledger.api.logs import FeedEvent
 from ledger.api.notary import Provenance
+from ledger.api.provenance import check_provenance
 from ledger.errors import VerificationError
 from ledger.keys import SigningKey
 from ledger.print_runs import MISPRINT_SERIAL
@@ -43,9 +43,9 @@ async def account(trade: Trade) -> tuple[Provenance, FeedEvent, list[SigningKey]
 
 async def test_a_true_account_checks_and_proves_the_holder(trade: Trade) -> None:
     life, event, (_, _, c, _) = await account(trade)
-    assert check_provenance(life, trade.manifest, life.serial, event) == c.public
+    assert check_provenance(life, trade.manifest, life.serial, [event]) == c.public
     misprint = await trade.league.provenance(MISPRINT_SERIAL)
-    assert check_provenance(misprint, trade.manifest, MISPRINT_SERIAL, None) is None
+    assert check_provenance(misprint, trade.manifest, MISPRINT_SERIAL, []) is None
 
 
 async def test_an_altered_account_is_refused(trade: Trade) -> None:
@@ -74,8 +74,8 @@ async def test_an_altered_account_is_refused(trade: Trade) -> None:
     ]
     for lie in altered:
         with pytest.raises(VerificationError):
-            check_provenance(lie, trade.manifest, life.serial, event)
+            check_provenance(lie, trade.manifest, life.serial, [event])
     with pytest.raises(VerificationError):
-        check_provenance(life, trade.manifest, life.serial, other_event)
+        check_provenance(life, trade.manifest, life.serial, [other_event])
     with pytest.raises(VerificationError):
-        check_provenance(life, trade.manifest, other.serial, event)
+        check_provenance(life, trade.manifest, other.serial, [event])
