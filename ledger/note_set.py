@@ -100,15 +100,20 @@ def note_serial_for(denomination: int, k: int, notes: NoteSet = DEFAULT_NOTE_SET
     return f"CZ-M{denomination}-{k:06d}"
 
 
-def parse_note_serial(serial: str, notes: NoteSet = DEFAULT_NOTE_SET) -> ParsedNoteSerial:
-    """Take a note serial apart; a note outside ``notes`` is refused."""
+def split_note_serial(serial: str) -> ParsedNoteSerial:
+    """Take a note serial apart by its form alone (``CZ-M25-000007`` is (25, 7)); whether the
+    league's note set holds it is :func:`parse_note_serial`'s question."""
     if not isinstance(serial, str) or len(serial) > MAX_SERIAL_CHARS:
         raise SerialError("a note serial is text like CZ-M25-000001")
     match = _NOTE_SERIAL.fullmatch(serial)
     if match is None:
         raise SerialError(f"{serial!r} is not a note serial (CZ-M<1|5|25|100>-<NNNNNN>)")
-    denomination = int(match["denomination"])
-    number = int(match["number"])
+    return ParsedNoteSerial(int(match["denomination"]), int(match["number"]))
+
+
+def parse_note_serial(serial: str, notes: NoteSet = DEFAULT_NOTE_SET) -> ParsedNoteSerial:
+    """Take a note serial apart; a note outside ``notes`` is refused."""
+    denomination, number = split_note_serial(serial)
     if denomination not in notes.count_of or not 1 <= number <= notes.count_of[denomination]:
         raise SerialError(f"{serial!r} is not a note of this league's note set")
     return ParsedNoteSerial(denomination, number)

@@ -23,6 +23,7 @@ from ledger.events import (
     parse_event,
 )
 from ledger.leaf import Event
+from ledger.note_set import split_note_serial
 from services.eventlog import StoreTransaction
 from services.kernel.projections import Snapshot
 
@@ -93,13 +94,6 @@ DELETE FROM treasury.paying WHERE purchase_id = ANY($9::text[])
 """
 
 
-def note_number(serial: str) -> tuple[int, int]:
-    """(denomination, number) of a serial the log holds (``CZ-M25-000007``): the log's
-    certificates were checked against the note set when they were made."""
-    _, denomination, number = serial.split("-")
-    return int(denomination[1:]), int(number)
-
-
 class TreasuryProjection:
     """The treasury's projection tables as a function of its log."""
 
@@ -120,7 +114,7 @@ class TreasuryProjection:
     @staticmethod
     def returned(into: TreasuryChanges, body: NoteReturned) -> None:
         """What one return changes: the note is back in the reserve."""
-        denomination, number = note_number(body.serial)
+        denomination, number = split_note_serial(body.serial)
         into.circulating[denomination] -= 1
         into.notes[body.serial] = (denomination, number, body.issue, None)
 
@@ -146,7 +140,7 @@ class TreasuryProjection:
         """What one issue adds. The claiming transaction calls it with the bodies it has just
         built, sparing a parse of what it made."""
         certificate = body.certificate
-        number = note_number(certificate.serial)[1]
+        number = split_note_serial(certificate.serial).number
         if certificate.issue == 1:
             into.first_issued[certificate.denomination] += 1
         into.circulating[certificate.denomination] += 1

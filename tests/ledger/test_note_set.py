@@ -13,6 +13,7 @@ from ledger.note_set import (
     NoteSet,
     note_serial_for,
     parse_note_serial,
+    split_note_serial,
 )
 
 
@@ -97,3 +98,14 @@ def test_note_set_wire_round_trip(pairs: list[tuple[int, int]]) -> None:
             denomination,
             count,
         )
+
+
+def test_a_serial_is_split_by_its_form_and_parsed_against_the_set() -> None:
+    """The form alone gives (denomination, number); the note set decides whether it exists."""
+    assert split_note_serial("CZ-M25-000007") == (25, 7)
+    assert split_note_serial("CZ-M100-999999") == (100, 999_999)  # well formed ...
+    with pytest.raises(SerialError, match="note set"):
+        parse_note_serial("CZ-M100-999999")  # ... but not one of the 6,000 M100 notes
+    for bad in ("CZ-M3-000001", "CZ-M25-7", "CZ-TALLY-0001"):
+        with pytest.raises(SerialError, match="not a note serial"):
+            split_note_serial(bad)
