@@ -43,8 +43,8 @@ from pathlib import Path
 
 import aiohttp
 import nacl.signing
-from league_setup import SERVICE_COST_POLICIES, served_league
-from notary import Notarizer, closed_loop, slips, stamp
+from league_setup import SERVICE_COST_POLICIES, closed_loop, served_league
+from notary import Notarizer, slips, stamp
 
 from clients.league import LeagueClient
 from ledger.api.logs import Feed, FeedEvent
@@ -253,7 +253,7 @@ async def fill(url: str, events: int) -> None:
         held = await stamp(league, manifest, events // 2, 8)
         receiver = SigningKey.generate().public
         async with aiohttp.ClientSession() as session:
-            await closed_loop(Notarizer(session, url), slips(held, receiver, 20), 8)
+            await closed_loop(Notarizer(session, url).notarize, slips(held, receiver, 20), 8)
         for service in ("mint", "notary"):
             for _ in range(600):  # bounded: a checkpoint is signed every interval
                 if (await league.signed_checkpoint(service=service)).size >= len(held):

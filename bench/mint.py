@@ -33,7 +33,7 @@ import statistics
 import time
 
 import aiohttp
-from league_setup import percentile, print_table, served_league, titles
+from league_setup import closed_loop, percentile, print_table, served_league, titles
 
 from clients.league import LeagueClient, stamp_request
 from ledger.keys import SigningKey
@@ -69,27 +69,6 @@ class Poster:
             raise SystemExit(f"the mint refused a bench request: {answer}")
         return sum(1 for item in answer["items"] if item["status"] == "stamped")
 
-
-async def closed_loop(
-    poster: Poster, batch: list[bytes], concurrency: int
-) -> tuple[float, list[float], int]:
-    """Send ``batch`` with ``concurrency`` in flight; prints/s, latencies, prints stamped."""
-    pending = iter(batch)
-    latencies: list[float] = []
-    stamped = 0
-
-    async def worker() -> None:
-        nonlocal stamped
-        for request in pending:
-            start = time.perf_counter()
-            count = await poster.stamp(request)
-            latencies.append(time.perf_counter() - start)
-            stamped += count
-
-    start = time.perf_counter()
-    await asyncio.gather(*(worker() for _ in range(concurrency)))
-    elapsed = time.perf_counter() - start
-    return stamped / elapsed, latencies, stamped
 
 
 async def paced(poster: Poster, batch: list[bytes], rate: float) -> tuple[list[float], float]:
@@ -136,7 +115,7 @@ async def run(args: argparse.Namespace, url: str) -> list[tuple[str, str]]:
             batch = requests(manifest, count, size)
             stop = asyncio.Event()
             health = asyncio.create_task(probe_health(session, url, stop))
-            rate, latencies, stamped = await closed_loop(poster, batch, args.concurrency)
+            rate, latencies, stamped = await closed_loop(poster.stamp, batch, args.concurrency)
             stop.set()
             probes = await health
             rows.append((

@@ -45,7 +45,7 @@ from dataclasses import dataclass
 import aiohttp
 import nacl.bindings
 import nacl.signing
-from league_setup import Served, percentile, print_table, served_league, titles
+from league_setup import Served, closed_loop, percentile, print_table, served_league, titles
 
 from clients.league import LeagueClient, stamp_request
 from ledger.api.notary import Receipt
@@ -155,27 +155,6 @@ class Notarizer:
         return int(answer["recorded"])
 
 
-async def closed_loop(
-    notarizer: Notarizer, bodies: list[bytes], concurrency: int
-) -> tuple[float, list[float], int]:
-    """Send ``bodies`` with ``concurrency`` in flight; hops/s, latencies, hops recorded."""
-    pending = iter(bodies)
-    latencies: list[float] = []
-    hops = 0
-
-    async def worker() -> None:
-        nonlocal hops
-        for body in pending:
-            start = time.perf_counter()
-            recorded = await notarizer.notarize(body)
-            latencies.append(time.perf_counter() - start)
-            hops += recorded
-
-    start = time.perf_counter()
-    await asyncio.gather(*(worker() for _ in range(concurrency)))
-    return hops / (time.perf_counter() - start), latencies, hops
-
-
 def check_times(receipt: Receipt, notary: PublicKey, seconds: float) -> tuple[float, float]:
     """Seconds per offline check of ``receipt``: whole (``Receipt.check``), and its
     inclusion proof alone (the base64 decoded, the path hashed up to the root)."""
@@ -219,7 +198,7 @@ async def run(
             bodies = slips(held[taken:taken + hops], receiver, per_slip)
             taken += hops
             cpu, own = served.cpu_seconds(), time.process_time()
-            rate_, latencies, recorded = await closed_loop(notarizer, bodies, concurrency)
+            rate_, latencies, recorded = await closed_loop(notarizer.notarize, bodies, concurrency)
             cpu, own = served.cpu_seconds() - cpu, time.process_time() - own
             rows.append((
                 f"slips of {per_slip:>2} chain{'s' if per_slip > 1 else ' '}, {concurrency} in "
