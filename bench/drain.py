@@ -21,19 +21,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import multiprocessing
 import os
 import platform
-import shutil
-import signal
-import subprocess
-import sys
-import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
-from pathlib import Path
 from typing import Any
+
+from league_setup import served_league
 
 from clients.league import LeagueClient, new_request_id
 from ledger.keys import SigningKey
@@ -41,9 +36,7 @@ from ledger.manifest import DEFAULT_POLICIES, LeagueManifest
 from ledger.print_runs import DEFAULT_PRINT_RUNS, RUN_FINISHES
 from ledger.requests import StampRequest
 from ledger.work import challenge, request_work, run_work, solve
-from services.kernel.database import scratch_database, start_embedded, stop_embedded
 
-LEAGUE = [str(Path(sys.executable).parent / "league")]
 #: Assumed speed-ups over the pure-Python solver (estimates, not measured here): a native
 #: SHA-256 loop with the CPU's SHA extensions, and a current consumer GPU (hashcat-class
 #: SHA-256 throughput is in the tens of billions of hashes a second).
@@ -124,28 +117,8 @@ async def _drain(url: str, count: int, workers: int) -> tuple[float, int]:
 def live(count: int, workers: int) -> tuple[float, int]:
     """Stamp ``count`` prints against a real mint at the default prices; prints/s and how
     many were stamped."""
-    home = Path(tempfile.mkdtemp(prefix="cz-bench-drain-"))
-    home.chmod(0o755)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("LEAGUE_")}
-    env["LEAGUE_HOME"] = str(home)
-    with contextlib.ExitStack() as cleanup:
-        cleanup.callback(shutil.rmtree, home, ignore_errors=True)
-        server_url = os.environ.get("DATABASE_URL")
-        if server_url:
-            env["DATABASE_URL"] = cleanup.enter_context(scratch_database(server_url, "cz_drain"))
-        else:
-            env["DATABASE_URL"] = start_embedded(home / "pgdata").url
-            cleanup.callback(stop_embedded, home / "pgdata")
-        subprocess.run([*LEAGUE, "init", "--name", "Drain"], env=env, check=True,
-                       stdout=subprocess.DEVNULL)
-        process = subprocess.Popen([*LEAGUE, "serve", "mint", "--port", "0"], env=env,
-                                   text=True, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-        cleanup.callback(process.wait)
-        cleanup.callback(process.send_signal, signal.SIGTERM)
-        line = process.stdout.readline() if process.stdout else ""
-        if not line.startswith("serving on "):
-            raise SystemExit(f"league serve did not start: {line!r}")
-        return asyncio.run(_drain(line.removeprefix("serving on ").strip(), count, workers))
+    with served_league(("mint",), name="Drain", policies=()) as served:  # published prices
+        return asyncio.run(_drain(served.url, count, workers))
 
 
 def main() -> None:
