@@ -58,7 +58,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from functools import cached_property, lru_cache
+from functools import lru_cache
 from typing import Any, NamedTuple
 
 from pydantic import ValidationError
@@ -267,21 +267,9 @@ class _Setup:
     keys: dict[str, PublicKey]
 
 
-class _Manifest(LeagueManifest):
-    """The manifest with its hash computed once: ``check_certificate`` asks for it for every
-    certificate, and hashing the whole manifest costs more than the rest of the check."""
-
-    @cached_property
-    def _hash_text(self) -> str:
-        return LeagueManifest.hash_text(self)
-
-    def hash_text(self) -> str:
-        return self._hash_text
-
-
 @lru_cache(maxsize=4)
 def _setup(manifest_text: str) -> _Setup:
-    manifest = _Manifest.from_wire(manifest_text)
+    manifest = LeagueManifest.from_wire(manifest_text)  # its hash_text computed once
     keys = {name: _public(getattr(manifest, name)) for name in WITNESSES}
     return _Setup(manifest, keys["mint"], keys)
 
@@ -455,6 +443,27 @@ def _verifies(key: PublicKey, signing: bytes, sig: str) -> bool:
     return True
 
 
+def _certificate_faults(
+    setup: _Setup, issuer: str, certificate: PrintCertificate | NoteCertificate, seq: int,
+    signed: bytes,
+) -> tuple[str | None, str | None]:
+    """What is wrong with the certificate event ``seq`` of ``issuer``'s log issued, if
+    anything: ``early`` (not signed by the issuer's key, or naming another event) and ``late``
+    (refused by the manifest's own certificate check)."""
+    early = None
+    if not _verifies(setup.keys[issuer], signed, certificate.sig):
+        early = f"{certificate.serial}'s certificate is not signed by the league's {issuer}"
+    elif certificate.event != seq:
+        early = (f"{certificate.serial}'s certificate names event {certificate.event}, "
+                 f"not this one")
+    late = None
+    try:
+        setup.manifest.check_certificate(certificate)
+    except LedgerError as exc:
+        late = exc.diagnostics()
+    return early, late
+
+
 def _facts(
     setup: _Setup, seq: int, stream: str, version: int, day: str, leaf_hash: bytes,
     body: EventBody, signed: bytes,
@@ -463,19 +472,11 @@ def _facts(
     bytes of the certificate or endorsement it carries, ``day`` its time's UTC date."""
     if isinstance(body, PrintStamped):
         certificate = body.certificate
-        early = None
         if stream != body.stream():
-            early = f"the event's stream {stream!r} is not {body.stream()!r}"
-        elif not _verifies(setup.mint, signed, certificate.sig):
-            early = f"{certificate.serial}'s certificate is not signed by the league's mint"
-        elif certificate.event != seq:
-            early = (f"{certificate.serial}'s certificate names event {certificate.event}, "
-                     f"not this one")
-        late = None
-        try:
-            setup.manifest.check_certificate(certificate)
-        except LedgerError as exc:
-            late = exc.diagnostics()
+            early: str | None = f"the event's stream {stream!r} is not {body.stream()!r}"
+            late = None
+        else:
+            early, late = _certificate_faults(setup, "mint", certificate, seq, signed)
         return Stamped(
             seq, leaf_hash, certificate.serial, certificate.issue, certificate.issued_to,
             certificate.title, certificate.finish, hash_text(hashlib.sha256(signed).digest()),
@@ -518,17 +519,7 @@ def _issued(
     body: NoteIssued, signed: bytes,
 ) -> Issued:
     certificate = body.certificate
-    early = None
-    if not _verifies(setup.keys["treasury"], signed, certificate.sig):
-        early = f"{certificate.serial}'s certificate is not signed by the league's treasury"
-    elif certificate.event != seq:
-        early = (f"{certificate.serial}'s certificate names event {certificate.event}, "
-                 f"not this one")
-    late = None
-    try:
-        setup.manifest.check_certificate(certificate)
-    except LedgerError as exc:
-        late = exc.diagnostics()
+    early, late = _certificate_faults(setup, "treasury", certificate, seq, signed)
     return Issued(
         seq, leaf_hash, stream, version, day, certificate.serial, certificate.denomination,
         certificate.issue, certificate.issued_to, body.reason, body.request_id,
