@@ -86,7 +86,7 @@ from ledger.events import (
 )
 from ledger.keys import PublicKey
 from ledger.leaf import Event, NewEvent
-from ledger.note_set import note_serial_for
+from ledger.note_set import split_note_serial
 from services.eventlog import StoreTransaction, StreamConflict
 from services.kernel.writer import GroupWriter
 from services.treasury import tables
@@ -405,14 +405,9 @@ class Buyer:
             notes = []
             for denomination in denominations:
                 number, issues = queue[denomination].pop(0)
-                certificate = NoteCertificate.sign(
-                    self.treasury.key,
-                    serial=note_serial_for(denomination, number, self.treasury.manifest.note_set),
-                    denomination=denomination,
-                    issued_to=opened.request.buyer,
-                    issue=issues + 1,
-                    event=next_seq + len(issued),
-                    manifest=self.treasury.manifest_hash,
+                certificate = self.treasury.issue_note(
+                    denomination, number, opened.request.buyer, issues + 1,
+                    next_seq + len(issued),
                 )
                 body = NoteIssued(certificate=certificate, request_id=pid, reason="change")
                 issued.append(body.new_event(expected_version=2 * issues))
@@ -434,14 +429,9 @@ class Buyer:
             for returned in _returns(opened, notarized):
                 n = returned.issue
                 events.append(returned.new_event(expected_version=2 * n - 1))
-                certificate = NoteCertificate.sign(
-                    self.treasury.key,
-                    serial=returned.serial,
-                    denomination=int(returned.serial.split("-")[1][1:]),
-                    issued_to=opened.request.buyer,
-                    issue=n + 1,
-                    event=next_seq + len(events),
-                    manifest=self.treasury.manifest_hash,
+                denomination, number = split_note_serial(returned.serial)
+                certificate = self.treasury.issue_note(
+                    denomination, number, opened.request.buyer, n + 1, next_seq + len(events)
                 )
                 issued = NoteIssued(certificate=certificate, request_id=pid, reason="refund")
                 events.append(issued.new_event(expected_version=2 * n))

@@ -64,6 +64,21 @@ class Treasury:
     def manifest_hash(self) -> str:
         return self.manifest.hash_text()
 
+    def issue_note(
+        self, denomination: int, number: int, to: str, issue: int, event: int
+    ) -> NoteCertificate:
+        """The certificate of note ``number`` of ``denomination``'s ``issue``, made out to
+        ``to`` (L-11) and naming ``event``, the treasury log's seq that will issue it."""
+        return NoteCertificate.sign(
+            self.key,
+            serial=note_serial_for(denomination, number, self.manifest.note_set),
+            denomination=denomination,
+            issued_to=to,
+            issue=issue,
+            event=event,
+            manifest=self.manifest_hash,
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class Presented:
@@ -210,14 +225,8 @@ class Issuing:
         certificates = []
         for denomination in grant.denominations:
             number, issues = self.queue[denomination].pop(0)
-            certificate = NoteCertificate.sign(
-                self.treasury.key,
-                serial=note_serial_for(denomination, number, self.treasury.manifest.note_set),
-                denomination=denomination,
-                issued_to=request.owner,
-                issue=issues + 1,
-                event=self.next_seq + len(self.events),
-                manifest=self.treasury.manifest_hash,
+            certificate = self.treasury.issue_note(
+                denomination, number, request.owner, issues + 1, self.next_seq + len(self.events)
             )
             issued = NoteIssued(
                 certificate=certificate, request_id=request.request_id, reason="claim"
