@@ -4,9 +4,10 @@
 container runtime restarts a process that stops answering it). ``/readyz`` answers 200 when
 the service can do its work: its database answers, the schema is at the migrations' head, and
 every check a service registered passes (the kernel registers the feeds' lag: a follower far
-behind, or stopped on a refused feed, is not ready). Otherwise it is a 503 problem+json
-(``store-unavailable``, which every endpoint may answer, with ``Retry-After``) whose detail
-names each check that failed and why.
+behind, or stopped on a refused feed, is not ready). Otherwise it is a 503 problem+json with
+``Retry-After`` whose detail names each check that failed and why: ``store-unavailable`` when
+the database is among them, else ``retry-later`` (the service's own state is sound; it waits
+on something that comes by itself, such as a followed feed it has not caught up with).
 
 These are operator endpoints: they are not in the services' OpenAPI documents and the gateway
 does not proxy them (docs/operations.md).
@@ -23,6 +24,7 @@ import asyncpg
 from aiohttp import web
 from pydantic import BaseModel, Field
 
+from ledger.errors import RetryLater
 from services.eventlog import StoreUnavailable
 from services.eventlog.migrate import head_revision
 from services.http.endpoints import Endpoint
@@ -72,13 +74,17 @@ async def alive(request: web.Request) -> Alive:
 
 async def ready(request: web.Request) -> Ready:
     """200 when the database answers at the migrations' head and every registered check
-    passes; a 503 ``store-unavailable`` naming each failure otherwise."""
+    passes; otherwise a 503 naming each failure: ``store-unavailable`` when the database's
+    check failed, ``retry-later`` when only the others did (a feed not caught up)."""
     app = request.app
     checks = [Readiness("database", database_ready), *app.get(READINESS, [])]
     results = await asyncio.gather(*(_run(check, app) for check in checks))
     failed = [f"{check.name}: {why}" for check, why in zip(checks, results, strict=True) if why]
     if failed:
-        raise StoreUnavailable("not ready: " + "; ".join(failed), NOT_READY_RETRY)
+        detail = "not ready: " + "; ".join(failed)
+        if results[0]:
+            raise StoreUnavailable(detail, NOT_READY_RETRY)
+        raise RetryLater(detail, NOT_READY_RETRY)
     return Ready(status="ready", checks=[check.name for check in checks])
 
 

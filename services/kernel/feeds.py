@@ -1,5 +1,6 @@
-"""How far each served service stands behind the feeds it follows (the notary the mint's):
-``/readyz``'s feeds check and the ``league_feed_lag_events`` figure at ``/metrics``.
+"""How far each served service stands behind the feeds it follows (the notary the mint's and
+the treasury's): ``/readyz``'s feeds check and the ``league_feed_lag_events`` figure at
+``/metrics``.
 
 A follower's position is its row in ``<service>.followed_feeds`` (the follower writes it with
 every page it applies); the source's size is its latest signed checkpoint, read over HTTP as

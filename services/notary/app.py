@@ -278,6 +278,8 @@ SERVICE = Service(
     endpoints=ENDPOINTS + log_endpoints("notary", NOTARY_LOG) + witness_endpoints("notary"),
     install=install,
     max_body=MAX_REQUEST_BODY_BYTES,
+    # Not ready before it has read both issuers' feeds (/readyz counts their lag).
+    follows=(MINT.source, TREASURY.source),
 )
 
 

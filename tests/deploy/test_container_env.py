@@ -2,8 +2,9 @@
 file's own commands and environment, its container paths mapped to directories laid out as
 the compose file mounts them (the secrets: only the service's own key, the passphrase, the
 pgpass file; the league home: only the manifest and the checkpoints volume), over the test
-database. `league migrate` then `league serve mint` and `league serve notary` as separate
-processes, each ready at /readyz; no league is created, no root key is needed."""
+database. `league migrate` then `league serve mint`, `league serve treasury` and `league serve
+notary` as separate processes, each ready at /readyz (the notary once it has read both feeds);
+no league is created, no root key is needed."""
 
 from __future__ import annotations
 
@@ -132,10 +133,17 @@ async def test_the_compose_services_run_as_configured(
         mint, mint_url = await serve(spec["mint"]["command"], mint_env)
         processes.append(mint)
         await until_ready(mint_url)
-        notary_env = lay_out(spec["notary"], settings, tmp_path / "notary", "notary")
-        notary_env["MINT_URL"] = mint_url  # the compose network's http://mint:8080
+        treasury_env = lay_out(spec["treasury"], settings, tmp_path / "treasury", "treasury")
+        treasury_env["MINT_URL"] = mint_url  # the compose network's http://mint:8080
         for other in ("TREASURY_URL", "NOTARY_URL"):  # none here: the server's own address
-            notary_env.pop(other)
+            treasury_env.pop(other)
+        treasury, treasury_url = await serve(spec["treasury"]["command"], treasury_env)
+        processes.append(treasury)
+        await until_ready(treasury_url)
+        notary_env = lay_out(spec["notary"], settings, tmp_path / "notary", "notary")
+        # The notary follows both issuers' feeds (and is not ready before it has read each).
+        notary_env.update(MINT_URL=mint_url, TREASURY_URL=treasury_url)
+        notary_env.pop("NOTARY_URL")
         notary, notary_url = await serve(spec["notary"]["command"], notary_env)
         processes.append(notary)
         await until_ready(notary_url)
@@ -144,8 +152,8 @@ async def test_the_compose_services_run_as_configured(
         for process in processes:
             process.send_signal(signal.SIGTERM)
         codes = [await asyncio.wait_for(p.wait(), GUARD_SECONDS) for p in processes]
-    assert codes == [0, 0]
-    for name in ("mint", "notary"):
+    assert codes == [0, 0, 0]
+    for name in ("mint", "treasury", "notary"):
         home = tmp_path / name / "home"
         assert sorted(p.name for p in home.iterdir()) == ["checkpoints", "manifest.json"]
         secrets = sorted(p.name for p in (tmp_path / name / "secrets").iterdir())

@@ -1,11 +1,15 @@
 """/healthz and /readyz over real HTTP (issue 13 item 4): liveness touches nothing, readiness
-names what is not ready (database, schema, feeds) in a 503 problem."""
+names what is not ready (database, schema, feeds) in a 503 problem: ``store-unavailable`` for
+the database, ``retry-later`` for a followed feed not caught up (the notary declares it follows
+the mint's and the treasury's, issue 13 item 3)."""
 
 from __future__ import annotations
 
-import dataclasses
+import asyncio
+from collections.abc import AsyncIterator
 
 import asyncpg
+import pytest
 from aiohttp.test_utils import TestServer
 
 from clients.league import LeagueClient
@@ -18,6 +22,7 @@ from services.kernel.feeds import READY_LAG, FeedLag, not_caught_up
 from services.kernel.settings import LeagueSettings
 from services.mint.app import SERVICE as MINT
 from services.notary.app import SERVICE as NOTARY
+from services.treasury.app import SERVICE as TREASURY
 from tests.services.notary.conftest import (
     Trade,
     checkpoint_covering,
@@ -39,6 +44,40 @@ async def get(league: LeagueClient, path: str) -> tuple[int, str, dict[str, obje
         return response.status, response.content_type, await response.json(content_type=None)
 
 
+@pytest.fixture
+async def whole(settings: LeagueSettings) -> AsyncIterator[Trade]:
+    """The three services in one app on the settings' port: the notary follows both feeds
+    at the server's own address."""
+    server = TestServer(
+        compose(settings, [MINT, TREASURY, NOTARY]), host="127.0.0.1", port=settings.port
+    )
+    await server.start_server()
+    try:
+        async with LeagueClient(str(server.make_url(""))) as league:
+            yield Trade(league, await league.manifest())
+    finally:
+        await server.close()
+
+
+async def problem_type(league: LeagueClient, path: str) -> tuple[int, str, str]:
+    """Status, problem type and detail of ``GET path`` answering a problem."""
+    status, content_type, problem = await get(league, path)
+    assert content_type == PROBLEM_JSON
+    return status, str(problem["type"]), str(problem["detail"])
+
+
+async def until_ready(league: LeagueClient) -> dict[str, object]:
+    """Bounded: ``/readyz`` asked until it answers 200 (the follower reads in the
+    background); a guard, not a timing assertion."""
+    for _ in range(400):
+        status, _, body = await get(league, "/readyz")
+        if status == 200:
+            return body
+        assert body["type"] == "/problems/retry-later", body
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"never ready: {body}")
+
+
 async def stamp_and_follow(trade: Trade) -> None:
     """One print stamped, and the notary's follower past it."""
     chain = await trade.stamp(SigningKey.generate())
@@ -46,11 +85,10 @@ async def stamp_and_follow(trade: Trade) -> None:
     await trade.league.provenance(chain.certificate.serial)  # catches the notary up
 
 
-async def test_a_league_serving_and_caught_up_is_alive_and_ready(trade: Trade) -> None:
-    await stamp_and_follow(trade)
-    assert await get(trade.league, "/healthz") == (200, "application/json", {"status": "alive"})
-    status, _, body = await get(trade.league, "/readyz")
-    assert (status, body) == (200, {"status": "ready", "checks": ["database", "feeds"]})
+async def test_a_league_serving_and_caught_up_is_alive_and_ready(whole: Trade) -> None:
+    await stamp_and_follow(whole)
+    assert await get(whole.league, "/healthz") == (200, "application/json", {"status": "alive"})
+    assert await until_ready(whole.league) == {"status": "ready", "checks": ["database", "feeds"]}
 
 
 async def test_without_its_database_a_service_is_alive_but_not_ready(
@@ -70,19 +108,20 @@ async def test_without_its_database_a_service_is_alive_but_not_ready(
 
 
 async def test_a_schema_behind_the_migrations_is_not_ready(
-    trade: Trade, settings: LeagueSettings
+    whole: Trade, settings: LeagueSettings
 ) -> None:
+    await until_ready(whole.league)
     connection = await asyncpg.connect(settings.database)
     try:
         await connection.execute("UPDATE alembic_version SET version_num = '0001_event_logs'")
-        status, _, problem = await get(trade.league, "/readyz")
-        assert status == 503
-        assert problem["detail"] == (
+        assert await problem_type(whole.league, "/readyz") == (
+            503,
+            "/problems/store-unavailable",
             f"not ready: database: the schema is at migration 0001_event_logs, not "
-            f"{head_revision()}: run `league migrate`"
+            f"{head_revision()}: run `league migrate`",
         )
         await connection.execute("UPDATE alembic_version SET version_num = $1", head_revision())
-        assert (await get(trade.league, "/readyz"))[0] == 200
+        await until_ready(whole.league)
     finally:
         await connection.close()
 
@@ -100,7 +139,8 @@ async def test_a_follower_that_refused_a_feed_is_not_ready(
         await connection.close()
     status, _, problem = await get(trade.league, "/readyz")
     assert status == 503
-    assert problem["detail"] == (
+    assert problem["type"] == "/problems/retry-later"
+    assert problem["detail"].startswith(
         "not ready: feeds: the notary refused the mint's feed (1 evidence kept in "
         "notary.feed_evidence): an operator must look"
     )
@@ -120,10 +160,10 @@ async def test_a_feed_whose_source_does_not_answer_is_not_ready(
         )
     finally:
         await connection.close()
-    status, _, problem = await get(trade.league, "/readyz")
-    assert status == 503
-    assert problem["detail"] == (
-        "not ready: feeds: the notary cannot read the treasury's checkpoint"
+    assert await problem_type(trade.league, "/readyz") == (
+        503,
+        "/problems/retry-later",
+        "not ready: feeds: the notary cannot read the treasury's checkpoint",
     )
 
 
@@ -136,20 +176,17 @@ def test_a_follower_more_than_a_page_behind_is_not_caught_up() -> None:
     assert not_caught_up([]) is None
 
 
-async def test_a_declared_feed_not_yet_read_is_not_ready(settings: LeagueSettings) -> None:
-    """A service declaring the feeds it follows is not ready before it has read each: here
-    the notary declared to follow the treasury's, which this league's server does not serve."""
-    notary = dataclasses.replace(NOTARY, follows=("mint", "treasury"))
-    server = TestServer(compose(settings, [MINT, notary]), host="127.0.0.1", port=settings.port)
-    await server.start_server()
-    try:
-        async with LeagueClient(str(server.make_url(""))) as league:
-            await stamp_and_follow(Trade(league, await league.manifest()))
-            status, _, problem = await get(league, "/readyz")
-    finally:
-        await server.close()
-    assert status == 503
-    assert problem["detail"] == (
-        "not ready: feeds: the notary has not yet read the treasury's feed"
-    )
+def test_the_notary_declares_both_issuers_feeds() -> None:
+    assert NOTARY.follows == ("mint", "treasury")
+    assert MINT.follows == TREASURY.follows == ()
+
+
+async def test_a_declared_feed_not_yet_read_is_not_ready(trade: Trade) -> None:
+    """The notary is not ready before it has read each feed it declares: here the
+    treasury's, which this league's server (the mint and the notary) does not serve. It
+    waits on something that comes by itself: retry-later, not store-unavailable."""
+    await stamp_and_follow(trade)
+    status, kind, detail = await problem_type(trade.league, "/readyz")
+    assert (status, kind) == (503, "/problems/retry-later")
+    assert detail == "not ready: feeds: the notary has not yet read the treasury's feed"
     assert not_caught_up([FeedLag("notary", "mint", 0, 0)]) is None
