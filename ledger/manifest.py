@@ -2,20 +2,33 @@
 
 It names the league, its root key (the signer, which clients pin on first use), the mint,
 treasury and notary keys, the print-run table, the note set (with its hash) and the published
-policies. Every certificate names the hash of the manifest it was issued under, so a verifier
-holding the manifest knows which key must have signed it and which serials can exist.
+policies, and optionally where each service answers (``urls``: the services find each other
+there, and an auditor finds them). Every certificate names the hash of the manifest it was
+issued under, so a verifier holding the manifest knows which key must have signed it and which
+serials can exist.
+
+A manifest without ``urls`` has no such member on the wire (never ``null``): it canonicalizes,
+signs and hashes exactly as manifests did before URLs could be named.
 """
 
 from __future__ import annotations
 
 import hmac
+import urllib.parse
+from collections.abc import Mapping
 from functools import cached_property
-from typing import Annotated, ClassVar, Literal, Self
+from typing import Annotated, Any, ClassVar, Literal, Self
 
-from pydantic import Field, model_validator
+from pydantic import (
+    AfterValidator,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
 
 from ledger.certificates import Certificate, NoteCertificate, PrintCertificate
-from ledger.errors import BadSignatureError, VerificationError, WrongLeague
+from ledger.errors import BadSignatureError, SchemaError, VerificationError, WrongLeague
 from ledger.keys import PublicKey, SigningKey
 from ledger.limits import MAX_LEAGUE_ID_CHARS, MAX_LEAGUE_NAME_CHARS, MAX_STAMP_BATCH
 from ledger.note_set import DEFAULT_NOTE_SET, NoteSet, parse_note_serial
@@ -29,6 +42,59 @@ LeagueName = Annotated[
     str, Field(pattern=r"^[^\x00-\x1f\x7f]+$", min_length=1, max_length=MAX_LEAGUE_NAME_CHARS)
 ]
 Count = Annotated[int, Field(ge=0, le=1_000_000)]
+#: Longest service URL a manifest names.
+MAX_URL_CHARS = 512
+#: The services whose URLs a manifest may name.
+SERVICE_NAMES = ("mint", "treasury", "notary")
+
+
+def check_service_url(text: str) -> str:
+    """``text`` if it is a service's base URL as a manifest may name it: ``http`` or
+    ``https``, a host, no credentials, query or fragment, no trailing ``/``, printable ASCII,
+    at most :data:`MAX_URL_CHARS`; a ``ValueError`` saying why not otherwise."""
+    if len(text) > MAX_URL_CHARS:
+        raise ValueError(f"a service URL is at most {MAX_URL_CHARS} characters")
+    if not text.isascii() or not text.isprintable() or " " in text:
+        raise ValueError("a service URL is printable ASCII without spaces")
+    try:
+        parts = urllib.parse.urlsplit(text)
+        port = parts.port
+    except ValueError as exc:
+        raise ValueError(f"not a URL: {exc}") from None
+    if parts.scheme not in ("http", "https"):
+        raise ValueError("a service URL is http:// or https://")
+    if not parts.hostname:
+        raise ValueError("a service URL names a host")
+    if "@" in parts.netloc:
+        raise ValueError("a service URL carries no credentials")
+    if parts.query or parts.fragment or "?" in text or "#" in text:
+        raise ValueError("a service URL has no query or fragment")
+    if text.endswith("/"):
+        raise ValueError("a service URL has no trailing /")
+    if port == 0:
+        raise ValueError("a service URL's port is not 0")
+    return text
+
+
+ServiceUrl = Annotated[str, Field(max_length=MAX_URL_CHARS), AfterValidator(check_service_url)]
+
+
+class ServiceUrls(WireModel):
+    """Where each service answers (its base URL: ``/mint/...``, ``/treasury/...`` and so on
+    are under it). A gateway serving the whole league is the same URL three times."""
+
+    WHAT = "service URLs"
+
+    mint: ServiceUrl
+    treasury: ServiceUrl
+    notary: ServiceUrl
+
+    def of(self, service: str) -> str:
+        """The URL of ``service`` (one of :data:`SERVICE_NAMES`)."""
+        if service not in SERVICE_NAMES:
+            raise KeyError(service)
+        url: str = getattr(self, service)
+        return url
 
 
 #: Expected hashes per print at a full run: 0.5-1 s of one core for the pure-Python solver
@@ -85,6 +151,27 @@ class LeagueManifest(SignedModel):
     note_set: NoteSet
     note_set_hash: HashText
     policies: Policies
+    #: Where the services answer; absent from the wire (and the signed bytes) when None.
+    urls: ServiceUrls | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _urls_absent_not_null(cls, data: Any) -> Any:
+        # One wire form per manifest: a manifest naming no URLs has no ``urls`` member.
+        if isinstance(data, Mapping) and "urls" in data and data["urls"] is None:
+            raise SchemaError("urls: absent when the manifest names no URLs, never null")
+        return data
+
+    @model_serializer(mode="wrap")
+    def _sig_last(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """As every signed object (``sig`` last), and ``urls`` left out when None: a
+        manifest naming no URLs has the bytes (and the hash) it had before they existed."""
+        data: dict[str, Any] = handler(self)
+        if data.get("urls", ...) is None:
+            del data["urls"]
+        if "sig" in data:
+            data["sig"] = data.pop("sig")
+        return data
 
     @model_validator(mode="after")
     def _note_set_hash_matches(self) -> Self:
@@ -166,8 +253,11 @@ def build_manifest(
     print_runs: PrintRunTable = DEFAULT_PRINT_RUNS,
     note_set: NoteSet = DEFAULT_NOTE_SET,
     policies: Policies = DEFAULT_POLICIES,
+    urls: ServiceUrls | None = None,
 ) -> LeagueManifest:
-    """Sign a manifest with ``root`` (defaults: the published runs, note set and policies)."""
+    """Sign a manifest with ``root`` (defaults: the published runs, note set and policies;
+    no service URLs)."""
+    named = {} if urls is None else {"urls": urls.to_wire()}
     return LeagueManifest.sign(
         root,
         league=league,
@@ -180,4 +270,5 @@ def build_manifest(
         note_set=note_set.to_wire(),
         note_set_hash=hash_text(note_set.hash()),
         policies=policies.to_wire(),
+        **named,
     )

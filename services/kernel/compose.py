@@ -48,10 +48,14 @@ def compose(settings: LeagueSettings, services: Sequence[Service]) -> web.Applic
     )
     app.cleanup_ctx.append(pool_context(settings.database, settings.database_read_url))
     version = package_version()
+    manifest = load_manifest(settings)
+    # The peers this app does not serve answer where the manifest says (unless a setting says
+    # otherwise); those it serves, at its own address.
+    settings = settings.with_peers(manifest, [service.name for service in services])
     for service in services:
         service.install(app, settings)
         app.router.add_get(f"/{service.name}/openapi.json", _document(service, version))
-    app.router.add_get("/", _index(load_manifest(settings).name, services, version))
+    app.router.add_get("/", _index(manifest.name, services, version))
     app.router.add_get("/health", health)
     for service in services:
         add_figures(app, (*service.figures, _events_appended(service.name)))

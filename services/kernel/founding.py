@@ -2,7 +2,8 @@
 
 ``league init`` strikes the root key and one key per service, writes them 0600, and writes the
 league manifest signed by the root key: the service keys, the print-run table, the note set
-and the published policies (DESIGN §5). It never overwrites a league.
+and the published policies (DESIGN §5), and where the services answer when the operator names
+it (``--url``). It never overwrites a league.
 """
 
 from __future__ import annotations
@@ -10,12 +11,20 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from ledger.errors import LedgerError
 from ledger.keys import PublicKey, SigningKey
-from ledger.manifest import DEFAULT_POLICIES, LeagueManifest, Policies, build_manifest
+from ledger.manifest import (
+    DEFAULT_POLICIES,
+    SERVICE_NAMES,
+    LeagueManifest,
+    Policies,
+    ServiceUrls,
+    build_manifest,
+)
 from ledger.note_set import DEFAULT_NOTE_SET, NoteSet
 from ledger.print_runs import DEFAULT_PRINT_RUNS, PrintRunTable
 from ledger.savecode import DEFAULT_KDF, KdfParams
@@ -59,8 +68,10 @@ def create_league(
     print_runs: PrintRunTable = DEFAULT_PRINT_RUNS,
     note_set: NoteSet = DEFAULT_NOTE_SET,
     policies: Policies = DEFAULT_POLICIES,
+    urls: ServiceUrls | None = None,
 ) -> NewLeague:
-    """Strike the league's keys and sign its manifest into ``settings.data_dir``."""
+    """Strike the league's keys and sign its manifest into ``settings.data_dir`` (naming
+    where the services answer when ``urls`` is given)."""
     if league_exists(settings):
         raise LeagueExistsError(
             f"a league already exists in {settings.data_dir}; it is never overwritten "
@@ -78,6 +89,7 @@ def create_league(
             print_runs=print_runs,
             note_set=note_set,
             policies=policies,
+            urls=urls,
         )
     except LedgerError as exc:
         raise LeagueError(f"cannot make the manifest: {exc.diagnostics()}") from None
@@ -86,6 +98,37 @@ def create_league(
         write_key(settings.keys_dir, role, key, passphrase, kdf)
     _write_manifest(settings.manifest_path, manifest)
     return NewLeague(manifest, settings.manifest_path)
+
+
+def parse_service_urls(given: Sequence[str]) -> ServiceUrls | None:
+    """The service URLs ``league init --url`` names: each ``SERVICE=URL`` (one of mint,
+    treasury, notary), or a bare ``URL`` for every service not named otherwise (a gateway
+    serving the whole league). None when nothing is given; every service must end up named."""
+    if not given:
+        return None
+    base: str | None = None
+    named: dict[str, str] = {}
+    for entry in given:
+        name, sep, url = entry.partition("=")
+        if sep and name in SERVICE_NAMES:
+            if name in named:
+                raise LeagueError(f"--url names the {name}'s URL twice")
+            named[name] = url
+        elif base is None:
+            base = entry
+        else:
+            raise LeagueError("--url gives more than one URL for the whole league")
+    urls = {name: named.get(name, base) for name in SERVICE_NAMES}
+    missing = [name for name, url in urls.items() if url is None]
+    if missing:
+        raise LeagueError(
+            f"--url names no URL for the {', '.join(missing)}: give SERVICE=URL for each "
+            f"service, or one URL serving them all"
+        )
+    try:
+        return ServiceUrls.from_wire(urls)
+    except LedgerError as exc:
+        raise LeagueError(f"--url: {exc.diagnostics()}") from None
 
 
 def _write_manifest(path: Path, manifest: LeagueManifest) -> None:

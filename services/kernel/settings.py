@@ -9,18 +9,21 @@ that the read endpoints read from; default the database itself), ``LEAGUE_HOST``
 (where the private keys are, e.g. a container's ``/run/secrets``; default ``LEAGUE_HOME/keys``)
 ``MINT_URL``, ``TREASURY_URL`` and ``NOTARY_URL`` (where a service that follows the mint's or
 the treasury's feed reads it, and where the treasury has payments notarized and prints
-stamped; default: this server's own address) and ``LEAGUE_TRUSTED_PROXIES`` (networks
+stamped; default: the URL the signed manifest names for a service this server does not
+serve, else this server's own address) and ``LEAGUE_TRUSTED_PROXIES`` (networks
 of the reverse proxies whose ``X-Forwarded-For`` names the client; default none).
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from ipaddress import IPv4Network, IPv6Network
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ledger.manifest import SERVICE_NAMES, LeagueManifest
 from services.kernel.database import default_data_dir, embedded_pgdata, start_embedded
 from services.kernel.errors import LeagueError
 
@@ -69,6 +72,9 @@ class LeagueSettings(BaseModel):
     #: The reverse proxies (a gateway) whose ``X-Forwarded-For`` is believed: a request from
     #: one of these networks counts as from the address the proxy names (per-source limits).
     trusted_proxies: tuple[IPv4Network | IPv6Network, ...] = ()
+    #: The URLs the league manifest names for the services this server does not serve (see
+    #: :meth:`with_peers`; never from the environment).
+    peer_urls: dict[str, str] = Field(default_factory=dict)
 
     @classmethod
     def from_env(cls, **overrides: object) -> LeagueSettings:
@@ -100,12 +106,24 @@ class LeagueSettings(BaseModel):
                 f"{SOURCES.get(field, field)}: {error['msg'].lower()}, not {given!r}"
             ) from None
 
+    def with_peers(self, manifest: LeagueManifest, served: Iterable[str]) -> LeagueSettings:
+        """These settings knowing where ``manifest`` says each service answers, for the
+        services not in ``served`` (those this server serves itself answer at its own
+        address)."""
+        if manifest.urls is None:
+            return self
+        mine = set(served)
+        urls = {name: manifest.urls.of(name) for name in SERVICE_NAMES if name not in mine}
+        return self.model_copy(update={"peer_urls": urls})
+
     def service_url(self, service: str) -> str | None:
-        """Where ``service`` answers: its ``<SERVICE>_URL`` setting, else this server's own
-        address (loopback for a wildcard host); None when neither is known (port 0)."""
+        """Where ``service`` answers: its ``<SERVICE>_URL`` setting (an operator's override,
+        e.g. an address inside a NAT), else the URL the manifest names for it when this server
+        does not serve it (:meth:`with_peers`), else this server's own address (loopback for
+        a wildcard host); None when none is known (port 0)."""
         given = {
             "mint": self.mint_url, "treasury": self.treasury_url, "notary": self.notary_url
-        }.get(service)
+        }.get(service) or self.peer_urls.get(service)
         if given:
             return given.rstrip("/")
         if self.port == 0:

@@ -35,7 +35,7 @@ from ledger.address import address_of
 from ledger.encoding import encode_b64
 from ledger.errors import LedgerError
 from ledger.keys import PublicKey, SigningKey
-from ledger.manifest import DEFAULT_POLICIES, LeagueManifest, Policies
+from ledger.manifest import DEFAULT_POLICIES, SERVICE_NAMES, LeagueManifest, Policies
 from services.eventlog import PostgresEventStore
 from services.eventlog.migrate import upgrade
 from services.http.openapi import openapi_document, render
@@ -49,6 +49,7 @@ from services.kernel.founding import (
     league_exists,
     load_manifest,
     load_service_key,
+    parse_service_urls,
     read_passphrase,
 )
 from services.kernel.keyring import ROLES
@@ -104,11 +105,13 @@ def cmd_init(args: argparse.Namespace) -> None:
         name=args.name,
         passphrase=read_passphrase(settings),
         policies=_policies(args.policy),
+        urls=parse_service_urls(args.url),
     )
     manifest = made.manifest
     print(f"created league {manifest.name!r} ({manifest.league}) in {settings.data_dir}")
     print(f"  manifest  {made.manifest_path}  hash {manifest.hash_text()}")
     _print_keys(manifest)
+    _print_urls(manifest)
     armored = " (armored under your passphrase)" if settings.passphrase_file else ""
     print(f"  keys      {settings.keys_dir}/  mode 0600{armored}")
     print("back up the keys and the manifest now, and the database as it grows: "
@@ -121,11 +124,18 @@ def _print_keys(manifest: LeagueManifest) -> None:
         print(f"  {role:<9} {address_of(PublicKey.from_text(key))}  {key}")
 
 
+def _print_urls(manifest: LeagueManifest) -> None:
+    if manifest.urls is not None:
+        for name in SERVICE_NAMES:
+            print(f"  {name:<9} answers at {manifest.urls.of(name)}")
+
+
 def cmd_keys_show(args: argparse.Namespace) -> None:
     settings = _settings(args)
     manifest = load_manifest(settings)
     print(f"league {manifest.name!r} ({manifest.league}), manifest {manifest.hash_text()}")
     _print_keys(manifest)
+    _print_urls(manifest)
 
 
 def cmd_db_path(args: argparse.Namespace) -> None:
@@ -452,6 +462,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--policy", action="append", default=[], metavar="NAME=VALUE",
         help="set a published policy of the manifest (repeatable), e.g. stamp_work=1048576; "
         "the defaults are in docs/economy.md",
+    )
+    init.add_argument(
+        "--url", action="append", default=[], metavar="[SERVICE=]URL",
+        help="where a service answers, signed into the manifest (repeatable): "
+        "mint=https://mint.example, treasury=..., notary=...; or one URL serving the whole "
+        "league (a gateway). The services find each other there unless MINT_URL, "
+        "TREASURY_URL or NOTARY_URL say otherwise; `league audit` finds them there",
     )
     _passphrase_option(init, "armor every key under the passphrase in this file")
     init.set_defaults(run=cmd_init)

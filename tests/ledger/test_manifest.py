@@ -13,7 +13,14 @@ from ledger.errors import (
     UnknownKindError,
     WrongLeague,
 )
-from ledger.manifest import DEFAULT_POLICIES, LeagueManifest, Policies, build_manifest
+from ledger.manifest import (
+    DEFAULT_POLICIES,
+    MAX_URL_CHARS,
+    LeagueManifest,
+    Policies,
+    ServiceUrls,
+    build_manifest,
+)
 from ledger.note_set import DEFAULT_NOTE_SET, NoteIssue, NoteSet
 from ledger.print_runs import DEFAULT_PRINT_RUNS, PrintRun, PrintRunTable
 from ledger.wire import hash_text
@@ -159,3 +166,105 @@ def test_a_request_is_good_only_at_the_league_and_manifest_it_names() -> None:
         manifest.check_addressed("mint", "the request", "another-league", manifest.hash_text())
     with pytest.raises(WrongLeague, match="the claim is for league test-league under manifest"):
         manifest.check_addressed("treasury", "the claim", manifest.league, other.hash_text())
+
+
+# -- where the services answer (issue 13 item 2) -----------------------------------------------
+
+#: The hash of :func:`pinned_league`'s manifest as manifests were made before they could name
+#: URLs (computed then): a manifest naming none must keep it, or every certificate issued under
+#: such a manifest would name a manifest that no longer exists.
+PINNED_HASH = "bRp7EwrFkHYh2TYU1I0Tw9FYI2ZR7srVTPV6ZngA-CA"
+URLS = ServiceUrls(
+    mint="https://mint.example", treasury="https://league.example:8443/treasury",
+    notary="http://10.0.0.7:8080",
+)
+
+
+def pinned_league(**overrides: object) -> League:
+    """A league whose every manifest field is given here (no default that may move)."""
+    return make_league(
+        print_runs=PrintRunTable(
+            runs=(PrintRun(title="Tally", set="base", standard=2, gilt=1, holofoil=0),)
+        ),
+        note_set=NoteSet(issues=(NoteIssue(denomination=5, count=3),)),
+        policies=Policies(
+            faucet_marks_per_day=10, stamp_allowance_per_day=10, stamp_batch_limit=5,
+            stamp_work=1, stamp_work_rise=4, source_prints_per_minute=120,
+            source_prints_burst=200, checkpoint_interval_ms=1000, checkpoint_max_pending=10000,
+        ),
+        **overrides,
+    )
+
+
+def test_a_manifest_naming_no_urls_hashes_as_before() -> None:
+    """No ``urls`` member on the wire, in the signed body or in the hash: the same bytes."""
+    manifest = pinned_league().manifest
+    assert manifest.urls is None
+    assert "urls" not in manifest.to_wire()
+    assert "urls" not in manifest.body()
+    assert manifest.hash_text() == PINNED_HASH
+    assert LeagueManifest.from_wire(manifest.to_wire()).hash_text() == PINNED_HASH
+
+
+def test_a_manifest_names_the_services_urls_under_the_root_signature() -> None:
+    plain = pinned_league().manifest
+    named = pinned_league(urls=URLS).manifest
+    assert named.to_wire()["urls"] == {
+        "mint": "https://mint.example",
+        "treasury": "https://league.example:8443/treasury",
+        "notary": "http://10.0.0.7:8080",
+    }
+    assert list(named.to_wire())[-1] == "sig"
+    parsed = LeagueManifest.from_wire(named.to_wire())
+    assert parsed == named
+    assert parsed.verify_root(key(1).public) == key(1).public
+    assert parsed.urls is not None
+    assert parsed.urls.of("treasury") == "https://league.example:8443/treasury"
+    assert named.hash_text() != plain.hash_text()
+    moved = {**named.to_wire(), "urls": {**URLS.to_wire(), "mint": "https://evil.example"}}
+    with pytest.raises(BadSignatureError):  # the URLs are signed with the rest
+        LeagueManifest.from_wire(moved).verify_root()
+    stripped = {k: v for k, v in named.to_wire().items() if k != "urls"}
+    with pytest.raises(BadSignatureError):
+        LeagueManifest.from_wire(stripped).verify_root()
+
+
+def test_a_manifest_naming_no_urls_has_no_null_member() -> None:
+    """One wire form per manifest: ``"urls": null`` is refused, not read as absent."""
+    with pytest.raises(SchemaError, match="never null"):
+        LeagueManifest.from_wire({**pinned_league().manifest.to_wire(), "urls": None})
+
+
+@pytest.mark.parametrize(
+    ("url", "why"),
+    [
+        ("ftp://mint.example", "http:// or https://"),
+        ("mint.example", "http:// or https://"),
+        ("https://user:secret@mint.example", "no credentials"),
+        ("https://token@mint.example", "no credentials"),
+        ("https://mint.example/", "no trailing /"),
+        ("https://mint.example/?a=1", "no query"),
+        ("https://mint.example#top", "no query or fragment"),
+        ("https://", "names a host"),
+        ("https://mint.example:0", "port is not 0"),
+        ("https://mint.example:99999", "not a URL"),
+        ("https://mint.exämple", "printable ASCII"),
+        ("https://mint.example/a b", "printable ASCII"),
+        ("https://mint.example/" + "a" * MAX_URL_CHARS, "at most"),
+    ],
+)
+def test_bad_service_urls_are_refused(url: str, why: str) -> None:
+    with pytest.raises(SchemaError, match=why):
+        ServiceUrls.from_wire({**URLS.to_wire(), "mint": url})
+    with pytest.raises(SchemaError, match="mint"):
+        LeagueManifest.from_wire(
+            {**pinned_league(urls=URLS).manifest.to_wire(), "urls": {**URLS.to_wire(),
+                                                                       "mint": url}}
+        )
+
+
+def test_urls_name_every_service() -> None:
+    with pytest.raises(SchemaError, match="notary"):
+        ServiceUrls.from_wire({"mint": "https://a.example", "treasury": "https://a.example"})
+    with pytest.raises(SchemaError):
+        ServiceUrls.from_wire({**URLS.to_wire(), "witness": "https://a.example"})

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from ledger.manifest import ServiceUrls
 from services.kernel.errors import LeagueError
 from services.kernel.founding import create_league, load_manifest, load_service_key
 from services.kernel.settings import LeagueSettings
@@ -73,3 +74,39 @@ def test_each_service_url_comes_from_its_own_setting(
     assert settings.service_url("mint") == "http://127.0.0.1:8123"
     monkeypatch.setenv("MINT_URL", "http://mint:8080")
     assert LeagueSettings.from_env().service_url("mint") == "http://mint:8080"
+
+
+def test_a_peer_answers_where_the_manifest_says_unless_a_setting_overrides(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 13 item 2: a service this server does not serve answers at the URL the signed
+    manifest names; a served one at this server's own address; a <SERVICE>_URL setting
+    (an operator behind NAT) wins over both."""
+    monkeypatch.setenv("LEAGUE_HOME", str(tmp_path))
+    monkeypatch.setenv("LEAGUE_PORT", "8123")
+    for name in ("MINT_URL", "TREASURY_URL", "NOTARY_URL"):
+        monkeypatch.delenv(name, raising=False)
+    urls = ServiceUrls(
+        mint="https://mint.example", treasury="https://treasury.example",
+        notary="https://notary.example",
+    )
+    made = create_league(LeagueSettings.from_env(), passphrase=None, urls=urls)
+    assert load_manifest(LeagueSettings.from_env()) == made.manifest
+    notary = LeagueSettings.from_env().with_peers(made.manifest, ["notary"])
+    assert notary.service_url("mint") == "https://mint.example"
+    assert notary.service_url("treasury") == "https://treasury.example"
+    assert notary.service_url("notary") == "http://127.0.0.1:8123"
+    monkeypatch.setenv("MINT_URL", "http://10.0.0.2:8080")
+    behind_nat = LeagueSettings.from_env().with_peers(made.manifest, ["notary"])
+    assert behind_nat.service_url("mint") == "http://10.0.0.2:8080"
+    assert behind_nat.service_url("treasury") == "https://treasury.example"
+    whole = LeagueSettings.from_env().with_peers(made.manifest, ["mint", "treasury", "notary"])
+    assert whole.service_url("treasury") == "http://127.0.0.1:8123"
+
+
+def test_a_manifest_naming_no_urls_leaves_the_settings_as_they_are(tmp_path: Path) -> None:
+    settings = LeagueSettings(data_dir=tmp_path, port=8123)
+    made = create_league(settings, passphrase=None)
+    assert made.manifest.urls is None
+    assert settings.with_peers(made.manifest, ["notary"]) == settings
+    assert settings.service_url("mint") == "http://127.0.0.1:8123"

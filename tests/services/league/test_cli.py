@@ -436,6 +436,39 @@ def test_init_publishes_the_policies_it_is_given(env: dict[str, str]) -> None:
     assert policies.source_prints_burst == 200
 
 
+def test_init_signs_the_services_urls_into_the_manifest(env: dict[str, str]) -> None:
+    """`league init --url SERVICE=URL` (or one URL for a gateway serving them all) names where
+    each service answers, under the root's signature; `keys show` prints them."""
+    result = league(env, "init", "--url", "https://league.example",
+                    "--url", "notary=http://10.0.0.7:8080")
+    assert result.returncode == 0, result.stderr
+    urls = manifest_of(env).urls
+    assert urls is not None
+    assert (urls.mint, urls.treasury, urls.notary) == (
+        "https://league.example", "https://league.example", "http://10.0.0.7:8080"
+    )
+    shown = league(env, "keys", "show")
+    assert "notary    answers at http://10.0.0.7:8080" in shown.stdout
+
+
+@pytest.mark.parametrize(
+    ("urls", "why"),
+    [
+        (["mint=https://m.example"], "no URL for the treasury, notary"),
+        (["https://a.example", "https://b.example"], "more than one URL"),
+        (["mint=https://m.example", "mint=https://n.example", "https://a.example"], "twice"),
+        (["https://user:pw@league.example"], "no credentials"),
+        (["file:///etc/passwd"], "http:// or https://"),
+    ],
+)
+def test_init_refuses_bad_urls_on_one_line(
+    env: dict[str, str], urls: list[str], why: str
+) -> None:
+    args = [arg for url in urls for arg in ("--url", url)]
+    assert why in one_line_failure(league(env, "init", *args))
+    assert not (Path(env["LEAGUE_HOME"]) / "manifest.json").exists()
+
+
 async def checkpoint_size(url: str) -> int:
     async with LeagueClient(url) as client:
         return (await client.signed_checkpoint()).size
