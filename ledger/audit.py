@@ -65,6 +65,7 @@ from pydantic import ValidationError
 
 from ledger.api.logs import Feed, FeedEvent
 from ledger.api.notary import Holders
+from ledger.api.treasury import purchase_price
 from ledger.api.witness import EvidenceList
 from ledger.canonical import domain_tag
 from ledger.certificates import NoteCertificate, PrintCertificate
@@ -80,13 +81,17 @@ from ledger.events import (
     HopRecorded,
     NoteIssued,
     NoteReturned,
+    OrderRefused,
     PrintDelivered,
+    PrintReissued,
+    PrintReturned,
     PrintStamped,
     PurchaseClosed,
     PurchaseOpened,
     PurchaseStep,
     note_stream,
     parse_event,
+    print_stream,
     purchase_stream,
 )
 from ledger.keys import PublicKey
@@ -138,6 +143,10 @@ class Stamped(NamedTuple):
     early: str | None
     #: Why the manifest refuses it (checked after uniqueness and runs), or None.
     late: str | None
+    #: A ``print-reissued`` (L-20): the order it answers; None for a stamp.
+    reissue: str | None = None
+    #: Its version in the print's stream.
+    version: int = 1
 
 
 class Hop(NamedTuple):
@@ -194,7 +203,8 @@ class Issued(NamedTuple):
 
 
 class Returned(NamedTuple):
-    """A ``note-returned`` event, its leaf and signature checked."""
+    """A ``note-returned`` event (or the mint's ``print-returned``, L-20: ``purchase_id`` is
+    its order's id), its leaf and signature checked."""
 
     seq: int
     leaf_hash: bytes
@@ -232,6 +242,13 @@ class Step(NamedTuple):
     #: purchase-closed: the outcome and the denominations of the notes issued with it.
     outcome: str
     notes: tuple[tuple[str, int, int], ...]
+    #: purchase-opened: the published price of what it buys (0: a title the league does not
+    #: print), the finish bought and an upgrade's returned print (serial, issue).
+    listed: int = 0
+    finish: str = "standard"
+    returned: tuple[str, int] | None = None
+    #: order-refused: the returned print issued again (serial, certificate, receiver).
+    reissued: tuple[str, str, str] | None = None
 
 
 Fact = Stamped | Hop | Refused | Issued | Returned | Step
@@ -427,9 +444,10 @@ def _reference(setup: _Setup, service: str, key: PublicKey, item: FeedEvent) -> 
     """The facts of one served event by the protocol's own code (raises on a violation)."""
     event = item.verified(key)
     body = parse_event(event, SERVICE_EVENTS[service])
-    signed = (body.certificate.signing_bytes if isinstance(body, PrintStamped | NoteIssued)
+    signed = (body.certificate.signing_bytes
+              if isinstance(body, PrintStamped | PrintReissued | NoteIssued)
               else body.endorsement.signing_bytes
-              if isinstance(body, HopRecorded | NoteReturned) else b"")
+              if isinstance(body, HopRecorded | NoteReturned | PrintReturned) else b"")
     day = event.recorded_at.astimezone(UTC).date().isoformat()
     return _facts(setup, event.seq, event.stream, event.stream_version, day, event.leaf_hash,
                   body, signed)
@@ -470,7 +488,7 @@ def _facts(
 ) -> Fact:
     """The facts of one event whose leaf and signature verified; ``signed`` is the signing
     bytes of the certificate or endorsement it carries, ``day`` its time's UTC date."""
-    if isinstance(body, PrintStamped):
+    if isinstance(body, PrintStamped | PrintReissued):
         certificate = body.certificate
         if stream != body.stream():
             early: str | None = f"the event's stream {stream!r} is not {body.stream()!r}"
@@ -480,7 +498,7 @@ def _facts(
         return Stamped(
             seq, leaf_hash, certificate.serial, certificate.issue, certificate.issued_to,
             certificate.title, certificate.finish, hash_text(hashlib.sha256(signed).digest()),
-            early, late,
+            early, late, body.order_id if isinstance(body, PrintReissued) else None, version,
         )
     if isinstance(body, HopRecorded):
         e = body.endorsement
@@ -501,16 +519,16 @@ def _facts(
         )
     if isinstance(body, NoteIssued):
         return _issued(setup, seq, stream, version, day, leaf_hash, body, signed)
-    if isinstance(body, NoteReturned):
+    if isinstance(body, NoteReturned | PrintReturned):
         e = body.endorsement
         return Returned(
             seq, leaf_hash, stream, version, body.serial, body.issue, body.notarized,
-            body.purchase_id, e.serial,
+            body.purchase_id if isinstance(body, NoteReturned) else body.order_id, e.serial,
             e.hop, e.to, hashlib.sha256(signed).digest(),
             _verifies(_public(e.from_), signed, e.sig),
         )
     if isinstance(body, PurchaseStep):
-        return _step(seq, stream, version, leaf_hash, body)
+        return _step(setup.manifest, seq, stream, version, leaf_hash, body)
     raise VerificationError(f"an event of type {body.TYPE!r} is not audited")  # pragma: no cover
 
 
@@ -527,15 +545,33 @@ def _issued(
     )
 
 
-def _step(seq: int, stream: str, version: int, leaf_hash: bytes, body: PurchaseStep) -> Step:
-    price = paid = payment = 0
+def _step(
+    manifest: LeagueManifest, seq: int, stream: str, version: int, leaf_hash: bytes,
+    body: PurchaseStep,
+) -> Step:
+    price = paid = payment = listed = 0
     outcome = buyer = ""
-    delivered = None
+    finish = "standard"
+    delivered = reissued = None
+    returned: tuple[str, int] | None = None
     notes: tuple[tuple[str, int, int], ...] = ()
     if isinstance(body, PurchaseOpened):
-        price, paid, buyer = body.price, body.paid, body.request.buyer
-        payment = sum(chain.certificate.denomination for chain in body.request.payment
+        request = body.request
+        price, paid, buyer = body.price, body.paid, request.buyer
+        payment = sum(chain.certificate.denomination for chain in request.payment
                       if isinstance(chain.certificate, NoteCertificate))
+        try:
+            listed = purchase_price(manifest, request.title, request.upgrade)
+        except LedgerError:
+            listed = 0
+        if request.upgrade is not None:
+            finish = request.upgrade.finish
+            returned = (request.upgrade.returned.serial, request.upgrade.returned.issue)
+    elif isinstance(body, OrderRefused) and body.reissued is not None:
+        certificate = body.reissued
+        reissued = (certificate.serial,
+                    hash_text(hashlib.sha256(certificate.signing_bytes).digest()),
+                    certificate.issued_to)
     elif isinstance(body, PrintDelivered):
         certificate = body.certificate
         delivered = (certificate.serial,
@@ -545,7 +581,7 @@ def _step(seq: int, stream: str, version: int, leaf_hash: bytes, body: PurchaseS
         outcome = body.outcome
         notes = tuple((n.serial, n.issue, n.denomination) for n in body.notes)
     return Step(seq, leaf_hash, stream, version, body.TYPE, body.purchase_id, price, paid,
-                payment, buyer, delivered, outcome, notes)
+                payment, buyer, delivered, outcome, notes, listed, finish, returned, reissued)
 
 
 def verifications(fact: Fact) -> int:
@@ -776,6 +812,9 @@ class _Print:
     #: The seqs of its first and latest recorded hops in the notary's log.
     first_hop: int = -1
     last_hop: int = -1
+    finish: str = ""
+    #: The seq of the mint's print-returned event of this issue, once returned (L-20).
+    returned: int = -1
 
 
 @dataclass(slots=True)
@@ -798,6 +837,11 @@ class _Purchase:
     returned: int = 0
     delivered: bool = False
     refused: bool = False
+    #: The finish bought, and an upgrade's returned print (serial, issue) (L-20).
+    finish: str = "standard"
+    upgrade: tuple[str, int] | None = None
+    #: The returned print as the mint issued it again on a refusal.
+    reissued: tuple[str, str, str] | None = None
     #: Notes issued with it: (serial, issue, denomination), and their reason.
     issued: list[tuple[str, int, int]] = field(default_factory=list)
     reasons: set[str] = field(default_factory=set)
@@ -837,7 +881,17 @@ class Auditor:
     root: PublicKey | None = None
     _logs: dict[str, _Log] = field(init=False)
     _manifest_text: str = field(init=False)
+    #: Each print's chain with the latest recorded hop (what the notary's holders list).
     _prints: dict[str, _Print] = field(init=False, default_factory=dict)
+    #: Each issue of each print's chain: (serial, issue) -> its links (L-20).
+    _print_chains: dict[tuple[str, int], _Print] = field(init=False, default_factory=dict)
+    #: The latest issue of each print.
+    _print_issue: dict[str, int] = field(init=False, default_factory=dict)
+    #: What the mint's log did on each order (purchase id): the print taken back (serial,
+    #: issue) and the print issued again (serial, certificate, receiver) (L-20).
+    _order_returns: dict[str, tuple[str, int]] = field(init=False, default_factory=dict)
+    _order_reissues: dict[str, tuple[str, str, str]] = field(init=False, default_factory=dict)
+    _print_returns: int = field(init=False, default=0)
     _runs: dict[tuple[str, RunFinish], _Run] = field(init=False, default_factory=dict)
     _run_bounds: dict[tuple[str, str], tuple[str, int, int]] = field(
         init=False, default_factory=dict
@@ -859,9 +913,9 @@ class Auditor:
     _note_holding: dict[str, _Print] = field(init=False, default_factory=dict)
     _out: Counter[int] = field(init=False, default_factory=Counter)
     _faucet: dict[tuple[str, str], int] = field(init=False, default_factory=dict)
-    #: Returns waiting for the notary's log: its seq -> (treasury seq, serial, issue, hop,
-    #: digest of the endorsement).
-    _returning: dict[int, tuple[int, str, int, int, bytes]] = field(
+    #: Returns waiting for the notary's log: its seq -> (the returning service, its seq,
+    #: serial, issue, hop, digest of the endorsement).
+    _returning: dict[int, tuple[str, int, str, int, int, bytes]] = field(
         init=False, default_factory=dict
     )
     _purchases: dict[str, _Purchase] = field(init=False, default_factory=dict)
@@ -941,6 +995,8 @@ class Auditor:
                 self._conflict(log, fact)
             elif isinstance(fact, Issued):
                 self._issued(log, fact)
+            elif isinstance(fact, Returned) and service == "mint":
+                self._print_returned(log, fact)
             elif isinstance(fact, Returned):
                 self._returned(log, fact)
             else:
@@ -960,14 +1016,70 @@ class Auditor:
         seq, serial = fact.seq, fact.serial
         if fact.early is not None:
             raise log.fail(seq, fact.early)
+        if fact.reissue is not None:
+            self._reissued(log, fact, fact.reissue)
+            return
         if serial in self._prints:
             raise log.fail(seq, f"{serial} was stamped before: serials are unique")
+        if fact.issue != 1:
+            raise log.fail(seq, f"{serial} stamped as issue {fact.issue}: a stamp is issue 1")
         if fact.finish != MISPRINT:
             self._in_run(log, fact)
         if fact.late is not None:
             raise log.fail(seq, fact.late)
-        self._prints[serial] = _Print(issue=fact.issue, holder=fact.issued_to,
-                                      prev=fact.certificate, certificate=fact.certificate)
+        chain = _Print(issue=fact.issue, holder=fact.issued_to, prev=fact.certificate,
+                       certificate=fact.certificate, finish=fact.finish)
+        self._prints[serial] = self._print_chains[(serial, 1)] = chain
+        self._print_issue[serial] = 1
+
+    def _print_returned(self, log: _Log, fact: Returned) -> None:
+        """L-20: a print comes back to the mint once per issue, for an upgrade order, its
+        hop to the mint's key the one the notary recorded."""
+        seq, serial, n = fact.seq, fact.serial, fact.issue
+        chain = self._print_chains.get((serial, n))
+        if chain is None or self._print_issue[serial] != n or chain.returned >= 0:
+            now = ("never stamped" if serial not in self._print_issue else
+                   f"back at the mint since event {chain.returned}"
+                   if chain is not None and chain.returned >= 0 else
+                   f"out as issue {self._print_issue[serial]}")
+            raise log.fail(seq, f"{serial} returned as issue {n}, but it is {now}")
+        if fact.stream != print_stream(serial) or fact.version != 2 * n:
+            raise log.fail(seq, f"the return of issue {n} of {serial} is recorded as version "
+                                f"{fact.version} of stream {fact.stream!r}, not version {2 * n} "
+                                f"of {print_stream(serial)!r}")
+        if fact.endorsed != serial or fact.to != self.manifest.mint or not fact.signed:
+            raise log.fail(seq, f"the return of {serial} does not carry a valid endorsement of "
+                                f"it to the mint's key")
+        if fact.purchase_id in self._order_returns:
+            raise log.fail(seq, f"order {fact.purchase_id!r} takes back a second print")
+        chain.returned = seq
+        self._order_returns[fact.purchase_id] = (serial, n)
+        self._returning[fact.notarized] = ("mint", seq, serial, n, fact.hop, fact.digest)
+        self._print_returns += 1
+
+    def _reissued(self, log: _Log, fact: Stamped, order: str) -> None:
+        """L-20: a returned print is issued again only after its return, under the next
+        issue, to the buyer of the order that took it back and was refused."""
+        seq, serial, n = fact.seq, fact.serial, fact.issue
+        latest = self._print_issue.get(serial)
+        chain = self._print_chains.get((serial, n - 1))
+        if latest != n - 1 or chain is None or chain.returned < 0:
+            raise log.fail(seq, f"{serial} issued again as issue {n}, but its issue {n - 1} "
+                                f"is not back at the mint")
+        if self._order_returns.get(order) != (serial, n - 1):
+            raise log.fail(seq, f"{serial} issued again for order {order!r}, which did not "
+                                f"take it back")
+        if fact.version != 2 * n - 1:
+            raise log.fail(seq, f"issue {n} of {serial} is recorded as version {fact.version} "
+                                f"of its stream, not {2 * n - 1}")
+        if fact.late is not None:
+            raise log.fail(seq, fact.late)
+        self._print_chains[(serial, n)] = _Print(
+            issue=n, holder=fact.issued_to, prev=fact.certificate,
+            certificate=fact.certificate, finish=fact.finish,
+        )
+        self._print_issue[serial] = n
+        self._order_reissues[order] = (serial, fact.certificate, fact.issued_to)
 
     def _bounds(self, log: _Log, fact: Stamped) -> tuple[str, int, int]:
         found = self._run_bounds.get((fact.title, fact.finish))
@@ -1014,6 +1126,15 @@ class Auditor:
     def _hop(self, log: _Log, fact: Hop) -> None:
         seq, serial = fact.seq, fact.serial
         stamped = self._prints.get(serial)
+        printed = stamped is not None
+        if stamped is not None:
+            stamped = self._print_chains.get((serial, fact.issue))
+            if stamped is None:
+                raise log.fail(seq, f"a hop of issue {fact.issue} of {serial}, whose certificate "
+                                    f"the mint stamped is issue {self._print_issue[serial]}")
+            if fact.from_ == self.manifest.mint:
+                raise log.fail(seq, f"hop {fact.hop} of {serial} is signed away by the mint, "
+                                    f"which never endorses a print returned to it (L-20)")
         if stamped is None and serial in self._notes:
             stamped = self._note_chains.get((serial, fact.issue))
             if stamped is None:
@@ -1039,6 +1160,8 @@ class Auditor:
         if stamped.first_hop < 0:
             stamped.first_hop = seq
         stamped.last_hop = seq
+        if printed:
+            self._prints[serial] = stamped
         self._hops += 1
 
     def _conflict(self, log: _Log, fact: Refused) -> None:
@@ -1057,15 +1180,16 @@ class Auditor:
         self._conflicts += 1
 
     def _notarized_return(self, fact: Fact) -> None:
-        """A treasury's return naming this notary event must name the hop it records."""
+        """A return naming this notary event (a note's to the treasury, a print's to the
+        mint) must name the hop it records."""
         returning = self._returning.pop(fact.seq, None)
         if returning is None:
             return
-        seq, serial, issue, hop, digest = returning
+        service, seq, serial, issue, hop, digest = returning
         if not (isinstance(fact, Hop)
                 and (fact.serial, fact.issue, fact.hop) == (serial, issue, hop)
                 and hmac.compare_digest(fact.digest, digest)):
-            raise AuditFailure("treasury", seq,
+            raise AuditFailure(service, seq,
                                f"the return of {serial} (issue {issue}) names the notary's hop "
                                f"at seq {fact.seq}, which records another event")
 
@@ -1149,7 +1273,7 @@ class Auditor:
         note.out = False
         self._out[note.denomination] -= 1
         self._supply(log, seq)
-        self._returning[fact.notarized] = (seq, serial, n, fact.hop, fact.digest)
+        self._returning[fact.notarized] = ("treasury", seq, serial, n, fact.hop, fact.digest)
         self._returns += 1
 
     def _step(self, log: _Log, fact: Step) -> None:
@@ -1167,21 +1291,31 @@ class Auditor:
             if fact.payment != fact.paid:
                 raise log.fail(seq, f"purchase {pid!r} says {fact.paid} marks are paid, but its "
                                     f"payment's notes sum to {fact.payment}")
-            self._purchases[pid] = _Purchase(1, fact.price, fact.paid, fact.buyer)
+            if fact.price != fact.listed:
+                what = (f"a {fact.finish} upgrade" if fact.returned is not None
+                        else "a single of its title")
+                raise log.fail(seq, f"purchase {pid!r} is priced {fact.price} marks, but the "
+                                    f"published price of {what} is "
+                                    + (f"{fact.listed} marks (Book V.5)" if fact.listed
+                                       else "none: the league does not print its title"))
+            self._purchases[pid] = _Purchase(1, fact.price, fact.paid, fact.buyer,
+                                             finish=fact.finish, upgrade=fact.returned)
             return
         if fact.type == PurchaseOpened.TYPE:
             raise log.fail(seq, f"purchase {pid!r} opened twice")
         purchase.version = fact.version
         if fact.delivered is not None:
             serial, certificate, receiver = fact.delivered
-            stamped = self._prints.get(serial)
+            stamped = self._print_chains.get((serial, 1))
             if (stamped is None or stamped.certificate != certificate
-                    or receiver != purchase.buyer):
+                    or receiver != purchase.buyer or stamped.finish != purchase.finish):
                 raise log.fail(seq, f"purchase {pid!r} delivers {serial}, which the mint's log "
-                                    f"did not stamp to its buyer as delivered")
+                                    f"did not stamp to its buyer in the {purchase.finish} finish "
+                                    f"as delivered")
             purchase.delivered = True
         elif fact.type == "order-refused":
             purchase.refused = True
+            purchase.reissued = fact.reissued
         elif fact.type == PurchaseClosed.TYPE:
             self._close(log, fact, purchase)
 
@@ -1211,8 +1345,32 @@ class Auditor:
                      else "a rejected payment moved notes")
         if wrong is not None:
             raise log.fail(seq, f"purchase {pid!r} closed {outcome} but not exactly: {wrong}")
+        self._check_print_back(log, fact, purchase)
         del self._purchases[pid]
         self._closed[outcome] += 1
+
+    def _check_print_back(self, log: _Log, fact: Step, purchase: _Purchase) -> None:
+        """L-20: an upgrade delivered took its print back at the mint; refunded, the mint took
+        it back and issued it again to the buyer (or never took it); rejected, or a single,
+        the mint took nothing back for it."""
+        pid, outcome = fact.purchase_id, fact.outcome
+        taken = self._order_returns.get(pid)
+        again = self._order_reissues.get(pid)
+        if outcome == "delivered" and purchase.upgrade is not None:
+            wrong = (None if taken == purchase.upgrade and again is None
+                     else "the mint's log did not take back the print returned for it")
+        elif outcome == "refunded" and purchase.upgrade is not None:
+            handed = (again is not None and again[2] == purchase.buyer
+                      and again == purchase.reissued)
+            wrong = (None if (taken == purchase.upgrade and handed)
+                     or (taken is None and again is None and purchase.reissued is None)
+                     else "the print returned for it is not handed back to the buyer exactly")
+        else:
+            wrong = (None if taken is None and again is None
+                     else "the mint's log took a print back for it")
+        if wrong is not None:
+            raise log.fail(fact.seq, f"purchase {pid!r} closed {outcome} but not exactly: "
+                                     f"{wrong}")
 
     def _treasury_figures(self) -> TreasuryFigures | None:
         if not self._logs["treasury"].served:

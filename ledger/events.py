@@ -63,11 +63,59 @@ class PrintStamped(EventBody):
     ordered: bool = Field(default=False, exclude_if=lambda ordered: not ordered)
 
     def stream(self) -> str:
-        return f"print/{self.certificate.serial}"
+        return print_stream(self.certificate.serial)
+
+
+def print_stream(serial: str) -> str:
+    """The mint's stream of one print: its stamp, then its returns and issues again,
+    alternating (L-20). Issue n is the stream's version 2n-1 and its return version 2n, as a
+    note's in the treasury's log: the log itself refuses a second return of one issue."""
+    return f"print/{serial}"
+
+
+class PrintReturned(EventBody):
+    """A print handed back to the mint for a finish upgrade (Book V.5, DESIGN §3 "a print
+    returned for a finish upgrade ... comes back to its issuer", L-20): the chain of
+    ``issue`` is history from now on, and the mint holds the print."""
+
+    TYPE: ClassVar[str] = "print-returned"
+    WHAT = "print-returned event"
+
+    serial: SerialText
+    #: The issue whose chain ends here.
+    issue: IssueNumber
+    #: The endorsement to the mint's key, as the notary recorded it.
+    endorsement: Endorsement
+    #: The ``seq`` of the notary's ``hop-recorded`` event that recorded it.
+    notarized: EventIndex
+    #: The treasury's order (the purchase id) that took it back.
+    order_id: RequestId
+
+    def stream(self) -> str:
+        return print_stream(self.serial)
+
+
+class PrintReissued(EventBody):
+    """A returned print issued again under its next issue (L-20): only to the buyer whose
+    upgrade was refused (its run exhausted), in the transaction that took it back."""
+
+    TYPE: ClassVar[str] = "print-reissued"
+    WHAT = "print-reissued event"
+
+    certificate: PrintCertificate
+    #: The treasury's order (the purchase id) refused.
+    order_id: RequestId
+
+    def stream(self) -> str:
+        return print_stream(self.certificate.serial)
 
 
 #: The mint log's event types.
-MINT_EVENTS: Mapping[str, type[EventBody]] = {PrintStamped.TYPE: PrintStamped}
+MINT_EVENTS: Mapping[str, type[EventBody]] = {
+    PrintStamped.TYPE: PrintStamped,
+    PrintReturned.TYPE: PrintReturned,
+    PrintReissued.TYPE: PrintReissued,
+}
 
 
 # -- the notary ------------------------------------------------------------------------------
@@ -202,6 +250,9 @@ class PaymentNotarized(PurchaseStep):
     notarized: Annotated[
         tuple[EventIndex, ...], WireTuple, Field(min_length=1, max_length=MAX_PAYMENT_NOTES)
     ]
+    #: A finish upgrade: the ``seq`` of the hop-recorded event of the returned print's
+    #: endorsement to the mint (L-20). Absent from the body when None.
+    returned: EventIndex | None = Field(default=None, exclude_if=lambda seq: seq is None)
 
 
 class PaymentRejected(PurchaseStep):
@@ -242,6 +293,11 @@ class OrderRefused(PurchaseStep):
     WHAT = "order-refused event"
 
     reason: Annotated[str, Field(max_length=2000)]
+    #: A finish upgrade refused: the returned print as the mint issued it again to the buyer
+    #: (L-20). Absent from the body when None.
+    reissued: PrintCertificate | None = Field(
+        default=None, exclude_if=lambda certificate: certificate is None
+    )
 
 
 class PaymentReturned(PurchaseStep):

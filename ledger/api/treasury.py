@@ -16,8 +16,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ledger.api.mint import Item
 from ledger.catalog import SET_RARITY, CardSet, Rarity
-from ledger.certificates import NoteCertificate, PrintCertificate
-from ledger.endorsements import Chain, UnixTime
+from ledger.certificates import EventIndex, NoteCertificate, PrintCertificate
+from ledger.endorsements import Chain, Endorsement, UnixTime
 from ledger.errors import UnknownTitle
 from ledger.fraud import FraudProof
 from ledger.keys import SigningKey
@@ -25,7 +25,7 @@ from ledger.manifest import LeagueId, LeagueManifest, Policies
 from ledger.note_set import Denomination
 from ledger.print_runs import RunFinish, TitleText
 from ledger.requests import Nonce, RequestId
-from ledger.wire import HashText, KeyText, SignedModel, WireTuple
+from ledger.wire import HashText, KeyText, SignedModel, WireModel, WireTuple
 from ledger.work import challenge, solve
 
 #: Book V.5: the cheapest thing notes buy is a common single at M30. A claim's proof of work
@@ -199,6 +199,18 @@ class TreasurySupply(Answer):
         )
 
 
+class ReturnedPrint(WireModel):
+    """A print handed back to the mint for a finish upgrade (Book V.5, DESIGN §3, L-20): its
+    certificate, the endorsement of it to the mint's key and the ``seq`` of the notary's
+    ``hop-recorded`` event that recorded that endorsement."""
+
+    WHAT = "returned print"
+
+    certificate: PrintCertificate
+    endorsement: Endorsement
+    notarized: EventIndex
+
+
 class MintOrder(SignedModel):
     """The treasury's order to the mint: stamp one print of ``title`` in ``finish`` to
     ``owner``, paid for with notes (Book V.5: "buying with notes returns a stamped print").
@@ -219,6 +231,13 @@ class MintOrder(SignedModel):
     owner: KeyText
     title: TitleText
     finish: RunFinish
+    #: A finish upgrade (L-20): the standard print of ``title`` the buyer returned, its last
+    #: hop to the mint's key as the notary recorded it. The mint takes it back in the same
+    #: transaction as it stamps (or, its run exhausted, issues it again to ``owner``). Absent
+    #: from the order when None, so a single's order is signed as it always was.
+    returned: ReturnedPrint | None = Field(
+        default=None, exclude_if=lambda returned: returned is None
+    )
 
 
 def mint_order(
@@ -230,8 +249,11 @@ def mint_order(
     title: str,
     finish: str,
     at: int,
+    returned: ReturnedPrint | None = None,
 ) -> MintOrder:
-    """The treasury's signed order of one print for ``owner``."""
+    """The treasury's signed order of one print for ``owner`` (with the print returned, for
+    a finish upgrade)."""
+    fields: dict[str, object] = {"returned": returned} if returned is not None else {}
     return MintOrder.sign(
         treasury,
         league=manifest.league,
@@ -241,6 +263,7 @@ def mint_order(
         owner=owner,
         title=title,
         finish=finish,
+        **fields,
     )
 
 
@@ -250,6 +273,11 @@ class OrderAnswer(Answer):
     order_id: str
     replayed: bool = Field(description="True when this answer repeats an earlier one")
     item: Item
+    reissued: PrintCertificate | None = Field(
+        default=None,
+        description="An upgrade refused (its run exhausted): the returned print, issued again "
+        "to the buyer under its next issue (L-20)",
+    )
 
 
 #: Book V.5: singles by rarity, in marks (notes). Bundles are never sold for notes.
@@ -259,6 +287,10 @@ SINGLE_PRICES: dict[Rarity, int] = {
     Rarity.RARE: 120,
     Rarity.SEALED: 240,
 }
+#: Book V.5: a finish upgrade, against a standard print returned, in marks (notes).
+UPGRADE_PRICES: dict[str, int] = {"gilt": 80, "holofoil": 200}
+#: The finishes an upgrade buys.
+UpgradeFinish = Literal["gilt", "holofoil"]
 #: Most notes one purchase may pay with.
 MAX_PAYMENT_NOTES = 64
 #: Most notes of change or refund one purchase is issued (a refund is the paid notes; change
@@ -276,9 +308,31 @@ def single_price(manifest: LeagueManifest, title: str) -> int:
     return SINGLE_PRICES[SET_RARITY[CardSet(run.set)]]
 
 
+class Upgrade(WireModel):
+    """A finish upgrade (Book V.5 "finish upgrade (gilt M80, holofoil M200)", L-20): the
+    finish bought and the standard print of the purchase's title returned for it, as a whole
+    chain whose last hop is the buyer's endorsement to the mint's key ("goes back to its
+    issuer", DESIGN §3)."""
+
+    WHAT = "upgrade"
+
+    finish: UpgradeFinish
+    returned: Chain
+
+
+def purchase_price(manifest: LeagueManifest, title: str, upgrade: Upgrade | None) -> int:
+    """The published price of a purchase (Book V.5): a single of ``title`` by rarity, or a
+    finish upgrade by the finish; :class:`UnknownTitle` for a title the league does not
+    print."""
+    price = single_price(manifest, title)
+    return price if upgrade is None else UPGRADE_PRICES[upgrade.finish]
+
+
 class BuyRequest(SignedModel):
     """A purchase with notes (Book V.5), signed by the buyer: a single of ``title`` (standard
-    finish), paid with whole note chains endorsed to the treasury's key."""
+    finish), or with ``upgrade`` a print of ``title`` in the gilt or holofoil finish against
+    a standard print of it returned, paid with whole note chains endorsed to the treasury's
+    key."""
 
     KIND: ClassVar[str] = "buy-request"
     WHAT = "buy request"
@@ -298,6 +352,9 @@ class BuyRequest(SignedModel):
     payment: Annotated[
         tuple[Chain, ...], WireTuple, Field(min_length=1, max_length=MAX_PAYMENT_NOTES)
     ]
+    #: A finish upgrade (L-20). Absent from the request when None: a single's request is
+    #: signed as it always was.
+    upgrade: Upgrade | None = Field(default=None, exclude_if=lambda upgrade: upgrade is None)
 
     @model_validator(mode="after")
     def _notes_once(self) -> Self:
@@ -314,8 +371,11 @@ def buy_request(
     *,
     purchase_id: str,
     at: int,
+    upgrade: Upgrade | None = None,
 ) -> BuyRequest:
-    """The buyer's signed purchase of a single of ``title`` paid with ``payment``."""
+    """The buyer's signed purchase of a single of ``title`` paid with ``payment`` (or, with
+    ``upgrade``, of its finish upgrade)."""
+    fields: dict[str, object] = {"upgrade": upgrade} if upgrade is not None else {}
     return BuyRequest.sign(
         buyer,
         league=manifest.league,
@@ -325,6 +385,7 @@ def buy_request(
         buyer=buyer.public.to_text(),
         title=title,
         payment=tuple(payment),
+        **fields,
     )
 
 
@@ -344,4 +405,9 @@ class BuyAnswer(Answer):
     reason: str | None = None
     proofs: list[FraudProof] = Field(
         default_factory=list, description="Fraud proofs of a rejected payment"
+    )
+    returned: PrintCertificate | None = Field(
+        default=None,
+        description="An upgrade refunded: the print returned for it, issued again to the buyer "
+        "under its next issue (L-20)",
     )

@@ -1,8 +1,8 @@
 """Audit the mint from its log: certificates, serials, and a projection that agrees.
 
 The event log is the truth and ``verify_all`` (services.eventlog) proves it unaltered; this
-checks the rest: every event is a ``print-stamped`` holding a mint-signed certificate of this
-league's runs that names its own event index, each run's serials are exactly
+checks the rest: every ``print-stamped`` (and ``print-reissued``, L-20) holds a mint-signed
+certificate of this league's runs that names its own event index, each run's serials are exactly
 first..first+stamped-1 with none twice, and the projection tables are what folding the log
 through the mint's one ``project`` gives (``services.kernel.projections.rebuild``, rolled
 back).
@@ -14,7 +14,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from ledger.errors import LedgerError, VerificationError
-from ledger.events import PrintStamped, body_as
+from ledger.events import MINT_EVENTS, PrintReissued, PrintStamped, parse_event
 from ledger.keys import PublicKey
 from ledger.print_runs import parse_serial
 from services.kernel.projections import rebuild
@@ -52,8 +52,10 @@ async def audit_census(mint: Mint) -> CensusAudit:
         for event in page:
             events += 1
             try:
-                stamped = body_as(event, PrintStamped)
-                certificate = stamped.certificate
+                body = parse_event(event, MINT_EVENTS)
+                if not isinstance(body, PrintStamped | PrintReissued):
+                    continue  # a print returned (L-20): its run's counts do not move
+                certificate = body.certificate
                 certificate.verify(key)
                 mint.manifest.check_certificate(certificate)
             except LedgerError as exc:
@@ -62,6 +64,8 @@ async def audit_census(mint: Mint) -> CensusAudit:
                 raise CensusMismatch(
                     f"event {event.seq} holds a certificate naming event {certificate.event}"
                 )
+            if isinstance(body, PrintReissued):
+                continue  # issued again, not stamped again: not a number drawn from its run
             number = parse_serial(certificate.serial, mint.manifest.print_runs).number
             numbers[(certificate.title, certificate.finish)].append(number)
             owners.add(certificate.issued_to)

@@ -23,10 +23,17 @@ from datetime import UTC, datetime
 
 from ledger.address import address_of
 from ledger.api.mint import ITEMS, Item, Refused, Stamped
-from ledger.api.treasury import MintOrder, OrderAnswer
+from ledger.api.treasury import MintOrder, OrderAnswer, ReturnedPrint
 from ledger.certificates import PrintCertificate
-from ledger.errors import LedgerError, RequestIdReused, RunExhaustedError, UnknownTitle
-from ledger.events import PrintStamped
+from ledger.errors import (
+    ChainError,
+    LedgerError,
+    RequestIdReused,
+    RunExhaustedError,
+    StaleIssueError,
+    UnknownTitle,
+)
+from ledger.events import PrintReissued, PrintReturned, PrintStamped
 from ledger.keys import PublicKey
 from ledger.leaf import NewEvent
 from ledger.print_runs import PrintRun, serial_for
@@ -53,14 +60,34 @@ class Presented:
 
 
 def present(mint: Mint, order: MintOrder) -> Presented:
-    """Check the league, the treasury's signature and the title."""
+    """Check the league, the treasury's signature, the title and a returned print."""
     manifest = mint.manifest
     manifest.check_addressed("mint", "the order", order.league, order.manifest)
     order.verify(PublicKey.from_text(manifest.treasury))
     run = manifest.print_runs.by_serial_title.get(order.title.upper())
     if run is None or run.title != order.title:
         raise UnknownTitle(f"the league prints no title {order.title!r}")
+    if order.returned is not None:
+        _check_returned(mint, order, order.returned)
     return Presented(order, run, address_of(PublicKey.from_text(order.owner)), order.hash())
+
+
+def _check_returned(mint: Mint, order: MintOrder, returned: ReturnedPrint) -> None:
+    """An upgrade's returned print: the mint's own standard print of the title ordered in
+    another finish, endorsed to the mint's key (the treasury had the hop notarized)."""
+    certificate, endorsement = returned.certificate, returned.endorsement
+    certificate.verify(mint.key.public)
+    if (certificate.title, certificate.finish) != (order.title, "standard") or (
+        order.finish == "standard"
+    ):
+        raise ChainError(
+            f"an upgrade returns a standard print of {order.title} for another finish, not a "
+            f"{certificate.finish} {certificate.title} for a {order.finish} one"
+        )
+    if endorsement.serial != certificate.serial or endorsement.to != mint.key.public.to_text():
+        raise ChainError(
+            f"{certificate.serial} is returned without its endorsement to the mint's key"
+        )
 
 
 @dataclass
@@ -71,6 +98,8 @@ class Ordering:
     now: datetime
     next_seq: int
     state: tables.GroupState
+    #: The stream version of each returned print of the group (0: never stamped).
+    versions: dict[str, int]
     events: list[NewEvent]
     answers: list[tables.AnsweredRequest]
     changes: MintChanges
@@ -84,26 +113,54 @@ class Ordering:
                 return RequestIdReused(
                     f"order id {order.order_id!r} was already used for another order"
                 )
-            (item,) = ITEMS.validate_python(prior[1])
-            return OrderAnswer(order_id=order.order_id, replayed=True, item=item)
-        item = self._draw(presented)
-        stored = ITEMS.dump_python([item], mode="json")
+            item, *again = ITEMS.validate_python(prior[1])
+            return OrderAnswer(
+                order_id=order.order_id, replayed=True, item=item, reissued=_reissued(again)
+            )
+        item, reissued = self._draw(presented)
+        items = [item] if reissued is None else [item, _as_item(reissued)]
+        stored = ITEMS.dump_python(items, mode="json")
         self.state.answered[key] = (presented.hash, stored)
         self.answers.append((key[0], key[1], presented.hash, json.dumps(stored)))
-        return OrderAnswer(order_id=order.order_id, replayed=False, item=item)
+        return OrderAnswer(
+            order_id=order.order_id, replayed=False, item=item, reissued=reissued
+        )
 
-    def _draw(self, presented: Presented) -> Item:
+    def _draw(self, presented: Presented) -> tuple[Item, PrintCertificate | None]:
+        """The order's item, and the returned print issued again (a refused upgrade)."""
         order, run = presented.order, presented.run
         key = (run.title, order.finish)
         size = run.size(order.finish)
+        returned = order.returned
+        if returned is not None:
+            certificate = returned.certificate
+            version = self.versions.get(certificate.serial, 0)
+            if version != 2 * certificate.issue - 1:
+                return Refused(
+                    title=run.title,
+                    finish=order.finish,
+                    problem=problem_of(StaleIssueError).slug,
+                    reason=f"{certificate.serial} issue {certificate.issue} is not out: the "
+                    f"mint's log holds {version} events of it, so it cannot be returned",
+                ), None
+            self._append(PrintReturned(
+                serial=certificate.serial,
+                issue=certificate.issue,
+                endorsement=returned.endorsement,
+                notarized=returned.notarized,
+                order_id=order.order_id,
+            ), version)
         if self.state.stamped[key] >= size:
-            return Refused(
+            refused = Refused(
                 title=run.title,
                 finish=order.finish,
                 problem=problem_of(RunExhaustedError).slug,
                 reason=f"the {order.finish} run of {run.title} is exhausted: all {size} are "
                 f"stamped, and runs are never extended",
             )
+            if returned is None:
+                return refused, None
+            return refused, self._reissue(returned.certificate, order)
         certificate = PrintCertificate.sign(
             self.mint.key,
             serial=serial_for(
@@ -122,7 +179,39 @@ class Ordering:
         self.events.append(stamped.new_event(expected_version=0))
         MintProjection.stamped(self.changes, stamped, presented.address, self.now)
         self.state.stamped[key] += 1
-        return Stamped(title=run.title, finish=order.finish, certificate=certificate)
+        return Stamped(title=run.title, finish=order.finish, certificate=certificate), None
+
+    def _append(self, body: PrintReturned | PrintReissued, version: int) -> None:
+        self.events.append(body.new_event(expected_version=version))
+        self.versions[body.stream().removeprefix("print/")] = version + 1
+
+    def _reissue(self, returned: PrintCertificate, order: MintOrder) -> PrintCertificate:
+        """The returned print issued again to the buyer under its next issue (L-20)."""
+        n = returned.issue + 1
+        certificate = PrintCertificate.sign(
+            self.mint.key,
+            serial=returned.serial,
+            title=returned.title,
+            set=returned.set,
+            finish=returned.finish,
+            issued_to=order.owner,
+            issue=n,
+            event=self.next_seq + len(self.events),
+            manifest=self.mint.manifest_hash,
+        )
+        self._append(PrintReissued(certificate=certificate, order_id=order.order_id),
+                     2 * n - 2)
+        return certificate
+
+
+def _as_item(certificate: PrintCertificate) -> Item:
+    """A print issued again, kept as the second item of its order's stored answer."""
+    return Stamped(title=certificate.title, finish="standard", certificate=certificate)
+
+
+def _reissued(again: Sequence[Item]) -> PrintCertificate | None:
+    """The print issued again from a stored answer's second item, if any."""
+    return again[0].certificate if again and isinstance(again[0], Stamped) else None
 
 
 async def order_group(
@@ -139,7 +228,9 @@ async def order_group(
             [(treasury, presented.order.order_id) for presented in group],
             now.date(),
         )
-        ordering = Ordering(mint, now, next_seq, state, [], [], MintChanges())
+        returned = [p.order.returned.certificate.serial for p in group if p.order.returned]
+        versions = await tables.print_versions(tx, returned) if returned else {}
+        ordering = Ordering(mint, now, next_seq, state, versions, [], [], MintChanges())
         results = await asyncio.to_thread(lambda: [ordering.answer(p) for p in group])
         appended = await tx.append_batch(ordering.events)
         if appended and appended[0].seq != next_seq:

@@ -117,6 +117,16 @@ async def read_group(
     )
 
 
+async def print_versions(tx: StoreTransaction, serials: Iterable[str]) -> dict[str, int]:
+    """How many events of each print's stream the mint's log holds (absent: none)."""
+    rows = await tx.fetch(
+        "SELECT w.s, (SELECT e.stream_version FROM mint.events e WHERE e.stream = 'print/' || w.s"
+        " ORDER BY e.stream_version DESC LIMIT 1) FROM unnest($1::text[]) AS w(s)",
+        sorted(set(serials)),
+    )
+    return {row[0]: row[1] for row in rows if row[1] is not None}
+
+
 async def used_allowances(
     store: EventStore, owner_keys: Iterable[str], day: date
 ) -> dict[str, int]:

@@ -2,11 +2,13 @@
 
 The kernel's :class:`~services.kernel.follower.FeedFollower` verifies every page against the
 issuer's signed checkpoints; :func:`apply_mint_page` records each stamped print in
-``notary.prints`` and :func:`apply_treasury_page` each issue of a note in ``notary.notes`` and
-each return in ``notary.note_returns``, in the follower's transaction, with its position.
-Plain INSERTs: were a page ever applied twice, the primary key would refuse it rather than
-hide it. :func:`check_notes` holds a chain of notes against the treasury's feed as followed:
-only the newest issue of a note is spendable; an older one is history (DESIGN §3).
+``notary.prints`` (and each return of a print for an upgrade in ``notary.print_returns``, each
+issue of it again in ``notary.prints``: L-20) and :func:`apply_treasury_page` each issue of a
+note in ``notary.notes`` and each return in ``notary.note_returns``, in the follower's
+transaction, with its position. Plain INSERTs: were a page ever applied twice, the primary
+key would refuse it rather than hide it. :func:`check_current` holds chains against an
+issuer's feed as followed: only the newest issue of a note or a print moves; an older one, or
+one returned to its issuer, is history (DESIGN §3).
 """
 
 from __future__ import annotations
@@ -15,11 +17,11 @@ import asyncio
 import hmac
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from clients.league import LeagueClient, LeagueProblem, LeagueUnreachable
-from ledger.certificates import Certificate
+from ledger.certificates import Certificate, PrintCertificate
 from ledger.checkpoint import Checkpoint
 from ledger.encoding import decode_b64, encode_b64
 from ledger.endorsements import Chain
@@ -29,9 +31,12 @@ from ledger.events import (
     TREASURY_EVENTS,
     NoteIssued,
     NoteReturned,
+    PrintReissued,
+    PrintReturned,
     PrintStamped,
     note_stream,
     parse_event,
+    print_stream,
 )
 from ledger.keys import PublicKey
 from ledger.leaf import Event
@@ -66,6 +71,14 @@ FROM unnest($1::text[], $2::int[], $3::bigint[], $4::text[], $5::bigint[], $6::b
 """
 
 
+INSERT_PRINT_RETURNS = """
+INSERT INTO notary.print_returns (serial, issue, notarized, order_id, mint_seq, leaf_hash)
+SELECT w.s, w.i, w.n, w.p, w.q, w.l
+FROM unnest($1::text[], $2::int[], $3::bigint[], $4::text[], $5::bigint[], $6::bytea[])
+     AS w(s, i, n, p, q, l)
+"""
+
+
 def _columns(rows: Sequence[tuple[object, ...]], width: int) -> list[list[object]]:
     return [[row[i] for row in rows] for i in range(width)]
 
@@ -84,14 +97,23 @@ def _issued_row(certificate: Certificate, event: Event) -> tuple[object, ...]:
 
 
 async def apply_mint_page(tx: StoreTransaction, events: Sequence[Event]) -> None:
-    """Record the prints a verified page of the mint's feed stamped."""
+    """Record the prints a verified page of the mint's feed stamped, took back and issued
+    again (issues first: a return follows its issue in log order)."""
     rows = []
+    returned = []
     for event in events:
         body = parse_event(event, MINT_EVENTS)
-        if isinstance(body, PrintStamped):
+        if isinstance(body, PrintStamped | PrintReissued):
             rows.append(_issued_row(body.certificate, event))
+        elif isinstance(body, PrintReturned):
+            returned.append(
+                (body.serial, body.issue, body.notarized, body.order_id, event.seq,
+                 event.leaf_hash)
+            )
     if rows:
         await tx.execute(INSERT_PRINTS, *_columns(rows, 6))
+    if returned:
+        await tx.execute(INSERT_PRINT_RETURNS, *_columns(returned, 6))
 
 
 async def apply_treasury_page(tx: StoreTransaction, events: Sequence[Event]) -> None:
@@ -131,7 +153,7 @@ class Issuer:
         return PublicKey.from_text(manifest.mint if self.source == "mint" else manifest.treasury)
 
 
-MINT = Issuer("mint", "MINT_URL", "print/{}", apply_mint_page)
+MINT = Issuer("mint", "MINT_URL", print_stream("{}"), apply_mint_page)
 TREASURY = Issuer("treasury", "TREASURY_URL", note_stream("{}"), apply_treasury_page)
 
 
@@ -259,62 +281,98 @@ class IssuerLink:
         return checkpoint, [encode_b64(h) for h in proof]
 
 
+@dataclass(frozen=True, slots=True)
+class Kind:
+    """How the notary speaks of one kind of item: its issuer's verb and where it goes back."""
+
+    issued: str
+    back: str
+
+
+NOTES = Kind("issued by the treasury", "the note came back to the treasury")
+PRINTS = Kind("stamped by the mint", "the print came back to the mint")
+
+
 async def check_notes(
     store: EventStore, treasury: IssuerLink, chains: Sequence[Chain]
 ) -> StaleIssueError | None:
-    """Hold chains of notes against the treasury's feed as followed: each certificate must be
-    the one the treasury issued as the note's current issue. A chain of an older issue is
-    history, refused with :class:`StaleIssueError` (DESIGN §3: "a chain of an older issue is
-    history, never spendable again"; issue 11: "refused with the reason"), and so is the
-    current issue's once the note came back to the treasury. The notary knows of a return or
-    an issue once it has followed the treasury's feed past it (a page, at most its idle
-    interval later, or at once when a chain names a newer issue); a chain of the ended issue
-    in between can only repeat hops already recorded (it ends at the treasury's key), so it
-    is answered their receipts and moves nothing.
+    """:func:`check_current` for chains of notes, against the treasury's feed."""
+    return await check_current(
+        treasury, chains, lambda: tables.current_notes(store, [c.serial for c in chains]), NOTES
+    )
+
+
+async def check_prints(
+    store: EventStore, mint: IssuerLink, chains: Sequence[Chain]
+) -> StaleIssueError | None:
+    """:func:`check_current` for chains of prints, against the mint's feed (L-20)."""
+    return await check_current(
+        mint, chains, lambda: tables.followed_prints(store, [c.serial for c in chains]), PRINTS
+    )
+
+
+async def check_current(
+    issuer: IssuerLink,
+    chains: Sequence[Chain],
+    read: Callable[[], Awaitable[Mapping[str, tables.FollowedPrint | tables.FollowedNote]]],
+    kind: Kind,
+) -> StaleIssueError | None:
+    """Hold chains against the issuer's feed as followed: each certificate must be the one
+    the issuer issued as the item's current issue. A chain of an older issue is history,
+    refused with :class:`StaleIssueError` (DESIGN §3: "a chain of an older issue is history,
+    never spendable again"; issue 11: "refused with the reason"; L-17, L-20), and so is the
+    current issue's once the item came back to its issuer. The notary knows of a return or an
+    issue once it has followed the issuer's feed past it (a page, at most its idle interval
+    later, or at once when a chain names a newer issue); a chain of the ended issue in between
+    can only repeat hops already recorded (it ends at the issuer's key), so it is answered
+    their receipts and moves nothing.
 
     A chain that is history is not refused here but returned (the first found): the writer
     refuses it unless a hop of it conflicts with a recorded one, which is fraud whatever the
     issue, answered with its proof."""
-    serials = [chain.serial for chain in chains]
-    current = await tables.current_notes(store, serials)
+    current = await read()
     behind = [
         chain for chain in chains
         if chain.serial not in current or current[chain.serial].issue < chain.issue
     ]
     if behind:
-        # Issued a moment ago, perhaps: follow the treasury until its log covers the newest
+        # Issued a moment ago, perhaps: follow the issuer until its log covers the newest
         # certificate named (each names its event's index), or a few checkpoints go by.
-        await treasury.catch_up(through=max(chain.certificate.event for chain in behind))
-        current = await tables.current_notes(store, serials)
+        await issuer.catch_up(through=max(chain.certificate.event for chain in behind))
+        current = await read()
     stale: StaleIssueError | None = None
     for chain in chains:
         certificate = chain.certificate
-        note = current.get(chain.serial)
-        if note is None or certificate.issue > note.issue:
-            not_yet = await treasury.not_yet_followed(chain.serial, certificate.event)
+        item = current.get(chain.serial)
+        if item is None or certificate.issue > item.issue:
+            not_yet = await issuer.not_yet_followed(chain.serial, certificate.event)
             if not_yet is not None:
                 raise not_yet
-        if note is None:
-            raise NotStamped(f"{chain.serial} was never issued by the treasury")
-        if certificate.issue < note.issue:
+        if item is None:
+            raise NotStamped(f"{chain.serial} was never {kind.issued}")
+        if certificate.issue < item.issue:
             stale = stale or StaleIssueError(
-                f"{chain.serial} issue {certificate.issue} is history: the note came back to "
-                f"the treasury and its current issue is {note.issue}"
+                f"{chain.serial} issue {certificate.issue} is history: {kind.back} and its "
+                f"current issue is {item.issue}"
             )
             continue
-        if certificate.issue == note.issue and note.returned is not None:
+        if certificate.issue == item.issue and item.returned is not None:
+            where = "waits in the reserve" if kind is NOTES else "is held by the mint"
             stale = stale or StaleIssueError(
-                f"{chain.serial} issue {certificate.issue} is history: the note came back to "
-                f"the treasury (event {note.returned} of its log) and waits in the reserve"
+                f"{chain.serial} issue {certificate.issue} is history: {kind.back} (event "
+                f"{item.returned} of its log) and {where}"
             )
-        if certificate.issue > note.issue:
+        if certificate.issue > item.issue:
             raise NotStamped(
-                f"{chain.serial} issue {certificate.issue} was never issued by the treasury "
-                f"(its current issue is {note.issue})"
+                f"{chain.serial} issue {certificate.issue} was never {kind.issued} "
+                f"(its current issue is {item.issue})"
             )
-        if not hmac.compare_digest(note.certificate_hash, certificate.hash()):
+        if not hmac.compare_digest(item.certificate_hash, certificate.hash()):
+            seq = item.mint_seq if isinstance(item, tables.FollowedPrint) else item.treasury_seq
+            noun = "the mint stamped" if isinstance(certificate, PrintCertificate) else (
+                "the treasury issued"
+            )
             raise NotStamped(
-                f"{chain.serial}'s certificate is not the one the treasury issued "
-                f"(event {note.treasury_seq} of its log)"
+                f"{chain.serial}'s certificate is not the one {noun} (event {seq} of its log)"
             )
     return stale

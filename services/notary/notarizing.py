@@ -3,10 +3,11 @@
 Everything that needs no lock is checked first, per request: every chain verifies offline
 under the league manifest (the certificate fits the runs or the note set and is the mint's or
 the treasury's; at each hop the serial, the hop number, the ``prev`` link and the holder's
-signature) and its certificate is the one the mint's feed stamped, or the current issue the
-treasury's feed issued (an older issue is history: ``following.check_notes``; checked before
-the lock, which is sound because a note is issued again only after its return, so an older
-issue's chain ends at the treasury's key and only the treasury could extend it). Requests
+signature) and its certificate is the current issue the mint's feed stamped (or issued again,
+L-20) or the treasury's feed issued (an older issue, or one returned, is history:
+``following.check_current``; checked before the lock, which is sound because a note or a
+print is issued again only after its return, so an older issue's chain ends at its issuer's
+key and only the issuer could extend it). Requests
 then wait for the notary's one writer, which takes those waiting into one transaction under
 the log's lock, reads what is recorded of their items and decides each request in arrival
 order, all of it or none of it:
@@ -48,7 +49,7 @@ from ledger.print_runs import MISPRINT_SERIAL
 from services.eventlog import EventLogError, EventStore
 from services.kernel.writer import GroupWriter
 from services.notary import tables
-from services.notary.following import IssuerLink, check_notes
+from services.notary.following import IssuerLink, check_notes, check_prints
 from services.notary.projection import PROJECTION, NotaryChanges, NotaryProjection
 from services.notary.tables import ItemState, RecordedHop
 
@@ -125,32 +126,14 @@ async def submit(notary: Notary, request: NotarizeRequest) -> Submitted:
     notes = [chain for chain in chains if not isinstance(chain.certificate, PrintCertificate)]
     stale = await check_notes(notary.store, notary.treasury, notes) if notes else None
     prints = [chain for chain in chains if isinstance(chain.certificate, PrintCertificate)]
-    serials = [chain.serial for chain in prints]
-    followed = await tables.followed_prints(notary.store, serials)
-    if len(followed) < len(serials):
-        # Stamped a moment ago, perhaps: follow the mint until its log covers the newest
-        # certificate named (each names its event's index), or a few checkpoints go by.
-        newest = max(c.certificate.event for c in prints if c.serial not in followed)
-        await notary.mint.catch_up(through=newest)
-        followed = await tables.followed_prints(notary.store, serials)
     for chain in prints:
-        certificate = chain.certificate
-        printed = followed.get(chain.serial)
-        if certificate.serial == MISPRINT_SERIAL:
+        if chain.serial == MISPRINT_SERIAL:
             raise NotStamped(
                 f"{MISPRINT_SERIAL} stands outside the mint's runs (Book V.8): it is never "
                 f"stamped, so it has no chain for the notary to record"
             )
-        if printed is None:
-            not_yet = await notary.mint.not_yet_followed(chain.serial, certificate.event)
-            if not_yet is not None:
-                raise not_yet
-            raise NotStamped(f"{chain.serial} was never stamped by the mint")
-        if not hmac.compare_digest(printed.certificate_hash, certificate.hash()):
-            raise NotStamped(
-                f"{chain.serial}'s certificate is not the one the mint stamped "
-                f"(event {printed.mint_seq} of its log)"
-            )
+    if prints:
+        stale = await check_prints(notary.store, notary.mint, prints) or stale
     return Submitted(chains, stale) if stale is not None else submitted
 
 

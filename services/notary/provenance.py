@@ -67,23 +67,37 @@ async def provenance(
         raise UnknownSerial(
             f"no print or note has the serial {serial!r}: {exc.diagnostics()}"
         ) from None
-    followed = await tables.followed_prints(reads, [serial])
-    if serial not in followed:
-        await _catch_up(notary.mint, serial)
+    # A print's life may go on after its stamp (returned for an upgrade, issued again: L-20):
+    # follow the mint through its latest event of the print first, as for a note.
+    await _catch_up(notary.mint, serial)
+    issues = await tables.print_issues(reads, serial)
+    if not issues:
         reads = notary.store
-        followed = await tables.followed_prints(reads, [serial])
-    printed = followed.get(serial)
-    if printed is None:
+        issues = await tables.print_issues(reads, serial)
+    if not issues:
         raise UnknownSerial(f"{serial} is in the league's runs but the mint has not stamped it")
+    printed, current = issues[0], issues[-1]
     checkpoint, proof = await notary.mint.inclusion(printed.mint_seq, printed.leaf_hash)
     certificate = PrintCertificate.from_wire(printed.certificate)
     hops = await tables.hops_of(reads, serial)
-    holder = _holder(hops, certificate.issue, certificate.issued_to)
+    # A print returned for an upgrade is the mint's; issued again, its current issue's (L-20).
+    holder = (
+        notary.manifest.mint
+        if current.returned is not None
+        else _holder(
+            hops, current.issue, PrintCertificate.from_wire(current.certificate).issued_to
+        )
+    )
+    returns = sum(1 for issue in issues if issue.returned is not None)
+    again = (
+        f"; returned to the mint {returns} times, issue {current.issue} is the latest"
+        if returns else ""
+    )
     return Provenance(
         serial=serial,
         standing="stamped",
         remark=f"stamped by the mint at event {printed.mint_seq} of its log; "
-        f"{len(hops)} hops recorded",
+        f"{len(hops)} hops recorded{again}",
         stamp=StampRecord(
             certificate=certificate,
             index=printed.mint_seq,

@@ -19,7 +19,8 @@ from services.eventlog import EventStore, StoreTransaction
 
 @dataclass(frozen=True, slots=True)
 class FollowedPrint:
-    """A print as the mint's feed stamped it."""
+    """One issue of a print as the mint's feed stamped it (or issued it again, L-20), and its
+    return if it came back."""
 
     serial: str
     issue: int
@@ -27,6 +28,8 @@ class FollowedPrint:
     certificate_hash: bytes
     mint_seq: int
     leaf_hash: bytes
+    #: The seq of its print-returned event in the mint's log, once it came back.
+    returned: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,20 +78,38 @@ class ItemState:
     events: int = 0
 
 
+CURRENT_PRINTS = """
+SELECT DISTINCT ON (p.serial)
+       p.serial, p.issue, p.certificate::text, p.certificate_hash, p.mint_seq, p.leaf_hash,
+       r.mint_seq
+FROM notary.prints p LEFT JOIN notary.print_returns r USING (serial, issue)
+WHERE p.serial = ANY($1::text[]) ORDER BY p.serial, p.issue DESC
+"""
+PRINT_ISSUES = """
+SELECT p.serial, p.issue, p.certificate::text, p.certificate_hash, p.mint_seq, p.leaf_hash,
+       r.mint_seq
+FROM notary.prints p LEFT JOIN notary.print_returns r USING (serial, issue)
+WHERE p.serial = $1 ORDER BY p.issue
+"""
+
+
+def _print(row: Any) -> FollowedPrint:
+    return FollowedPrint(
+        row[0], row[1], json.loads(row[2]), bytes(row[3]), row[4], bytes(row[5]), row[6]
+    )
+
+
 async def followed_prints(
     reader: EventStore | StoreTransaction, serials: Iterable[str]
 ) -> dict[str, FollowedPrint]:
-    rows = await reader.fetch(
-        "SELECT serial, issue, certificate::text, certificate_hash, mint_seq, leaf_hash"
-        " FROM notary.prints WHERE serial = ANY($1::text[])",
-        sorted(set(serials)),
-    )
-    return {
-        row[0]: FollowedPrint(
-            row[0], row[1], json.loads(row[2]), bytes(row[3]), row[4], bytes(row[5])
-        )
-        for row in rows
-    }
+    """The newest issue of each of ``serials`` the mint's feed has stamped or issued again."""
+    rows = await reader.fetch(CURRENT_PRINTS, sorted(set(serials)))
+    return {row[0]: _print(row) for row in rows}
+
+
+async def print_issues(reader: EventStore, serial: str) -> list[FollowedPrint]:
+    """Every issue of ``serial`` (its stamp first), with its return if it came back."""
+    return [_print(row) for row in await reader.fetch(PRINT_ISSUES, serial)]
 
 
 CURRENT_NOTES = """

@@ -4,17 +4,22 @@ A purchase is a stream ``purchase/<id>`` in the treasury's log, one event per st
 appended in its own transaction under the log's lock with the stream version it expects, so a
 step is taken once whatever crashes between two of them:
 
-1. ``purchase-opened`` — the buyer's signed request checked (league, signature, price of the
-   single by rarity, every paid chain verified offline under the manifest, a note of its
-   current issue, out, not paid into another open purchase, its last hop to the treasury's
-   key, the change composable from the reserve);
-2. ``payment-notarized`` — the treasury submits the payment chains to the notary itself and
-   records the notary's index of each paid hop; a hop the notary refuses (another endorsement
+1. ``purchase-opened`` — the buyer's signed request checked (league, signature, the published
+   price: a single by rarity or a finish upgrade by finish, every paid chain verified offline
+   under the manifest, a note of its current issue, out, not paid into another open purchase,
+   its last hop to the treasury's key, the change composable from the reserve; an upgrade's
+   returned print a standard print of the title, the buyer's, its last hop to the mint's key,
+   never returned into another purchase: L-20);
+2. ``payment-notarized`` — the treasury submits the payment chains (and the returned print's)
+   to the notary itself, in one submission, and records the notary's index of each paid hop
+   (and of the print's hop to the mint); a hop the notary refuses (another endorsement
    recorded first: its fraud proof; a chain of an ended issue) is ``payment-rejected`` and the
-   purchase closes ``rejected``, nothing paid, nothing delivered;
-3. ``order-signed`` — the treasury's signed order to the mint (sent as it is until answered);
-4. ``print-delivered`` — the mint stamped it to the buyer (or ``order-refused``: an exhausted
-   run);
+   purchase closes ``rejected``, nothing paid, nothing returned, nothing delivered;
+3. ``order-signed`` — the treasury's signed order to the mint (sent as it is until answered),
+   with the returned print and its notarized hop for an upgrade;
+4. ``print-delivered`` — the mint stamped it to the buyer, taking the returned print back in
+   the same transaction (or ``order-refused``: an exhausted run, the returned print issued
+   again to the buyer by the mint in its transaction);
 5. ``payment-returned`` — with a ``note-returned`` event per paid note, in one transaction;
 6. ``purchase-closed`` ``delivered`` — with the change issued (``note-issued``, reason
    ``change``) in the same transaction.
@@ -54,11 +59,13 @@ from ledger.api.treasury import (
     BuyAnswer,
     BuyRequest,
     OrderAnswer,
+    ReturnedPrint,
+    Upgrade,
     mint_order,
-    single_price,
+    purchase_price,
 )
-from ledger.certificates import NoteCertificate
-from ledger.endorsements import verify_league_chain
+from ledger.certificates import NoteCertificate, PrintCertificate
+from ledger.endorsements import Chain, verify_league_chain
 from ledger.errors import (
     ChainError,
     LedgerError,
@@ -170,7 +177,9 @@ class Buyer:
         manifest = self.treasury.manifest
         manifest.check_addressed("treasury", "the purchase", request.league, request.manifest)
         request.verify(PublicKey.from_text(request.buyer))
-        price = single_price(manifest, request.title)
+        price = purchase_price(manifest, request.title, request.upgrade)
+        if request.upgrade is not None:
+            self._check_returned(request, request.upgrade)
         paid = 0
         for chain in request.payment:
             if not isinstance(chain.certificate, NoteCertificate):
@@ -188,6 +197,34 @@ class Buyer:
                 f"{price} marks (Book V.5)"
             )
         return price
+
+    def _check_returned(self, request: BuyRequest, upgrade: Upgrade) -> None:
+        """An upgrade's returned print (L-20): a standard print of the title, the buyer's, its
+        last hop the buyer's endorsement to the mint's key ("goes back to its issuer")."""
+        chain = upgrade.returned
+        certificate = chain.certificate
+        if not isinstance(certificate, PrintCertificate):
+            raise VerificationError(
+                f"{chain.serial} is a note: an upgrade returns a standard print of the title"
+            )
+        if (certificate.title, certificate.finish) != (request.title, "standard"):
+            raise VerificationError(
+                f"{chain.serial} is a {certificate.finish} {certificate.title}: a {upgrade.finish}"
+                f" {request.title} is bought against a standard {request.title} returned "
+                f"(Book V.5 finish upgrade)"
+            )
+        mint = self.treasury.manifest.mint
+        holder = verify_league_chain(chain, self.treasury.manifest)
+        if holder.to_text() != mint:
+            raise ChainError(
+                f"{chain.serial} is not endorsed to the mint's key: a print returned for an "
+                f"upgrade goes back to its issuer, the mint ({mint})"
+            )
+        if chain.endorsements[-1].from_ != request.buyer:
+            raise ChainError(
+                f"{chain.serial} is not the buyer's: its endorsement to the mint is signed by "
+                f"another key"
+            )
 
     async def _open(self, request: BuyRequest, price: int) -> None:
         paid = sum(
@@ -212,6 +249,8 @@ class Buyer:
                     )
                 return []
             await self._check_notes(tx, request)
+            if request.upgrade is not None:
+                await _check_not_returned(tx, request.upgrade.returned)
             reserve = {d: row.reserve for d, row in (await tables.supply(tx)).items()}
             change = compose(paid - price, reserve) if paid > price else []
             if change is None or len(change) > MAX_CHANGE_NOTES:
@@ -284,7 +323,7 @@ class Buyer:
         if isinstance(last, PurchaseOpened):
             await self._notarize(opened, version)
         elif isinstance(last, PaymentNotarized):
-            await self._sign_order(opened, version)
+            await self._sign_order(opened, last, version)
         elif isinstance(last, OrderSigned):
             await self._order(opened, last, version)
         elif isinstance(last, PrintDelivered):
@@ -303,9 +342,14 @@ class Buyer:
     async def _notarize(self, opened: PurchaseOpened, version: int) -> None:
         notary = self._peer(self.peers.notary, "notary", "NOTARY_URL")
         payment = opened.request.payment
+        upgrade = opened.request.upgrade
         pid = opened.purchase_id
         try:
-            answer = await notary.notarize(payment)
+            # The returned print's hop to the mint is notarized with the payment (L-20): all
+            # of it recorded, or none of it.
+            answer = await notary.notarize(
+                payment if upgrade is None else (*payment, upgrade.returned)
+            )
         except NotaryConflict as conflict:
             self._reached("notary-answered")
             await self._append([PaymentRejected(
@@ -332,11 +376,30 @@ class Buyer:
         for chain in payment:
             at += len(chain.endorsements)
             ends.append(answer.receipts[at - 1].index)
-        await self._append([PaymentNotarized(purchase_id=pid, notarized=tuple(ends))], version)
+        notarized = PaymentNotarized(
+            purchase_id=pid,
+            notarized=tuple(ends),
+            returned=None if upgrade is None else answer.receipts[-1].index,
+        )
+        await self._append([notarized], version)
         self._reached("notarized")
 
-    async def _sign_order(self, opened: PurchaseOpened, version: int) -> None:
+    async def _sign_order(
+        self, opened: PurchaseOpened, notarized: PaymentNotarized, version: int
+    ) -> None:
         request = opened.request
+        upgrade = request.upgrade
+        returned = None
+        if upgrade is not None:
+            if notarized.returned is None:  # pragma: no cover (the saga's own)
+                raise LedgerError(f"purchase {opened.purchase_id}: the print's hop is unknown")
+            certificate = upgrade.returned.certificate
+            assert isinstance(certificate, PrintCertificate)  # checked when opened
+            returned = ReturnedPrint(
+                certificate=certificate,
+                endorsement=upgrade.returned.endorsements[-1],
+                notarized=notarized.returned,
+            )
         now = int((await self.treasury.store.now()).astimezone(UTC).timestamp())
         order = await asyncio.to_thread(
             mint_order,
@@ -345,8 +408,9 @@ class Buyer:
             order_id=opened.purchase_id,
             owner=request.buyer,
             title=request.title,
-            finish="standard",
+            finish="standard" if upgrade is None else upgrade.finish,
             at=now,
+            returned=returned,
         )
         await self._append([OrderSigned(purchase_id=opened.purchase_id, order=order)], version)
         self._reached("order-signed")
@@ -362,17 +426,32 @@ class Buyer:
         self._reached("mint-answered")
         item = answer.item
         pid = opened.purchase_id
+        request = opened.request
+        mint_key = PublicKey.from_text(self.treasury.manifest.mint)
         if isinstance(item, Stamped):
             certificate = item.certificate
-            certificate.verify(PublicKey.from_text(self.treasury.manifest.mint))
+            certificate.verify(mint_key)
+            finish = "standard" if request.upgrade is None else request.upgrade.finish
             if (certificate.issued_to, certificate.title, certificate.finish) != (
-                opened.request.buyer, opened.request.title, "standard"
+                request.buyer, request.title, finish
             ):
                 raise VerificationError(f"the mint stamped another print for purchase {pid}")
             await self._append([PrintDelivered(purchase_id=pid, certificate=certificate)], version)
             self._reached("delivered")
         else:
-            await self._append([OrderRefused(purchase_id=pid, reason=item.reason)], version)
+            reissued = answer.reissued
+            if reissued is not None:
+                reissued.verify(mint_key)
+                returned = request.upgrade.returned if request.upgrade else None
+                if returned is None or (
+                    reissued.serial, reissued.issue, reissued.issued_to
+                ) != (returned.serial, returned.issue + 1, request.buyer):
+                    raise VerificationError(
+                        f"the mint issued another print again for purchase {pid}"
+                    )
+            await self._append(
+                [OrderRefused(purchase_id=pid, reason=item.reason, reissued=reissued)], version
+            )
             self._reached("refused")
 
     async def _return_payment(
@@ -557,6 +636,19 @@ def _returns(opened: PurchaseOpened, notarized: PaymentNotarized) -> list[NoteRe
     ]
 
 
+async def _check_not_returned(tx: StoreTransaction, chain: Chain) -> None:
+    """A print is returned into one purchase per issue (L-20)."""
+    purchase = await tx.fetchval(
+        "SELECT purchase_id FROM treasury.print_returns WHERE serial = $1 AND issue = $2",
+        chain.serial, chain.issue,
+    )
+    if purchase is not None:
+        raise StaleIssueError(
+            f"{chain.serial} issue {chain.issue} was returned to the mint in purchase "
+            f"{purchase}: it cannot be returned again"
+        )
+
+
 def _answer(steps: Sequence[EventBody]) -> BuyAnswer:
     """How the purchase ended, from its stream."""
     opened, closed = steps[0], steps[-1]
@@ -576,5 +668,6 @@ def _answer(steps: Sequence[EventBody]) -> BuyAnswer:
         refund=list(closed.notes) if closed.outcome == "refunded" else [],
         reason=reason,
         proofs=list(rejected.proofs) if rejected else [],
+        returned=refused.reissued if refused else None,
     )
 

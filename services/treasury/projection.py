@@ -58,6 +58,10 @@ class TreasuryChanges:
     paying: dict[str, tuple[int, str]] = field(default_factory=dict)
     #: Purchases closed whose paid notes were paying before these events.
     paid_off: set[str] = field(default_factory=set)
+    #: Prints newly returned into a purchase (L-20): (serial, issue) -> purchase id.
+    print_returns: dict[tuple[str, int], str] = field(default_factory=dict)
+    #: Purchases rejected whose returned print was recorded before these events.
+    unreturned: set[str] = field(default_factory=set)
 
 
 #: Every treasury write of one transaction as one statement (one round trip under the lock);
@@ -91,6 +95,15 @@ WITH purchases AS (
     SELECT * FROM unnest($6::text[], $7::int[], $8::text[])
 )
 DELETE FROM treasury.paying WHERE purchase_id = ANY($9::text[])
+"""
+
+#: The prints returned into purchases (L-20; a no-op for empty arrays).
+WRITE_PRINT_RETURNS = """
+WITH returns AS (
+    INSERT INTO treasury.print_returns (serial, issue, purchase_id)
+    SELECT * FROM unnest($1::text[], $2::int[], $3::text[])
+)
+DELETE FROM treasury.print_returns WHERE purchase_id = ANY($4::text[])
 """
 
 
@@ -128,12 +141,21 @@ class TreasuryProjection:
             row.buyer, row.request_hash = body.request.buyer, body.request.hash()
             for chain in body.request.payment:
                 into.paying[chain.serial] = (chain.issue, body.purchase_id)
+            if body.request.upgrade is not None:
+                returned = body.request.upgrade.returned
+                into.print_returns[(returned.serial, returned.issue)] = body.purchase_id
         elif isinstance(body, PurchaseClosed):
             paid = [s for s, (_, p) in into.paying.items() if p == body.purchase_id]
             for serial in paid:
                 del into.paying[serial]
             if not paid:
                 into.paid_off.add(body.purchase_id)
+            if body.outcome == "rejected":  # its print never moved: it may be returned again
+                back = [k for k, p in into.print_returns.items() if p == body.purchase_id]
+                for key in back:
+                    del into.print_returns[key]
+                if not back:
+                    into.unreturned.add(body.purchase_id)
 
     @staticmethod
     def issued(into: TreasuryChanges, body: NoteIssued, at: datetime) -> None:
@@ -181,6 +203,15 @@ class TreasuryProjection:
                 [purchase for _, (_, purchase) in paying],
                 sorted(changes.paid_off),
             )
+        if changes.print_returns or changes.unreturned:
+            returns = list(changes.print_returns.items())
+            await tx.execute(
+                WRITE_PRINT_RETURNS,
+                [serial for (serial, _), _ in returns],
+                [issue for (_, issue), _ in returns],
+                [purchase for _, purchase in returns],
+                sorted(changes.unreturned),
+            )
 
     async def reset(self, tx: StoreTransaction) -> None:
         await tx.execute(
@@ -191,6 +222,7 @@ class TreasuryProjection:
         await tx.execute("DELETE FROM treasury.faucet")
         await tx.execute("DELETE FROM treasury.purchases")
         await tx.execute("DELETE FROM treasury.paying")
+        await tx.execute("DELETE FROM treasury.print_returns")
 
     async def snapshot(self, tx: StoreTransaction) -> Snapshot:
         queries = {
@@ -202,6 +234,8 @@ class TreasuryProjection:
             "treasury.purchases": "SELECT purchase_id, buyer, request_hash, step, steps "
             "FROM treasury.purchases",
             "treasury.paying": "SELECT serial, issue, purchase_id FROM treasury.paying",
+            "treasury.print_returns": "SELECT serial, issue, purchase_id "
+            "FROM treasury.print_returns",
         }
         return {
             table: frozenset(

@@ -20,7 +20,7 @@ from ledger.audit import AuditFailure, Auditor, Cosigned, _canonical, _Slow, che
 from ledger.canonical import jcs
 from ledger.certificates import NoteCertificate, PrintCertificate
 from ledger.checkpoint import Checkpoint, Cosigner, sign_checkpoint
-from ledger.endorsements import Chain, Endorsement
+from ledger.endorsements import Chain, Endorsement, endorse
 from ledger.events import (
     ConflictRefused,
     EventBody,
@@ -32,6 +32,8 @@ from ledger.events import (
     PaymentRejected,
     PaymentReturned,
     PrintDelivered,
+    PrintReissued,
+    PrintReturned,
     PrintStamped,
     PurchaseClosed,
     PurchaseOpened,
@@ -578,19 +580,21 @@ def purchase(world: World, buyer: SigningKey, paid: list[Chain], *, price: int =
                                         "CZ-M5-000004"), misnamed: int = 0,
              stamped: bool = True) -> None:
     """A purchase's saga as the treasury writes it: the paid chains (each already endorsed to
-    the treasury) notarized, the print delivered, the notes returned, the change issued."""
+    the treasury) notarized, the print (a common single, M30) delivered, the notes returned,
+    the change issued."""
     pid = "purchase-0001"
     seqs = [world.record_note(chain, len(chain.endorsements)) for chain in paid]
-    request = buy_request(buyer, world.league.manifest, "Model-A", paid, purchase_id=pid,
+    request = buy_request(buyer, world.league.manifest, "Tally", paid, purchase_id=pid,
                           at=1_700_000_000)
     total = sum(int(chain.serial.split("-")[1][1:]) for chain in paid)
     log = world.treasury
     log.append(PurchaseOpened(purchase_id=pid, request=request, price=price, paid=total))
     log.append(PaymentNotarized(purchase_id=pid, notarized=tuple(seqs)))
-    serial = f"CZ-MODEL-A-{len(world.mint.events) + 1:04d}"  # the mint stamps Model-A only
-    printed = (world.stamp(buyer, serial).certificate if stamped else
-               world.league.print_certificate(buyer, serial, title="Model-A",
-                                              card_set="begotten", finish="standard", event=0))
+    serial = "CZ-TALLY-0001"  # the first Tally the mint stamps
+    printed = (world.stamp(buyer, serial, title="Tally", card_set="base").certificate
+               if stamped else
+               world.league.print_certificate(buyer, serial, title="Tally", card_set="base",
+                                              finish="standard", event=0))
     assert isinstance(printed, PrintCertificate)
     log.append(PrintDelivered(purchase_id=pid, certificate=printed))
     for chain, seq in zip(paid, seqs, strict=True):
@@ -602,6 +606,13 @@ def purchase(world: World, buyer: SigningKey, paid: list[Chain], *, price: int =
              for serial in change]
     log.append(PurchaseClosed(purchase_id=pid, outcome="delivered",
                               notes=tuple(notes)))  # type: ignore[arg-type]
+
+
+def both_paid(first: Chain, second: Chain) -> list[Chain]:
+    """Both of treasury_world's M25s paid to the treasury: a's second, and the first, which a
+    paid b, paid on by b (M50 for a single of M30: M20 of change)."""
+    return [chain_of(second.certificate, a, treasury_key),
+            endorse(first, b, treasury_key.public, 1_700_000_100)]
 
 
 def treasury_world(world: World) -> list[Chain]:
@@ -618,20 +629,20 @@ def test_a_treasury_log_passes(world: World) -> None:
     """issue 11 item 3: notes issued, notarized, paid to the treasury, returned and re-issued
     as change: every check passes; the report gives the treasury's figures."""
     traded(world)
-    _, second = treasury_world(world)
-    purchase(world, a, [chain_of(second.certificate, a, treasury_key)], price=5)
+    first, second = treasury_world(world)
+    purchase(world, a, both_paid(first, second))
     world.issue(b, "CZ-M25-000002", issue=2, request_id="claim-0003")  # re-issued, issue 2
     report = world.audit().report()
     figures = report.treasury
     assert figures is not None
-    assert (figures.issues, figures.returns, figures.claimed) == (8, 1, 76)
+    assert (figures.issues, figures.returns, figures.claimed) == (8, 2, 76)
     assert figures.purchases == {"delivered": 1}
-    assert figures.note_hops == 2
-    assert figures.denominations[1] == (25, 24_000, 23_998, 2)
+    assert figures.note_hops == 3
+    assert figures.denominations[1] == (25, 24_000, 23_999, 1)
     assert figures.denominations[2] == (5, 40_000, 39_996, 4)
     text = "\n".join(report.lines())
     assert "supply 1,500,000 marks after every event" in text
-    assert "M25: 23998 in reserve, 2 out of 24000" in text
+    assert "M25: 23999 in reserve, 1 out of 24000" in text
     assert [s.service for s in report.services] == ["mint", "treasury", "notary"]
 
 
@@ -720,20 +731,20 @@ def test_an_unknown_treasury_event_fails_naming_its_type(world: World) -> None:
 
 
 def test_a_purchase_closed_without_exact_change_fails(world: World) -> None:
-    """V.5 "exact change": paid M25 for a price of 5, changed only 15."""
-    _, second = treasury_world(world)
-    purchase(world, a, [chain_of(second.certificate, a, treasury_key)], price=5,
+    """V.5 "exact change": paid M50 for a price of 30, changed only 15."""
+    first, second = treasury_world(world)
+    purchase(world, a, both_paid(first, second),
              change=("CZ-M5-000001", "CZ-M5-000002", "CZ-M5-000003"))
     caught = failure(world)
     assert caught.service == "treasury"
     assert caught.seq == len(world.treasury.events) - 1
-    assert "closed delivered but not exactly: paid 25" in caught.reason
+    assert "closed delivered but not exactly: paid 50" in caught.reason
 
 
 def test_a_return_naming_another_notary_event_fails(world: World) -> None:
     """A note's return names the notary's hop that recorded its endorsement to the treasury."""
-    _, second = treasury_world(world)
-    purchase(world, a, [chain_of(second.certificate, a, treasury_key)], price=5, misnamed=-1)
+    first, second = treasury_world(world)
+    purchase(world, a, both_paid(first, second), misnamed=-1)
     caught = failure(world)
     assert caught.service == "treasury"
     assert "names the notary's hop at seq" in caught.reason
@@ -741,8 +752,8 @@ def test_a_return_naming_another_notary_event_fails(world: World) -> None:
 
 def test_a_print_delivered_that_the_mint_never_stamped_fails(world: World) -> None:
     """Every purchase delivered is stamped: its print is the mint's stamp to the buyer."""
-    _, second = treasury_world(world)
-    purchase(world, a, [chain_of(second.certificate, a, treasury_key)], price=5,
+    first, second = treasury_world(world)
+    purchase(world, a, both_paid(first, second),
              stamped=False)
     caught = failure(world)
     assert caught.service == "treasury"
@@ -754,8 +765,8 @@ def test_the_fast_path_gives_the_reference_verdicts_on_the_treasury(
 ) -> None:
     """The treasury's pages (issues, returns, a purchase's steps), clean or edited, get the
     same facts and failures from the fast path as from the protocol's own code."""
-    _, second = treasury_world(world)
-    purchase(world, a, [chain_of(second.certificate, a, treasury_key)], price=5)
+    first, second = treasury_world(world)
+    purchase(world, a, both_paid(first, second))
     pages = [("treasury", page) for page in pages_of(world.treasury, 3)]
     for event in world.treasury.events[:1] + world.treasury.events[-3:]:
         for change in ({"reason": "refund"}, {"request_id": "claim-9999"}, {"extra": 1},
@@ -779,7 +790,7 @@ def refunded(world: World, buyer: SigningKey, paid: list[Chain], *, short: int =
     and issued again to the buyer (issue n+1), then the purchase closed refunded."""
     pid = "purchase-0002"
     seqs = [world.record_note(chain, len(chain.endorsements)) for chain in paid]
-    request = buy_request(buyer, world.league.manifest, "Model-A", paid, purchase_id=pid,
+    request = buy_request(buyer, world.league.manifest, "Tally", paid, purchase_id=pid,
                           at=1_700_000_000)
     total = sum(int(chain.serial.split("-")[1][1:]) for chain in paid)
     log = world.treasury
@@ -803,7 +814,7 @@ def test_a_refund_and_a_rejection_pass(world: World) -> None:
     first, second = treasury_world(world)
     refunded(world, a, [chain_of(second.certificate, a, treasury_key)])
     pid = "purchase-0003"
-    request = buy_request(b, world.league.manifest, "Model-A", [first], purchase_id=pid,
+    request = buy_request(b, world.league.manifest, "Tally", [first], purchase_id=pid,
                           at=1_700_000_000)
     world.treasury.append(PurchaseOpened(purchase_id=pid, request=request, price=30, paid=25))
     world.treasury.append(PaymentRejected(purchase_id=pid, reason="another endorsement"))
@@ -824,3 +835,81 @@ def test_a_refund_short_of_the_payment_fails(world: World) -> None:
     caught = failure(world)
     assert caught.service == "treasury"
     assert "closed refunded but not exactly: paid 26, refunded 25" in caught.reason
+
+
+# -- finish upgrades: prints returned to the mint (L-20) ------------------------------------------
+
+mint_key = key(2)  # tests.ledger.factories.make_league's mint
+
+
+def returned_to_mint(world: World, holder: SigningKey, order: str = "purchase-0009") -> Chain:
+    """A print stamped to ``holder``, endorsed to the mint's key, notarized, and taken back
+    by the mint for ``order``."""
+    chain = world.stamp(holder, "CZ-MODEL-A-0001")
+    back = chain_of(chain.certificate, holder, mint_key)
+    seq = len(world.notary.events)
+    world.notary.append(HopRecorded(issue=1, endorsement=back.endorsements[0]))
+    world.mint.append(PrintReturned(serial=chain.serial, issue=1,
+                                    endorsement=back.endorsements[0], notarized=seq,
+                                    order_id=order))
+    return back
+
+
+def reissue(world: World, holder: SigningKey, order: str = "purchase-0009") -> Chain:
+    certificate = world.league.print_certificate(holder, "CZ-MODEL-A-0001", issue=2,
+                                                 event=len(world.mint.events))
+    world.mint.append(PrintReissued(certificate=certificate, order_id=order))
+    return Chain(certificate=certificate, endorsements=())
+
+
+def test_a_print_returned_and_issued_again_passes(world: World) -> None:
+    """L-20: a print taken back by the mint (its hop to the mint's key notarized) and issued
+    again as issue 2, whose chain then moves, passes; the runs count the stamp once."""
+    returned_to_mint(world, a)
+    again = chain_of(reissue(world, a).certificate, a, b)
+    world.notary.append(HopRecorded(issue=2, endorsement=again.endorsements[0]))
+    auditor = world.audit()
+    report = auditor.report()
+    assert (report.prints, report.hops) == (1, 2)
+    assert auditor.holder("CZ-MODEL-A-0001") == b.public.to_text()
+
+
+def test_a_print_returned_twice_or_issued_again_before_its_return_fails(world: World) -> None:
+    """L-20: a print comes back once per issue, and is issued again only after it came back."""
+    back = returned_to_mint(world, a)
+    world.mint.append(PrintReturned(serial=back.serial, issue=1,
+                                    endorsement=back.endorsements[0], notarized=0,
+                                    order_id="purchase-0010"))
+    caught = failure(world)
+    assert (caught.service, caught.seq) == ("mint", 2)
+    assert "returned as issue 1, but it is back at the mint" in caught.reason
+
+    early = World(world.league)
+    early.stamp(a, "CZ-MODEL-A-0001")
+    reissue(early, a)
+    caught = failure(early)
+    assert (caught.service, caught.seq) == ("mint", 1)
+    assert "is not back at the mint" in caught.reason
+
+
+def test_a_return_naming_another_hop_or_a_hop_by_the_mint_fails(world: World) -> None:
+    """L-20: a print's return names the notary's hop to the mint's key; the mint never signs
+    a print it took back away again."""
+    back = returned_to_mint(world, a)
+    onward = endorse(back, mint_key, c.public, 1_700_000_200)
+    world.notary.append(HopRecorded(issue=1, endorsement=onward.endorsements[1]))
+    caught = failure(world)
+    assert (caught.service, caught.seq) == ("notary", 1)
+    assert "signed away by the mint" in caught.reason
+
+
+def test_a_purchase_priced_off_the_published_price_fails(world: World) -> None:
+    """V.5: a single is sold at its rarity's price (a common one M30), never another."""
+    first, second = treasury_world(world)
+    purchase(world, a, both_paid(first, second), price=25,
+             change=("CZ-M25-000003",))
+    caught = failure(world)
+    assert caught.service == "treasury"
+    assert "priced 25 marks, but the published price of a single of its title is 30" in (
+        caught.reason
+    )

@@ -1,0 +1,260 @@
+"""POST /treasury/buy with an upgrade: a finish upgrade bought with notes against a standard
+print returned to the mint (Book V.5 "finish upgrade (gilt M80, holofoil M200)"; DESIGN §3 "a
+print returned for a finish upgrade ... comes back to its issuer"; L-20).
+
+The mint, the treasury and the notary are served in one app on a real port; the supply
+invariant and every projection rebuild are checked after every test (the fixtures of
+test_buying), and ``league audit``'s auditor runs over the three logs at the end of each.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+from aiohttp.test_utils import TestServer
+
+from clients.league import LeagueClient, LeagueProblem, NotaryConflict, stamp_request
+from ledger.api.treasury import BuyRequest, Upgrade, buy_request
+from ledger.audit import AuditReport
+from ledger.certificates import PrintCertificate
+from ledger.endorsements import Chain, endorse
+from ledger.events import MINT_EVENTS, PrintReissued, PrintReturned, parse_event
+from ledger.keys import PublicKey, SigningKey
+from services.kernel.settings import LeagueSettings
+from services.league.audit import audit_url
+from services.mint.app import MINT_LOG
+from services.notary.app import NOTARY_LOG
+from services.treasury.app import TREASURY_LOG
+from tests.services.mint.conftest import TEST_POLICIES, checkpoint_covering
+from tests.services.notary.conftest import T0, free_port
+from tests.services.treasury.conftest import Faucet
+from tests.services.treasury.test_buying import (
+    faucet,
+    league,
+    ordered,
+    purchase_steps,
+    server,
+    to_treasury,
+)
+
+#: test_buying's fixtures, served here too.
+__all__ = ["faucet", "league", "server"]
+
+#: Enough of the faucet a day for a holofoil upgrade and its change.
+RICH = TEST_POLICIES.model_copy(update={"faucet_marks_per_day": 300})
+
+DELIVERED = [
+    "purchase-opened", "payment-notarized", "order-signed", "print-delivered",
+    "payment-returned", "purchase-closed",
+]
+
+
+@pytest.fixture
+def settings(make_settings: object) -> LeagueSettings:
+    make = make_settings
+    assert callable(make)
+    made: LeagueSettings = make(policies=RICH)
+    return made.model_copy(update={"port": free_port()})
+
+
+async def stamped(league: LeagueClient, faucet: Faucet, owner: SigningKey, title: str,
+                  finish: str = "standard") -> Chain:
+    """A print of ``title`` stamped to ``owner`` by the mint (the owner's allowance)."""
+    answer = await league.stamp(stamp_request(owner, faucet.manifest, [(title, finish)]))
+    (item,) = answer.items
+    assert item.status == "stamped", item
+    return Chain(certificate=item.certificate, endorsements=())
+
+
+def to_mint(faucet: Faucet, chain: Chain, holder: SigningKey) -> Chain:
+    return endorse(chain, holder, PublicKey.from_text(faucet.manifest.mint), T0)
+
+
+async def paid(faucet: Faucet, buyer: SigningKey, marks: int) -> list[Chain]:
+    notes = (await faucet.claim(buyer, marks)).notes
+    return [to_treasury(faucet, Chain(certificate=n, endorsements=()), buyer) for n in notes]
+
+
+def upgrade(
+    faucet: Faucet, buyer: SigningKey, title: str, finish: str, returned: Chain,
+    payment: Sequence[Chain], pid: str,
+) -> BuyRequest:
+    return buy_request(
+        buyer, faucet.manifest, title, payment, purchase_id=pid, at=int(time.time()),
+        upgrade=Upgrade(finish=finish, returned=returned),  # type: ignore[arg-type]
+    )
+
+
+async def mint_events(server: TestServer, pid: str) -> list[object]:
+    found: list[object] = []
+    for event in await server.app[MINT_LOG].read():
+        body = parse_event(event, MINT_EVENTS)
+        if isinstance(body, PrintReturned | PrintReissued) and body.order_id == pid:
+            found.append(body)
+    return found
+
+
+async def audited(server: TestServer, league: LeagueClient, tmp: Path) -> AuditReport:
+    """``league audit`` of the served league once each log's checkpoint covers all of it
+    (in this process): raises at the first violation."""
+    for service, key in (("mint", MINT_LOG), ("treasury", TREASURY_LOG),
+                         ("notary", NOTARY_LOG)):
+        await checkpoint_covering(league, (await server.app[key].head()).size, service)
+    outcome = await audit_url(str(server.make_url("")), tmp / "audit", workers=0)
+    return outcome.report
+
+
+async def test_an_upgrade_to_gilt_with_change_and_to_holofoil(
+    faucet: Faucet, league: LeagueClient, server: TestServer, tmp_path: Path
+) -> None:
+    """# V.5, L-20: M100 and a standard Tally returned to the mint buy a gilt Tally and M20 of
+    change; the returned print is recorded back at the mint in the order's transaction, its
+    chain is history (a hop after it is refused, stale-issue), and the gilt print is the
+    buyer's. M200 and another standard Tally buy its holofoil exactly. The audit is clean."""
+    buyer, friend = SigningKey.generate(), SigningKey.generate()
+    standard = await stamped(league, faucet, buyer, "Tally")
+    returned = to_mint(faucet, standard, buyer)
+    request = upgrade(faucet, buyer, "Tally", "gilt", returned, await paid(faucet, buyer, 100),
+                      "up-gilt-0001")
+    answer = await league.buy(request)
+    assert (answer.outcome, answer.price, answer.paid) == ("delivered", 80, 100)
+    assert answer.stamped is not None
+    assert (answer.stamped.title, answer.stamped.finish, answer.stamped.issued_to) == (
+        "Tally", "gilt", buyer.public.to_text()
+    )
+    assert sum(n.denomination for n in answer.change) == 20
+    assert await purchase_steps(server.app[TREASURY_LOG], "up-gilt-0001") == DELIVERED
+    (back,) = await mint_events(server, "up-gilt-0001")
+    assert isinstance(back, PrintReturned)
+    assert (back.serial, back.issue) == (standard.serial, 1)
+    assert len(await ordered(server.app[MINT_LOG], "up-gilt-0001")) == 1
+    assert await league.buy(request) == answer  # a replay takes no step
+    life = await league.provenance(standard.serial)
+    assert life.holder == faucet.manifest.mint
+    with pytest.raises(NotaryConflict):  # signed away again at its hop to the mint: fraud
+        await league.notarize([endorse(standard, buyer, friend.public, T0)])
+
+    other = await stamped(league, faucet, buyer, "Tally")
+    holo = upgrade(faucet, buyer, "Tally", "holofoil", to_mint(faucet, other, buyer),
+                   await paid(faucet, buyer, 200), "up-holo-0001")
+    answer = await league.buy(holo)
+    assert (answer.outcome, answer.price, answer.change) == ("delivered", 200, [])
+    assert answer.stamped is not None
+    assert answer.stamped.finish == "holofoil"
+    await audited(server, league, tmp_path)
+
+
+async def test_a_print_endorsed_to_a_friend_and_returned_to_the_mint_moves_once(
+    faucet: Faucet, league: LeagueClient, server: TestServer, tmp_path: Path
+) -> None:
+    """# V.6, V.7, L-20: the buyer gives a standard print to a friend (notarized) and then
+    returns it for an upgrade: the purchase is rejected with the fraud proof convicting the
+    buyer, the notes are not taken and nothing is stamped; returned first instead, the
+    upgrade is delivered and the friend's chain is refused with the proof."""
+    buyer, friend = SigningKey.generate(), SigningKey.generate()
+    standard = await stamped(league, faucet, buyer, "Tally")
+    await league.notarize([endorse(standard, buyer, friend.public, T0)])
+    payment = await paid(faucet, buyer, 80)
+    answer = await league.buy(upgrade(faucet, buyer, "Tally", "gilt",
+                                      to_mint(faucet, standard, buyer), payment, "up-fraud-01"))
+    assert (answer.outcome, answer.stamped) == ("rejected", None)
+    (proof,) = answer.proofs
+    assert proof.verify() == buyer.public
+    assert await ordered(server.app[MINT_LOG], "up-fraud-01") == []
+    assert await mint_events(server, "up-fraud-01") == []
+    assert (await league.provenance(standard.serial)).holder == friend.public.to_text()
+    # The notes were never taken: they pay for a single.
+    single = await league.buy(BuyRequest.sign(
+        buyer, league=faucet.manifest.league, manifest=faucet.manifest.hash_text(),
+        purchase_id="up-fraud-02", time=int(time.time()), buyer=buyer.public.to_text(),
+        title="Tally", payment=tuple(payment),
+    ))
+    assert single.outcome == "delivered"
+
+    buyer = SigningKey.generate()
+    standard = await stamped(league, faucet, buyer, "Tally")
+    answer = await league.buy(upgrade(faucet, buyer, "Tally", "gilt",
+                                      to_mint(faucet, standard, buyer),
+                                      await paid(faucet, buyer, 80), "up-fraud-03"))
+    assert answer.outcome == "delivered"
+    with pytest.raises(NotaryConflict) as late:
+        await league.notarize([endorse(standard, buyer, friend.public, T0)])
+    (conflict,) = late.value.conflicts
+    assert conflict.proof.verify() == buyer.public
+    await audited(server, league, tmp_path)
+
+
+async def test_a_return_that_is_not_a_standard_print_of_the_title_or_not_the_buyers(
+    faucet: Faucet, league: LeagueClient, server: TestServer, tmp_path: Path
+) -> None:
+    """# L-20: a gilt print returned, a standard print of another title, someone else's print,
+    a print not endorsed to the mint, and a print already returned are refused when the
+    purchase opens: nothing is notarized, stamped or paid."""
+    buyer, other = SigningKey.generate(), SigningKey.generate()
+    payment = await paid(faucet, buyer, 100)
+    gilt = await stamped(league, faucet, buyer, "Tally", "gilt")
+    pairing = await stamped(league, faucet, buyer, "Pairing")
+    theirs = await stamped(league, faucet, other, "Tally")
+    mine = await stamped(league, faucet, buyer, "Tally")
+    cases = [
+        ("up-bad-gilt", to_mint(faucet, gilt, buyer), 422, "verification-failed"),
+        ("up-bad-title", to_mint(faucet, pairing, buyer), 422, "verification-failed"),
+        ("up-bad-owner", to_mint(faucet, theirs, other), 422, "broken-chain"),
+        ("up-bad-to", endorse(mine, buyer, other.public, T0), 422, "broken-chain"),
+    ]
+    for pid, returned, status, slug in cases:
+        with pytest.raises(LeagueProblem) as refused:
+            await league.buy(upgrade(faucet, buyer, "Tally", "gilt", returned, payment, pid))
+        assert (pid, refused.value.status, refused.value.slug) == (pid, status, slug)
+        assert await purchase_steps(server.app[TREASURY_LOG], pid) == []
+
+    done = await league.buy(upgrade(faucet, buyer, "Tally", "gilt", to_mint(faucet, mine, buyer),
+                                    payment, "up-ok-0001"))
+    assert done.outcome == "delivered"
+    with pytest.raises(LeagueProblem) as again:
+        await league.buy(upgrade(faucet, buyer, "Tally", "gilt", to_mint(faucet, mine, buyer),
+                                 await paid(faucet, buyer, 100), "up-again-01"))
+    assert (again.value.status, again.value.slug) == (409, "stale-issue")
+    await audited(server, league, tmp_path)
+
+
+async def test_an_exhausted_gilt_run_hands_back_the_notes_and_the_print(
+    faucet: Faucet, league: LeagueClient, server: TestServer, tmp_path: Path
+) -> None:
+    """# V.5, L-18, L-20: the gilt run of Escrow (2 here) stamped out, an upgrade of it is
+    refunded: the very notes paid issued back under their next issue, and the returned
+    standard print issued back to the buyer by the mint as its issue 2, once. The print's
+    issue 1 chain is history (stale-issue); its issue 2 moves."""
+    stamper, buyer, friend = (SigningKey.generate() for _ in range(3))
+    await league.stamp(stamp_request(stamper, faucet.manifest, [("Escrow", "gilt")] * 2))
+    standard = await stamped(league, faucet, buyer, "Escrow")
+    payment = await paid(faucet, buyer, 100)
+    returned = to_mint(faucet, standard, buyer)
+    answer = await league.buy(upgrade(faucet, buyer, "Escrow", "gilt", returned, payment,
+                                      "up-empty-01"))
+    assert (answer.outcome, answer.stamped) == ("refunded", None)
+    assert "exhausted" in (answer.reason or "")
+    assert [(n.serial, n.issue) for n in answer.refund] == [
+        (c.serial, c.issue + 1) for c in payment
+    ]
+    back = answer.returned
+    assert isinstance(back, PrintCertificate)
+    assert (back.serial, back.issue, back.issued_to, back.finish) == (
+        standard.serial, 2, buyer.public.to_text(), "standard"
+    )
+    back.verify(PublicKey.from_text(faucet.manifest.mint))
+    kinds = [type(e).__name__ for e in await mint_events(server, "up-empty-01")]
+    assert kinds == ["PrintReturned", "PrintReissued"]
+    assert await ordered(server.app[MINT_LOG], "up-empty-01") == []
+    assert (await league.provenance(standard.serial)).holder == buyer.public.to_text()
+
+    with pytest.raises(LeagueProblem) as history:  # issue 1 returned: history
+        await league.notarize([returned])
+    assert history.value.slug == "stale-issue"
+    reissued = Chain(certificate=back, endorsements=())
+    await league.notarize([endorse(reissued, buyer, friend.public, T0)])
+    assert (await league.provenance(standard.serial)).holder == friend.public.to_text()
+    await audited(server, league, tmp_path)
