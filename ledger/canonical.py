@@ -5,14 +5,16 @@ signature of one kind worthless as any other kind; JCS makes the bytes independe
 order and number formatting. The hash of an object is SHA-256 of the same bytes.
 
 RFC 8785 is the maintained ``rfc8785`` package, in pure Python. Every object this protocol
-signs is ASCII JSON of strings, safe integers, booleans and nulls, and for those JCS is
-exactly what the standard library's C encoder writes with sorted keys and no spaces: ASCII
-keys sort the same by UTF-16 code unit and by code point, both escape '"', '\\' and the C0
-controls alike (the short forms, else ``\\u00xx`` in lower case) and leave DEL as it is, and
-an integer is its decimal digits. :func:`jcs` takes that path when a walk of the value finds
-nothing else (a float, an integer outside ±(2**53 − 1), a non-string key, any other type)
-and the text is ASCII; everything else goes to the package, which decides or refuses.
-``tests/ledger/test_canonical.py`` holds the two to the same bytes over generated values.
+signs is JSON of strings, safe integers, booleans and nulls under ASCII keys, and for those
+JCS is exactly what the standard library's C encoder writes with sorted keys, no spaces and
+no ``\\u`` escapes of non-ASCII text: ASCII keys sort the same by UTF-16 code unit and by
+code point, both escape '"', '\\' and the C0 controls alike (the short forms, else
+``\\u00xx`` in lower case) and write every other character as itself in UTF-8, and an
+integer is its decimal digits. :func:`jcs` takes that path when a walk of the value finds
+nothing else (a float, an integer outside ±(2**53 − 1), a key that is not an ASCII string,
+any other type) and the text encodes as UTF-8 (a lone surrogate does not); everything else
+goes to the package, which decides or refuses. ``tests/ledger/test_canonical.py`` holds the
+two to the same bytes over generated values.
 """
 
 from __future__ import annotations
@@ -69,7 +71,7 @@ def _plain(value: Any) -> bool:
     if kind is int:
         return -_SAFE < int(value) < _SAFE
     if kind is dict:
-        return all(type(k) is str and _plain(v) for k, v in value.items())
+        return all(type(k) is str and k.isascii() and _plain(v) for k, v in value.items())
     if kind is list:
         return all(_plain(v) for v in value)
     return False
@@ -85,9 +87,10 @@ def jcs(value: Any) -> bytes:
     except RecursionError:
         plain = False
     if plain:
-        text = _encode(value)
-        if text.isascii():
-            return text.encode("ascii")
+        try:
+            return _encode(value).encode("utf-8")
+        except UnicodeEncodeError:
+            pass  # a lone surrogate: the package refuses it in its own words
     try:
         return rfc8785.dumps(value)
     except (rfc8785.CanonicalizationError, TypeError, ValueError) as exc:

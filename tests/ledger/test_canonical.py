@@ -21,9 +21,12 @@ scalars = (
     | st.integers()
     | st.floats(allow_nan=False, allow_infinity=False)
     | st.text(st.characters(codec=None), max_size=12)
+    | st.text(st.characters(categories=["Cs", "Cc", "Zl", "Zp", "Co", "So"]), max_size=6)
     | st.text(st.characters(max_codepoint=127), max_size=12)
 )
-keys = st.text(st.characters(max_codepoint=127), max_size=6) | st.text(max_size=4)
+keys = st.text(st.characters(max_codepoint=127), max_size=6) | st.text(
+    st.characters(min_codepoint=0xD000), max_size=3
+)
 values = st.recursive(
     scalars,
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(keys, inner, max_size=4),
@@ -61,6 +64,8 @@ def test_jcs_is_rfc8785_on_any_json_value(value: Any) -> None:
         {"k": 1.0},  # a float: the package writes 1, the standard library 1.0
         {"é": "ü", "\U0001f600": "\ue000"},  # UTF-16 order differs from code points here
         {"lone": "\ud800"},  # a lone surrogate: refused by the package
+        {"text": "— \u2028\u2029 \U0001f600 \x7f é"},  # non-ASCII text is written as itself
+        {"\ue000": 1, "\U0001f600": 2},  # code points and UTF-16 order these keys apart
         {"tuple": (1, 2)},
         {1: "int key"},
     ],
