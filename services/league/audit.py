@@ -8,6 +8,10 @@ checks. A :class:`Source` gives what a league serves, as served (the JSON and no
 pages are checked by :func:`ledger.audit.check_page` in a pool of worker processes, one page
 each, while this process does the stateful checks in seq order.
 
+The services may answer at separate hosts: :class:`Served` reads each from the URL given for
+it (``--mint``, ``--treasury``, ``--notary``), else the URL the league's manifest names for it
+(once its root signature is checked against the pin), else the league's URL.
+
 What the auditor keeps between runs (:class:`AuditState`, one JSON file) is keyed by the
 league's root key: the root pinned for each URL on first use, and per root the latest
 checkpoint each service served to a passed audit. A league that moves host keeps its
@@ -26,13 +30,14 @@ The saved directory (docs/operations.md, "Auditing offline")::
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import json
 import multiprocessing
 import os
 import re
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator, Awaitable, Mapping
 from concurrent.futures import Executor, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -58,7 +63,7 @@ from ledger.checkpoint import Checkpoint
 from ledger.errors import LedgerError
 from ledger.keys import PublicKey
 from ledger.limits import MAX_FEED_PAGE
-from ledger.manifest import LeagueManifest
+from ledger.manifest import SERVICE_NAMES, LeagueManifest, check_service_url
 from services.kernel.errors import LeagueError
 
 #: Services a league may not serve (yet): audited when they serve a checkpoint.
@@ -154,6 +159,11 @@ class Source(Protocol):
 
     async def manifest(self) -> str: ...
 
+    def locate(self, manifest: LeagueManifest) -> dict[str, str]:
+        """Where each service is read from, now that ``manifest`` (its root checked) may
+        name its URL; the URLs in use, by service."""
+        ...
+
     async def checkpoint(self, service: str) -> str | None:
         """``service``'s checkpoint; None for an optional service it does not serve."""
         ...
@@ -227,40 +237,73 @@ class SavedLeague:
 
 
 class Served:
-    """A league over HTTP; every answer also saved into ``save`` when given."""
+    """A league over HTTP; every answer also saved into ``save`` when given.
 
-    def __init__(self, client: LeagueClient, save: SavedLeague | None) -> None:
+    Each service is read at the URL ``given`` names for it, else (once :meth:`locate` is told
+    the manifest) at the URL the manifest names, else at ``client``'s (a gateway or an
+    all-in-one server). The manifest itself comes from the mint's given URL, else ``client``'s.
+    Use it as an async context manager: the clients it opens for other URLs close with it."""
+
+    def __init__(
+        self, client: LeagueClient, save: SavedLeague | None,
+        given: Mapping[str, str] | None = None,
+    ) -> None:
         self.client = client
         self.url = client.base_url
         self.save = save
+        self.given = {service: url.rstrip("/") for service, url in (given or {}).items()}
+        self.urls = {service: self.given.get(service, self.url) for service in SERVICE_NAMES}
+        self._clients: dict[str, LeagueClient] = {self.url: client}
+        self._stack = contextlib.AsyncExitStack()
         self._pages: dict[str, int] = {}
 
-    async def _get(self, path: str, params: dict[str, Any] | None = None) -> str:
+    async def __aenter__(self) -> Served:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self._stack.aclose()
+
+    def locate(self, manifest: LeagueManifest) -> dict[str, str]:
+        named = manifest.urls
+        for service in SERVICE_NAMES:
+            if service not in self.given and named is not None:
+                self.urls[service] = named.of(service)
+        return dict(self.urls)
+
+    async def _client(self, service: str) -> LeagueClient:
+        url = self.urls.get(service, self.url)
+        if url not in self._clients:
+            client = LeagueClient(url)
+            self._clients[url] = await self._stack.enter_async_context(client)
+        return self._clients[url]
+
+    async def _get(self, service: str, path: str, params: dict[str, Any] | None = None) -> str:
         # The client's own bounded reader: the text exactly as served, to check and to save.
-        _, _, text = await self.client._call("GET", path, params=params)
+        client = await self._client(service)
+        _, _, text = await client._call("GET", path, params=params)
         return text
 
-    async def _optional(self, path: str, params: dict[str, Any]) -> str | None:
+    async def _optional(self, service: str, path: str, params: dict[str, Any]) -> str | None:
         try:
-            return await self._get(path, params)
+            return await self._get(service, path, params)
         except LeagueProblem as problem:
             if problem.status in (404, 405):  # the league does not serve it (yet)
                 return None
             raise
 
     async def manifest(self) -> str:
-        text = await self._get("/mint/manifest")
+        text = await self._get("mint", "/mint/manifest")
         if self.save is not None:
             self.save.write_manifest(text)
         return text
 
     async def checkpoint(self, service: str) -> str | None:
         if service in OPTIONAL_SERVICES:
-            text = await self._optional(f"/{service}/checkpoint", {})
+            text = await self._optional(service, f"/{service}/checkpoint", {})
             if text is None:
                 return None
         else:
-            text = await self.client.checkpoint(service=service)
+            text = await (await self._client(service)).checkpoint(service=service)
         if self.save is not None:
             self.save.write_checkpoint(service, text)
         return text
@@ -269,20 +312,20 @@ class Served:
         params: dict[str, Any] = {"limit": MAX_HOLDERS_PAGE}
         if after:
             params["after"] = after
-        text = await self._optional("/notary/holders", params)
+        text = await self._optional("notary", "/notary/holders", params)
         if text is not None and self.save is not None:
             self.save.write_numbered("notary/holders", index, text)
         return text
 
     async def evidence(self, service: str, after: int, index: int) -> str | None:
         params = {"after": after, "limit": MAX_EVIDENCE_PAGE}
-        text = await self._optional(f"/{service}/evidence", params)
+        text = await self._optional(service, f"/{service}/evidence", params)
         if text is not None and self.save is not None:
             self.save.write_numbered(f"{service}/evidence", index, text)
         return text
 
     async def _page(self, service: str, after: int, limit: int) -> str:
-        text = await self._get(f"/{service}/events", {"after": after, "limit": limit})
+        text = await self._get(service, f"/{service}/events", {"after": after, "limit": limit})
         if self.save is not None:
             index = self._pages.get(service, 0)
             self._pages[service] = index + 1
@@ -316,6 +359,9 @@ class Saved:
 
     async def manifest(self) -> str:
         return self.saved.read("manifest.json")
+
+    def locate(self, manifest: LeagueManifest) -> dict[str, str]:
+        return {}  # every answer is in the directory
 
     async def checkpoint(self, service: str) -> str | None:
         if service in OPTIONAL_SERVICES:
@@ -424,6 +470,8 @@ class AuditOutcome:
     first_use: bool
     moved_from: list[str]
     state: Path
+    #: Where each service was read, when not all at ``url`` (services on separate hosts).
+    read_at: dict[str, str] = field(default_factory=dict)
 
     @property
     def events(self) -> int:
@@ -485,6 +533,9 @@ async def _run_audit(
     auditor = Auditor(manifest, pinned or root or served_root)  # checks the root signature
     moved_from = [u for u in state.known_urls(served_root) if u != url]
     state.pin(url, served_root)
+    # Only now, the manifest's root checked, may its URLs say where the services are read.
+    located = source.locate(manifest)
+    read_at = {service: at for service, at in located.items() if at != url}
 
     kept = state.kept(served_root)
     served: dict[str, Checkpoint] = {}
@@ -547,7 +598,7 @@ async def _run_audit(
         if latest is not None and (previous is None or latest.size >= previous.size):
             newest[service] = latest
     state.keep(served_root, newest)
-    return AuditOutcome(report, url, served_root, first_use, moved_from, state.path)
+    return AuditOutcome(report, url, served_root, first_use, moved_from, state.path, read_at)
 
 
 def _checker(workers: int | None) -> PageChecker:
@@ -558,21 +609,39 @@ def _checker(workers: int | None) -> PageChecker:
     return PageChecker(workers)
 
 
+def service_urls(url: str | None, given: Mapping[str, str | None]) -> tuple[str, dict[str, str]]:
+    """The league's URL (``url``, else the mint's given URL) and the services' URLs given
+    (``--mint``, ``--treasury``, ``--notary``), each checked as a manifest's URL would be."""
+    named = {service: text.rstrip("/") for service, text in given.items() if text}
+    for service, text in named.items():
+        if service not in SERVICE_NAMES:
+            raise LeagueError(f"no service is called {service!r}")
+        try:
+            check_service_url(text)
+        except ValueError as exc:
+            raise LeagueError(f"--{service}: {exc}") from None  # not the URL: a password?
+    league = (url or "").rstrip("/") or named.get("mint")
+    if not league:
+        raise LeagueError("give the league's URL (or the mint's, --mint URL)")
+    return league, named
+
+
 async def audit_url(
     url: str, state_dir: Path, *, root: PublicKey | None = None, save: Path | None = None,
     workers: int | None = None, progress: AuditProgress | None = None,
-    checker: PageChecker | None = None,
+    checker: PageChecker | None = None, services: Mapping[str, str] | None = None,
 ) -> AuditOutcome:
     """``league audit URL``: audit the league served at ``url`` (saving it into ``save``),
-    pages checked in ``checker``'s started pool when given, else in ``workers`` processes
-    (default: the machine's cores, once it pays)."""
+    each service read at its URL in ``services`` when given there, else where the manifest
+    says, else at ``url``; pages checked in ``checker``'s started pool when given, else in
+    ``workers`` processes (default: the machine's cores, once it pays)."""
     saved = SavedLeague.create(save, url) if save is not None else None
     owned = checker is None
     checker = checker or _checker(workers)
     try:
-        async with LeagueClient(url) as client:
+        async with LeagueClient(url) as client, Served(client, saved, services) as served:
             return await run_audit(
-                Served(client, saved), AuditState.load(state_dir), root=root, checker=checker,
+                served, AuditState.load(state_dir), root=root, checker=checker,
                 progress=progress or AuditProgress(),
                 keep_larger_only=False,
             )

@@ -55,7 +55,7 @@ from services.kernel.founding import (
 from services.kernel.keyring import ROLES
 from services.kernel.projections import RebuildReport, rebuild
 from services.kernel.settings import LeagueSettings
-from services.league.audit import AuditProgress, audit_offline, audit_url
+from services.league.audit import AuditProgress, audit_offline, audit_url, service_urls
 from services.league.registry import PROJECTIONS, SERVICES
 from services.mint.audit import audit_census
 from services.mint.stamping import Mint
@@ -405,9 +405,11 @@ def default_audit_dir() -> Path:
 
 
 def cmd_audit(args: argparse.Namespace) -> None:
-    if (args.url is None) == (args.offline is None):
-        raise LeagueError("give the league's URL, or --offline DIR (not both; see "
-                          "league audit --help)")
+    given = {"mint": args.mint, "treasury": args.treasury, "notary": args.notary}
+    online = args.url is not None or any(given.values())
+    if online == (args.offline is not None):
+        raise LeagueError("give the league's URL (or its services' URLs), or --offline DIR "
+                          "(not both; see league audit --help)")
     if args.offline is not None and args.save is not None:
         raise LeagueError("--save writes what is downloaded from a URL; --offline reads it")
     state_dir = args.state or default_audit_dir()
@@ -418,11 +420,15 @@ def cmd_audit(args: argparse.Namespace) -> None:
                                 progress=progress)
         what = f"{args.offline} (saved from {outcome.url})"
     else:
-        outcome = asyncio.run(audit_url(args.url.rstrip("/"), state_dir, root=root,
-                                        save=args.save, workers=args.workers, progress=progress))
+        url, services = service_urls(args.url, given)
+        outcome = asyncio.run(audit_url(url, state_dir, root=root, save=args.save,
+                                        workers=args.workers, progress=progress,
+                                        services=services))
         what = outcome.url
     pinned = "pinned now (first use)" if outcome.first_use else "as pinned"
     print(f"audited {what}: root key {address_of(outcome.root)} {pinned}")
+    for service, at in sorted(outcome.read_at.items()):
+        print(f"  the {service} read at {at}")
     if outcome.moved_from:
         print(f"  the same league (its root) was audited before at {', '.join(outcome.moved_from)}"
               f": its history is kept")
@@ -572,11 +578,19 @@ def build_parser() -> argparse.ArgumentParser:
         "processes. Exit 2 names the first violation by service and seq.",
         epilog="Examples: `league audit https://league.example` ; `league audit URL --save "
         "DIR` (audit and keep every answer as plain files) ; `league audit --offline DIR` "
-        "(audit those files later, anywhere, with the same checks). The directory's format is "
+        "(audit those files later, anywhere, with the same checks) ; `league audit --mint URL "
+        "--treasury URL --notary URL` (services on separate hosts). The directory's format is "
         "in docs/operations.md, \"Auditing\".",
     )
     audit.add_argument("url", metavar="URL", nargs="?", help="the league's base URL, e.g. "
-                       "http://127.0.0.1:8080")
+                       "http://127.0.0.1:8080 (a gateway, an all-in-one server, or the mint's: "
+                       "the manifest read there may name where the other services answer)")
+    for service in SERVICE_NAMES:
+        audit.add_argument(
+            f"--{service}", metavar="URL",
+            help=f"where the {service} answers, when not at URL nor where the league's "
+            f"manifest says (services on separate hosts)",
+        )
     audit.add_argument("--offline", type=Path, metavar="DIR",
                        help="audit the files `league audit URL --save DIR` wrote, not a URL")
     audit.add_argument("--save", type=Path, metavar="DIR",

@@ -37,13 +37,26 @@ pytestmark = pytest.mark.skipif(NGINX is None, reason="no nginx (apt-get install
 NAMES = ("mint", "treasury", "notary")
 
 
-class Separate:
-    """Three `league serve NAME` children, each on its own database and port."""
+def free_ports() -> dict[str, int]:
+    return {name: free_port() for name in NAMES}
 
-    def __init__(self, home_env: dict[str, str], databases: dict[str, str]) -> None:
-        self.ports = {name: free_port() for name in NAMES}
-        self.urls = {name: f"http://127.0.0.1:{port}" for name, port in self.ports.items()}
-        peers = {f"{name.upper()}_URL": url for name, url in self.urls.items()}
+
+def urls_of(ports: dict[str, int]) -> dict[str, str]:
+    return {name: f"http://127.0.0.1:{port}" for name, port in ports.items()}
+
+
+class Separate:
+    """Three `league serve NAME` children, each on its own database and port; each told the
+    others' URLs by MINT_URL, TREASURY_URL and NOTARY_URL, or (``settings=False``) by nothing
+    but the league's manifest."""
+
+    def __init__(
+        self, home_env: dict[str, str], databases: dict[str, str],
+        ports: dict[str, int] | None = None, *, settings: bool = True,
+    ) -> None:
+        self.ports = ports or free_ports()
+        self.urls = urls_of(self.ports)
+        peers = {f"{name.upper()}_URL": url for name, url in self.urls.items()} if settings else {}
         self.envs = {name: {**home_env, **peers, "DATABASE_URL": databases[name]}
                      for name in NAMES}
         self.children: dict[str, Served] = {}
