@@ -1,0 +1,166 @@
+"""Issue 12 item 4, the whole story from play: a new player strikes a key on a terminal, plays
+the campaign's tables with ``cz play --auto`` until a Registrar's table pays prints, stamps
+them, claims notes for marks, buys a single with change; then trades a print won at the table,
+is caught signing it away twice from an old save code, and a second device of the receiver
+trades it on; and every bad input is one line, exit status 2, nothing lost. All of it is
+``cz`` run as subprocesses (a pseudo-terminal where it asks) against a real all-in-one league
+on real PostgreSQL (Book IV.1-IV.5, V.2-V.8)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ledger.catalog import ARCHIVE_SETS, CardSet
+from ledger.fraud import FraudProof
+from services.kernel.database import scratch_database
+from tests.clients.conftest import (
+    PASSPHRASE,
+    Player,
+    init_league,
+    on_terminal,
+    one_line_failure,
+    serving,
+)
+
+#: The campaign's first five tables, each ``cz play --auto VI --seed 6``: the client's Chair VI
+#: wins the clerks' tables 1 to 3 (the market seal breaks, IV.1), the Assessor's (IV.2) and the
+#: Lettered Registrar's, whose first settlement strikes the set's seven prints (IV.5). Found by
+#: experiment (seeded tables and AIs: the same seed, the same table); about a second each.
+PLAY = ("play", "--auto", "VI", "--seed", "6")
+PATH = [("clerk-1", "win"), ("clerk-2", "win"), ("clerk-3", "win"), ("assessor", "win"),
+        ("registrar-lettered", "win")]
+#: M10 per clerk's table, M25 at the Assessor's, M100 for a first win at a Registrar's.
+EARNED = 3 * 10 + 25 + 100
+LETTERED = sorted(c.name for c in ARCHIVE_SETS[CardSet.LETTERED])
+
+
+def one_byte_changed(slip: str) -> str:
+    """The slip with one character of its armored body changed (a base64 letter)."""
+    lines = slip.splitlines()
+    body = lines[3]
+    changed = body[:20] + ("A" if body[20] != "A" else "B") + body[21:]
+    return "\n".join([*lines[:3], changed, *lines[4:]]) + "\n"
+
+
+# IV.1-IV.5, V.2-V.8; issue 12 item 4
+def test_from_the_tables_to_a_notarized_trade(
+    league_env: dict[str, str], players: dict[str, Player], tmp_path: Path, server_url: str
+) -> None:
+    a, b, c, b2 = (players[n] for n in ("A", "B", "C", "B2"))
+    for player in players.values():
+        player.workdir = tmp_path
+
+    # V.2: A strikes a key on a terminal, reads the warning and types the passphrase twice.
+    typing = {k: v for k, v in a.env().items() if k != "CZ_PASSPHRASE"}
+    status, shown = on_terminal(["key", "strike"], typing, [
+        ("choose a passphrase: ", PASSPHRASE), ("the same passphrase again: ", PASSPHRASE)])
+    assert status == 0, shown
+    assert "Lose the passphrase, lose the" in shown
+    a_key = a.json("key", "show")
+    assert f"struck {a_key['address']}" in shown
+
+    with serving(league_env) as served:
+        url = served.url
+        port = int(url.rsplit(":", 1)[1])
+        pinned = a.json("league", "set", url)
+
+        # IV.1-IV.5: tables until a Registrar's pays prints.
+        assert [(t["venue"], t["verdict"]) for t in (a.json(*PLAY) for _ in PATH)] == PATH
+        held = a.json("collection")
+        assert (held["marks"], held["unstamped"], held["stamped"]) == (EARNED, 7, 0)
+        assert sorted(p["title"] for p in held["prints"]) == LETTERED
+        assert [p["finish"] for p in held["prints"]].count("holofoil") == 1
+        assert held["campaign"]["registrar-lettered"] == {"wins": 1, "losses": 0, "balances": 0}
+
+        # V.4: stamping, a progress bar on the terminal; each print gets its serial.
+        status, shown = on_terminal(["stamp"], a.env())
+        assert status == 0, shown
+        assert "proof of work [" in shown
+        assert "stamped 7 prints" in shown
+
+        # V.5: M50 of the marks become notes (the day's cap), a M30 Tally is bought with two
+        # M25 notes and M20 comes back as change.
+        claimed = a.json("notes", "claim")
+        assert (claimed["marks"], sorted(n["denomination"] for n in claimed["notes"])) == (
+            50, [25, 25])
+        (bought,) = a.json("buy", "Tally")["purchases"]
+        assert (bought["outcome"], bought["price"], bought["paid"]) == ("delivered", 30, 50)
+        assert sum(n["denomination"] for n in bought["change"]) == 20
+        held = a.json("collection")
+        assert (held["marks"], held["unstamped"]) == (EARNED - 50, 0)
+        assert sorted(n["serial"] for n in held["note_list"]) == sorted(
+            n["serial"] for n in bought["change"])
+        won = {p["serial"]: p["title"] for p in held["prints"] if p["title"] != "Tally"}
+        assert sorted(won.values()) == LETTERED
+        assert [(p["serial"], p["stamped"]) for p in held["prints"] if p["title"] == "Tally"
+                ] == [(bought["serial"], True)]
+
+        # V.6, V.7: B and C strike keys and hand A their cards; A saves, then sends B a print
+        # won at the Registrar's table; B imports it, notarized.
+        b_address, c_address = b.strike(url), c.strike(url)
+        for player in (b, c):
+            player.ok("card", "--out", f"{player.home.name}.card")
+        b_card, c_card = (f"{p.home.name}.card" for p in (b, c))
+        a.ok("save", "--out", "a-old.code")
+        serial = min(won)
+        a.ok("send", "--to", b_card, serial, "--out", "to-b.slip")
+        imported = b.json("import", "to-b.slip")
+        assert (imported["admitted"], imported["notarized"]) == ([serial], True)
+
+        # A signs the same print to C from the old save code: refused, the fraud proof kept.
+        a.ok("load", "--replace", "a-old.code")
+        a.ok("send", "--to", c_card, serial, "--out", "to-c.slip")
+        refusal = one_line_failure(c.run("import", "to-c.slip"))
+        assert f"{serial} was signed away twice at hop 1" in refusal
+        assert "fraud proof is kept" in refusal
+
+        # V.3: B's save code on a second device shows the print; that device sends it on to
+        # C, who now holds it rightly, at hop 2.
+        b.ok("save", "--out", "b.code")
+        device = b2.json("load", "b.code")
+        assert (device["address"], device["stamped"]) == (b_address, 1)
+        assert f"✓ {won[serial]} " in b2.ok("collection")
+        b2.ok("send", "--to", c_card, serial, "--out", "to-c-rightly.slip")
+        assert c.json("import", "to-c-rightly.slip")["admitted"] == [serial]
+        kept = c.json("collection")
+        assert [p["serial"] for p in kept["prints"]] == [serial]
+        assert kept["fraud_proofs"] == 1
+        proof = FraudProof.from_wire(kept["fraud_proof_list"][0]["proof"])
+        assert proof.verify().to_text() == a_key["key"]  # A's own signatures convict A
+
+        # V.8: the print's life, every proof checked on C's machine: both hops, the conflict.
+        life = c.json("provenance", serial)
+        assert (life["verified"], life["stamped_to"], life["holder"]) == (
+            True, a_key["address"], c_address)
+        assert [(h["hop"], h["from"], h["to"]) for h in life["hops"]] == [
+            (1, a_key["address"], b_address), (2, b_address, c_address)]
+        (conflict,) = life["conflicts"]
+        assert (conflict["hop"], conflict["convicted"]) == (1, a_key["address"])
+        assert conflict["says"].endswith(f"to {b_address} and to {c_address}")
+
+        # Bad input: each one line, exit status 2, and every wallet byte for byte what it was.
+        slip = a.ok("send", "--to", b_card, bought["serial"])  # the Tally, to B
+        wallets = (a, b, b2, c)
+        before = {p.home: p.wallet_file.read_bytes() for p in wallets}
+        assert "does not open with this passphrase" in one_line_failure(
+            a.run("collection", passphrase="wrong horse"))
+        truncated = "\n".join((tmp_path / "b.code").read_text().splitlines()[:3]) + "\n"
+        assert "cut short" in one_line_failure(b2.run("load", "--replace", "-", stdin=truncated))
+        assert "not yours to take" in one_line_failure(c.run("import", "-", stdin=slip))
+        one_line_failure(b.run("import", "-", stdin=one_byte_changed(slip)))
+        assert {p.home: p.wallet_file.read_bytes() for p in wallets} == before
+        # and the good slip still imports
+        assert b.json("import", "-", stdin=slip)["admitted"] == [bought["serial"]]
+
+    # A league whose root key changed: another league served at the pinned URL.
+    before = {p.home: p.wallet_file.read_bytes() for p in wallets}
+    with scratch_database(server_url, "cz_story") as other_db:
+        other = init_league(tmp_path / "other-league", other_db)
+        with serving(other, port) as impostor:
+            assert impostor.url == url
+            for player, args in ((a, ("league", "set", url)), (a, ("notes", "claim")),
+                                 (c, ("provenance", serial))):
+                refusal = one_line_failure(player.run(*args))
+                assert refusal.startswith("cz: REFUSED"), refusal
+                assert pinned["root"] in refusal
+    assert {p.home: p.wallet_file.read_bytes() for p in wallets} == before
