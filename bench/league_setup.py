@@ -5,6 +5,11 @@ scratch database is created in that server and dropped afterwards — else on an
 PostgreSQL in the temporary directory), starts ``league serve`` on a free port of 127.0.0.1
 (the services that follow another, as the notary follows the mint, find it at the server's
 own address) and yields its URL and process; everything is stopped and removed on exit.
+
+With ``apart=True`` it runs the league as a separate-process deployment does (issue 13 item
+2): ``league serve mint``, ``league serve treasury`` and ``league serve notary`` as three child
+processes, each on its own database of the same server (three scratch databases), finding each
+other through the URLs the manifest names (``league init --url``), no ``*_URL`` setting.
 """
 
 from __future__ import annotations
@@ -21,14 +26,16 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ledger.catalog import PLAYING, Rarity
 from services.kernel.database import scratch_database, start_embedded, stop_embedded
 
 LEAGUE = [str(Path(sys.executable).parent / "league")]
+#: The services a league runs, each a process of its own when served apart.
+SERVICES = ("mint", "treasury", "notary")
 
 #: Policies of a bench league that measures the services' own cost: proof of work (the
 #: client's cost, measured by bench/drain.py) and the per-source bucket (every bench client
@@ -68,6 +75,14 @@ class Served:
     pid: int
     #: The embedded PostgreSQL's data directory (None on DATABASE_URL's server).
     pgdata: Path | None = None
+    #: Served apart: where each service answers (``url`` is the mint's), and the other
+    #: services' processes.
+    urls: Mapping[str, str] = field(default_factory=dict)
+    others: tuple[int, ...] = ()
+
+    def url_of(self, service: str) -> str:
+        """Where ``service`` answers (``url`` when every service is served there)."""
+        return self.urls.get(service, self.url)
 
     def database_cpu_seconds(self) -> float:
         """CPU time the embedded PostgreSQL has used so far: the postmaster, the children it
@@ -91,13 +106,16 @@ class Served:
         return ticks / os.sysconf("SC_CLK_TCK")
 
     def cpu_seconds(self) -> float:
-        """CPU time the server process has used so far, every thread of it (Linux's /proc;
-        0 elsewhere). The database's processes are not counted."""
-        try:
-            fields = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            return 0.0
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        """CPU time the server processes have used so far, every thread of each (Linux's
+        /proc; 0 elsewhere). The database's processes are not counted."""
+        ticks = 0
+        for pid in (self.pid, *self.others):
+            try:
+                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            ticks += int(fields[11]) + int(fields[12])
+        return ticks / os.sysconf("SC_CLK_TCK")
 
 
 @contextlib.contextmanager
@@ -106,36 +124,62 @@ def served_league(
     *,
     name: str = "Bench",
     policies: Sequence[str] = SERVICE_COST_POLICIES,
+    apart: bool = False,
 ) -> Iterator[Served]:
     """A new league served by ``league serve SERVICES`` (every service when empty) from a
-    child process."""
+    child process; with ``apart``, every service from a process of its own on a database of
+    its own."""
     home = Path(tempfile.mkdtemp(prefix="cz-bench-"))
     home.chmod(0o755)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("LEAGUE_")}
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("LEAGUE_") and k not in ("MINT_URL", "TREASURY_URL", "NOTARY_URL")}
     env["LEAGUE_HOME"] = str(home)
     with contextlib.ExitStack() as cleanup:
         cleanup.callback(shutil.rmtree, home, ignore_errors=True)
         server_url = os.environ.get("DATABASE_URL")
         pgdata = None
-        if server_url:
-            env["DATABASE_URL"] = cleanup.enter_context(scratch_database(server_url, "cz_bench"))
-        else:
+        if not server_url:
             pgdata = home / "pgdata"
-            env["DATABASE_URL"] = start_embedded(pgdata).url
+            server_url = start_embedded(pgdata).url
             cleanup.callback(stop_embedded, home / "pgdata")
+        databases = {
+            service: cleanup.enter_context(scratch_database(server_url, f"cz_bench_{service}"))
+            for service in (SERVICES if apart else ("league",))
+        }
+        env["DATABASE_URL"] = next(iter(databases.values()))
+        ports = {service: _free_port() for service in SERVICES}
         options = [arg for policy in policies for arg in ("--policy", policy)]
+        if apart:  # the services find each other where the manifest says
+            options += [arg for service, port in ports.items()
+                        for arg in ("--url", f"{service}=http://127.0.0.1:{port}")]
         subprocess.run([*LEAGUE, "init", "--name", name, *options], env=env, check=True,
                        stdout=subprocess.DEVNULL)
-        process = subprocess.Popen(
-            [*LEAGUE, "serve", *services, "--port", str(_free_port())], env=env, text=True,
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-        )
-        cleanup.callback(process.wait)
-        cleanup.callback(process.send_signal, signal.SIGTERM)
-        line = process.stdout.readline() if process.stdout else ""
-        if not line.startswith("serving on "):
-            raise SystemExit(f"league serve did not start: {line!r}")
-        yield Served(line.removeprefix("serving on ").strip(), process.pid, pgdata)
+        if not apart:
+            yield _serve(cleanup, env, services, _free_port())
+            return
+        served = {service: _serve(cleanup, {**env, "DATABASE_URL": databases[service]},
+                                  [service], ports[service]) for service in SERVICES}
+        mint = served["mint"]
+        yield Served(mint.url, mint.pid, pgdata, {s: p.url for s, p in served.items()},
+                     tuple(p.pid for s, p in served.items() if s != "mint"))
+
+
+def _serve(
+    cleanup: contextlib.ExitStack, env: dict[str, str], services: Sequence[str], port: int
+) -> Served:
+    """``league serve SERVICES`` on ``port`` in a child process, stopped by ``cleanup``."""
+    process = subprocess.Popen(
+        [*LEAGUE, "serve", *services, "--port", str(port)], env=env, text=True,
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+    )
+    cleanup.callback(process.wait)
+    cleanup.callback(process.send_signal, signal.SIGTERM)
+    line = process.stdout.readline() if process.stdout else ""
+    if not line.startswith("serving on "):
+        raise SystemExit(f"league serve {' '.join(services)} did not start: {line!r}")
+    pgdata = Path(env["LEAGUE_HOME"]) / "pgdata"
+    return Served(line.removeprefix("serving on ").strip(), process.pid,
+                  pgdata if pgdata.exists() else None)
 
 
 def print_table(title: str, rows: Sequence[tuple[str, str]]) -> None:

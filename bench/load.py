@@ -1,10 +1,13 @@
 """A mixed load on a whole league, from a second process on loopback, ramping concurrency.
 
-Run: ``python bench/load.py [--quick | --long] [--url URL]``.
+Run: ``python bench/load.py [--quick | --long] [--separate | --url URL]``.
 
 It serves a league (``league serve``: every service in one server, proof of work and
 per-source limits published as nil; see ``bench/league_setup.py``) from a child process, or
-uses the league already answering at ``--url``, and from this process sends a mix of
+with ``--separate`` as three processes (``league serve mint``, ``treasury``, ``notary``) each
+on its own database, finding each other through the manifest's URLs and talking over HTTP
+(issue 13 target: within 30% of the all-in-one figure), or uses the league already answering
+at ``--url``, and from this process sends (to the service each request is for) a mix of
 
 - ``stamp``: ``POST /mint/stamp``, one print, a fresh key (bench/mint.py's builder);
 - ``claim``: ``POST /treasury/claim``, 50 marks, a fresh key;
@@ -60,6 +63,9 @@ from ledger.manifest import LeagueManifest
 
 #: Requests of each endpoint in every 20 of the mix.
 MIX = {"stamp": 3, "claim": 3, "buy": 2, "notarize": 4, "ledger": 4, "provenance": 4}
+#: The service each endpoint is sent to (where it answers when the services run apart).
+SERVICE_OF = {"stamp": "mint", "ledger": "mint", "claim": "treasury", "buy": "treasury",
+              "notarize": "notary", "provenance": "notary"}
 #: Requests in flight, step by step.
 STEPS = (4, 8, 16, 32, 64)
 #: (requests, seconds) at most per step, by size.
@@ -81,6 +87,10 @@ class Call:
     method: str
     path: str
     body: bytes | None = None
+
+    @property
+    def service(self) -> str:
+        return SERVICE_OF[self.endpoint]
 
 
 @dataclass(slots=True)
@@ -151,7 +161,8 @@ async def prepare(
     n: dict[str, int], tag: str,
 ) -> list[Call]:
     """``n[endpoint]`` requests of each endpoint, shuffled, every one signed and serialized;
-    the prints and notes they need are stamped and claimed here."""
+    the prints and notes they need are stamped (at ``league``, the mint) and claimed here (at
+    ``url``, the treasury)."""
     n = {endpoint: n.get(endpoint, 0) for endpoint in MIX}
     now = int(time.time())
     wanted = max(n["notarize"], n["provenance"])
@@ -187,10 +198,11 @@ async def prepare(
 
 
 async def drive(
-    session: aiohttp.ClientSession, url: str, calls: list[Call], step: Step, seconds: float,
-    served: Served | None,
+    session: aiohttp.ClientSession, urls: dict[str, str], calls: list[Call], step: Step,
+    seconds: float, served: Served | None,
 ) -> None:
-    """Send ``calls`` with ``step.in_flight`` workers until they are sent or time is up."""
+    """Send ``calls`` with ``step.in_flight`` workers until they are sent or time is up, each
+    to its service's URL in ``urls``."""
     pending: Iterator[Call] = iter(calls)
     loop = asyncio.get_running_loop()
     deadline = loop.time() + seconds
@@ -200,7 +212,8 @@ async def drive(
             if loop.time() >= deadline:
                 return
             started = time.perf_counter()
-            async with session.request(call.method, url + call.path, data=call.body,
+            async with session.request(call.method, urls[call.service] + call.path,
+                                       data=call.body,
                                        headers=JSON if call.body else None) as response:
                 text = await response.read()
             step.latencies[call.endpoint].append(time.perf_counter() - started)
@@ -297,32 +310,37 @@ def verdict(steps: list[Step]) -> list[tuple[str, str]]:
     return rows
 
 
-async def run(url: str, served: Served | None, size: str) -> list[tuple[str, str]]:
+async def run(
+    urls: dict[str, str], served: Served | None, size: str
+) -> list[tuple[str, str]]:
+    """The ramp and each endpoint alone against the services at ``urls`` (by service)."""
     requests, seconds = SIZES[size]
     connector = aiohttp.TCPConnector(limit=max(STEPS) + 16)
     timeout = aiohttp.ClientTimeout(total=60)
     steps: list[Step] = []
     rows: list[tuple[str, str]] = []
+    treasury = urls["treasury"]
     async with aiohttp.ClientSession(connector=connector, timeout=timeout) as session, \
-            LeagueClient(url, session=session) as league:
+            LeagueClient(urls["mint"], session=session) as league:
         manifest = await league.manifest()
         tag = f"load-{int(time.time())}"
-        await drive(session, url, await prepare(session, league, url, manifest, mixed(40),
-                                                f"{tag}-warm"), Step(4), seconds, served)
+        await drive(session, urls, await prepare(session, league, treasury, manifest,
+                                                 mixed(40), f"{tag}-warm"),
+                    Step(4), seconds, served)
         for in_flight in STEPS:
-            calls = await prepare(session, league, url, manifest, mixed(requests),
+            calls = await prepare(session, league, treasury, manifest, mixed(requests),
                                   f"{tag}-{in_flight}")
             step = Step(in_flight)
-            await drive(session, url, calls, step, seconds, served)
+            await drive(session, urls, calls, step, seconds, served)
             steps.append(step)
             rows += step_rows(step)
         rows += verdict(steps)
         rows.append(("where the time goes: each endpoint alone", ""))
         for endpoint in MIX:
-            calls = await prepare(session, league, url, manifest,
+            calls = await prepare(session, league, treasury, manifest,
                                   {endpoint: max(50, requests // 10)}, f"{tag}-{endpoint}")
             step = Step(ALONE)
-            await drive(session, url, calls, step, seconds, served)
+            await drive(session, urls, calls, step, seconds, served)
             rows.append(alone_row(endpoint, step))
     return rows
 
@@ -334,17 +352,25 @@ def main() -> None:
                       help="{} requests or {:.0f} s a step (a smoke run)".format(*SIZES["quick"]))
     size.add_argument("--long", action="store_const", const="long", dest="size",
                       help="{} requests or {:.0f} s a step".format(*SIZES["long"]))
-    parser.add_argument("--url", help="a league already running (its gateway or all-in-one "
-                        "server) instead of one started here; its policies must let fresh keys "
-                        "stamp and claim (proof of work is solved here, before the clock)")
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--url", help="a league already running (its gateway or all-in-one "
+                       "server) instead of one started here; its policies must let fresh keys "
+                       "stamp and claim (proof of work is solved here, before the clock)")
+    where.add_argument("--separate", action="store_true",
+                       help="serve the league here as three processes (mint, treasury, "
+                       "notary), each on its own database, instead of one `league serve`")
     args = parser.parse_args()
     size_name = args.size or "default"
     with contextlib.ExitStack() as stack:
-        served = None if args.url else stack.enter_context(served_league())
-        url = args.url.rstrip("/") if args.url else served.url  # type: ignore[union-attr]
-        rows = asyncio.run(run(url, served, size_name))
-    print_table(f"mixed load ({size_name}: {', '.join(f'{w} {e}' for e, w in MIX.items())} "
-                f"in every {sum(MIX.values())})", rows)
+        served = None if args.url else stack.enter_context(served_league(apart=args.separate))
+        urls = {service: args.url.rstrip("/") if args.url else served.url_of(service)  # type: ignore[union-attr]
+                for service in set(SERVICE_OF.values())}
+        rows = asyncio.run(run(urls, served, size_name))
+    how = "three processes, three databases" if args.separate else (
+        args.url or "one `league serve`")
+    print_table(f"mixed load ({size_name}; {how}: "
+                f"{', '.join(f'{w} {e}' for e, w in MIX.items())} in every {sum(MIX.values())})",
+                rows)
 
 
 if __name__ == "__main__":
