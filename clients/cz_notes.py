@@ -1,11 +1,16 @@
-"""``cz notes``, ``cz notes claim [MARKS]`` and ``cz buy TITLE``: the wallet and the league's
-treasury (Book V.5: unstamped marks become notes at the faucet; notes buy singles).
+"""``cz notes``, ``cz notes claim [MARKS]``, ``cz buy TITLE`` and ``cz buy --upgrade SERIAL
+--finish gilt|holofoil``: the wallet and the league's treasury (Book V.5: unstamped marks
+become notes at the faucet; notes buy singles, and finish upgrades against a standard print
+handed back to the mint, L-20).
 
 Each request is kept in the wallet before it is sent, like ``cz stamp``'s: an answer lost on
 the way is had by sending the same request again (the treasury answers a replayed claim id or
 purchase id the same and issues nothing twice). What an answer gives is credited whole, in
 the same save that drops the kept request: the marks leave the collection, the paid notes
-leave the wallet, only with the answer that took them.
+leave the wallet, only with the answer that took them. An upgrade's returned print leaves the
+collection when the request is written (endorsed to the mint's key, it is no longer this
+wallet's to trade, V.6) and comes back only on a refund: issued again by the mint under its
+next issue (L-20), or as it was if the treasury refused the purchase whole.
 """
 
 from __future__ import annotations
@@ -21,15 +26,17 @@ from clients.wallet import Wallet, WalletError
 from ledger.api.treasury import (
     MAX_CLAIM_MARKS,
     MAX_PAYMENT_NOTES,
+    UPGRADE_PRICES,
     BuyAnswer,
     BuyRequest,
     ClaimAnswer,
     ClaimRequest,
+    Upgrade,
     buy_request,
     claim_request,
-    single_price,
+    purchase_price,
 )
-from ledger.certificates import NoteCertificate
+from ledger.certificates import NoteCertificate, PrintCertificate
 from ledger.endorsements import Chain, endorse
 from ledger.errors import UnknownTitle, VerificationError
 from ledger.keys import PublicKey
@@ -215,9 +222,13 @@ def _credit_buy(wallet: Wallet, answer: BuyAnswer, request: BuyRequest,
     paid = sum(_note(c).denomination for c in request.payment)
     if answer.paid != paid:
         raise VerificationError(f"the treasury counts M{answer.paid} paid, not M{paid}")
+    upgrade = request.upgrade
+    finish = "standard" if upgrade is None else upgrade.finish
     if answer.outcome == "delivered":
-        if answer.stamped is None or answer.stamped.title != request.title:
-            raise VerificationError(f"the treasury delivered no {request.title}")
+        if answer.stamped is None or (answer.stamped.title, answer.stamped.finish) != (
+            request.title, finish
+        ):
+            raise VerificationError(f"the treasury delivered no {finish} {request.title}")
         if sum(n.denomination for n in answer.change) != paid - answer.price:
             raise VerificationError("the change is not what was paid less the price")
         check_certificate(answer.stamped, manifest, wallet.public)
@@ -226,10 +237,25 @@ def _credit_buy(wallet: Wallet, answer: BuyAnswer, request: BuyRequest,
     chains = [Chain(certificate=n, endorsements=()) for n in gained]
     if answer.stamped is not None:
         chains.append(Chain(certificate=answer.stamped, endorsements=()))
+    if answer.outcome == "rejected" and upgrade is not None and not any(
+        proof.first.serial == upgrade.returned.serial for proof in answer.proofs
+    ):  # the notary recorded nothing: the print is still this wallet's, as it was
+        chains.append(Chain(certificate=upgrade.returned.certificate,
+                            endorsements=upgrade.returned.endorsements[:-1]))
+    if answer.returned is not None:  # a refused upgrade: the print back, issued again
+        returned = upgrade.returned if upgrade is not None else None
+        if returned is None or (answer.returned.serial, answer.returned.issue) != (
+            returned.serial, returned.issue + 1
+        ):
+            raise VerificationError("the treasury handed back another print than the one sent")
+        check_certificate(answer.returned, manifest, wallet.public)
+        chains.append(Chain(certificate=answer.returned, endorsements=()))
     wallet.check_new(chains)
     wallet.admit(chains)
     for chain in request.payment:  # the hops to the treasury: never signed again
         wallet.seen.admit(chain)
+    if upgrade is not None and answer.outcome != "rejected":  # the hop to the mint, too
+        wallet.seen.admit(upgrade.returned)
     wallet.keep(answer.proofs)
 
 
@@ -243,10 +269,12 @@ async def _send_buy(opened: Opened, client: LeagueClient, manifest: LeagueManife
     except LeagueProblem as exc:
         if exc.status in RETRY_LATER:
             raise WalletError(_kept(opened, exc, "purchase")) from None
-        # Refused whole, nothing recorded: the notes are this wallet's again, as they were.
+        # Refused whole, nothing recorded: the notes (and an upgrade's print) are this
+        # wallet's again, as they were.
         wallet.pending_buy = None
+        given = [*request.payment, *([request.upgrade.returned] if request.upgrade else [])]
         wallet.admit(Chain(certificate=c.certificate, endorsements=c.endorsements[:-1])
-                     for c in request.payment)
+                     for c in given)
         opened.save()
         raise
     wallet.pending_buy = None
@@ -264,28 +292,67 @@ def _title(manifest: LeagueManifest, typed: str) -> str:
     return run.title
 
 
-async def _buy(opened: Opened, typed: str) -> tuple[list[BuyAnswer], list[BuyRequest]]:
-    """The answers credited (a purchase kept from last time first) and their requests."""
+def _upgraded(wallet: Wallet, serial: str, typed: str | None) -> PrintCertificate:
+    """The standard print ``serial`` this wallet holds, to return for an upgrade (L-20)."""
+    held = wallet.prints.get(serial.upper())
+    if held is None:
+        raise WalletError(f"this wallet holds no stamped print {serial}: an upgrade returns "
+                          f"a standard print you hold (cz collection lists them)")
+    certificate = held.certificate
+    assert isinstance(certificate, PrintCertificate)
+    if certificate.finish != "standard":
+        raise WalletError(f"{certificate.serial} is a {certificate.finish} print: an upgrade "
+                          f"returns a standard one")
+    if typed is not None and typed.casefold() != certificate.title.casefold():
+        raise WalletError(f"{certificate.serial} is a {certificate.title}, not a {typed}")
+    return certificate
+
+
+def _release(wallet: Wallet, serial: str) -> None:
+    """The print leaves the wallet and its collection (endorsed away with the request)."""
+    del wallet.prints[serial]
+    wallet._set_prints(p for p in wallet.collection.prints if p.serial != serial)
+
+
+async def _buy(
+    opened: Opened, typed: str | None, returning: str | None = None, finish: str = "gilt"
+) -> tuple[list[BuyAnswer], list[BuyRequest]]:
+    """The answers credited (a purchase kept from last time first) and their requests: a
+    single of ``typed``, or with ``returning`` (a standard print's serial) its upgrade to
+    ``finish``."""
     wallet = opened.wallet
     answers: list[BuyAnswer] = []
     requests: list[BuyRequest] = []
     async with league_of(pinned(wallet)) as (client, manifest):
-        title = _title(manifest, typed)
         kept = wallet.pending_buy
         if kept is not None:
             answers.append(await _send_buy(opened, client, manifest))
             requests.append(kept)
-            if kept.title == title:
+            again = (kept.upgrade.returned.serial if kept.upgrade else None) == (
+                returning.upper() if returning else None
+            )
+            if again and (returning is not None or kept.title == _title(manifest, typed or "")):
                 return answers, requests  # the purchase asked for again: finished, not redone
-        price = single_price(manifest, title)
-        notes = choose_notes([_note(c) for c in wallet.notes.values()], price)
+        upgrade_of = _upgraded(wallet, returning, typed) if returning is not None else None
+        title = upgrade_of.title if upgrade_of is not None else _title(manifest, typed or "")
         now = int(time.time())
+        upgrade = None
+        if upgrade_of is not None:
+            mint = PublicKey.from_text(manifest.mint)
+            upgrade = Upgrade(
+                finish=finish,  # type: ignore[arg-type]  # argparse's choices
+                returned=endorse(wallet.prints[upgrade_of.serial], wallet.key, mint, now),
+            )
+        price = purchase_price(manifest, title, upgrade)
+        notes = choose_notes([_note(c) for c in wallet.notes.values()], price)
         treasury = PublicKey.from_text(manifest.treasury)
         payment = [endorse(wallet.notes[n.serial], wallet.key, treasury, now) for n in notes]
         request = buy_request(wallet.key, manifest, title, payment,
-                              purchase_id=new_request_id(), at=now)
+                              purchase_id=new_request_id(), at=now, upgrade=upgrade)
         for note in notes:  # endorsed away: they leave with the request kept, in one save
             del wallet.notes[note.serial]
+        if upgrade_of is not None:  # and so does the print returned (V.6, L-20)
+            _release(wallet, upgrade_of.serial)
         wallet.pending_buy = request
         opened.save()
         answers.append(await _send_buy(opened, client, manifest))
@@ -295,30 +362,47 @@ async def _buy(opened: Opened, typed: str) -> tuple[list[BuyAnswer], list[BuyReq
 
 def _bought(answer: BuyAnswer, request: BuyRequest) -> tuple[dict[str, Any], list[str]]:
     paid = sorted(_note(c).denomination for c in request.payment)
+    upgrade = request.upgrade
     data = {
         "purchase_id": answer.purchase_id, "title": request.title, "outcome": answer.outcome,
+        "finish": upgrade.finish if upgrade else "standard",
         "price": answer.price, "paid": answer.paid,
         "paid_notes": [c.serial for c in request.payment],
+        "returned_print": upgrade.returned.serial if upgrade else None,
         "serial": answer.stamped.serial if answer.stamped else None,
         "change": _note_items(answer.change), "refund": _note_items(answer.refund),
+        "print_back": ({"serial": answer.returned.serial, "issue": answer.returned.issue}
+                       if answer.returned else None),
         "reason": answer.reason,
     }
-    lines = [f"{request.title}: {answer.outcome}, price M{answer.price}, paid M{answer.paid} "
-             f"with {len(paid)} notes ({' + '.join(f'M{d}' for d in paid)})"]
+    what = f"{request.title} {upgrade.finish} upgrade" if upgrade else request.title
+    lines = [f"{what}: {answer.outcome}, price M{answer.price}, paid M{answer.paid} "
+             f"with {len(paid)} notes ({' + '.join(f'M{d}' for d in paid)})"
+             + (f" and {upgrade.returned.serial} returned to the mint" if upgrade else "")]
     if answer.stamped is not None:
         lines.append(f"  ✓ {answer.stamped.title} ({answer.stamped.finish}) "
                      f"{answer.stamped.serial}, stamped to you")
     lines += [f"  change M{n.denomination} {n.serial}" for n in answer.change]
     lines += [f"  refund M{n.denomination} {n.serial}" for n in answer.refund]
+    if answer.returned is not None:
+        lines.append(f"  ↩ {answer.returned.serial} back in your collection (issue "
+                     f"{answer.returned.issue}, issued again by the mint)")
     if answer.reason:
         lines.append(f"  reason: {answer.reason}")
     return data, lines
 
 
 def buy(args: argparse.Namespace) -> int:
-    """Buy a single with notes (V.5)."""
+    """Buy a single, or a finish upgrade, with notes (V.5, L-20)."""
+    if args.upgrade is None and args.title is None:
+        raise WalletError("name the single to buy (cz buy TITLE) or the standard print to "
+                          "upgrade (cz buy --upgrade SERIAL --finish gilt)")
+    if args.upgrade is None and args.finish is not None:
+        raise WalletError("--finish goes with --upgrade SERIAL: singles are sold standard")
     with opened_wallet() as opened:
-        answers, requests = asyncio.run(_buy(opened, args.title))
+        answers, requests = asyncio.run(
+            _buy(opened, args.title, args.upgrade, args.finish or "gilt")
+        )
     rejected = [a for a in answers if a.outcome == "rejected"]
     if rejected:  # credited and saved above (the fraud proofs kept): a refusal all the same
         raise WalletError(f"the purchase {rejected[0].purchase_id} was rejected: "
@@ -357,19 +441,42 @@ def add_notes(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
                        help="how many unstamped marks to convert (default: the day's cap)")
     claim.set_defaults(handler=notes_claim)
 
+    prices = ", ".join(f"{finish} M{price}" for finish, price in UPGRADE_PRICES.items())
     buy_parser = commands.add_parser(
-        "buy", parents=[JSON_FLAG], help="buy a single (a stamped print) with notes",
+        "buy", parents=[JSON_FLAG],
+        help="buy a single, or a finish upgrade of a print you hold, with notes",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
         description=(
-            "Buy a standard single of TITLE from the pinned league (V.5: M30 common, M60 "
-            "uncommon, M120 rare, M240 sealed). The fewest of your notes that cover the "
-            "price are endorsed to the treasury's key; the treasury has the mint stamp the "
-            "print to you and issues the exact change. The purchase is kept in your wallet "
-            "before it is sent: if its answer is lost, cz buy TITLE again finishes it (the "
-            "same purchase id; nothing is paid twice). If the run is exhausted, your notes "
-            "come back as a refund."
+            "Buy a standard single of TITLE from the pinned league (V.5: M30 common, M60\n"
+            "uncommon, M120 rare, M240 sealed), or, with --upgrade SERIAL --finish FINISH,\n"
+            f"a finish upgrade ({prices}): a print of the same title in\n"
+            "that finish, against the standard print SERIAL, which goes back to the mint\n"
+            "(L-20).\n\n"
+            "The fewest of your notes that cover the price are endorsed to the treasury's\n"
+            "key (and the returned print to the mint's); the treasury has the mint stamp\n"
+            "the print to you and issues the exact change. The returned print leaves your\n"
+            "collection when the request is written. The purchase is kept in your wallet\n"
+            "before it is sent: if its answer is lost, the same command again finishes it\n"
+            "(the same purchase id; nothing is paid twice). If the run is exhausted, your\n"
+            "notes come back as a refund, and an upgrade's print comes back too (issued\n"
+            "again by the mint under its next issue)."
+        ),
+        epilog=(
+            "examples:\n"
+            "  cz buy Tally                                    a common single, M30\n"
+            "  cz buy --upgrade CZ-TALLY-0001 --finish gilt    a gilt Tally for M80 and\n"
+            "                                                  your standard CZ-TALLY-0001\n"
+            "  cz buy --upgrade CZ-TALLY-0001 --finish holofoil --json"
         ),
     )
-    buy_parser.add_argument("title", metavar="TITLE", help="the single's title, e.g. Tally")
+    buy_parser.add_argument("title", metavar="TITLE", nargs="?",
+                            help="the single's title, e.g. Tally (with --upgrade: optional, "
+                                 "the print's own)")
+    buy_parser.add_argument("--upgrade", metavar="SERIAL",
+                            help="a standard print you hold, returned to the mint for the "
+                                 "same title in --finish")
+    buy_parser.add_argument("--finish", choices=sorted(UPGRADE_PRICES),
+                            help="the finish an upgrade buys (default: gilt)")
     buy_parser.set_defaults(handler=buy)
 
 

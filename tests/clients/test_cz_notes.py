@@ -1,6 +1,7 @@
 """``cz notes claim`` and ``cz buy`` against a served league: unstamped marks become notes at
-the faucet, at most the day's cap; notes buy a single with exact change; a purchase whose
-answer was lost is finished with the same purchase id, never paid twice (Book V.5)."""
+the faucet, at most the day's cap; notes buy a single with exact change, or a finish upgrade
+against a standard print returned to the mint (L-20); a purchase whose answer was lost is
+finished with the same purchase id, never paid twice (Book V.5)."""
 
 from __future__ import annotations
 
@@ -8,11 +9,13 @@ import asyncio
 import time
 from pathlib import Path
 
-from clients.league import LeagueClient, new_request_id
+from clients.league import LeagueClient, new_request_id, stamp_request
 from clients.wallet import LeaguePin, Wallet
+from ledger.address import address_of
+from ledger.api.mint import Stamped
 from ledger.api.treasury import buy_request, claim_request
 from ledger.endorsements import Chain, endorse
-from ledger.keys import PublicKey
+from ledger.keys import PublicKey, SigningKey
 from ledger.savecode import MINIMUM_KDF, seal_save_code
 from tests.clients.conftest import (
     PASSPHRASE,
@@ -155,3 +158,71 @@ def test_lost_answers_are_finished_not_paid_twice(
     assert b.json("collection")["marks"] == 10
     assert "midnight" in one_line_failure(b.run("notes", "claim"))
     assert b.json("collection")["marks"] == 10
+
+
+async def ready_to_upgrade(url: str, wallet: Wallet) -> str:
+    """A standard Tally stamped to ``wallet`` and M100 of notes (its own day's M50 and a
+    friend's M50 endorsed to it), as a wallet would hold them; the Tally's serial."""
+    async with LeagueClient(url) as client:
+        manifest = await client.manifest()
+        now = int(time.time())
+        (item,) = (await client.stamp(stamp_request(
+            wallet.key, manifest, [("Tally", "standard")]))).items
+        assert isinstance(item, Stamped)
+        friend = SigningKey.generate()
+        own = await client.claim(claim_request(
+            wallet.key, manifest, 50, request_id=new_request_id(), at=now))
+        given = await client.claim(claim_request(
+            friend, manifest, 50, request_id=new_request_id(), at=now))
+    wallet.league = LeaguePin(url, PublicKey.from_text(manifest.root), manifest)
+    wallet.admit([Chain(certificate=item.certificate, endorsements=()),
+                  *(Chain(certificate=n, endorsements=()) for n in own.notes),
+                  *(endorse(Chain(certificate=n, endorsements=()), friend, wallet.public, now)
+                    for n in given.notes)])
+    return item.certificate.serial
+
+
+# V.5, L-20
+def test_buy_a_finish_upgrade_returning_a_standard_print(
+    served: Served, players: dict[str, Player], tmp_path: Path
+) -> None:
+    """cz buy --upgrade SERIAL --finish gilt: M80 of notes and the standard Tally returned to
+    the mint buy a gilt Tally; the standard print leaves the collection, the gilt one joins
+    it, M20 of change is credited. --help teaches it; a gilt print, --finish without
+    --upgrade and a print not held are refused on one line, nothing changed."""
+    a = players["A"]
+    wallet = Wallet.new()
+    serial = asyncio.run(ready_to_upgrade(served.url, wallet))
+    code = tmp_path / "a.code"
+    code.write_text(seal_save_code(wallet.to_payload(), PASSPHRASE, MINIMUM_KDF),
+                    encoding="ascii")
+    a.ok("load", str(code))
+    shown = a.ok("buy", "--help")
+    assert "--upgrade SERIAL" in shown
+    assert "gilt M80" in shown
+    assert "holofoil M200" in shown
+
+    before = held(a)
+    assert "--finish goes with --upgrade" in one_line_failure(
+        a.run("buy", "Tally", "--finish", "gilt"))
+    assert "holds no stamped print" in one_line_failure(
+        a.run("buy", "--upgrade", "CZ-TALLY-9999", "--finish", "gilt"))
+    assert "is a Tally, not a Pairing" in one_line_failure(
+        a.run("buy", "Pairing", "--upgrade", serial))
+    assert held(a) == before
+
+    (bought,) = a.json("buy", "--upgrade", serial, "--finish", "gilt")["purchases"]
+    assert (bought["title"], bought["finish"], bought["outcome"], bought["price"]) == (
+        "Tally", "gilt", "delivered", 80)
+    assert bought["returned_print"] == serial
+    assert sum(n["denomination"] for n in bought["change"]) == bought["paid"] - 80
+    (gilt,) = a.json("collection")["prints"]
+    assert (gilt["serial"], gilt["finish"], gilt["stamped"]) == (
+        bought["serial"], "gilt", True)
+    assert a.json("notes")["marks"] == 20
+    assert "is a gilt print" in one_line_failure(
+        a.run("buy", "--upgrade", bought["serial"], "--finish", "holofoil"))
+    assert wallet.league is not None
+    life = a.json("provenance", serial)  # checked on the player's machine: back at the mint
+    mint = address_of(PublicKey.from_text(wallet.league.manifest.mint))
+    assert (life["verified"], life["holder"]) == (True, mint)
