@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -154,6 +155,49 @@ def _summary_text(wallet: Wallet) -> str:
     )
 
 
+def _when(time: int) -> str:
+    return datetime.fromtimestamp(time, UTC).strftime("%Y-%m-%d %H:%M:%SZ")
+
+
+def _pending(wallet: Wallet) -> tuple[dict[str, Any], list[str]]:
+    """The requests kept in the wallet, sent and not yet answered (the league down or busy,
+    the answer lost): what each asked for and what it took with it, and the command that
+    finishes it (the same request sent again; nothing is paid twice)."""
+    claim, buy = wallet.pending_claim, wallet.pending_buy
+    data: dict[str, Any] = {
+        "pending_claim": None if claim is None else {
+            "request_id": claim.request_id, "marks": claim.marks, "time": claim.time,
+        },
+        "pending_buy": None if buy is None else {
+            "purchase_id": buy.purchase_id, "title": buy.title, "time": buy.time,
+            "paid": sum(c.certificate.denomination for c in buy.payment
+                        if isinstance(c.certificate, NoteCertificate)),
+            "paid_notes": [c.serial for c in buy.payment],
+        },
+    }
+    lines = []
+    if wallet.pending is not None:
+        count = len(wallet.pending.prints)
+        lines.append(
+            f"  pending: {count} print{'' if count == 1 else 's'} presented for stamping at "
+            f"{_when(wallet.pending.time)}, not answered yet: cz stamp finishes it"
+        )
+    if claim is not None:
+        lines.append(
+            f"  pending: a claim of M{claim.marks} of marks for notes (claim "
+            f"{claim.request_id}) sent at {_when(claim.time)}, not answered yet; the marks "
+            "stay in your collection until it is: cz notes claim finishes it"
+        )
+    if buy is not None:
+        paid = data["pending_buy"]
+        lines.append(
+            f"  pending: a purchase of {buy.title} (purchase {buy.purchase_id}) sent at "
+            f"{_when(buy.time)}, not answered yet, paid M{paid['paid']} with "
+            f"{', '.join(paid['paid_notes'])}: cz buy {buy.title} finishes it"
+        )
+    return data, lines
+
+
 def collection(args: argparse.Namespace) -> int:
     """List what the wallet holds."""
     with opened_wallet() as opened:
@@ -181,6 +225,8 @@ def collection(args: argparse.Namespace) -> int:
         "campaign": wallet.campaign.to_json()["record"],
         "pending_stamp": wallet.pending is not None,
     }
+    pending, pending_lines = _pending(wallet)
+    data.update(pending)
     lines = [
         f"{address}  " + (
             f"league {pin.manifest.name!r} at {pin.url} (root {address_of(pin.root)})"
@@ -200,6 +246,7 @@ def collection(args: argparse.Namespace) -> int:
         lines.append(f"  ✓ M{note['denomination']} note {note['serial']}")
     for proof in wallet.proofs:
         lines.append(f"  fraud proof: {proof.describe()}")
+    lines += pending_lines
     emit(args, data, "\n".join(lines))
     return 0
 
@@ -279,8 +326,9 @@ def add_wallet(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "collection", parents=[JSON_FLAG], help="list your prints, marks, notes and proofs",
         description=(
             "Every print you hold: stamped ✓ with its serial (tradable), unstamped ⧗ "
-            "(playable, not tradable until stamped); unstamped marks, bundles, notes, and "
-            "the fraud proofs your wallet keeps."
+            "(playable, not tradable until stamped); unstamped marks, bundles, notes, "
+            "the fraud proofs your wallet keeps, and a stamp, claim or purchase sent but "
+            "not answered yet (pending: the same command run again finishes it)."
         ),
     )
     coll.set_defaults(handler=collection)

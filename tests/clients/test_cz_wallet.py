@@ -4,14 +4,30 @@ where they ask for the passphrase (Book V.2 "Read the warning and mean it", V.3)
 from __future__ import annotations
 
 import subprocess
+import time
 from pathlib import Path
 
-from clients.wallet import Wallet
+from clients.cz_notes import choose_notes
+from clients.league import new_request_id, stamp_request
+from clients.wallet import Wallet, WalletHome
 from game.campaign import clerk, settle
+from game.economy.prints import Print
 from game.window.scoring import Verdict
+from ledger.api.treasury import buy_request, claim_request
 from ledger.cards import LedgerCard
+from ledger.certificates import NoteCertificate
+from ledger.endorsements import endorse
+from ledger.keys import PublicKey
 from ledger.savecode import MINIMUM_KDF, seal_save_code
-from tests.clients.conftest import CZ, PASSPHRASE, Player, on_terminal, one_line_failure
+from tests.clients.conftest import (
+    CZ,
+    PASSPHRASE,
+    Player,
+    on_terminal,
+    one_line_failure,
+    wallet_with,
+)
+from tests.services.league.test_cli import Served
 
 COMMANDS = ("key", "save", "load", "collection", "card", "league", "stamp", "send", "import",
             "provenance")
@@ -145,3 +161,67 @@ def test_collection_shows_campaign_progress(tmp_path: Path) -> None:
     shown = player.json("collection")
     assert shown["marks"] == 20
     assert shown["campaign"]["clerk-2"] == {"wins": 0, "losses": 0, "balances": 1}
+
+
+def keep_unsent(player: Player) -> tuple[str, str, list[str]]:
+    """What cz stamp, cz notes claim and cz buy keep in the wallet before sending, kept here
+    and never sent, as when the league went down mid-request: a stamp of the wallet's ⧗
+    print, a claim of M10, a Tally paid with the wallet's notes (which leave it with the
+    request). Returns the claim's and the purchase's ids and the notes paid."""
+    home = WalletHome(player.home)
+    wallet = home.read(player.passphrase)
+    assert wallet.league is not None
+    manifest = wallet.league.manifest
+    now = int(time.time())
+    wallet.pending = stamp_request(wallet.key, manifest, wallet.unstamped(), at=now)
+    wallet.pending_claim = claim_request(wallet.key, manifest, 10,
+                                         request_id=new_request_id(), at=now)
+    notes = choose_notes([c.certificate for c in wallet.notes.values()
+                          if isinstance(c.certificate, NoteCertificate)], 30)
+    treasury = PublicKey.from_text(manifest.treasury)
+    payment = [endorse(wallet.notes.pop(n.serial), wallet.key, treasury, now) for n in notes]
+    wallet.pending_buy = buy_request(wallet.key, manifest, "Tally", payment,
+                                     purchase_id=new_request_id(), at=now)
+    home.write_code(seal_save_code(wallet.to_payload(), player.passphrase, MINIMUM_KDF))
+    return wallet.pending_claim.request_id, wallet.pending_buy.purchase_id, [
+        n.serial for n in notes]
+
+
+# V.4, V.5: a request kept before it is sent
+def test_collection_shows_what_is_pending_until_it_is_finished(
+    served: Served, tmp_path: Path
+) -> None:
+    """A stamp, a claim and a purchase sent and never answered are shown by cz collection
+    (and --json): what each asked for, what it took with it, the command that finishes it;
+    each command run again finishes its own, and nothing is pending after."""
+    player = Player(tmp_path / "p")
+    player.ok("load", str(wallet_with(tmp_path / "w.code", [Print("Model-A")], marks=100)))
+    player.ok("league", "set", served.url)
+    player.ok("notes", "claim", "40")
+    claim, purchase, paid = keep_unsent(player)
+    held = player.json("collection")
+    assert held["pending_stamp"] is True
+    assert held["pending_claim"] == {
+        "request_id": claim, "marks": 10, "time": held["pending_claim"]["time"]}
+    assert {k: held["pending_buy"][k] for k in ("purchase_id", "title", "paid_notes")} == {
+        "purchase_id": purchase, "title": "Tally", "paid_notes": paid}
+    assert held["pending_buy"]["paid"] >= 30
+    assert not set(paid) & {n["serial"] for n in held["note_list"]}  # they left with it
+    assert held["marks"] == 60  # a claim's marks leave only with its answer
+    text = player.ok("collection")
+    assert "pending: 1 print presented for stamping at" in text
+    assert f"pending: a claim of M10 of marks for notes (claim {claim})" in text
+    assert "cz notes claim finishes it" in text
+    assert f"pending: a purchase of Tally (purchase {purchase})" in text
+    assert f"{', '.join(paid)}: cz buy Tally finishes it" in text
+
+    assert player.json("stamp")["stamped"][0]["title"] == "Model-A"
+    assert player.json("notes", "claim")["resumed"] is True
+    (bought,) = player.json("buy", "Tally")["purchases"]
+    assert (bought["purchase_id"], bought["outcome"]) == (purchase, "delivered")
+    done = player.json("collection")
+    assert (done["pending_stamp"], done["pending_claim"], done["pending_buy"]) == (
+        False, None, None)
+    assert done["marks"] == 50
+    assert sorted(p["title"] for p in done["prints"]) == ["Model-A", "Tally"]
+    assert "pending" not in player.ok("collection")
