@@ -665,6 +665,9 @@ class AuditReport:
     evidence: dict[str, int] | None = None
     #: The treasury's figures (None: it serves no log).
     treasury: TreasuryFigures | None = None
+    #: Prints returned to the mint for finish upgrades, and issued again on a refusal (L-20).
+    returned_prints: int = 0
+    reissued_prints: int = 0
 
     def lines(self) -> list[str]:
         """The report a person reads, one line per service, then the economy."""
@@ -683,6 +686,10 @@ class AuditReport:
             f"{self.hops} hops on valid chains, {self.conflicts} conflicts with valid fraud "
             f"proofs; {self.holders} holders"
         )
+        if self.returned_prints:
+            out.append(f"upgrades: {self.returned_prints} prints returned to the mint, each "
+                       f"once per issue on its notarized hop; {self.reissued_prints} issued "
+                       f"again to a refused upgrade's buyer")
         if self.compared is None:
             out.append("holders: the notary serves no holders pages; not compared")
         else:
@@ -1489,9 +1496,10 @@ class Auditor:
     # -- the end ---------------------------------------------------------------------------
 
     def holder(self, serial: str) -> str | None:
-        """The key (text) holding ``serial`` as derived from the events audited so far."""
-        stamped = self._prints.get(serial)
-        return stamped.holder if stamped is not None else None
+        """The key (text) holding ``serial`` as derived from the events audited so far: the
+        holder of its latest issue's chain (L-20: a print issued again is its receiver's)."""
+        latest = self._print_chains.get((serial, self._print_issue.get(serial, 0)))
+        return latest.holder if latest is not None else None
 
     def report(self) -> AuditReport:
         """Finish: every checkpoint reached, every run's numbers dense, every holder compared,
@@ -1513,6 +1521,8 @@ class Auditor:
             verifications=self._verified,
             evidence=self._evidence,
             treasury=self._treasury_figures(),
+            returned_prints=self._print_returns,
+            reissued_prints=len(self._order_reissues),
         )
 
 

@@ -226,3 +226,60 @@ def test_buy_a_finish_upgrade_returning_a_standard_print(
     life = a.json("provenance", serial)  # checked on the player's machine: back at the mint
     mint = address_of(PublicKey.from_text(wallet.league.manifest.mint))
     assert (life["verified"], life["holder"]) == (True, mint)
+
+
+async def holofoil_run_out(url: str, wallet: Wallet) -> str:
+    """The holofoil run of Plenum (40) stamped out by another key; a standard Plenum stamped
+    to ``wallet`` and M200 of notes (its own M50 and three friends' M50 each endorsed to it);
+    the standard Plenum's serial."""
+    async with LeagueClient(url) as client:
+        manifest = await client.manifest()
+        size = manifest.print_runs.run("Plenum").size("holofoil")
+        stamper = SigningKey.generate()
+        for start in range(0, size, 10):
+            count = min(10, size - start)
+            answer = await client.stamp_prints(stamper, manifest,
+                                               [("Plenum", "holofoil")] * count)
+            assert all(isinstance(i, Stamped) for i in answer.items), answer.items
+        (item,) = (await client.stamp(stamp_request(
+            wallet.key, manifest, [("Plenum", "standard")]))).items
+        assert isinstance(item, Stamped)
+        now = int(time.time())
+        chains = [Chain(certificate=item.certificate, endorsements=())]
+        for giver in (wallet.key, *(SigningKey.generate() for _ in range(3))):
+            claimed = await client.claim(claim_request(
+                giver, manifest, 50, request_id=new_request_id(), at=now))
+            for note in claimed.notes:
+                chain = Chain(certificate=note, endorsements=())
+                chains.append(chain if giver is wallet.key
+                              else endorse(chain, giver, wallet.public, now))
+    wallet.league = LeaguePin(url, PublicKey.from_text(manifest.root), manifest)
+    wallet.admit(chains)
+    return item.certificate.serial
+
+
+# V.5, L-18, L-20
+def test_an_upgrade_of_an_exhausted_run_gives_back_the_notes_and_the_print(
+    served: Served, players: dict[str, Player], tmp_path: Path
+) -> None:
+    """cz buy --upgrade of a Plenum whose holofoil run is stamped out: refunded; the paid
+    notes come back (their next issue) and so does the standard Plenum, issued again by the
+    mint as issue 2, in the collection as it was."""
+    a = players["A"]
+    wallet = Wallet.new()
+    serial = asyncio.run(holofoil_run_out(served.url, wallet))
+    code = tmp_path / "a.code"
+    code.write_text(seal_save_code(wallet.to_payload(), PASSPHRASE, MINIMUM_KDF),
+                    encoding="ascii")
+    a.ok("load", str(code))
+    (refunded,) = a.json("buy", "--upgrade", serial, "--finish", "holofoil")["purchases"]
+    assert (refunded["outcome"], refunded["price"], refunded["serial"]) == (
+        "refunded", 200, None)
+    assert "exhausted" in refunded["reason"]
+    assert refunded["print_back"] == {"serial": serial, "issue": 2}
+    assert sum(n["denomination"] for n in refunded["refund"]) == refunded["paid"]
+    (plenum,) = a.json("collection")["prints"]
+    assert (plenum["serial"], plenum["finish"], plenum["stamped"]) == (serial, "standard", True)
+    assert a.json("notes")["marks"] == refunded["paid"]
+    shown = a.ok("buy", "Tally")  # the refunded notes pay for a single
+    assert "delivered" in shown

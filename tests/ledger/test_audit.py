@@ -871,6 +871,8 @@ def test_a_print_returned_and_issued_again_passes(world: World) -> None:
     auditor = world.audit()
     report = auditor.report()
     assert (report.prints, report.hops) == (1, 2)
+    assert (report.returned_prints, report.reissued_prints) == (1, 1)
+    assert "upgrades: 1 prints returned to the mint" in "\n".join(report.lines())
     assert auditor.holder("CZ-MODEL-A-0001") == b.public.to_text()
 
 

@@ -144,7 +144,10 @@ async def test_an_upgrade_to_gilt_with_change_and_to_holofoil(
     assert (answer.outcome, answer.price, answer.change) == ("delivered", 200, [])
     assert answer.stamped is not None
     assert answer.stamped.finish == "holofoil"
-    await audited(server, league, tmp_path)
+    report = await audited(server, league, tmp_path)
+    assert (report.returned_prints, report.reissued_prints) == (2, 0)
+    assert report.treasury is not None
+    assert report.treasury.purchases == {"delivered": 2}
 
 
 async def test_a_print_endorsed_to_a_friend_and_returned_to_the_mint_moves_once(
@@ -257,4 +260,5 @@ async def test_an_exhausted_gilt_run_hands_back_the_notes_and_the_print(
     reissued = Chain(certificate=back, endorsements=())
     await league.notarize([endorse(reissued, buyer, friend.public, T0)])
     assert (await league.provenance(standard.serial)).holder == friend.public.to_text()
-    await audited(server, league, tmp_path)
+    report = await audited(server, league, tmp_path)
+    assert (report.returned_prints, report.reissued_prints) == (1, 1)
