@@ -1,0 +1,105 @@
+"""``cz buy`` when the single is not delivered, from the client's side against a served league:
+an exhausted run refunds the very notes paid, back in the wallet; a purchase paid with a note
+already signed to someone else is rejected, the fraud proof kept (Book V.5, V.7). The wallet's
+marks and notes are exact after each."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from game.economy.prints import Print
+from ledger.address import address_of
+from ledger.fraud import FraudProof
+from services.kernel.founding import create_league
+from services.kernel.settings import LeagueSettings
+from tests.clients.conftest import Player, clean_env, one_line_failure, serving, wallet_with
+from tests.services.league.test_cli import Served
+from tests.services.mint.conftest import SMALL_RUNS, TEST_POLICIES
+
+
+@pytest.fixture
+def small(tmp_path: Path, database_url: str) -> Iterator[Served]:
+    """A league whose every run is tiny (3 standard prints a title), served."""
+    home = tmp_path / "league"
+    create_league(LeagueSettings(data_dir=home, database_url=database_url),
+                  print_runs=SMALL_RUNS, policies=TEST_POLICIES)
+    with serving({**clean_env(), "LEAGUE_HOME": str(home), "DATABASE_URL": database_url}
+                 ) as server:
+        yield server
+
+
+def notes(player: Player) -> dict[str, int]:
+    """Serial -> denomination of every note the wallet holds."""
+    return {n["serial"]: n["denomination"] for n in player.json("collection")["note_list"]}
+
+
+# V.5
+def test_an_exhausted_run_refunds_the_notes_paid(small: Served, tmp_path: Path) -> None:
+    """Tally's standard run (3) stamped out by the player's own prints: cz buy Tally is
+    refunded, the notes paid issued back to the buyer and held again, nothing else changed;
+    the refunded notes then buy another single."""
+    a = Player(tmp_path / "a", workdir=tmp_path)
+    a.ok("load", str(wallet_with(tmp_path / "a.code", [Print("Tally")] * 3, marks=60)))
+    a.ok("league", "set", small.url)
+    assert [s["serial"] for s in a.json("stamp")["stamped"]] == [
+        "CZ-TALLY-0001", "CZ-TALLY-0002", "CZ-TALLY-0003"]
+    claimed = a.json("notes", "claim")
+    held = {n["serial"]: n["denomination"] for n in claimed["notes"]}
+    assert sorted(held.values()) == [25, 25]
+
+    (refunded,) = a.json("buy", "Tally")["purchases"]
+    assert (refunded["outcome"], refunded["serial"], refunded["change"]) == (
+        "refunded", None, [])
+    assert "exhausted" in refunded["reason"]
+    assert sorted(refunded["paid_notes"]) == sorted(held)
+    assert sorted(n["serial"] for n in refunded["refund"]) == sorted(held)
+    after = a.json("collection")
+    assert {n["serial"]: n["denomination"] for n in after["note_list"]} == held  # the very notes
+    assert (after["marks"], after["stamped"], after["pending_buy"]) == (10, 3, None)
+    text = a.ok("buy", "Tally")  # a person is told the same, on exit status 0: notes back
+    assert text.startswith("Tally: refunded, price M30, paid M50 with 2 notes (M25 + M25)")
+    assert text.count("  refund M25 CZ-M25-") == 2
+
+    (bought,) = a.json("buy", "Escrow")["purchases"]  # the refunded notes pay
+    assert (bought["outcome"], bought["serial"]) == ("delivered", "CZ-ESCROW-0001")
+    assert sorted(n["denomination"] for n in bought["change"]) == [5, 5, 5, 5]
+    assert sorted(notes(a).values()) == [5, 5, 5, 5]
+
+
+# V.5, V.7
+def test_notes_signed_elsewhere_first_reject_the_purchase(
+    small: Served, tmp_path: Path
+) -> None:
+    """A claims two M25 notes, saves, signs both to B (notarized); from the old save code A
+    pays a Tally with them: the notary has B's hops first, so the purchase is rejected on one
+    line, exit 2, the fraud proofs that convict A kept in A's wallet, nothing delivered, the
+    marks untouched; B's notes are B's."""
+    a = Player(tmp_path / "a", workdir=tmp_path)
+    b = Player(tmp_path / "b", workdir=tmp_path)
+    a_address = a.json("load", str(wallet_with(tmp_path / "a.code", [], marks=60)))["address"]
+    a.ok("league", "set", small.url)
+    b.strike(small.url)
+    b.ok("card", "--out", "b.card")
+    a.ok("notes", "claim")
+    held = notes(a)
+    assert sorted(held.values()) == [25, 25]
+    a.ok("save", "--out", "old.code")
+    a.ok("send", "--to", "b.card", *sorted(held), "--out", "notes.slip")
+    assert b.json("import", "notes.slip")["recorded"] == 2
+    a.ok("load", "--replace", "old.code")
+
+    refusal = one_line_failure(a.run("buy", "Tally"))
+    assert "was rejected" in refusal
+    assert "was signed away twice at hop 1" in refusal
+    assert "fraud proofs are kept in your wallet" in refusal
+    after = a.json("collection")
+    assert (after["note_list"], after["marks"], after["prints"], after["pending_buy"]) == (
+        [], 10, [], None)
+    proofs = [FraudProof.from_wire(p["proof"]) for p in after["fraud_proof_list"]]
+    assert proofs
+    assert {p.first.serial for p in proofs} <= set(held)
+    assert {address_of(p.verify()) for p in proofs} == {a_address}  # A's signatures convict A
+    assert notes(b) == held
