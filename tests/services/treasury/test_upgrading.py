@@ -17,6 +17,7 @@ import pytest
 from aiohttp.test_utils import TestServer
 
 from clients.league import LeagueClient, LeagueProblem, NotaryConflict, stamp_request
+from ledger.address import address_of
 from ledger.api.treasury import BuyRequest, Upgrade, buy_request
 from ledger.audit import AuditReport
 from ledger.certificates import PrintCertificate
@@ -132,6 +133,12 @@ async def test_an_upgrade_to_gilt_with_change_and_to_holofoil(
     assert (back.serial, back.issue) == (standard.serial, 1)
     assert len(await ordered(server.app[MINT_LOG], "up-gilt-0001")) == 1
     assert await league.buy(request) == answer  # a replay takes no step
+    # L-20: the census counts stamps; a return moves none of its counts.
+    (tally,) = [t for t in (await league.census()).titles if t.title == "Tally"]
+    assert (tally.finishes["standard"].stamped, tally.finishes["gilt"].stamped) == (1, 1)
+    (mine,) = (await league.owner(address_of(buyer.public))).keys
+    assert sorted((o.finish, o.owned) for o in mine.owned) == [("gilt", 1), ("standard", 1)]
+    assert mine.allowance.used_today == 1  # the stamp; the ordered gilt print is outside it
     life = await league.provenance(standard.serial)
     assert life.holder == faucet.manifest.mint
     with pytest.raises(NotaryConflict):  # signed away again at its hop to the mint: fraud
