@@ -7,10 +7,9 @@ signature) and its certificate is the current issue the mint's feed stamped (or 
 L-20) or the treasury's feed issued (an older issue, or one returned, is history:
 ``following.check_current``; checked before the lock, which is sound because a note or a
 print is issued again only after its return, so an older issue's chain ends at its issuer's
-key and only the issuer could extend it). Requests
-then wait for the notary's one writer, which takes those waiting into one transaction under
-the log's lock, reads what is recorded of their items and decides each request in arrival
-order, all of it or none of it:
+key and only the issuer could extend it). Requests then wait for the notary's one writer,
+which takes those waiting into one transaction under the log's lock, reads what is recorded
+of their items and decides each request in arrival order, all of it or none of it:
 
 - every hop already recorded identically, and the new ones after them: the new hops are
   appended in order (a chain that skips unrecorded hops is recorded hop by hop), and every hop
