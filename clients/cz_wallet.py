@@ -170,6 +170,8 @@ def _pending(wallet: Wallet) -> tuple[dict[str, Any], list[str]]:
         },
         "pending_buy": None if buy is None else {
             "purchase_id": buy.purchase_id, "title": buy.title, "time": buy.time,
+            "finish": buy.upgrade.finish if buy.upgrade else "standard",
+            "returned_print": buy.upgrade.returned.serial if buy.upgrade else None,
             "paid": sum(c.certificate.denomination for c in buy.payment
                         if isinstance(c.certificate, NoteCertificate)),
             "paid_notes": [c.serial for c in buy.payment],
@@ -190,10 +192,17 @@ def _pending(wallet: Wallet) -> tuple[dict[str, Any], list[str]]:
         )
     if buy is not None:
         paid = data["pending_buy"]
+        if buy.upgrade is None:
+            what, again = f"a purchase of {buy.title}", f"cz buy {buy.title}"
+        else:  # the print returned left the collection with the request, as the notes did
+            returned = buy.upgrade.returned.serial
+            what = (f"a {buy.upgrade.finish} upgrade of {buy.title}, {returned} returned to "
+                    "the mint,")
+            again = f"cz buy --upgrade {returned} --finish {buy.upgrade.finish}"
         lines.append(
-            f"  pending: a purchase of {buy.title} (purchase {buy.purchase_id}) sent at "
-            f"{_when(buy.time)}, not answered yet, paid M{paid['paid']} with "
-            f"{', '.join(paid['paid_notes'])}: cz buy {buy.title} finishes it"
+            f"  pending: {what} (purchase {buy.purchase_id}) sent at {_when(buy.time)}, not "
+            f"answered yet, paid M{paid['paid']} with {', '.join(paid['paid_notes'])}: "
+            f"{again} finishes it"
         )
     return data, lines
 

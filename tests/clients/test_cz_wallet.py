@@ -13,10 +13,10 @@ from clients.wallet import Wallet, WalletHome
 from game.campaign import clerk, settle
 from game.economy.prints import Print
 from game.window.scoring import Verdict
-from ledger.api.treasury import buy_request, claim_request
+from ledger.api.treasury import Upgrade, buy_request, claim_request
 from ledger.cards import LedgerCard
 from ledger.certificates import NoteCertificate
-from ledger.endorsements import endorse
+from ledger.endorsements import Chain, endorse
 from ledger.keys import PublicKey
 from ledger.savecode import MINIMUM_KDF, seal_save_code
 from tests.clients.conftest import (
@@ -27,6 +27,7 @@ from tests.clients.conftest import (
     one_line_failure,
     wallet_with,
 )
+from tests.ledger.factories import make_league
 from tests.services.league.test_cli import Served
 
 COMMANDS = ("key", "save", "load", "collection", "card", "league", "stamp", "send", "import",
@@ -225,3 +226,41 @@ def test_collection_shows_what_is_pending_until_it_is_finished(
     assert done["marks"] == 50
     assert sorted(p["title"] for p in done["prints"]) == ["Model-A", "Tally"]
     assert "pending" not in player.ok("collection")
+
+
+# V.5, L-20
+def test_a_pending_upgrade_names_the_print_it_returned(tmp_path: Path) -> None:
+    """A finish upgrade kept unanswered: the standard print returned to the mint has left the
+    collection with the request, so cz collection names it and how to finish."""
+    league = make_league()
+    wallet = Wallet.new()
+    mint, treasury = league.mint.public, league.treasury.public
+    returned = league.print_certificate(wallet.key, "CZ-TALLY-0001", title="Tally",
+                                        card_set="base")
+    paid = ["CZ-M25-000001", "CZ-M25-000002", "CZ-M25-000003", "CZ-M5-000004"]  # M80: gilt
+    notes = [league.note_certificate(wallet.key, s) for s in paid]
+    wallet.pending_buy = buy_request(
+        wallet.key, league.manifest, "Tally",
+        [endorse(Chain(certificate=n, endorsements=()), wallet.key, treasury, 1_800_000_000)
+         for n in notes],
+        purchase_id="upgrade-kept-01", at=1_800_000_000,
+        upgrade=Upgrade(finish="gilt", returned=endorse(
+            Chain(certificate=returned, endorsements=()), wallet.key, mint, 1_800_000_000)),
+    )
+    code = tmp_path / "w.code"
+    code.write_text(seal_save_code(wallet.to_payload(), PASSPHRASE, MINIMUM_KDF),
+                    encoding="ascii")
+    player = Player(tmp_path / "p")
+    player.ok("load", str(code))
+    held = player.json("collection")
+    assert held["pending_buy"] == {
+        "purchase_id": "upgrade-kept-01", "title": "Tally", "time": 1_800_000_000,
+        "finish": "gilt", "returned_print": "CZ-TALLY-0001", "paid": 80,
+        "paid_notes": paid,
+    }
+    assert (held["prints"], held["pending_claim"]) == ([], None)
+    assert (
+        "pending: a gilt upgrade of Tally, CZ-TALLY-0001 returned to the mint, (purchase "
+        "upgrade-kept-01) sent at 2027-01-15 08:00:00Z, not answered yet, paid M80 with "
+        f"{', '.join(paid)}: cz buy --upgrade CZ-TALLY-0001 --finish gilt finishes it"
+    ) in player.ok("collection")
