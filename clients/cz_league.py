@@ -25,6 +25,7 @@ from ledger.api.logs import FeedEvent
 from ledger.api.mint import StampAnswer, Stamped
 from ledger.api.notary import Provenance
 from ledger.api.provenance import check_provenance
+from ledger.certificates import NoteCertificate
 from ledger.errors import BadSignatureError, VerificationError
 from ledger.keys import PublicKey
 from ledger.manifest import LeagueManifest
@@ -180,10 +181,12 @@ async def verified_provenance(
 ) -> tuple[Provenance, PublicKey | None]:
     """The league's account of ``serial`` (a print or a note) with every proof in it checked
     here (V.8): the issuer's events it names are read from the issuer's own feed (the mint's
-    stamp, or each of a note's issues in the treasury's log) and held against it."""
+    stamp and a print's issues again after a return, or each of a note's issues in the
+    treasury's log) and held against it."""
     life = await client.provenance(serial)
+    issuer = "mint" if life.stamp is not None else "treasury"
     named = [("mint", life.stamp.index)] if life.stamp is not None else []
-    named += [("treasury", issued.index) for issued in life.issues]
+    named += [(issuer, issued.index) for issued in life.issues]
     events: list[FeedEvent] = []
     for service, index in named:
         events += (await client.events(index - 1, 1, service=service)).events
@@ -242,6 +245,26 @@ def provenance(args: argparse.Namespace) -> int:
         f"the fraud proof convicts {x['convicted']} ✓"
         for x in conflicts
     ]
+    returns = [
+        {"issue": r.issue, "mint_event": r.index, "purchase_id": r.purchase_id}
+        for r in life.returns
+    ]
+    issues = [
+        {"issue": i.certificate.issue, "to": _addr(i.certificate.issued_to),
+         "mint_event": i.index}
+        for i in life.issues
+    ]
+    data |= {"returns": returns, "issues": issues}
+    lines += [
+        f"  issue {r['issue']} returned to the mint at event {r['mint_event']} (purchase "
+        f"{r['purchase_id']}, an upgrade)"
+        for r in returns
+    ]
+    lines += [
+        f"  issued again to {i['to']} as issue {i['issue']} at mint event {i['mint_event']} ✓ "
+        "(signed, in the mint's signed checkpoint)"
+        for i in issues
+    ]
     lines.append(f"  holder: {address_of(holder)}")
     lines.append("every signature and proof verified here")
     emit(args, data, "\n".join(lines))
@@ -251,6 +274,8 @@ def provenance(args: argparse.Namespace) -> int:
 def _note_life(args: argparse.Namespace, life: Provenance, holder: PublicKey | None) -> int:
     """A note's life: each issue, the hops of each, each return to the treasury, the holder."""
     first = life.issues[0].certificate
+    if not isinstance(first, NoteCertificate):
+        raise VerificationError(f"the league shows {life.serial} as a note without a note")
     issues = [
         {"issue": i.certificate.issue, "to": _addr(i.certificate.issued_to),
          "treasury_event": i.index}

@@ -162,23 +162,26 @@ class StampRecord(Answer):
 
 
 class IssueRecord(Answer):
-    """One issue of a note as the notary followed it from the treasury's feed, with the
-    treasury's inclusion proof of the issue's event in the treasury checkpoint the notary
-    verified."""
+    """One issue of a certificate as the notary followed it from its issuer's feed, with the
+    issuer's inclusion proof of the issue's event in the issuer's checkpoint the notary
+    verified: each issue of a note (the treasury's ``note-issued``), or a print issued again
+    after its return to the mint (the mint's ``print-reissued``, L-20; its stamp, issue 1, is
+    the :class:`StampRecord`)."""
 
-    certificate: NoteCertificate
-    index: int = Field(description="The note-issued event's seq in the treasury's log")
+    certificate: Annotated[NoteCertificate | PrintCertificate, Field(discriminator="kind")]
+    index: int = Field(description="The issuing event's seq in the issuer's log")
     leaf_hash: str
-    checkpoint: str = Field(description="The treasury's signed checkpoint the proof is against")
+    checkpoint: str = Field(description="The issuer's signed checkpoint the proof is against")
     proof: list[str]
 
 
 class ReturnRecord(Answer):
-    """A note paid back to the treasury: the chain of ``issue`` is history from then on."""
+    """A certificate handed back to its issuer: a note paid to the treasury, a print returned
+    to the mint for an upgrade (L-20). The chain of ``issue`` is history from then on."""
 
     issue: int
-    index: int = Field(description="The note-returned event's seq in the treasury's log")
-    notarized: int = Field(description="The seq of the notary's record of the payment hop")
+    index: int = Field(description="The returning event's seq in the issuer's log")
+    notarized: int = Field(description="The seq of the notary's record of the hop back")
     purchase_id: str
 
 
@@ -207,10 +210,11 @@ class Provenance(Answer):
     remark: str = Field(description="One sentence for a person")
     stamp: StampRecord | None
     issues: list[IssueRecord] = Field(
-        default_factory=list, description="A note's issues, oldest first (none for a print)"
+        default_factory=list,
+        description="A note's issues, or a print's issues after its stamp, oldest first",
     )
     returns: list[ReturnRecord] = Field(
-        default_factory=list, description="A note's returns to the treasury, oldest first"
+        default_factory=list, description="Returns to the issuer, oldest first"
     )
     hops: list[HopRecord]
     conflicts: list[ConflictRecord]

@@ -2,10 +2,11 @@
 
 Every proof of a :class:`~ledger.api.notary.Provenance` is checked on its own
 (:func:`provenance_checks`): the issuer's event and its inclusion in the issuer's signed
-checkpoint (the mint's stamp of a print, the treasury's issues of a note), the chain of
-recorded hops, each hop's notary receipt, each conflict's fraud proof against the recorded
-hop, and the holder named. A wallet refuses an account with any failure
-(:func:`check_provenance`); the notary's page for people marks each verified or not.
+checkpoint (the mint's stamp of a print and its issues again after a return, L-20; the
+treasury's issues of a note), the chain of recorded hops of each issue, each hop's notary
+receipt, each conflict's fraud proof against the recorded hop, and the holder named. A wallet
+refuses an account with any failure (:func:`check_provenance`); the notary's page for people
+marks each verified or not.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from ledger.checkpoint import Checkpoint, log_verifier
 from ledger.encoding import decode_b64
 from ledger.endorsements import Chain, verify_league_chain
 from ledger.errors import LedgerError, ProofError, VerificationError
-from ledger.events import NoteIssued, PrintStamped, body_as
+from ledger.events import NoteIssued, PrintReissued, PrintStamped, body_as
 from ledger.keys import PublicKey
 from ledger.manifest import LeagueManifest
 from ledger.merkle import verify_inclusion
@@ -88,11 +89,13 @@ def check_issued(
     if event is None or event.seq != index:
         raise VerificationError(f"{what} log serves no event {index}")
     recorded = event.verified(key)
-    issued = (
-        body_as(recorded, PrintStamped).certificate
-        if isinstance(certificate, PrintCertificate)
-        else body_as(recorded, NoteIssued).certificate
-    )
+    issued: PrintCertificate | NoteCertificate
+    if not isinstance(certificate, PrintCertificate):
+        issued = body_as(recorded, NoteIssued).certificate
+    elif certificate.issue == 1:
+        issued = body_as(recorded, PrintStamped).certificate
+    else:
+        issued = body_as(recorded, PrintReissued).certificate
     if issued != certificate:
         raise VerificationError(f"{what} event {index} issued another certificate")
     leaf = decode_b64(leaf_hash, what="leaf hash")
@@ -148,28 +151,39 @@ def _check_stamp(life: Provenance, manifest: LeagueManifest, event: FeedEvent | 
 def _check_issue(
     life: Provenance, manifest: LeagueManifest, record: IssueRecord, event: FeedEvent | None
 ) -> None:
-    if record.certificate.serial != life.serial:
-        raise VerificationError(f"the issue shown is of {record.certificate.serial}")
+    certificate = record.certificate
+    if certificate.serial != life.serial:
+        raise VerificationError(f"the issue shown is of {certificate.serial}")
+    if isinstance(certificate, PrintCertificate) != (life.stamp is not None) or (
+        isinstance(certificate, PrintCertificate) and certificate.issue == 1
+    ):
+        raise VerificationError(f"issue {certificate.issue} shown is no issue of {life.serial}")
+    issuer, key = (
+        ("mint", manifest.mint)
+        if isinstance(certificate, PrintCertificate)
+        else ("treasury", manifest.treasury)
+    )
     check_issued(
-        record.certificate, record.index, record.leaf_hash, record.checkpoint, record.proof,
-        event, origin=f"{manifest.league}/treasury", key=PublicKey.from_text(manifest.treasury),
+        certificate, record.index, record.leaf_hash, record.checkpoint, record.proof, event,
+        origin=f"{manifest.league}/{issuer}", key=PublicKey.from_text(key),
     )
 
 
 def _chains(life: Provenance) -> dict[int, Chain]:
-    """The chain of each issue: a print's every recorded hop, a note's hops by issue."""
-    if life.stamp is not None:
-        certificate = life.stamp.certificate
-        hops = tuple(h.endorsement for h in life.hops)
-        return {certificate.issue: Chain(certificate=certificate, endorsements=hops)}
+    """The chain of each issue, from its certificate (a print's stamp, or an issue shown) and
+    the recorded hops of that issue."""
+    certificates: list[PrintCertificate | NoteCertificate] = (
+        [life.stamp.certificate] if life.stamp is not None else []
+    )
+    certificates += [record.certificate for record in life.issues]
     return {
-        record.certificate.issue: Chain(
-            certificate=record.certificate,
+        certificate.issue: Chain(
+            certificate=certificate,
             endorsements=tuple(
-                h.endorsement for h in life.hops if h.receipt.issue == record.certificate.issue
+                h.endorsement for h in life.hops if h.receipt.issue == certificate.issue
             ),
         )
-        for record in life.issues
+        for certificate in certificates
     }
 
 
@@ -196,7 +210,8 @@ def provenance_checks(
         proofs.append(_run(f"stamped at mint event {life.stamp.index}", "stamp",
                            partial(_check_stamp, life, manifest, event)))
     for issued in life.issues:
-        proofs.append(_run(f"issue {issued.certificate.issue} at treasury event {issued.index}",
+        issuer = "mint" if life.stamp is not None else "treasury"
+        proofs.append(_run(f"issue {issued.certificate.issue} at {issuer} event {issued.index}",
                            f"issue-{issued.certificate.issue}",
                            partial(_check_issue, life, manifest, issued, by_seq.get(issued.index))))
     chains = _chains(life)
@@ -206,7 +221,11 @@ def provenance_checks(
         holders[issue] = verify_league_chain(chain, manifest)
 
     for issue, chain in chains.items():
-        label = "the chain of hops" if life.stamp is not None else f"issue {issue}'s chain"
+        label = (
+            "the chain of hops"
+            if life.stamp is not None and len(chains) == 1
+            else f"issue {issue}'s chain"
+        )
         proofs.append(_run(label, f"chain-{issue}", partial(verify, issue, chain)))
     for record in life.hops:
         proofs.append(_run(

@@ -111,13 +111,15 @@ MAX_PAGE_EVENTS = 32
 
 async def provenance_page(request: web.Request, life: Provenance) -> dict[str, object]:
     """Every proof of the page's account checked here, as ``cz provenance`` checks it: the
-    issuer's events fetched from its feed (the mint's stamp, or the treasury's issues)."""
+    issuer's events fetched from its feed (the mint's stamp and a print's issues again, or
+    the treasury's issues of a note)."""
     notary = request.app[NOTARY]
     if life.standing == "outside-runs":
         checked = ProvenanceChecks((), None)
     else:
+        issuer = notary.mint if life.stamp is not None else notary.treasury
         wanted = [(notary.mint, life.stamp.index)] if life.stamp is not None else []
-        wanted += [(notary.treasury, issued.index) for issued in life.issues]
+        wanted += [(issuer, issued.index) for issued in life.issues]
         events = []
         for link, index in wanted[:MAX_PAGE_EVENTS]:
             if link.league is None:

@@ -1,7 +1,8 @@
 """``GET /provenance/{serial}``: one certificate's whole life (Book V.8), from the notary's tables.
 
 A print: its stamp as followed from the mint's feed (with the mint's inclusion proof against
-the mint checkpoint the notary verified last). A note: every issue as followed from the
+the mint checkpoint the notary verified last), and each return to the mint and issue again
+after it (L-20). A note: every issue as followed from the
 treasury's feed (each with the treasury's inclusion proof) and every return. Either: every
 recorded hop with its receipt, every conflict ever refused with its fraud proof, and the
 holder as far as the notary knows (the last hop of the current issue, else its certificate's
@@ -80,6 +81,7 @@ async def provenance(
     checkpoint, proof = await notary.mint.inclusion(printed.mint_seq, printed.leaf_hash)
     certificate = PrintCertificate.from_wire(printed.certificate)
     hops = await tables.hops_of(reads, serial)
+    returns = await tables.print_returns(reads, serial)
     # A print returned for an upgrade is the mint's; issued again, its current issue's (L-20).
     holder = (
         notary.manifest.mint
@@ -88,9 +90,8 @@ async def provenance(
             hops, current.issue, PrintCertificate.from_wire(current.certificate).issued_to
         )
     )
-    returns = sum(1 for issue in issues if issue.returned is not None)
     again = (
-        f"; returned to the mint {returns} times, issue {current.issue} is the latest"
+        f"; returned to the mint {len(returns)} times, issue {current.issue} is the latest"
         if returns else ""
     )
     return Provenance(
@@ -105,10 +106,31 @@ async def provenance(
             checkpoint=str(checkpoint),
             proof=proof,
         ),
+        issues=[
+            await _issue_record(notary.mint, PrintCertificate.from_wire(later.certificate),
+                                later.mint_seq, later.leaf_hash)
+            for later in issues[1:]
+        ],
+        returns=[
+            ReturnRecord(issue=r.issue, index=r.mint_seq, notarized=r.notarized,
+                         purchase_id=r.order_id)
+            for r in returns
+        ],
         hops=await _hop_records(receipts, hops),
         conflicts=await _conflicts(reads, serial),
         holder=holder,
         holder_address=address_of(PublicKey.from_text(holder)),
+    )
+
+
+async def _issue_record(
+    link: IssuerLink, certificate: NoteCertificate | PrintCertificate, seq: int, leaf: bytes
+) -> IssueRecord:
+    """One issue with its issuer's inclusion proof against the checkpoint followed last."""
+    checkpoint, proof = await link.inclusion(seq, leaf)
+    return IssueRecord(
+        certificate=certificate, index=seq, leaf_hash=encode_b64(leaf),
+        checkpoint=str(checkpoint), proof=proof,
     )
 
 
@@ -128,18 +150,11 @@ async def _note(
             f"{serial} is in the league's note set but the treasury has never issued it: "
             f"it has always been in the reserve"
         )
-    records = []
-    for issued in issues:
-        checkpoint, proof = await notary.treasury.inclusion(issued.treasury_seq, issued.leaf_hash)
-        records.append(
-            IssueRecord(
-                certificate=NoteCertificate.from_wire(issued.certificate),
-                index=issued.treasury_seq,
-                leaf_hash=encode_b64(issued.leaf_hash),
-                checkpoint=str(checkpoint),
-                proof=proof,
-            )
-        )
+    records = [
+        await _issue_record(notary.treasury, NoteCertificate.from_wire(issued.certificate),
+                            issued.treasury_seq, issued.leaf_hash)
+        for issued in issues
+    ]
     returns = await tables.note_returns(reads, serial)
     current = records[-1].certificate
     in_reserve = bool(returns) and returns[-1].issue == current.issue

@@ -112,6 +112,27 @@ async def print_issues(reader: EventStore, serial: str) -> list[FollowedPrint]:
     return [_print(row) for row in await reader.fetch(PRINT_ISSUES, serial)]
 
 
+PRINT_RETURNS = """
+SELECT issue, mint_seq, notarized, order_id FROM notary.print_returns
+WHERE serial = $1 ORDER BY issue
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class FollowedPrintReturn:
+    """A print handed back to the mint for an upgrade (L-20), as the mint's feed recorded it."""
+
+    issue: int
+    mint_seq: int
+    notarized: int
+    order_id: str
+
+
+async def print_returns(reader: EventStore, serial: str) -> list[FollowedPrintReturn]:
+    """Every return of ``serial`` to the mint, oldest first."""
+    return [FollowedPrintReturn(*row) for row in await reader.fetch(PRINT_RETURNS, serial)]
+
+
 CURRENT_NOTES = """
 SELECT DISTINCT ON (n.serial)
        n.serial, n.issue, n.certificate::text, n.certificate_hash, n.treasury_seq, n.leaf_hash,

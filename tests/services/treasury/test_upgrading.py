@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from aiohttp.test_utils import TestServer
 
+from clients.cz_league import verified_provenance
 from clients.league import LeagueClient, LeagueProblem, NotaryConflict, stamp_request
 from ledger.address import address_of
 from ledger.api.treasury import BuyRequest, Upgrade, buy_request
@@ -139,8 +140,12 @@ async def test_an_upgrade_to_gilt_with_change_and_to_holofoil(
     (mine,) = (await league.owner(address_of(buyer.public))).keys
     assert sorted((o.finish, o.owned) for o in mine.owned) == [("gilt", 1), ("standard", 1)]
     assert mine.allowance.used_today == 1  # the stamp; the ordered gilt print is outside it
-    life = await league.provenance(standard.serial)
+    # V.8: its whole life, every proof checked as cz checks it; the mint holds it now.
+    life, holder = await verified_provenance(league, faucet.manifest, standard.serial)
     assert life.holder == faucet.manifest.mint
+    assert holder == PublicKey.from_text(faucet.manifest.mint)
+    assert [(r.issue, r.purchase_id) for r in life.returns] == [(1, "up-gilt-0001")]
+    assert life.issues == []
     with pytest.raises(NotaryConflict):  # signed away again at its hop to the mint: fraud
         await league.notarize([endorse(standard, buyer, friend.public, T0)])
 
@@ -267,5 +272,13 @@ async def test_an_exhausted_gilt_run_hands_back_the_notes_and_the_print(
     reissued = Chain(certificate=back, endorsements=())
     await league.notarize([endorse(reissued, buyer, friend.public, T0)])
     assert (await league.provenance(standard.serial)).holder == friend.public.to_text()
+    # V.8: both issues, the return between them and each issue's chain, checked as cz does.
+    life, holder = await verified_provenance(league, faucet.manifest, standard.serial)
+    assert holder == friend.public
+    assert [(i.certificate.issue, i.certificate.issued_to) for i in life.issues] == [
+        (2, buyer.public.to_text())
+    ]
+    assert [(r.issue, r.purchase_id) for r in life.returns] == [(1, "up-empty-01")]
+    assert [(h.receipt.issue, h.endorsement.hop) for h in life.hops] == [(1, 1), (2, 1)]
     report = await audited(server, league, tmp_path)
     assert (report.returned_prints, report.reissued_prints) == (1, 1)
