@@ -172,10 +172,17 @@ def notes_list(args: argparse.Namespace) -> int:
     with opened_wallet() as opened:
         notes = sorted((_note(c) for c in opened.wallet.notes.values()),
                        key=lambda n: (-n.denomination, n.serial))
+        bound = sorted((_note(c) for c in opened.wallet.bound.values()),
+                       key=lambda n: (-n.denomination, n.serial))
     total = sum(n.denomination for n in notes)
     lines = [f"{len(notes)} notes, M{total} in all:",
              *(f"  M{n.denomination} {n.serial}" for n in notes)]
-    emit(args, {"notes": _note_items(notes), "marks": total}, "\n".join(lines))
+    if bound:  # L-21
+        lines += [f"{len(bound)} notes bound to the treasury (a rejected purchase signed "
+                  "their hop there): cz buy pays them first",
+                  *(f"  M{n.denomination} {n.serial}" for n in bound)]
+    emit(args, {"notes": _note_items(notes), "marks": total, "bound": _note_items(bound)},
+         "\n".join(lines))
     return 0
 
 
@@ -252,8 +259,14 @@ def _credit_buy(wallet: Wallet, answer: BuyAnswer, request: BuyRequest,
         chains.append(Chain(certificate=answer.returned, endorsements=()))
     wallet.check_new(chains)
     wallet.admit(chains)
+    convicted = {proof.first.serial for proof in answer.proofs}
     for chain in request.payment:  # the hops to the treasury: never signed again
         wallet.seen.admit(chain)
+        wallet.bound.pop(chain.serial, None)
+        if answer.outcome == "rejected" and chain.serial not in convicted:
+            # The notary recorded nothing: the note is still this wallet's, its hop to the
+            # treasury signed; it pays the treasury again, as this chain (L-21).
+            wallet.bound[chain.serial] = chain
     if upgrade is not None and answer.outcome != "rejected":  # the hop to the mint, too
         wallet.seen.admit(upgrade.returned)
     wallet.keep(answer.proofs)
@@ -270,9 +283,10 @@ async def _send_buy(opened: Opened, client: LeagueClient, manifest: LeagueManife
         if exc.status in RETRY_LATER:
             raise WalletError(_kept(opened, exc, "purchase")) from None
         # Refused whole, nothing recorded: the notes (and an upgrade's print) are this
-        # wallet's again, as they were.
+        # wallet's again, as they were; notes bound to the treasury stay bound (L-21).
         wallet.pending_buy = None
-        given = [*request.payment, *([request.upgrade.returned] if request.upgrade else [])]
+        given = [c for c in request.payment if c.serial not in wallet.bound]
+        given += [request.upgrade.returned] if request.upgrade else []
         wallet.admit(Chain(certificate=c.certificate, endorsements=c.endorsements[:-1])
                      for c in given)
         opened.save()
@@ -344,9 +358,18 @@ async def _buy(
                 returned=endorse(wallet.prints[upgrade_of.serial], wallet.key, mint, now),
             )
         price = purchase_price(manifest, title, upgrade)
-        notes = choose_notes([_note(c) for c in wallet.notes.values()], price)
+        # Notes bound to the treasury pay first, as the very chains signed (L-21).
+        bound = list(wallet.bound.values())
+        owed = price - sum(_note(c).denomination for c in bound)
+        notes = choose_notes([_note(c) for c in wallet.notes.values()], owed) if owed > 0 else []
+        if len(bound) + len(notes) > MAX_PAYMENT_NOTES:
+            raise WalletError(f"M{price} takes {len(bound) + len(notes)} notes with the "
+                              f"{len(bound)} bound to the treasury; a purchase pays with at "
+                              f"most {MAX_PAYMENT_NOTES}")
         treasury = PublicKey.from_text(manifest.treasury)
-        payment = [endorse(wallet.notes[n.serial], wallet.key, treasury, now) for n in notes]
+        payment = bound + [
+            endorse(wallet.notes[n.serial], wallet.key, treasury, now) for n in notes
+        ]
         request = buy_request(wallet.key, manifest, title, payment,
                               purchase_id=new_request_id(), at=now, upgrade=upgrade)
         for note in notes:  # endorsed away: they leave with the request kept, in one save

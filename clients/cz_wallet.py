@@ -222,12 +222,18 @@ def collection(args: argparse.Namespace) -> int:
         for c in wallet.notes.values()
         if isinstance(c.certificate, NoteCertificate)
     ]
+    bound = [
+        {"serial": c.serial, "denomination": c.certificate.denomination}
+        for c in wallet.bound.values()
+        if isinstance(c.certificate, NoteCertificate)
+    ]
     data = {
         "address": address,
         "league": league,
         **_summary(wallet),
         "prints": [print_item(p) for p in wallet.collection.prints],
         "note_list": notes,
+        "bound_notes": bound,
         "fraud_proof_list": [
             {"says": p.describe(), "proof": p.to_wire()} for p in wallet.proofs
         ],
@@ -253,6 +259,10 @@ def collection(args: argparse.Namespace) -> int:
         lines.append(f"  {p.label()}")
     for note in notes:
         lines.append(f"  ✓ M{note['denomination']} note {note['serial']}")
+    for note in bound:
+        lines.append(f"  ⇢ M{note['denomination']} note {note['serial']}, bound to the "
+                     "treasury: its hop there is signed (a rejected purchase); cz buy pays "
+                     "it first")
     for proof in wallet.proofs:
         lines.append(f"  fraud proof: {proof.describe()}")
     lines += pending_lines

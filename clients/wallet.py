@@ -109,6 +109,12 @@ class Wallet:
     #: yet: replayed as they are (the treasury answers a replay the same).
     pending_claim: ClaimRequest | None = None
     pending_buy: BuyRequest | None = None
+    #: Notes this wallet endorsed to the treasury in a purchase the notary rejected without
+    #: recording them (another note of it was spent elsewhere first): still this wallet's,
+    #: but their hop to the treasury is signed and in the treasury's log, so another
+    #: endorsement at that hop would convict this key (L-05). They are only ever paid to the
+    #: treasury again, as these very chains (L-21).
+    bound: dict[str, Chain] = field(default_factory=dict)
 
     @classmethod
     def new(cls, key: SigningKey | None = None, *, seed: int | None = None) -> Wallet:
@@ -204,6 +210,11 @@ class Wallet:
         if to == self.public:
             raise WalletError("that ledger card is your own: a slip goes to another key")
         for serial in serials:
+            if serial in self.bound:
+                raise WalletError(
+                    f"{serial} is bound to the treasury: its hop to the treasury is signed "
+                    "(a rejected purchase), so it only pays the treasury again (cz buy)"
+                )
             if serial not in self.prints and serial not in self.notes:
                 raise WalletError(self._not_held(serial))
         chains = []
@@ -230,7 +241,9 @@ class Wallet:
     def check_new(self, chains: Iterable[Chain]) -> None:
         """Refuse chains of items this wallet already holds (a slip imported twice)."""
         for chain in chains:
-            if chain.serial in self.prints or chain.serial in self.notes:
+            if chain.serial in self.prints or chain.serial in self.notes or (
+                chain.serial in self.bound
+            ):
                 raise WalletError(f"{chain.serial} is already in this wallet")
 
     def admit(self, chains: Iterable[Chain]) -> None:
@@ -277,6 +290,7 @@ class Wallet:
             "pending_stamp": self.pending.to_wire() if self.pending else None,
             "pending_claim": self.pending_claim.to_wire() if self.pending_claim else None,
             "pending_buy": self.pending_buy.to_wire() if self.pending_buy else None,
+            "bound_notes": [c.to_wire() for c in self.bound.values()],
         }
 
     @classmethod
@@ -286,7 +300,8 @@ class Wallet:
                 "league", "pending_stamp"}
         if data.get("format") != FORMAT:
             raise SchemaError(f"this save code is not a {FORMAT} wallet")
-        if set(data) not in (keys, keys | _TREASURY_KEYS):  # codes sealed before the treasury
+        # Codes sealed before the treasury's commands, and before bound notes, still read.
+        if set(data) not in (keys, keys | _TREASURY_KEYS, keys | _TREASURY_KEYS | _BOUND_KEYS):
             raise SchemaError(f"a wallet payload has exactly the fields {sorted(keys)}")
         seed = data["key"]
         if not isinstance(seed, str):
@@ -309,6 +324,7 @@ class Wallet:
         claim, buy = data.get("pending_claim"), data.get("pending_buy")
         wallet.pending_claim = None if claim is None else ClaimRequest.from_wire(claim)
         wallet.pending_buy = None if buy is None else BuyRequest.from_wire(buy)
+        wallet.bound = _chains(data.get("bound_notes", []), "bound_notes", NoteCertificate)
         wallet._check()
         return wallet
 
@@ -318,6 +334,11 @@ class Wallet:
             last = chain.endorsements[-1].to if chain.endorsements else chain.certificate.issued_to
             if last != mine:
                 raise SchemaError(f"the wallet holds {chain.serial}, endorsed to another key")
+        for chain in self.bound.values():
+            if not chain.endorsements or chain.endorsements[-1].from_ != mine:
+                raise SchemaError(f"the wallet binds {chain.serial} without its own last hop")
+            if chain.serial in self.notes:
+                raise SchemaError(f"the wallet holds {chain.serial} both free and bound")
         stamped = sorted(p.serial or "" for p in self.collection.prints if p.stamped)
         if stamped != sorted(self.prints):
             raise SchemaError("the wallet's stamped prints and the chains it holds disagree")
@@ -325,6 +346,8 @@ class Wallet:
 
 #: The payload's fields since the treasury's commands (optional when read back).
 _TREASURY_KEYS = {"pending_claim", "pending_buy"}
+#: The payload's field since notes bound to the treasury (L-21; optional when read back).
+_BOUND_KEYS = {"bound_notes"}
 
 
 def _list(value: object, what: str) -> list[Any]:

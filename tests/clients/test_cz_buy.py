@@ -103,3 +103,63 @@ def test_notes_signed_elsewhere_first_reject_the_purchase(
     assert {p.first.serial for p in proofs} <= set(held)
     assert {address_of(p.verify()) for p in proofs} == {a_address}  # A's signatures convict A
     assert notes(b) == held
+
+
+@pytest.fixture
+def generous(tmp_path: Path, database_url: str) -> Iterator[Served]:
+    """A league whose faucet gives 100 marks a key a day, served."""
+    home = tmp_path / "league"
+    policies = TEST_POLICIES.model_copy(update={"faucet_marks_per_day": 100})
+    create_league(LeagueSettings(data_dir=home, database_url=database_url),
+                  print_runs=SMALL_RUNS, policies=policies)
+    with serving({**clean_env(), "LEAGUE_HOME": str(home), "DATABASE_URL": database_url}
+                 ) as server:
+        yield server
+
+
+# V.5, V.7, L-05, L-21
+def test_an_honest_note_of_a_rejected_purchase_stays_bound_to_the_treasury(
+    generous: Served, tmp_path: Path
+) -> None:
+    """A pays a Tally with two M25 notes, one of them signed to B first from a newer wallet:
+    the purchase is rejected with the proof convicting A of that one note; the other note was
+    never recorded anywhere, so it is still A's, but A's hop to the treasury is signed (and in
+    the treasury's log): it is kept bound to the treasury, cannot be sent to anyone (that
+    would be a second endorsement at its hop), and pays the next purchase as the very chain
+    signed."""
+    a = Player(tmp_path / "a", workdir=tmp_path)
+    b = Player(tmp_path / "b", workdir=tmp_path)
+    a.ok("load", str(wallet_with(tmp_path / "a.code", [], marks=110)))
+    a.ok("league", "set", generous.url)
+    b.strike(generous.url)
+    b.ok("card", "--out", "b.card")
+    a.ok("notes", "claim", "50")
+    first, second = sorted(notes(a))
+    a.ok("save", "--out", "old.code")
+    a.ok("send", "--to", "b.card", first, "--out", "one.slip")
+    assert b.json("import", "one.slip")["recorded"] == 1
+    a.ok("load", "--replace", "old.code")
+
+    refusal = one_line_failure(a.run("buy", "Tally"))
+    assert "was rejected" in refusal
+    after = a.json("collection")
+    assert after["note_list"] == []
+    assert after["bound_notes"] == [{"serial": second, "denomination": 25}]
+    assert {FraudProof.from_wire(p["proof"]).first.serial
+            for p in after["fraud_proof_list"]} == {first}
+    assert "bound to the treasury" in a.ok("notes")
+    sent = one_line_failure(a.run("send", "--to", "b.card", second, "--out", "two.slip"))
+    assert f"{second} is bound to the treasury" in sent
+    assert not (tmp_path / "two.slip").exists()
+
+    a.ok("notes", "claim", "50")  # M50 more: the bound M25 and one of these pay M30
+    (bought,) = a.json("buy", "Tally")["purchases"]
+    assert (bought["outcome"], bought["serial"]) == ("delivered", "CZ-TALLY-0001")
+    assert second in bought["paid_notes"] and len(bought["paid_notes"]) == 2
+    assert sorted(n["denomination"] for n in bought["change"]) == [5, 5, 5, 5]
+    after = a.json("collection")
+    assert after["bound_notes"] == []
+    assert sorted(n["denomination"] for n in after["note_list"]) == [5, 5, 5, 5, 25]
+    life = a.json("provenance", second)  # the very hop signed at the rejected purchase
+    assert [(h["issue"], h["hop"]) for h in life["hops"]] == [(1, 1)]
+    assert [r["issue"] for r in life["returns"]] == [1]
