@@ -50,6 +50,14 @@ _JSON_AFTER.add_argument("--json", action="store_true", default=argparse.SUPPRES
 
 #: Answers that leave a request kept, to be sent again: the league is busy, not refusing.
 RETRY_LATER = (429, 503)
+#: A 429 that refuses for good: the day's faucet is used up, and the request, signed with
+#: today's time, would be stale by the time it opens again.
+REFUSED_FOR_THE_DAY = "allowance-exhausted"
+
+
+def _kept(exc: LeagueProblem) -> bool:
+    """Whether ``exc`` leaves the request kept in the wallet, to be sent again."""
+    return exc.status in RETRY_LATER and exc.slug != REFUSED_FOR_THE_DAY
 
 
 def _note(chain: Chain) -> NoteCertificate:
@@ -75,7 +83,7 @@ def _hold(wallet: Wallet, notes: list[NoteCertificate]) -> None:
     wallet.admit(Chain(certificate=n, endorsements=()) for n in notes)
 
 
-def _kept(opened: Opened, exc: LeagueProblem | None, what: str) -> str:
+def _kept_line(opened: Opened, exc: LeagueProblem | None, what: str) -> str:
     """Why a kept request stays kept: the line printed when it is not answered now."""
     opened.save()
     why = f"the league is busy ({exc})" if exc is not None else "no answer"
@@ -107,8 +115,8 @@ async def _send_claim(opened: Opened, client: LeagueClient, manifest: LeagueMani
     try:
         answer = await client.claim(request)
     except LeagueProblem as exc:
-        if exc.status in RETRY_LATER:
-            raise WalletError(_kept(opened, exc, "claim")) from None
+        if _kept(exc):
+            raise WalletError(_kept_line(opened, exc, "claim")) from None
         wallet.pending_claim = None  # refused whole: nothing was converted
         opened.save()
         raise
@@ -280,8 +288,8 @@ async def _send_buy(opened: Opened, client: LeagueClient, manifest: LeagueManife
     try:
         answer = await client.buy(request)
     except LeagueProblem as exc:
-        if exc.status in RETRY_LATER:
-            raise WalletError(_kept(opened, exc, "purchase")) from None
+        if _kept(exc):
+            raise WalletError(_kept_line(opened, exc, "purchase")) from None
         # Refused whole, nothing recorded: the notes (and an upgrade's print) are this
         # wallet's again, as they were; notes bound to the treasury stay bound (L-21).
         wallet.pending_buy = None
@@ -426,10 +434,11 @@ def buy(args: argparse.Namespace) -> int:
         answers, requests = asyncio.run(
             _buy(opened, args.title, args.upgrade, args.finish or "gilt")
         )
-    rejected = [a for a in answers if a.outcome == "rejected"]
-    if rejected:  # credited and saved above (the fraud proofs kept): a refusal all the same
-        raise WalletError(f"the purchase {rejected[0].purchase_id} was rejected: "
-                          f"{rejected[0].reason}; its fraud proofs are kept in your wallet")
+    last = answers[-1]
+    if last.outcome == "rejected":  # credited and saved (the fraud proofs kept): refused
+        raise WalletError(f"the purchase {last.purchase_id} was rejected: "
+                          f"{last.reason}; its fraud proofs are kept in your wallet")
+    # A purchase kept from last time and rejected is shown beside the one asked for now.
     shown = [_bought(a, r) for a, r in zip(answers, requests, strict=True)]
     emit(args, {"purchases": [d for d, _ in shown]},
          "\n".join(line for _, lines in shown for line in lines))
@@ -482,7 +491,10 @@ def add_notes(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
             "before it is sent: if its answer is lost, the same command again finishes it\n"
             "(the same purchase id; nothing is paid twice). If the run is exhausted, your\n"
             "notes come back as a refund, and an upgrade's print comes back too (issued\n"
-            "again by the mint under its next issue)."
+            "again by the mint under its next issue): exit status 0, nothing lost. If a\n"
+            "note paid was signed away first, the purchase is rejected (exit status 2),\n"
+            "the fraud proof kept; your other notes of it stay yours, bound to the\n"
+            "treasury, and the next purchase pays with them first (L-21)."
         ),
         epilog=(
             "examples:\n"

@@ -155,7 +155,8 @@ def test_an_honest_note_of_a_rejected_purchase_stays_bound_to_the_treasury(
     a.ok("notes", "claim", "50")  # M50 more: the bound M25 and one of these pay M30
     (bought,) = a.json("buy", "Tally")["purchases"]
     assert (bought["outcome"], bought["serial"]) == ("delivered", "CZ-TALLY-0001")
-    assert second in bought["paid_notes"] and len(bought["paid_notes"]) == 2
+    assert second in bought["paid_notes"]
+    assert len(bought["paid_notes"]) == 2
     assert sorted(n["denomination"] for n in bought["change"]) == [5, 5, 5, 5]
     after = a.json("collection")
     assert after["bound_notes"] == []
