@@ -625,7 +625,7 @@ class TreasuryFigures:
     purchases: dict[str, int]
     open_purchases: int
     note_hops: int
-    #: Returns naming a notary hop past the notary's audited log (not matched).
+    #: Note returns naming a notary hop past the notary's audited log (not matched).
     unmatched_returns: int
 
     def lines(self) -> list[str]:
@@ -668,6 +668,9 @@ class AuditReport:
     #: Prints returned to the mint for finish upgrades, and issued again on a refusal (L-20).
     returned_prints: int = 0
     reissued_prints: int = 0
+    #: Prints returned whose notary hop was read and matched (the others name hops past the
+    #: notary's audited log: not matched this run, never reported notarized).
+    notarized_prints: int = 0
 
     def lines(self) -> list[str]:
         """The report a person reads, one line per service, then the economy."""
@@ -688,8 +691,13 @@ class AuditReport:
         )
         if self.returned_prints:
             out.append(f"upgrades: {self.returned_prints} prints returned to the mint, each "
-                       f"once per issue on its notarized hop; {self.reissued_prints} issued "
-                       f"again to a refused upgrade's buyer")
+                       f"once per issue for a purchase of that upgrade, "
+                       f"{self.notarized_prints} on their notarized hop; "
+                       f"{self.reissued_prints} issued again to a refused upgrade's buyer")
+            unmatched = self.returned_prints - self.notarized_prints
+            if unmatched:
+                out.append(f"mint: {unmatched} print returns name notary hops past its audited "
+                           f"log (not matched this run)")
         if self.compared is None:
             out.append("holders: the notary serves no holders pages; not compared")
         else:
@@ -855,6 +863,18 @@ class _Purchase:
 
 
 @dataclass(slots=True)
+class _Taken:
+    """A print the mint's log took back for an order not yet closed in the treasury's log
+    (L-20): its serial and issue, the return's seq, and whom and at what seq the mint issued
+    it again (``None``: not issued again)."""
+
+    serial: str
+    issue: int
+    seq: int
+    reissued: tuple[str, int] | None = None
+
+
+@dataclass(slots=True)
 class _Run:
     count: int = 0
     highest: int = 0
@@ -898,7 +918,11 @@ class Auditor:
     #: issue) and the print issued again (serial, certificate, receiver) (L-20).
     _order_returns: dict[str, tuple[str, int]] = field(init=False, default_factory=dict)
     _order_reissues: dict[str, tuple[str, str, str]] = field(init=False, default_factory=dict)
+    #: The mint's returns whose order no closed purchase has accounted for yet: at the end
+    #: each must be of a purchase still open with that upgrade (L-20).
+    _unaccounted: dict[str, _Taken] = field(init=False, default_factory=dict)
     _print_returns: int = field(init=False, default=0)
+    _print_notarized: int = field(init=False, default=0)
     _runs: dict[tuple[str, RunFinish], _Run] = field(init=False, default_factory=dict)
     _run_bounds: dict[tuple[str, str], tuple[str, int, int]] = field(
         init=False, default_factory=dict
@@ -921,7 +945,8 @@ class Auditor:
     _out: Counter[int] = field(init=False, default_factory=Counter)
     _faucet: dict[tuple[str, str], int] = field(init=False, default_factory=dict)
     #: Returns waiting for the notary's log: its seq -> (the returning service, its seq,
-    #: serial, issue, hop, digest of the endorsement).
+    #: serial, issue, hop, digest of the endorsement). One return per notary seq: a second
+    #: naming the same seq fails.
     _returning: dict[int, tuple[str, int, str, int, int, bytes]] = field(
         init=False, default_factory=dict
     )
@@ -1059,9 +1084,10 @@ class Auditor:
                                 f"it to the mint's key")
         if fact.purchase_id in self._order_returns:
             raise log.fail(seq, f"order {fact.purchase_id!r} takes back a second print")
+        self._await_hop(log, fact)
         chain.returned = seq
         self._order_returns[fact.purchase_id] = (serial, n)
-        self._returning[fact.notarized] = ("mint", seq, serial, n, fact.hop, fact.digest)
+        self._unaccounted[fact.purchase_id] = _Taken(serial, n, seq)
         self._print_returns += 1
 
     def _reissued(self, log: _Log, fact: Stamped, order: str) -> None:
@@ -1087,6 +1113,9 @@ class Auditor:
         )
         self._print_issue[serial] = n
         self._order_reissues[order] = (serial, fact.certificate, fact.issued_to)
+        taken = self._unaccounted.get(order)
+        if taken is not None:
+            taken.reissued = (fact.issued_to, seq)
 
     def _bounds(self, log: _Log, fact: Stamped) -> tuple[str, int, int]:
         found = self._run_bounds.get((fact.title, fact.finish))
@@ -1186,19 +1215,37 @@ class Auditor:
                                 f"first endorsement is not the hop recorded at seq {fact.prior}")
         self._conflicts += 1
 
+    def _await_hop(self, log: _Log, fact: Returned) -> None:
+        """A return (a note's to the treasury, a print's to the mint) waits for the notary's
+        hop it names; no two returns name one hop."""
+        other = self._returning.get(fact.notarized)
+        if other is not None:
+            raise log.fail(fact.seq, f"the return of {fact.serial} (issue {fact.issue}) names "
+                                     f"the notary's hop at seq {fact.notarized}, which the "
+                                     f"{other[0]}'s return at seq {other[1]} names too")
+        self._returning[fact.notarized] = (log.service, fact.seq, fact.serial, fact.issue,
+                                           fact.hop, fact.digest)
+
     def _notarized_return(self, fact: Fact) -> None:
         """A return naming this notary event (a note's to the treasury, a print's to the
-        mint) must name the hop it records."""
+        mint) must name the hop it records: exactly its endorsement, to the returning
+        service's key, the latest hop of that issue's chain (the service holds it)."""
         returning = self._returning.pop(fact.seq, None)
         if returning is None:
             return
         service, seq, serial, issue, hop, digest = returning
+        key = getattr(self.manifest, service)
+        chains = self._print_chains if service == "mint" else self._note_chains
+        chain = chains.get((serial, issue))
         if not (isinstance(fact, Hop)
-                and (fact.serial, fact.issue, fact.hop) == (serial, issue, hop)
-                and hmac.compare_digest(fact.digest, digest)):
+                and (fact.serial, fact.issue, fact.hop, fact.to) == (serial, issue, hop, key)
+                and hmac.compare_digest(fact.digest, digest)
+                and chain is not None and chain.hops == hop and chain.holder == key):
             raise AuditFailure(service, seq,
                                f"the return of {serial} (issue {issue}) names the notary's hop "
                                f"at seq {fact.seq}, which records another event")
+        if service == "mint":
+            self._print_notarized += 1
 
     # -- the treasury ------------------------------------------------------------------------
 
@@ -1280,7 +1327,7 @@ class Auditor:
         note.out = False
         self._out[note.denomination] -= 1
         self._supply(log, seq)
-        self._returning[fact.notarized] = ("treasury", seq, serial, n, fact.hop, fact.digest)
+        self._await_hop(log, fact)
         self._returns += 1
 
     def _step(self, log: _Log, fact: Step) -> None:
@@ -1358,8 +1405,8 @@ class Auditor:
 
     def _check_print_back(self, log: _Log, fact: Step, purchase: _Purchase) -> None:
         """L-20: an upgrade delivered took its print back at the mint; refunded, the mint took
-        it back and issued it again to the buyer (or never took it); rejected, or a single,
-        the mint took nothing back for it."""
+        it back and issued it again to the buyer (a refunded upgrade hands its print back);
+        rejected, or a single, the mint took nothing back for it."""
         pid, outcome = fact.purchase_id, fact.outcome
         taken = self._order_returns.get(pid)
         again = self._order_reissues.get(pid)
@@ -1367,10 +1414,10 @@ class Auditor:
             wrong = (None if taken == purchase.upgrade and again is None
                      else "the mint's log did not take back the print returned for it")
         elif outcome == "refunded" and purchase.upgrade is not None:
+            # L-20: a refunded upgrade hands its print back, taken and issued again.
             handed = (again is not None and again[2] == purchase.buyer
                       and again == purchase.reissued)
-            wrong = (None if (taken == purchase.upgrade and handed)
-                     or (taken is None and again is None and purchase.reissued is None)
+            wrong = (None if taken == purchase.upgrade and handed
                      else "the print returned for it is not handed back to the buyer exactly")
         else:
             wrong = (None if taken is None and again is None
@@ -1378,6 +1425,7 @@ class Auditor:
         if wrong is not None:
             raise log.fail(fact.seq, f"purchase {pid!r} closed {outcome} but not exactly: "
                                      f"{wrong}")
+        self._unaccounted.pop(pid, None)
 
     def _treasury_figures(self) -> TreasuryFigures | None:
         if not self._logs["treasury"].served:
@@ -1392,7 +1440,7 @@ class Auditor:
             purchases=dict(self._closed),
             open_purchases=len(self._purchases),
             note_hops=self._note_hops,
-            unmatched_returns=len(self._returning),
+            unmatched_returns=sum(r[0] == "treasury" for r in self._returning.values()),
         )
 
     # -- the notary's projection -------------------------------------------------------------
@@ -1501,6 +1549,35 @@ class Auditor:
         latest = self._print_chains.get((serial, self._print_issue.get(serial, 0)))
         return latest.holder if latest is not None else None
 
+    def _check_returns(self) -> None:
+        """Every return matched to the notary's hop it names, unless that hop lies past the
+        notary's audited log (not matched this run); every print the mint took back and not
+        yet accounted for by a closed purchase taken for a purchase still open with that
+        upgrade, and issued again only to its buyer (L-20)."""
+        size = self.size("notary")
+        for notarized, (service, seq, serial, issue, _, _) in self._returning.items():
+            if notarized < size:
+                raise AuditFailure(service, seq,
+                                   f"the return of {serial} (issue {issue}) names the notary's "
+                                   f"hop at seq {notarized}, which its log (audited to "
+                                   f"{size} events) never matched to it")
+        treasury = self._logs["treasury"].served or self._logs["treasury"].tree.size > 0
+        for order, taken in self._unaccounted.items():
+            what = f"{taken.serial} (issue {taken.issue}) taken back for order {order!r}"
+            if not treasury:
+                raise AuditFailure("mint", taken.seq,
+                                   f"{what}, but the treasury serves no log: a return without "
+                                   f"a purchase cannot be accounted for (L-20)")
+            purchase = self._purchases.get(order)
+            if purchase is None or purchase.upgrade != (taken.serial, taken.issue):
+                raise AuditFailure("mint", taken.seq,
+                                   f"{what}, which names no purchase opened with that print "
+                                   f"returned for an upgrade (L-20)")
+            if taken.reissued is not None and taken.reissued[0] != purchase.buyer:
+                raise AuditFailure("mint", taken.reissued[1],
+                                   f"{taken.serial} issued again for order {order!r} to "
+                                   f"{taken.reissued[0]}, who is not its buyer (L-20)")
+
     def report(self) -> AuditReport:
         """Finish: every checkpoint reached, every run's numbers dense, every holder compared,
         no evidence kept; the report."""
@@ -1509,6 +1586,7 @@ class Auditor:
                          or self._logs[name].tree.size)
         self._check_runs()
         self._check_holders()
+        self._check_returns()
         if self._accused is not None:
             raise self._accused
         return AuditReport(
@@ -1523,6 +1601,7 @@ class Auditor:
             treasury=self._treasury_figures(),
             returned_prints=self._print_returns,
             reissued_prints=len(self._order_reissues),
+            notarized_prints=self._print_notarized,
         )
 
 
