@@ -216,7 +216,7 @@ def provenance(args: argparse.Namespace) -> int:
         return 0
     c = life.stamp.certificate
     hops = [
-        {"hop": h.endorsement.hop, "from": _addr(h.endorsement.from_),
+        {"issue": h.receipt.issue, "hop": h.endorsement.hop, "from": _addr(h.endorsement.from_),
          "to": _addr(h.endorsement.to), "notary_event": h.receipt.index}
         for h in life.hops
     ]

@@ -252,11 +252,6 @@ def _credit_buy(wallet: Wallet, answer: BuyAnswer, request: BuyRequest,
     chains = [Chain(certificate=n, endorsements=()) for n in gained]
     if answer.stamped is not None:
         chains.append(Chain(certificate=answer.stamped, endorsements=()))
-    if answer.outcome == "rejected" and upgrade is not None and not any(
-        proof.first.serial == upgrade.returned.serial for proof in answer.proofs
-    ):  # the notary recorded nothing: the print is still this wallet's, as it was
-        chains.append(Chain(certificate=upgrade.returned.certificate,
-                            endorsements=upgrade.returned.endorsements[:-1]))
     if answer.returned is not None:  # a refused upgrade: the print back, issued again
         returned = upgrade.returned if upgrade is not None else None
         if returned is None or (answer.returned.serial, answer.returned.issue) != (
@@ -275,8 +270,14 @@ def _credit_buy(wallet: Wallet, answer: BuyAnswer, request: BuyRequest,
             # The notary recorded nothing: the note is still this wallet's, its hop to the
             # treasury signed; it pays the treasury again, as this chain (L-21).
             wallet.bound[chain.serial] = chain
-    if upgrade is not None and answer.outcome != "rejected":  # the hop to the mint, too
-        wallet.seen.admit(upgrade.returned)
+    if upgrade is not None:  # the hop to the mint, too
+        returned = upgrade.returned
+        wallet.seen.admit(returned)
+        wallet.bound_prints.pop(returned.serial, None)
+        if answer.outcome == "rejected" and returned.serial not in convicted:
+            # The notary recorded nothing: the print is still this wallet's, its hop to the
+            # mint signed (and in the treasury's log): bound to the mint (L-21).
+            wallet.bound_prints[returned.serial] = returned
     wallet.keep(answer.proofs)
 
 
@@ -291,10 +292,11 @@ async def _send_buy(opened: Opened, client: LeagueClient, manifest: LeagueManife
         if _kept(exc):
             raise WalletError(_kept_line(opened, exc, "purchase")) from None
         # Refused whole, nothing recorded: the notes (and an upgrade's print) are this
-        # wallet's again, as they were; notes bound to the treasury stay bound (L-21).
+        # wallet's again, as they were; what was bound stays bound (L-21).
         wallet.pending_buy = None
         given = [c for c in request.payment if c.serial not in wallet.bound]
-        given += [request.upgrade.returned] if request.upgrade else []
+        if request.upgrade and request.upgrade.returned.serial not in wallet.bound_prints:
+            given.append(request.upgrade.returned)
         wallet.admit(Chain(certificate=c.certificate, endorsements=c.endorsements[:-1])
                      for c in given)
         opened.save()
@@ -315,8 +317,9 @@ def _title(manifest: LeagueManifest, typed: str) -> str:
 
 
 def _upgraded(wallet: Wallet, serial: str, typed: str | None) -> PrintCertificate:
-    """The standard print ``serial`` this wallet holds, to return for an upgrade (L-20)."""
-    held = wallet.prints.get(serial.upper())
+    """The standard print ``serial`` this wallet holds (or holds bound to the mint, L-21), to
+    return for an upgrade (L-20)."""
+    held = wallet.prints.get(serial.upper()) or wallet.bound_prints.get(serial.upper())
     if held is None:
         raise WalletError(f"this wallet holds no stamped print {serial}: an upgrade returns "
                           f"a standard print you hold (cz collection lists them)")
@@ -361,9 +364,12 @@ async def _buy(
         upgrade = None
         if upgrade_of is not None:
             mint = PublicKey.from_text(manifest.mint)
+            bound_print = wallet.bound_prints.get(upgrade_of.serial)
             upgrade = Upgrade(
                 finish=finish,  # type: ignore[arg-type]  # argparse's choices
-                returned=endorse(wallet.prints[upgrade_of.serial], wallet.key, mint, now),
+                # A print bound to the mint goes back as the very chain signed (L-21).
+                returned=bound_print
+                or endorse(wallet.prints[upgrade_of.serial], wallet.key, mint, now),
             )
         price = purchase_price(manifest, title, upgrade)
         # Notes bound to the treasury pay first, as the very chains signed (L-21).
@@ -382,8 +388,8 @@ async def _buy(
                               purchase_id=new_request_id(), at=now, upgrade=upgrade)
         for note in notes:  # endorsed away: they leave with the request kept, in one save
             del wallet.notes[note.serial]
-        if upgrade_of is not None:  # and so does the print returned (V.6, L-20)
-            _release(wallet, upgrade_of.serial)
+        if upgrade_of is not None and upgrade_of.serial in wallet.prints:
+            _release(wallet, upgrade_of.serial)  # and so does the print returned (V.6, L-20)
         wallet.pending_buy = request
         opened.save()
         answers.append(await _send_buy(opened, client, manifest))
@@ -494,7 +500,8 @@ def add_notes(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
             "again by the mint under its next issue): exit status 0, nothing lost. If a\n"
             "note paid was signed away first, the purchase is rejected (exit status 2),\n"
             "the fraud proof kept; your other notes of it stay yours, bound to the\n"
-            "treasury, and the next purchase pays with them first (L-21)."
+            "treasury, and the next purchase pays with them first (an upgrade's print\n"
+            "stays yours too, bound to the mint: cz buy --upgrade SERIAL again) (L-21)."
         ),
         epilog=(
             "examples:\n"

@@ -14,7 +14,7 @@ from clients.cz_session import JSON_FLAG, ask_passphrase, emit, opened_wallet, p
 from clients.wallet import Wallet, WalletError, WalletHome, read_code, seal, unseal
 from ledger.address import address_of
 from ledger.armor import SAVE_CODE
-from ledger.certificates import NoteCertificate
+from ledger.certificates import NoteCertificate, PrintCertificate
 from ledger.errors import DecodeError, SizeLimitError
 from ledger.limits import MAX_ARMOR_BYTES
 
@@ -234,6 +234,11 @@ def collection(args: argparse.Namespace) -> int:
         "prints": [print_item(p) for p in wallet.collection.prints],
         "note_list": notes,
         "bound_notes": bound,
+        "bound_prints": [
+            {"serial": c.serial, "title": c.certificate.title}
+            for c in wallet.bound_prints.values()
+            if isinstance(c.certificate, PrintCertificate)
+        ],
         "fraud_proof_list": [
             {"says": p.describe(), "proof": p.to_wire()} for p in wallet.proofs
         ],
@@ -263,6 +268,10 @@ def collection(args: argparse.Namespace) -> int:
         lines.append(f"  ⇢ M{note['denomination']} note {note['serial']}, bound to the "
                      "treasury: its hop there is signed (a rejected purchase); cz buy pays "
                      "it first")
+    for item in data["bound_prints"]:
+        lines.append(f"  ⇢ {item['title']} {item['serial']}, bound to the mint: its hop there "
+                     f"is signed (a rejected upgrade); cz buy --upgrade {item['serial']} "
+                     "returns it")
     for proof in wallet.proofs:
         lines.append(f"  fraud proof: {proof.describe()}")
     lines += pending_lines

@@ -115,6 +115,10 @@ class Wallet:
     #: endorsement at that hop would convict this key (L-05). They are only ever paid to the
     #: treasury again, as these very chains (L-21).
     bound: dict[str, Chain] = field(default_factory=dict)
+    #: Standard prints endorsed to the mint for an upgrade the notary rejected without
+    #: recording them: the same, bound to the mint; only ever returned to the mint again, as
+    #: these very chains, by the next upgrade of them (L-21).
+    bound_prints: dict[str, Chain] = field(default_factory=dict)
 
     @classmethod
     def new(cls, key: SigningKey | None = None, *, seed: int | None = None) -> Wallet:
@@ -215,6 +219,11 @@ class Wallet:
                     f"{serial} is bound to the treasury: its hop to the treasury is signed "
                     "(a rejected purchase), so it only pays the treasury again (cz buy)"
                 )
+            if serial in self.bound_prints:
+                raise WalletError(
+                    f"{serial} is bound to the mint: its hop to the mint is signed (a rejected "
+                    f"upgrade), so it only goes back to the mint (cz buy --upgrade {serial})"
+                )
             if serial not in self.prints and serial not in self.notes:
                 raise WalletError(self._not_held(serial))
         chains = []
@@ -242,7 +251,7 @@ class Wallet:
         """Refuse chains of items this wallet already holds (a slip imported twice)."""
         for chain in chains:
             if chain.serial in self.prints or chain.serial in self.notes or (
-                chain.serial in self.bound
+                chain.serial in self.bound or chain.serial in self.bound_prints
             ):
                 raise WalletError(f"{chain.serial} is already in this wallet")
 
@@ -291,6 +300,7 @@ class Wallet:
             "pending_claim": self.pending_claim.to_wire() if self.pending_claim else None,
             "pending_buy": self.pending_buy.to_wire() if self.pending_buy else None,
             "bound_notes": [c.to_wire() for c in self.bound.values()],
+            "bound_prints": [c.to_wire() for c in self.bound_prints.values()],
         }
 
     @classmethod
@@ -300,7 +310,7 @@ class Wallet:
                 "league", "pending_stamp"}
         if data.get("format") != FORMAT:
             raise SchemaError(f"this save code is not a {FORMAT} wallet")
-        # Codes sealed before the treasury's commands, and before bound notes, still read.
+        # Codes sealed before the treasury's commands, and before bound items, still read.
         if set(data) not in (keys, keys | _TREASURY_KEYS, keys | _TREASURY_KEYS | _BOUND_KEYS):
             raise SchemaError(f"a wallet payload has exactly the fields {sorted(keys)}")
         seed = data["key"]
@@ -325,6 +335,9 @@ class Wallet:
         wallet.pending_claim = None if claim is None else ClaimRequest.from_wire(claim)
         wallet.pending_buy = None if buy is None else BuyRequest.from_wire(buy)
         wallet.bound = _chains(data.get("bound_notes", []), "bound_notes", NoteCertificate)
+        wallet.bound_prints = _chains(
+            data.get("bound_prints", []), "bound_prints", PrintCertificate
+        )
         wallet._check()
         return wallet
 
@@ -334,10 +347,10 @@ class Wallet:
             last = chain.endorsements[-1].to if chain.endorsements else chain.certificate.issued_to
             if last != mine:
                 raise SchemaError(f"the wallet holds {chain.serial}, endorsed to another key")
-        for chain in self.bound.values():
+        for chain in (*self.bound.values(), *self.bound_prints.values()):
             if not chain.endorsements or chain.endorsements[-1].from_ != mine:
                 raise SchemaError(f"the wallet binds {chain.serial} without its own last hop")
-            if chain.serial in self.notes:
+            if chain.serial in self.notes or chain.serial in self.prints:
                 raise SchemaError(f"the wallet holds {chain.serial} both free and bound")
         stamped = sorted(p.serial or "" for p in self.collection.prints if p.stamped)
         if stamped != sorted(self.prints):
@@ -347,7 +360,7 @@ class Wallet:
 #: The payload's fields since the treasury's commands (optional when read back).
 _TREASURY_KEYS = {"pending_claim", "pending_buy"}
 #: The payload's field since notes bound to the treasury (L-21; optional when read back).
-_BOUND_KEYS = {"bound_notes"}
+_BOUND_KEYS = {"bound_notes", "bound_prints"}
 
 
 def _list(value: object, what: str) -> list[Any]:

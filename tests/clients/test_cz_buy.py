@@ -107,9 +107,9 @@ def test_notes_signed_elsewhere_first_reject_the_purchase(
 
 @pytest.fixture
 def generous(tmp_path: Path, database_url: str) -> Iterator[Served]:
-    """A league whose faucet gives 100 marks a key a day, served."""
+    """A league whose faucet gives 200 marks a key a day, served."""
     home = tmp_path / "league"
-    policies = TEST_POLICIES.model_copy(update={"faucet_marks_per_day": 100})
+    policies = TEST_POLICIES.model_copy(update={"faucet_marks_per_day": 200})
     create_league(LeagueSettings(data_dir=home, database_url=database_url),
                   print_runs=SMALL_RUNS, policies=policies)
     with serving({**clean_env(), "LEAGUE_HOME": str(home), "DATABASE_URL": database_url}
@@ -162,5 +162,51 @@ def test_an_honest_note_of_a_rejected_purchase_stays_bound_to_the_treasury(
     assert after["bound_notes"] == []
     assert sorted(n["denomination"] for n in after["note_list"]) == [5, 5, 5, 5, 25]
     life = a.json("provenance", second)  # the very hop signed at the rejected purchase
+    assert [(h["issue"], h["hop"]) for h in life["hops"]] == [(1, 1)]
+    assert [r["issue"] for r in life["returns"]] == [1]
+
+
+# V.5, V.7, L-05, L-20, L-21
+def test_the_print_of_a_rejected_upgrade_stays_bound_to_the_mint(
+    generous: Served, tmp_path: Path
+) -> None:
+    """A pays a gilt upgrade of its Tally with an M100 note already signed to B from a newer
+    wallet: the purchase is rejected, the note B's; the Tally's hop to the mint was never
+    recorded, so it is still A's, but that hop is signed (and in the treasury's log): it is
+    kept bound to the mint, cannot be sent, and goes back to the mint, as the very chain
+    signed, with the next upgrade of it, which is delivered."""
+    a = Player(tmp_path / "a", workdir=tmp_path)
+    b = Player(tmp_path / "b", workdir=tmp_path)
+    a.ok("load", str(wallet_with(tmp_path / "a.code", [Print("Tally")], marks=210)))
+    a.ok("league", "set", generous.url)
+    b.strike(generous.url)
+    b.ok("card", "--out", "b.card")
+    (tally,) = [s["serial"] for s in a.json("stamp")["stamped"]]
+    a.ok("notes", "claim", "100")
+    (note,) = notes(a)
+    a.ok("save", "--out", "old.code")
+    a.ok("send", "--to", "b.card", note, "--out", "note.slip")
+    assert b.json("import", "note.slip")["recorded"] == 1
+    a.ok("load", "--replace", "old.code")
+
+    refusal = one_line_failure(a.run("buy", "--upgrade", tally, "--finish", "gilt"))
+    assert "was rejected" in refusal
+    after = a.json("collection")
+    assert after["bound_prints"] == [{"serial": tally, "title": "Tally"}]
+    assert [p for p in after["prints"] if p.get("serial") == tally] == []
+    assert (after["bound_notes"], after["note_list"]) == ([], [])
+    assert f"{tally}, bound to the mint" in a.ok("collection")
+    sent = one_line_failure(a.run("send", "--to", "b.card", tally, "--out", "t.slip"))
+    assert f"{tally} is bound to the mint" in sent
+
+    a.ok("notes", "claim", "100")
+    (bought,) = a.json("buy", "--upgrade", tally, "--finish", "gilt")["purchases"]
+    assert (bought["outcome"], bought["returned_print"], bought["finish"]) == (
+        "delivered", tally, "gilt")
+    after = a.json("collection")
+    assert after["bound_prints"] == []
+    assert [(p["title"], p["finish"]) for p in after["prints"] if p.get("stamped")] == [
+        ("Tally", "gilt")]
+    life = a.json("provenance", tally)  # the one hop to the mint, signed at the rejection
     assert [(h["issue"], h["hop"]) for h in life["hops"]] == [(1, 1)]
     assert [r["issue"] for r in life["returns"]] == [1]
