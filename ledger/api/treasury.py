@@ -201,14 +201,35 @@ class TreasurySupply(Answer):
 
 class ReturnedPrint(WireModel):
     """A print handed back to the mint for a finish upgrade (Book V.5, DESIGN §3, L-20): its
-    certificate, the endorsement of it to the mint's key and the ``seq`` of the notary's
-    ``hop-recorded`` event that recorded that endorsement."""
+    whole chain, the last hop the buyer's endorsement to the mint's key, and the ``seq`` of the
+    notary's ``hop-recorded`` event that recorded that endorsement. The whole chain travels so
+    that the mint checks offline, as anyone can, that the buyer held the print and signed it
+    back, trusting the treasury's signature for nothing but the notary's index."""
 
     WHAT = "returned print"
 
-    certificate: PrintCertificate
-    endorsement: Endorsement
+    chain: Chain
     notarized: EventIndex
+
+    @model_validator(mode="after")
+    def _a_print_endorsed(self) -> Self:
+        if not isinstance(self.chain.certificate, PrintCertificate):
+            raise ValueError("a returned print's chain starts from a print certificate")
+        if not self.chain.endorsements:
+            raise ValueError("a returned print's chain ends with its endorsement to the mint")
+        return self
+
+    @property
+    def certificate(self) -> PrintCertificate:
+        """The print's certificate (of the issue returned)."""
+        certificate = self.chain.certificate
+        assert isinstance(certificate, PrintCertificate)  # the validator's
+        return certificate
+
+    @property
+    def endorsement(self) -> Endorsement:
+        """The chain's last hop: the buyer's endorsement to the mint's key."""
+        return self.chain.endorsements[-1]
 
 
 class MintOrder(SignedModel):

@@ -12,6 +12,7 @@ from ledger.errors import (
     AddressError,
     AllowanceExhausted,
     BadSignatureError,
+    ChainError,
     InsufficientWork,
     KeyFormatError,
     Overloaded,
@@ -19,9 +20,11 @@ from ledger.errors import (
     RequestIdReused,
     StaleRequest,
     UnknownTitle,
+    VerificationError,
     WrongLeague,
 )
 from ledger.keys import SigningKey
+from ledger.limits import MAX_REQUEST_BODY_BYTES
 from ledger.manifest import LeagueManifest
 from ledger.print_runs import serial_for
 from ledger.requests import StampRequest
@@ -51,6 +54,9 @@ SOURCES = web.AppKey("sources", TokenBuckets)
 
 #: Largest stamp request body: a full batch of presented prints with room to spare.
 MAX_STAMP_BODY = 32 * 1024
+#: Largest order body: an upgrade's order carries the returned print's whole chain, which the
+#: treasury took in a purchase of at most this size (L-20).
+MAX_ORDER_BODY = MAX_REQUEST_BODY_BYTES
 
 
 async def stamp_prints(request: web.Request, body: StampRequest) -> StampAnswer:
@@ -131,9 +137,9 @@ ENDPOINTS = (
         body=MintOrder,
         problems=(
             BadSignatureError, KeyFormatError, WrongLeague, UnknownTitle, RequestIdReused,
-            Overloaded,
+            VerificationError, ChainError, Overloaded,
         ),
-        max_body=MAX_STAMP_BODY,
+        max_body=MAX_ORDER_BODY,
         description=(
             "Stamps one print of the order's title and finish to the buyer it names, on an "
             "order signed by the treasury's key (Book V.5: buying with notes returns a stamped "
@@ -141,7 +147,11 @@ ENDPOINTS = (
             "refunds the purchase) and outside the buyer's daily stamping allowance, with no "
             "proof of work (the notes paid). Each order id is stamped once: a replay answers "
             "the same certificate or refusal and stamps nothing new; another order under the "
-            "same id is a 409."
+            "same id is a 409. A finish upgrade's order carries the returned standard print's "
+            "whole chain, verified here (every signature and link; its last hop the buyer's "
+            "endorsement to the mint's key: 422 broken-chain otherwise); the print is taken "
+            "back in the order's transaction, and an exhausted run issues it again to the "
+            "buyer (L-20)."
         ),
     ),
     Endpoint(

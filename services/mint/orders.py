@@ -10,6 +10,17 @@ order is answered once per order id: its answer is kept (in ``mint.stamp_request
 treasury's key), so a replay, however late, answers the same certificate or the same refusal
 and stamps nothing new; another order under the same id is refused. Orders are not checked for
 freshness: the treasury resends a purchase's order exactly as it signed it, after any outage.
+
+A finish upgrade's order carries the returned print's whole chain, verified here as anyone
+verifies it (the buyer's endorsement to the mint's key last): the treasury's signature vouches
+only for the notary's index of that hop. Every refusal of an upgrade order whose print the mint
+takes back hands the print back in the same transaction (an exhausted run: ``print-reissued``
+to the buyer, L-20). The one refusal that takes nothing back is ``stale-issue``: the print's
+issue is not out in the mint's log, which with the notary's one hop per (serial, issue, hop)
+means another order already took back this very hop (and delivered an upgrade for it or issued
+the print again) or the issue was never stamped; issuing it again here would issue one print
+twice, so the refusal hands nothing back and the treasury does not refund the purchase
+(``services.treasury.buying``).
 """
 
 from __future__ import annotations
@@ -25,6 +36,7 @@ from ledger.address import address_of
 from ledger.api.mint import ITEMS, Item, Refused, Stamped
 from ledger.api.treasury import MintOrder, OrderAnswer, ReturnedPrint
 from ledger.certificates import PrintCertificate
+from ledger.endorsements import verify_league_chain
 from ledger.errors import (
     ChainError,
     LedgerError,
@@ -73,10 +85,13 @@ def present(mint: Mint, order: MintOrder) -> Presented:
 
 
 def _check_returned(mint: Mint, order: MintOrder, returned: ReturnedPrint) -> None:
-    """An upgrade's returned print: the mint's own standard print of the title ordered in
-    another finish, endorsed to the mint's key (the treasury had the hop notarized)."""
-    certificate, endorsement = returned.certificate, returned.endorsement
-    certificate.verify(mint.key.public)
+    """An upgrade's returned print (L-20): the mint's own standard print of the title ordered
+    in another finish, its whole chain verified offline (every signature and link, the mint's
+    certificate first), its last hop the buyer's (``order.owner``) endorsement to the mint's
+    key. The treasury's signature vouches only for the notary's index of that hop: a treasury
+    key misused or a treasury's bug cannot make the mint take back a print the buyer never
+    signed back to it."""
+    certificate = returned.certificate
     if (certificate.title, certificate.finish) != (order.title, "standard") or (
         order.finish == "standard"
     ):
@@ -84,9 +99,15 @@ def _check_returned(mint: Mint, order: MintOrder, returned: ReturnedPrint) -> No
             f"an upgrade returns a standard print of {order.title} for another finish, not a "
             f"{certificate.finish} {certificate.title} for a {order.finish} one"
         )
-    if endorsement.serial != certificate.serial or endorsement.to != mint.key.public.to_text():
+    holder = verify_league_chain(returned.chain, mint.manifest)
+    if holder != mint.key.public:
         raise ChainError(
             f"{certificate.serial} is returned without its endorsement to the mint's key"
+        )
+    if returned.endorsement.from_ != order.owner:
+        raise ChainError(
+            f"{certificate.serial} is returned by another key than the order's buyer: its "
+            f"endorsement to the mint is not the buyer's"
         )
 
 
@@ -141,7 +162,9 @@ class Ordering:
                     finish=order.finish,
                     problem=problem_of(StaleIssueError).slug,
                     reason=f"{certificate.serial} issue {certificate.issue} is not out: the "
-                    f"mint's log holds {version} events of it, so it cannot be returned",
+                    f"mint's log holds {version} events of it, so it cannot be returned"
+                    + (" (another order took this issue back already)"
+                       if version >= 2 * certificate.issue else ""),
                 ), None
             self._append(PrintReturned(
                 serial=certificate.serial,
@@ -255,7 +278,9 @@ class Orderer:
 
     async def order(self, order: MintOrder) -> OrderAnswer:
         """Check ``order``, wait for its group's transaction, return its answer."""
-        return await self.writer.submit(present(self.mint, order))
+        # CPU-bound: the treasury's signature and a returned print's whole chain.
+        presented = await asyncio.to_thread(present, self.mint, order)
+        return await self.writer.submit(presented)
 
     async def close(self) -> None:
         await self.writer.close()

@@ -19,7 +19,9 @@ step is taken once whatever crashes between two of them:
    with the returned print and its notarized hop for an upgrade;
 4. ``print-delivered`` — the mint stamped it to the buyer, taking the returned print back in
    the same transaction (or ``order-refused``: an exhausted run, the returned print issued
-   again to the buyer by the mint in its transaction);
+   again to the buyer by the mint in its transaction; an upgrade refused without the print
+   handed back, which only a duplicated return can cause, is never refunded: the purchase
+   stays open, logged as an error, for the operator);
 5. ``payment-returned`` — with a ``note-returned`` event per paid note, in one transaction;
 6. ``purchase-closed`` ``delivered`` — with the change issued (``note-issued``, reason
    ``change``) in the same transaction.
@@ -393,13 +395,8 @@ class Buyer:
         if upgrade is not None:
             if notarized.returned is None:  # pragma: no cover (the saga's own)
                 raise LedgerError(f"purchase {opened.purchase_id}: the print's hop is unknown")
-            certificate = upgrade.returned.certificate
-            assert isinstance(certificate, PrintCertificate)  # checked when opened
-            returned = ReturnedPrint(
-                certificate=certificate,
-                endorsement=upgrade.returned.endorsements[-1],
-                notarized=notarized.returned,
-            )
+            # The whole chain travels: the mint verifies the buyer's hop to it itself.
+            returned = ReturnedPrint(chain=upgrade.returned, notarized=notarized.returned)
         now = int((await self.treasury.store.now()).astimezone(UTC).timestamp())
         order = await asyncio.to_thread(
             mint_order,
@@ -440,6 +437,22 @@ class Buyer:
             self._reached("delivered")
         else:
             reissued = answer.reissued
+            if request.upgrade is not None and reissued is None:
+                # The print's hop to the mint is notarized, and the mint took nothing back for
+                # this order (stale-issue: another order took this hop already, or the mint's
+                # log does not hold the issue): refunding would close an upgrade without its
+                # print handed back (L-20). The purchase stays open, its notes bound to it,
+                # for the operator; the mint answers the order the same however often asked.
+                log.error(
+                    "purchase %s: the mint refused the upgrade without handing the print back "
+                    "(%s): it stays open for the operator", pid, item.reason,
+                )
+                raise RetryLater(
+                    f"the mint refused upgrade {pid} without handing "
+                    f"{request.upgrade.returned.serial} back ({item.reason}): the purchase stays "
+                    f"open for the league's operator",
+                    60,
+                )
             if reissued is not None:
                 reissued.verify(mint_key)
                 returned = request.upgrade.returned if request.upgrade else None

@@ -13,15 +13,18 @@ from aiohttp.test_utils import TestServer
 from clients.league import LeagueClient, stamp_request
 from ledger.api.mint import Refused, Stamped
 from ledger.api.problems import Problem
-from ledger.api.treasury import MintOrder, OrderAnswer, mint_order
-from ledger.events import MINT_EVENTS, PrintStamped, parse_event
+from ledger.api.treasury import MintOrder, OrderAnswer, ReturnedPrint, mint_order
+from ledger.endorsements import Chain, Endorsement, endorse
+from ledger.events import MINT_EVENTS, PrintReissued, PrintReturned, PrintStamped, parse_event
 from ledger.keys import PublicKey, SigningKey
 from ledger.manifest import LeagueManifest
+from ledger.wire import hash_text
 from services.kernel.founding import load_manifest, load_service_key
 from services.kernel.projections import rebuild
 from services.kernel.settings import LeagueSettings
 from services.mint.app import MINT_LOG
 from services.mint.projection import PROJECTION
+from tests.services.notary.conftest import T0
 
 
 def order(
@@ -32,6 +35,27 @@ def order(
         key, manifest, order_id=order_id, owner=buyer.public.to_text(), title=title,
         finish=finish, at=int(time.time()),
     )
+
+
+def upgrade_order(
+    key: SigningKey, manifest: LeagueManifest, owner: str, order_id: str, returned: Chain,
+    finish: str = "gilt",
+) -> MintOrder:
+    """The treasury's order of a ``finish`` Tally for ``owner`` against ``returned`` (its hop
+    to the mint notarized at an index the mint takes on the treasury's word)."""
+    return mint_order(
+        key, manifest, order_id=order_id, owner=owner, title="Tally", finish=finish,
+        at=int(time.time()), returned=ReturnedPrint(chain=returned, notarized=7),
+    )
+
+
+async def standard_tally(league: LeagueClient, manifest: LeagueManifest,
+                         owner: SigningKey) -> Chain:
+    """A standard Tally stamped to ``owner`` (the owner's own allowance)."""
+    answer = await league.stamp(stamp_request(owner, manifest, [("Tally", "standard")]))
+    (item,) = answer.items
+    assert isinstance(item, Stamped), item
+    return Chain(certificate=item.certificate, endorsements=())
 
 
 async def post(server: TestServer, body: MintOrder | dict[str, Any]) -> OrderAnswer | Problem:
@@ -137,3 +161,97 @@ async def test_an_order_of_an_exhausted_run_is_refused_for_good(
         assert isinstance(refused.item, Refused)
         assert refused.item.problem == "run-exhausted"
     assert len(await stamped_events(server)) == 1
+
+
+async def returns(server: TestServer) -> list[PrintReturned | PrintReissued]:
+    return [
+        body for e in await server.app[MINT_LOG].read()
+        if isinstance(body := parse_event(e, MINT_EVENTS), PrintReturned | PrintReissued)
+    ]
+
+
+async def test_an_upgrade_order_takes_the_print_back_once_and_a_second_hands_nothing_back(
+    settings: LeagueSettings, server: TestServer, league: LeagueClient
+) -> None:
+    """# L-20: an upgrade order takes the buyer's standard print back (``print-returned``)
+    and stamps the gilt print in one transaction. A second order returning the same hop (only
+    a treasury's defect sends one) is refused stale-issue for good, hands nothing back (the
+    print went back once, for the first order: issuing it again would issue it twice) and
+    records nothing."""
+    manifest = load_manifest(settings)
+    treasury = load_service_key(settings, manifest, "treasury", None)
+    mint_key = PublicKey.from_text(manifest.mint)
+    buyer = SigningKey.generate()
+    returned = endorse(await standard_tally(league, manifest, buyer), buyer, mint_key, T0)
+    first = await post(server, upgrade_order(
+        treasury, manifest, buyer.public.to_text(), "up-00000001", returned))
+    assert isinstance(first, OrderAnswer)
+    assert isinstance(first.item, Stamped)
+    assert (first.item.certificate.finish, first.item.certificate.issued_to) == (
+        "gilt", buyer.public.to_text()
+    )
+    assert first.reissued is None
+    (back,) = await returns(server)
+    assert isinstance(back, PrintReturned)
+    assert (back.serial, back.issue, back.order_id, back.endorsement) == (
+        returned.serial, 1, "up-00000001", returned.endorsements[-1]
+    )
+    size = (await server.app[MINT_LOG].head()).size
+    second = upgrade_order(treasury, manifest, buyer.public.to_text(), "up-00000002", returned)
+    for expected_replayed in (False, True):
+        refused = await post(server, second)
+        assert isinstance(refused, OrderAnswer)
+        assert refused.replayed is expected_replayed
+        assert isinstance(refused.item, Refused)
+        assert refused.item.problem == "stale-issue"
+        assert "another order took this issue back" in refused.item.reason
+        assert refused.reissued is None
+    assert (await server.app[MINT_LOG].head()).size == size
+    assert await returns(server) == [back]
+    assert (await rebuild(server.app[MINT_LOG], PROJECTION, commit=False)).agrees
+
+
+async def test_an_upgrade_order_whose_print_the_buyer_did_not_sign_back_is_refused(
+    settings: LeagueSettings, server: TestServer, league: LeagueClient
+) -> None:
+    """# L-20, V.6: the mint verifies the returned print's whole chain itself, trusting the
+    treasury's signature for nothing else: a hop to the mint signed by a key that did not hold
+    the print, a buyer's hop ordered for another owner, an endorsement whose signature does
+    not verify, a hop to another key than the mint's, and a chain missing a link are each
+    refused (422) before anything is recorded; the same order id then serves an honest
+    order."""
+    manifest = load_manifest(settings)
+    treasury = load_service_key(settings, manifest, "treasury", None)
+    mint_key = PublicKey.from_text(manifest.mint)
+    buyer, thief, friend = (SigningKey.generate() for _ in range(3))
+    standard = await standard_tally(league, manifest, buyer)
+    mine = buyer.public.to_text()
+    honest = endorse(standard, buyer, mint_key, T0)
+    stolen = Chain(certificate=standard.certificate, endorsements=(Endorsement.sign(
+        thief, serial=standard.serial, hop=1, prev=hash_text(standard.certificate.hash()),
+        to=manifest.mint, time=T0, **{"from": thief.public.to_text()},
+    ),))
+    altered = honest.endorsements[0].model_copy(update={"time": T0 + 1})
+    via_friend = endorse(endorse(standard, buyer, friend.public, T0), friend, mint_key, T0)
+    cases = [
+        (thief.public.to_text(), stolen, "broken-chain"),  # signed by a key not holding it
+        (thief.public.to_text(), honest, "broken-chain"),  # the buyer's hop, another owner
+        (mine, Chain(certificate=standard.certificate, endorsements=(altered,)),
+         "bad-signature"),
+        (mine, endorse(standard, buyer, friend.public, T0), "broken-chain"),  # not to the mint
+        (mine, Chain(certificate=standard.certificate,
+                     endorsements=via_friend.endorsements[1:]), "broken-chain"),  # a link gone
+        (mine, via_friend, "broken-chain"),  # the friend's hop, ordered for the buyer
+    ]
+    size = (await server.app[MINT_LOG].head()).size
+    for owner, returned, slug in cases:
+        refused = await post(server, upgrade_order(treasury, manifest, owner, "up-00000003",
+                                                   returned))
+        assert isinstance(refused, Problem)
+        assert (slug, refused.status, refused.type.rsplit("/", 1)[-1]) == (slug, 422, slug)
+    assert (await server.app[MINT_LOG].head()).size == size
+    assert await returns(server) == []
+    done = await post(server, upgrade_order(treasury, manifest, mine, "up-00000003", honest))
+    assert isinstance(done, OrderAnswer)
+    assert isinstance(done.item, Stamped)
+    assert [type(b) for b in await returns(server)] == [PrintReturned]

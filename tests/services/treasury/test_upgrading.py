@@ -9,22 +9,34 @@ test_buying), and ``league audit``'s auditor runs over the three logs at the end
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
+import aiohttp
 import pytest
 from aiohttp.test_utils import TestServer
 
 from clients.cz_league import verified_provenance
 from clients.league import LeagueClient, LeagueProblem, NotaryConflict, stamp_request
 from ledger.address import address_of
-from ledger.api.treasury import BuyRequest, Upgrade, buy_request
+from ledger.api.mint import Stamped
+from ledger.api.problems import Problem
+from ledger.api.treasury import BuyRequest, ReturnedPrint, Upgrade, buy_request, mint_order
 from ledger.audit import AuditReport
 from ledger.certificates import PrintCertificate
 from ledger.endorsements import Chain, endorse
-from ledger.events import MINT_EVENTS, PrintReissued, PrintReturned, parse_event
+from ledger.events import (
+    MINT_EVENTS,
+    NOTARY_EVENTS,
+    HopRecorded,
+    PrintReissued,
+    PrintReturned,
+    parse_event,
+)
 from ledger.keys import PublicKey, SigningKey
+from services.kernel.founding import load_manifest, load_service_key
 from services.kernel.settings import LeagueSettings
 from services.league.audit import audit_url
 from services.mint.app import MINT_LOG
@@ -41,9 +53,17 @@ from tests.services.treasury.test_buying import (
     server,
     to_treasury,
 )
+from tests.services.treasury.test_saga import (
+    GUARD_SECONDS,
+    checked,
+    peers,
+    ports,
+    post_buy,
+    start_treasury,
+)
 
-#: test_buying's fixtures, served here too.
-__all__ = ["faucet", "league", "server"]
+#: test_buying's fixtures and test_saga's, served here too.
+__all__ = ["faucet", "league", "peers", "ports", "server"]
 
 #: Enough of the faucet a day for a holofoil upgrade and its change.
 RICH = TEST_POLICIES.model_copy(update={"faucet_marks_per_day": 300})
@@ -282,3 +302,62 @@ async def test_an_exhausted_gilt_run_hands_back_the_notes_and_the_print(
     assert [(h.receipt.issue, h.endorsement.hop) for h in life.hops] == [(1, 1), (2, 1)]
     report = await audited(server, league, tmp_path)
     assert (report.returned_prints, report.reissued_prints) == (1, 1)
+
+
+async def test_an_upgrade_the_mint_refuses_without_its_print_is_not_refunded(
+    settings: LeagueSettings,
+    ports: tuple[int, int],
+    peers: tuple[TestServer, LeagueClient],
+) -> None:
+    """# L-20: a purchase's print hop is notarized, then (the treasury killed before it
+    orders) an order under another id, as only a defect sends, takes that very hop back at
+    the mint. The purchase's own order is refused stale-issue without the print handed back:
+    the treasury does not close it refunded (an upgrade refunded hands its print back) but
+    keeps it open (503 retry-later) with its notes bound, and the mint took the print back
+    once, issued nothing again and stamped once."""
+    server, league = peers
+    manifest = load_manifest(settings)
+    buyer = SigningKey.generate()
+    (item,) = (await league.stamp(stamp_request(buyer, manifest, [("Tally", "standard")]))).items
+    assert isinstance(item, Stamped)
+    returned = endorse(Chain(certificate=item.certificate, endorsements=()), buyer,
+                       PublicKey.from_text(manifest.mint), T0)
+    here = str(server.make_url("")).rstrip("/")
+    pid = "up-held-0001"
+    child = await start_treasury(settings, ports[1], here, kill_at="order-signed")
+    async with aiohttp.ClientSession() as session:
+        faucet = Faucet(session, child.url, manifest)
+        payment = await paid(faucet, buyer, 80)
+        request = upgrade(faucet, buyer, "Tally", "gilt", returned, payment, pid)
+        with pytest.raises((aiohttp.ClientError, asyncio.TimeoutError)):
+            await post_buy(session, child.url, request)
+        assert await asyncio.wait_for(child.process.wait(), GUARD_SECONDS) == 137
+
+        (hop,) = [e.seq for e in await server.app[NOTARY_LOG].read()
+                  if isinstance(body := parse_event(e, NOTARY_EVENTS), HopRecorded)
+                  and body.endorsement == returned.endorsements[-1]]
+        treasury = load_service_key(settings, manifest, "treasury", None)
+        other = await league.order(mint_order(
+            treasury, manifest, order_id="up-other-01", owner=buyer.public.to_text(),
+            title="Tally", finish="gilt", at=int(time.time()),
+            returned=ReturnedPrint(chain=returned, notarized=hop),
+        ))
+        assert isinstance(other.item, Stamped)
+
+        child = await start_treasury(settings, ports[1], here)
+        try:
+            async with session.post(f"{child.url}/treasury/buy",
+                                    json=request.to_wire()) as response:
+                text = await response.text()
+            assert response.status == 503, text  # not refunded
+            held = Problem.model_validate_json(text)
+            assert held.type.rsplit("/", 1)[-1] == "retry-later"
+            assert "without handing" in (held.detail or "")
+            steps = await checked(settings, faucet, pid)
+        finally:
+            await child.stop()
+    assert steps == ["purchase-opened", "payment-notarized", "order-signed"]
+    assert await mint_events(server, pid) == []
+    kinds = [type(e).__name__ for e in await mint_events(server, "up-other-01")]
+    assert kinds == ["PrintReturned"]
+    assert await ordered(server.app[MINT_LOG], pid) == []
