@@ -181,12 +181,13 @@ async def verified_provenance(
 ) -> tuple[Provenance, PublicKey | None]:
     """The league's account of ``serial`` (a print or a note) with every proof in it checked
     here (V.8): the issuer's events it names are read from the issuer's own feed (the mint's
-    stamp and a print's issues again after a return, or each of a note's issues in the
-    treasury's log) and held against it."""
+    stamp, a print's issues again and its returns, or each of a note's issues and returns in
+    the treasury's log) and held against it."""
     life = await client.provenance(serial)
     issuer = "mint" if life.stamp is not None else "treasury"
     named = [("mint", life.stamp.index)] if life.stamp is not None else []
     named += [(issuer, issued.index) for issued in life.issues]
+    named += [(issuer, returned.index) for returned in life.returns]
     events: list[FeedEvent] = []
     for service, index in named:
         events += (await client.events(index - 1, 1, service=service)).events
@@ -257,7 +258,7 @@ def provenance(args: argparse.Namespace) -> int:
     data |= {"returns": returns, "issues": issues}
     lines += [
         f"  issue {r['issue']} returned to the mint at event {r['mint_event']} (purchase "
-        f"{r['purchase_id']}, an upgrade)"
+        f"{r['purchase_id']}, an upgrade) ✓ (signed by the mint, on the notarized hop)"
         for r in returns
     ]
     lines += [
@@ -310,7 +311,7 @@ def _note_life(args: argparse.Namespace, life: Provenance, holder: PublicKey | N
     ]
     lines += [
         f"  issue {r['issue']} paid back to the treasury at event {r['treasury_event']} "
-        f"(purchase {r['purchase_id']})"
+        f"(purchase {r['purchase_id']}) ✓ (signed by the treasury, on the notarized hop)"
         for r in returns
     ]
     lines.append(f"  holder: {shown}" if shown else "  holder: the treasury's reserve")

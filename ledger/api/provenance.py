@@ -18,13 +18,20 @@ from functools import partial
 
 from ledger.address import address_of
 from ledger.api.logs import FeedEvent
-from ledger.api.notary import ConflictRecord, HopRecord, IssueRecord, Provenance
+from ledger.api.notary import ConflictRecord, HopRecord, IssueRecord, Provenance, ReturnRecord
 from ledger.certificates import NoteCertificate, PrintCertificate
 from ledger.checkpoint import Checkpoint, log_verifier
 from ledger.encoding import decode_b64
 from ledger.endorsements import Chain, verify_league_chain
 from ledger.errors import LedgerError, ProofError, VerificationError
-from ledger.events import NoteIssued, PrintReissued, PrintStamped, body_as
+from ledger.events import (
+    NoteIssued,
+    NoteReturned,
+    PrintReissued,
+    PrintReturned,
+    PrintStamped,
+    body_as,
+)
 from ledger.keys import PublicKey
 from ledger.manifest import LeagueManifest
 from ledger.merkle import verify_inclusion
@@ -169,6 +176,56 @@ def _check_issue(
     )
 
 
+def _issuer(life: Provenance, manifest: LeagueManifest) -> tuple[str, PublicKey]:
+    """The issuer of ``life``'s certificate: the mint for a print, the treasury for a note."""
+    if life.stamp is not None:
+        return "mint", PublicKey.from_text(manifest.mint)
+    return "treasury", PublicKey.from_text(manifest.treasury)
+
+
+def _check_issue_numbers(life: Provenance) -> None:
+    """Issues 1, 2, … each once, in order (a print's 1 is its stamp); every issue but the
+    newest returned once, the newest at most once (a note back in the reserve)."""
+    shown = [record.certificate.issue for record in life.issues]
+    first = 2 if life.stamp is not None else 1
+    if shown != list(range(first, first + len(shown))):
+        raise VerificationError(f"the issues shown are not {first}, {first + 1}, …: {shown}")
+    newest = first + len(shown) - 1
+    returned = [record.issue for record in life.returns]
+    if returned not in (list(range(1, newest)), list(range(1, newest + 1))):
+        raise VerificationError(
+            f"the returns shown ({returned}) are not one for each issue before the newest"
+        )
+
+
+def _check_return(
+    life: Provenance, manifest: LeagueManifest, record: ReturnRecord, event: FeedEvent | None,
+    holders: dict[int, PublicKey],
+) -> None:
+    """The issuer's own event returned ``record.issue`` at ``record.index``, on the notary's
+    record named, and that issue's chain ends at the issuer's key."""
+    issuer, key = _issuer(life, manifest)
+    if event is None or event.seq != record.index:
+        raise VerificationError(f"the {issuer}'s log serves no event {record.index}")
+    recorded = event.verified(key)
+    body: PrintReturned | NoteReturned = (
+        body_as(recorded, PrintReturned) if life.stamp is not None
+        else body_as(recorded, NoteReturned)
+    )
+    purchase = body.order_id if isinstance(body, PrintReturned) else body.purchase_id
+    if (body.serial, body.issue, body.notarized, purchase) != (
+        life.serial, record.issue, record.notarized, record.purchase_id
+    ):
+        raise VerificationError(
+            f"the {issuer}'s event {record.index} is not the return of {life.serial} issue "
+            f"{record.issue} shown"
+        )
+    if holders.get(record.issue) != key:
+        raise VerificationError(
+            f"issue {record.issue}'s chain does not end at the {issuer}'s key it was returned to"
+        )
+
+
 def _chains(life: Provenance) -> dict[int, Chain]:
     """The chain of each issue, from its certificate (a print's stamp, or an issue shown) and
     the recorded hops of that issue."""
@@ -202,7 +259,8 @@ def provenance_checks(
     life: Provenance, manifest: LeagueManifest, events: Iterable[FeedEvent]
 ) -> ProvenanceChecks:
     """Every proof of ``life`` checked under ``manifest``, with ``events`` the issuer's log
-    events it names (the stamp's, or each issue's; one missing fails that proof)."""
+    events it names (the stamp's, each issue's and each return's; one missing fails that
+    proof)."""
     by_seq = {event.seq: event for event in events}
     proofs: list[ProofCheck] = []
     if life.stamp is not None:
@@ -227,6 +285,16 @@ def provenance_checks(
             else f"issue {issue}'s chain"
         )
         proofs.append(_run(label, f"chain-{issue}", partial(verify, issue, chain)))
+    proofs.append(_run("the issues and returns in order", "issues",
+                       partial(_check_issue_numbers, life)))
+    issuer = _issuer(life, manifest)[0]
+    for returned in life.returns:
+        proofs.append(_run(
+            f"issue {returned.issue} returned at {issuer} event {returned.index}",
+            f"return-{returned.issue}",
+            partial(_check_return, life, manifest, returned, by_seq.get(returned.index),
+                    holders),
+        ))
     for record in life.hops:
         proofs.append(_run(
             f"hop {record.endorsement.hop}'s receipt (notary event {record.receipt.index})",

@@ -120,6 +120,7 @@ async def provenance_page(request: web.Request, life: Provenance) -> dict[str, o
         issuer = notary.mint if life.stamp is not None else notary.treasury
         wanted = [(notary.mint, life.stamp.index)] if life.stamp is not None else []
         wanted += [(issuer, issued.index) for issued in life.issues]
+        wanted += [(issuer, returned.index) for returned in life.returns]
         events = []
         for link, index in wanted[:MAX_PAGE_EVENTS]:
             if link.league is None:
