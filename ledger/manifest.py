@@ -50,8 +50,9 @@ SERVICE_NAMES = ("mint", "treasury", "notary")
 
 def check_service_url(text: str) -> str:
     """``text`` if it is a service's base URL as a manifest may name it: ``http`` or
-    ``https``, a host, no credentials, query or fragment, no trailing ``/``, printable ASCII,
-    at most :data:`MAX_URL_CHARS`; a ``ValueError`` saying why not otherwise."""
+    ``https``, a host (not percent-encoded), a port from 1 if any, no credentials, query or
+    fragment, no ``.`` or ``..`` path segments, no trailing ``/``, printable ASCII, at most
+    :data:`MAX_URL_CHARS`; a ``ValueError`` saying why not otherwise."""
     if len(text) > MAX_URL_CHARS:
         raise ValueError(f"a service URL is at most {MAX_URL_CHARS} characters")
     if not text.isascii() or not text.isprintable() or " " in text:
@@ -71,8 +72,12 @@ def check_service_url(text: str) -> str:
         raise ValueError("a service URL has no query or fragment")
     if text.endswith("/"):
         raise ValueError("a service URL has no trailing /")
-    if port == 0:
-        raise ValueError("a service URL's port is not 0")
+    if port == 0 or parts.netloc.endswith(":"):
+        raise ValueError("a service URL's port is a number from 1")
+    if "%" in parts.netloc:
+        raise ValueError("a service URL's host is not percent-encoded")
+    if any(segment in (".", "..") for segment in parts.path.split("/")):
+        raise ValueError("a service URL's path has no . or .. segments")
     return text
 
 
