@@ -66,7 +66,9 @@ from ledger.limits import MAX_FEED_PAGE
 from ledger.manifest import SERVICE_NAMES, LeagueManifest, check_service_url
 from services.kernel.errors import LeagueError
 
-#: Services a league may not serve (yet): audited when they serve a checkpoint.
+#: Services a league may not serve (yet): audited when they serve a checkpoint. One whose URL
+#: was named (a flag, the manifest's ``urls``) or whose checkpoint a previous audit kept must
+#: serve it: a 404 then fails the audit.
 OPTIONAL_SERVICES = ("treasury",)
 #: The saved directory's format, in its audit.json.
 FORMAT = "cz-league-audit/1"
@@ -168,6 +170,11 @@ class Source(Protocol):
         """``service``'s checkpoint; None for an optional service it does not serve."""
         ...
 
+    def named(self, service: str) -> str | None:
+        """Where ``service``'s URL was named explicitly (a flag, the manifest's ``urls``), or
+        None."""
+        ...
+
     async def holders(self, after: str, index: int) -> str | None: ...
 
     async def evidence(self, service: str, after: int, index: int) -> str | None:
@@ -256,6 +263,7 @@ class Served:
         self._clients: dict[str, LeagueClient] = {self.url: client}
         self._stack = contextlib.AsyncExitStack()
         self._pages: dict[str, int] = {}
+        self._named = {service: "--" + service for service in self.given}
 
     async def __aenter__(self) -> Served:
         return self
@@ -268,7 +276,11 @@ class Served:
         for service in SERVICE_NAMES:
             if service not in self.given and named is not None:
                 self.urls[service] = named.of(service)
+                self._named[service] = "the manifest's urls"
         return dict(self.urls)
+
+    def named(self, service: str) -> str | None:
+        return self._named.get(service)
 
     async def _client(self, service: str) -> LeagueClient:
         url = self.urls.get(service, self.url)
@@ -362,6 +374,9 @@ class Saved:
 
     def locate(self, manifest: LeagueManifest) -> dict[str, str]:
         return {}  # every answer is in the directory
+
+    def named(self, service: str) -> str | None:
+        return None  # whatever was named, the directory holds what was served
 
     async def checkpoint(self, service: str) -> str | None:
         if service in OPTIONAL_SERVICES:
@@ -555,6 +570,17 @@ async def _run_audit(
         note = await source.checkpoint(service)
         if note is not None:
             served[service] = Checkpoint.from_note(note)
+            continue
+        # An optional service not served: skipped only when nothing says it should be.
+        previous = kept.get(service)
+        why = (f"its checkpoint of size {previous.size} was kept from a previous audit"
+               if previous is not None and not keep_larger_only else
+               f"its URL was named ({source.named(service)})"
+               if source.named(service) is not None else None)
+        if why is not None:
+            at = located.get(service, url)
+            raise LeagueError(f"the {service} at {at} does not serve its checkpoint (404), "
+                              f"but {why}: a league does not stop serving a log")
     for service in served:
         previous = kept.get(service)
         if previous is not None and (not keep_larger_only

@@ -8,11 +8,15 @@ import os
 import socket
 import subprocess
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import asyncpg
 import pytest
+from aiohttp import web
 
 from clients.league import LeagueClient, LeagueProblem, NotaryConflict, stamp_request
 from ledger.api.mint import Stamped
@@ -22,6 +26,8 @@ from ledger.checkpoint import Checkpoint
 from ledger.endorsements import Chain, endorse
 from ledger.keys import PublicKey, SigningKey
 from services.kernel.database import embedded_tool
+from services.kernel.errors import LeagueError
+from services.league.audit import audit_url
 from tests.services.league.test_cli import Served, claim_notes, league, one_line_failure
 
 T0 = 1_700_000_000
@@ -385,5 +391,64 @@ def test_the_treasury_is_audited(env: dict[str, str], tmp_path: Path, database_u
         line = one_line_failure(audit(env, server.url, tmp_path / "audit", "--workers", "0"))
         assert "treasury seq 2" in line
         assert "leaf hash" in line
+    finally:
+        server.stop()
+
+
+@asynccontextmanager
+async def without_treasury(upstream: str) -> AsyncIterator[str]:
+    """The league at ``upstream`` as served through a front that answers every treasury path
+    with the league's own 404 (a host that stopped serving the treasury): its URL."""
+    async with aiohttp.ClientSession() as session:
+        async def forward(request: web.Request) -> web.Response:
+            path = "/no-such-path" if request.path.startswith("/treasury/") else request.path
+            async with session.get(upstream + path, params=request.query) as answer:
+                return web.Response(body=await answer.read(), status=answer.status,
+                                    content_type=answer.content_type)
+
+        app = web.Application()
+        app.router.add_get("/{tail:.*}", forward)
+        runner = web.AppRunner(app)
+        await runner.setup()
+        port = free_port()
+        await web.TCPSite(runner, "127.0.0.1", port).start()
+        try:
+            yield f"http://127.0.0.1:{port}"
+        finally:
+            await runner.cleanup()
+
+
+def test_a_treasury_kept_or_named_must_serve_its_checkpoint(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    """A 404 for the treasury's checkpoint skips it only when nothing says it is served: after
+    an audit kept its checkpoint (the league moved to a host that drops it), or with its URL
+    named (--treasury), the audit fails on one line naming the treasury."""
+    server = serve(env)
+    try:
+        state = tmp_path / "audit"
+        first = audit(env, server.url, state)
+        assert first.returncode == 0, first.stderr
+        saved = kept_state(state)
+        assert "treasury" in saved["leagues"][saved["urls"][server.url]]["checkpoints"]
+
+        async def through_front() -> tuple[str, str, bool]:
+            async with without_treasury(server.url) as url:
+                with pytest.raises(LeagueError) as kept:
+                    await audit_url(url, state, workers=0)
+                with pytest.raises(LeagueError) as named:
+                    await audit_url(url, tmp_path / "named", workers=0,
+                                    services={"treasury": url})
+                unknown = await audit_url(url, tmp_path / "fresh", workers=0)
+            return str(kept.value), str(named.value), unknown.report.treasury is None
+
+        kept, named, skipped = asyncio.run(through_front())
+        for line in (kept, named):
+            assert "\n" not in line
+            assert line.startswith("the treasury at http://127.0.0.1:")
+            assert "does not serve its checkpoint (404)" in line
+        assert "its checkpoint of size 0 was kept from a previous audit" in kept
+        assert "its URL was named (--treasury)" in named
+        assert skipped  # never audited, never named: a league without a treasury (yet)
     finally:
         server.stop()
