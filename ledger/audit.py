@@ -32,7 +32,12 @@ and the witnesses' evidence, :class:`Auditor` checks:
   every event; the faucet's ``faucet_marks_per_day`` per key per UTC day of the events'
   time (L-12); each purchase's saga in order, paid as it says, its print the mint's stamp to
   the buyer, closed with exact change, a full refund or nothing moved (L-18). An event type
-  not in :data:`ledger.events.TREASURY_EVENTS` fails naming the type.
+  not in :data:`ledger.events.TREASURY_EVENTS` fails naming the type;
+- finish upgrades (L-20): every ``print-returned`` and ``print-reissued`` names a purchase
+  opened with that upgrade (none, or no treasury log, fails), reissued only to its buyer; every
+  return (a note's or a print's) matched to the notary's hop it names, one return per hop,
+  unless that hop lies past the notary's audited log (not matched this run, never counted
+  notarized); a refunded upgrade hands its print back.
 
 Checking a page splits in two. :func:`check_page` is stateless (a page's JSON text in, the
 facts the stateful checks need out: leaf hashes verified, signatures verified, bodies parsed),
