@@ -157,6 +157,10 @@ class Buyer:
         self.kill_at = kill_at
         self.treasury_key = treasury.manifest.treasury
         self._locks: dict[str, asyncio.Lock] = {}
+        #: Upgrades the mint refused without handing the print back, held open for the
+        #: operator: alerted once, and left out of the resumer's rounds (the mint answers
+        #: their orders the same for good; the buyer's own request still asks again).
+        self._held: set[str] = set()
         #: The purchases' steps wait here and are appended in groups.
         self.steps: GroupWriter[Build, list[Event]] = GroupWriter(
             self._commit_group,
@@ -443,10 +447,12 @@ class Buyer:
                 # log does not hold the issue): refunding would close an upgrade without its
                 # print handed back (L-20). The purchase stays open, its notes bound to it,
                 # for the operator; the mint answers the order the same however often asked.
-                log.error(
-                    "purchase %s: the mint refused the upgrade without handing the print back "
-                    "(%s): it stays open for the operator", pid, item.reason,
-                )
+                if pid not in self._held:
+                    self._held.add(pid)
+                    log.error(
+                        "purchase %s: the mint refused the upgrade without handing the print "
+                        "back (%s): it stays open for the operator", pid, item.reason,
+                    )
                 raise RetryLater(
                     f"the mint refused upgrade {pid} without handing "
                     f"{request.upgrade.returned.serial} back ({item.reason}): the purchase stays "
@@ -549,6 +555,8 @@ class Buyer:
         )
         closed = 0
         for (purchase_id,) in rows:
+            if purchase_id in self._held:
+                continue
             try:
                 await self.drive(purchase_id)
                 closed += 1
