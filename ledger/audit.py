@@ -397,6 +397,20 @@ def _canonical(value: Any) -> bytes:
     return data.encode("ascii")
 
 
+
+def _check_return_event(log: _Log, fact: Returned, stream: str, to: str, issuer: str) -> None:
+    """A return (of a note to the treasury, or a print to the mint) recorded where its
+    issuer's log records one (issue n's return is version 2n of the item's stream), carrying
+    a valid endorsement of that item to the issuer's key."""
+    n = fact.issue
+    if fact.stream != stream or fact.version != 2 * n:
+        raise log.fail(fact.seq, f"the return of issue {n} of {fact.serial} is recorded as "
+                                 f"version {fact.version} of stream {fact.stream!r}, not "
+                                 f"version {2 * n} of {stream!r}")
+    if fact.endorsed != fact.serial or fact.to != to or not fact.signed:
+        raise log.fail(fact.seq, f"the return of {fact.serial} does not carry a valid "
+                                 f"endorsement of it to the {issuer}'s key")
+
 def _signature(text: object) -> bytes:
     if type(text) is not str or len(text) != 86:
         raise _Slow
@@ -1080,13 +1094,7 @@ class Auditor:
                    if chain is not None and chain.returned >= 0 else
                    f"out as issue {self._print_issue[serial]}")
             raise log.fail(seq, f"{serial} returned as issue {n}, but it is {now}")
-        if fact.stream != print_stream(serial) or fact.version != 2 * n:
-            raise log.fail(seq, f"the return of issue {n} of {serial} is recorded as version "
-                                f"{fact.version} of stream {fact.stream!r}, not version {2 * n} "
-                                f"of {print_stream(serial)!r}")
-        if fact.endorsed != serial or fact.to != self.manifest.mint or not fact.signed:
-            raise log.fail(seq, f"the return of {serial} does not carry a valid endorsement of "
-                                f"it to the mint's key")
+        _check_return_event(log, fact, print_stream(serial), self.manifest.mint, "mint")
         if fact.purchase_id in self._order_returns:
             raise log.fail(seq, f"order {fact.purchase_id!r} takes back a second print")
         self._await_hop(log, fact)
@@ -1317,13 +1325,7 @@ class Auditor:
                    f"in the reserve since issue {note.issue}" if not note.out else
                    f"out as issue {note.issue}")
             raise log.fail(seq, f"{serial} returned as issue {n}, but it is {now}")
-        if fact.stream != note_stream(serial) or fact.version != 2 * n:
-            raise log.fail(seq, f"the return of issue {n} of {serial} is recorded as version "
-                                f"{fact.version} of stream {fact.stream!r}, not version {2 * n} "
-                                f"of {note_stream(serial)!r}")
-        if fact.endorsed != serial or fact.to != self.manifest.treasury or not fact.signed:
-            raise log.fail(seq, f"the return of {serial} does not carry a valid endorsement of "
-                                f"it to the treasury's key")
+        _check_return_event(log, fact, note_stream(serial), self.manifest.treasury, "treasury")
         purchase = self._purchases.get(fact.purchase_id)
         if purchase is None:
             raise log.fail(seq, f"{serial} returned as payment of purchase "
