@@ -17,7 +17,7 @@ import os
 import signal
 import sys
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -167,6 +167,37 @@ async def checked(settings: LeagueSettings, faucet: Faucet, pid: str) -> list[st
         return [e.type for e in await store.read_stream(f"purchase/{pid}")]
 
 
+async def bought_across_a_kill(
+    settings: LeagueSettings,
+    port: int,
+    server: TestServer,
+    point: str,
+    prepare: Callable[[Faucet], Awaitable[BuyRequest]],
+) -> tuple[BuyAnswer, list[str]]:
+    """The purchase ``prepare`` makes (its notes claimed from the treasury about to die) sent
+    to a treasury killed at ``point``, then to one restarted over the same database: its
+    answer (the same when asked again) and its steps, with the supply invariant checked."""
+    manifest = load_manifest(settings)
+    peers_url = str(server.make_url("")).rstrip("/")
+    child = await start_treasury(settings, port, peers_url, kill_at=point)
+    async with aiohttp.ClientSession() as session:
+        request = await prepare(Faucet(session, child.url, manifest))
+        with pytest.raises((aiohttp.ClientError, asyncio.TimeoutError)):
+            await post_buy(session, child.url, request)
+        assert await asyncio.wait_for(child.process.wait(), GUARD_SECONDS) == 137
+
+        child = await start_treasury(settings, port, peers_url)
+        try:
+            answer = await until_answered(session, child.url, request)
+            assert await post_buy(session, child.url, request) == answer
+            steps = await checked(
+                settings, Faucet(session, child.url, manifest), request.purchase_id
+            )
+        finally:
+            await child.stop()
+    return answer, steps
+
+
 def stamps_of(events: list[PrintStamped], pid: str) -> int:
     return sum(1 for e in events if e.request_id == pid)
 
@@ -198,31 +229,19 @@ async def test_the_treasury_killed_at_each_step_ends_the_purchase_once(
     title = "Escrow" if path == "refunded" else "Tally"
     if path == "refunded":  # the run of 3 stamped out before the purchase
         await league.stamp(stamp_request(friend, manifest, [(title, "standard")] * 3))
-    child = await start_treasury(settings, ports[1], str(server.make_url("")).rstrip("/"),
-                                 kill_at=point)
-    async with aiohttp.ClientSession() as session:
-        faucet = Faucet(session, child.url, manifest)
-        notes = [Chain(certificate=n, endorsements=())
-                 for n in (await faucet.claim(buyer, 50)).notes]
+    notes: list[Chain] = []
+
+    async def prepare(faucet: Faucet) -> BuyRequest:
+        notes.extend(Chain(certificate=n, endorsements=())
+                     for n in (await faucet.claim(buyer, 50)).notes)
         if path == "rejected":  # the buyer gave the first note to a friend first
             await league.notarize([endorse(notes[0], buyer, friend.public, T0)])
-        request = buy_request(
+        return buy_request(
             buyer, manifest, title, [endorse(n, buyer, treasury_key, T0) for n in notes],
             purchase_id=pid, at=int(time.time()),
         )
-        with pytest.raises((aiohttp.ClientError, asyncio.TimeoutError)):
-            await post_buy(session, child.url, request)
-        assert await asyncio.wait_for(child.process.wait(), GUARD_SECONDS) == 137
 
-        child = await start_treasury(settings, ports[1], str(server.make_url("")).rstrip("/"))
-        try:
-            answer = await until_answered(session, child.url, request)
-            again = await post_buy(session, child.url, request)
-            assert again == answer
-            faucet = Faucet(session, child.url, manifest)
-            steps = await checked(settings, faucet, pid)
-        finally:
-            await child.stop()
+    answer, steps = await bought_across_a_kill(settings, ports[1], server, point, prepare)
     assert answer.outcome == path
     assert steps == {"delivered": DELIVERED, "refunded": REFUNDED, "rejected": REJECTED}[path]
     stamped = stamps_of(await mint_stamps(server), pid)

@@ -8,15 +8,13 @@ mint and the notary in this process.
 
 from __future__ import annotations
 
-import asyncio
 import time
 
-import aiohttp
 import pytest
 from aiohttp.test_utils import TestServer
 
 from clients.league import LeagueClient, stamp_request
-from ledger.api.treasury import Upgrade, buy_request
+from ledger.api.treasury import BuyRequest, Upgrade, buy_request
 from ledger.endorsements import Chain, endorse
 from ledger.events import MINT_EVENTS, PrintReissued, PrintReturned, parse_event
 from ledger.keys import PublicKey, SigningKey
@@ -30,16 +28,12 @@ from tests.services.treasury.conftest import Faucet
 from tests.services.treasury.test_saga import CASES as SAGA_CASES
 from tests.services.treasury.test_saga import (
     DELIVERED,
-    GUARD_SECONDS,
     REFUNDED,
-    checked,
+    bought_across_a_kill,
     mint_stamps,
     peers,
     ports,
-    post_buy,
     stamps_of,
-    start_treasury,
-    until_answered,
 )
 
 #: test_saga's fixtures, used here too.
@@ -94,28 +88,18 @@ async def test_the_treasury_killed_at_each_step_of_an_upgrade_ends_it_once(
     (item,) = (await league.stamp(stamp_request(buyer, manifest, [(title, "standard")]))).items
     assert item.status == "stamped"
     standard = Chain(certificate=item.certificate, endorsements=())
-    child = await start_treasury(settings, ports[1], str(server.make_url("")).rstrip("/"),
-                                 kill_at=point)
-    async with aiohttp.ClientSession() as session:
-        faucet = Faucet(session, child.url, manifest)
-        notes = [Chain(certificate=n, endorsements=())
-                 for n in (await faucet.claim(buyer, 100)).notes]
-        request = buy_request(
+    notes: list[Chain] = []
+
+    async def prepare(faucet: Faucet) -> BuyRequest:
+        notes.extend(Chain(certificate=n, endorsements=())
+                     for n in (await faucet.claim(buyer, 100)).notes)
+        return buy_request(
             buyer, manifest, title, [endorse(n, buyer, treasury_key, T0) for n in notes],
             purchase_id=pid, at=int(time.time()),
             upgrade=Upgrade(finish="gilt", returned=endorse(standard, buyer, mint_key, T0)),
         )
-        with pytest.raises((aiohttp.ClientError, asyncio.TimeoutError)):
-            await post_buy(session, child.url, request)
-        assert await asyncio.wait_for(child.process.wait(), GUARD_SECONDS) == 137
 
-        child = await start_treasury(settings, ports[1], str(server.make_url("")).rstrip("/"))
-        try:
-            answer = await until_answered(session, child.url, request)
-            assert await post_buy(session, child.url, request) == answer
-            steps = await checked(settings, Faucet(session, child.url, manifest), pid)
-        finally:
-            await child.stop()
+    answer, steps = await bought_across_a_kill(settings, ports[1], server, point, prepare)
     assert answer.outcome == path
     assert steps == {"delivered": DELIVERED, "refunded": REFUNDED}[path]
     stamped = stamps_of(await mint_stamps(server), pid)
