@@ -111,16 +111,20 @@ async def provenance(
                                 later.mint_seq, later.leaf_hash)
             for later in issues[1:]
         ],
-        returns=[
-            ReturnRecord(issue=r.issue, index=r.mint_seq, notarized=r.notarized,
-                         purchase_id=r.order_id)
-            for r in returns
-        ],
+        returns=_return_records(returns),
         hops=await _hop_records(receipts, hops),
         conflicts=await _conflicts(reads, serial),
         holder=holder,
         holder_address=address_of(PublicKey.from_text(holder)),
     )
+
+
+def _return_records(returns: Sequence[tables.FollowedReturn]) -> list[ReturnRecord]:
+    return [
+        ReturnRecord(issue=r.issue, index=r.seq, notarized=r.notarized,
+                     purchase_id=r.purchase_id)
+        for r in returns
+    ]
 
 
 async def _issue_record(
@@ -172,13 +176,7 @@ async def _note(
         + ("; back in the reserve" if in_reserve else f"; issue {current.issue} is current"),
         stamp=None,
         issues=records,
-        returns=[
-            ReturnRecord(
-                issue=r.issue, index=r.treasury_seq, notarized=r.notarized,
-                purchase_id=r.purchase_id,
-            )
-            for r in returns
-        ],
+        returns=_return_records(returns),
         hops=await _hop_records(receipts, hops),
         conflicts=await _conflicts(reads, serial),
         holder=holder,

@@ -48,13 +48,16 @@ class FollowedNote:
 
 @dataclass(frozen=True, slots=True)
 class FollowedReturn:
-    """A note paid back to the treasury, as its feed recorded it."""
+    """A certificate handed back to its issuer, as the issuer's feed recorded it: a note paid
+    to the treasury, or a print returned to the mint for an upgrade (L-20)."""
 
     serial: str
     issue: int
     notarized: int
+    #: The purchase it was paid in (a print's: the mint order's id, the purchase's).
     purchase_id: str
-    treasury_seq: int
+    #: The returning event's seq in the issuer's log.
+    seq: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,24 +116,14 @@ async def print_issues(reader: EventStore, serial: str) -> list[FollowedPrint]:
 
 
 PRINT_RETURNS = """
-SELECT issue, mint_seq, notarized, order_id FROM notary.print_returns
+SELECT serial, issue, notarized, order_id, mint_seq FROM notary.print_returns
 WHERE serial = $1 ORDER BY issue
 """
 
 
-@dataclass(frozen=True, slots=True)
-class FollowedPrintReturn:
-    """A print handed back to the mint for an upgrade (L-20), as the mint's feed recorded it."""
-
-    issue: int
-    mint_seq: int
-    notarized: int
-    order_id: str
-
-
-async def print_returns(reader: EventStore, serial: str) -> list[FollowedPrintReturn]:
+async def print_returns(reader: EventStore, serial: str) -> list[FollowedReturn]:
     """Every return of ``serial`` to the mint, oldest first."""
-    return [FollowedPrintReturn(*row) for row in await reader.fetch(PRINT_RETURNS, serial)]
+    return [FollowedReturn(*row) for row in await reader.fetch(PRINT_RETURNS, serial)]
 
 
 CURRENT_NOTES = """
