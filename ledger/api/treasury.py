@@ -17,8 +17,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from ledger.api.mint import Item
 from ledger.catalog import SET_RARITY, CardSet, Rarity
 from ledger.certificates import EventIndex, NoteCertificate, PrintCertificate
-from ledger.endorsements import Chain, Endorsement, UnixTime
-from ledger.errors import UnknownTitle
+from ledger.endorsements import Chain, Endorsement, UnixTime, verify_league_chain
+from ledger.errors import ChainError, UnknownTitle
 from ledger.fraud import FraudProof
 from ledger.keys import SigningKey
 from ledger.manifest import LeagueId, LeagueManifest, Policies
@@ -347,6 +347,24 @@ def purchase_price(manifest: LeagueManifest, title: str, upgrade: Upgrade | None
     print."""
     price = single_price(manifest, title)
     return price if upgrade is None else UPGRADE_PRICES[upgrade.finish]
+
+
+def check_returned_chain(chain: Chain, manifest: LeagueManifest, buyer: str) -> None:
+    """An upgrade's returned print's chain (L-20), as the treasury checks it when the purchase
+    opens and the mint again when the order comes: every signature and link verified offline
+    under ``manifest``, ending at the mint's key ("back to its issuer") with ``buyer``'s own
+    endorsement; a :class:`ChainError` otherwise."""
+    holder = verify_league_chain(chain, manifest)
+    if not chain.endorsements or holder.to_text() != manifest.mint:
+        raise ChainError(
+            f"{chain.serial} is not endorsed to the mint's key: a print returned for an "
+            f"upgrade goes back to its issuer, the mint ({manifest.mint})"
+        )
+    if chain.endorsements[-1].from_ != buyer:
+        raise ChainError(
+            f"{chain.serial} is not the buyer's: its endorsement to the mint is signed by "
+            f"another key"
+        )
 
 
 class BuyRequest(SignedModel):

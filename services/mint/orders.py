@@ -34,9 +34,8 @@ from datetime import UTC, datetime
 
 from ledger.address import address_of
 from ledger.api.mint import ITEMS, Item, Refused, Stamped
-from ledger.api.treasury import MintOrder, OrderAnswer, ReturnedPrint
+from ledger.api.treasury import MintOrder, OrderAnswer, ReturnedPrint, check_returned_chain
 from ledger.certificates import PrintCertificate
-from ledger.endorsements import verify_league_chain
 from ledger.errors import (
     ChainError,
     LedgerError,
@@ -99,16 +98,7 @@ def _check_returned(mint: Mint, order: MintOrder, returned: ReturnedPrint) -> No
             f"an upgrade returns a standard print of {order.title} for another finish, not a "
             f"{certificate.finish} {certificate.title} for a {order.finish} one"
         )
-    holder = verify_league_chain(returned.chain, mint.manifest)
-    if holder != mint.key.public:
-        raise ChainError(
-            f"{certificate.serial} is returned without its endorsement to the mint's key"
-        )
-    if returned.endorsement.from_ != order.owner:
-        raise ChainError(
-            f"{certificate.serial} is returned by another key than the order's buyer: its "
-            f"endorsement to the mint is not the buyer's"
-        )
+    check_returned_chain(returned.chain, mint.manifest, order.owner)
 
 
 @dataclass

@@ -63,6 +63,7 @@ from ledger.api.treasury import (
     OrderAnswer,
     ReturnedPrint,
     Upgrade,
+    check_returned_chain,
     mint_order,
     purchase_price,
 )
@@ -219,18 +220,7 @@ class Buyer:
                 f" {request.title} is bought against a standard {request.title} returned "
                 f"(Book V.5 finish upgrade)"
             )
-        mint = self.treasury.manifest.mint
-        holder = verify_league_chain(chain, self.treasury.manifest)
-        if holder.to_text() != mint:
-            raise ChainError(
-                f"{chain.serial} is not endorsed to the mint's key: a print returned for an "
-                f"upgrade goes back to its issuer, the mint ({mint})"
-            )
-        if chain.endorsements[-1].from_ != request.buyer:
-            raise ChainError(
-                f"{chain.serial} is not the buyer's: its endorsement to the mint is signed by "
-                f"another key"
-            )
+        check_returned_chain(chain, self.treasury.manifest, request.buyer)
 
     async def _open(self, request: BuyRequest, price: int) -> None:
         paid = sum(
