@@ -283,14 +283,17 @@ class IssuerLink:
 
 @dataclass(frozen=True, slots=True)
 class Kind:
-    """How the notary speaks of one kind of item: its issuer's verb and where it goes back."""
+    """How the notary speaks of one kind of item: its issuer's verb, where it goes back and
+    where it is once back."""
 
     issued: str
     back: str
+    kept: str
 
 
-NOTES = Kind("issued by the treasury", "the note came back to the treasury")
-PRINTS = Kind("stamped by the mint", "the print came back to the mint")
+NOTES = Kind("issued by the treasury", "the note came back to the treasury",
+             "waits in the reserve")
+PRINTS = Kind("stamped by the mint", "the print came back to the mint", "is held by the mint")
 
 
 async def check_notes(
@@ -357,10 +360,9 @@ async def check_current(
             )
             continue
         if certificate.issue == item.issue and item.returned is not None:
-            where = "waits in the reserve" if kind is NOTES else "is held by the mint"
             stale = stale or StaleIssueError(
                 f"{chain.serial} issue {certificate.issue} is history: {kind.back} (event "
-                f"{item.returned} of its log) and {where}"
+                f"{item.returned} of its log) and {kind.kept}"
             )
         if certificate.issue > item.issue:
             raise NotStamped(
