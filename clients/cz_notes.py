@@ -333,12 +333,6 @@ def _upgraded(wallet: Wallet, serial: str, typed: str | None) -> PrintCertificat
     return certificate
 
 
-def _release(wallet: Wallet, serial: str) -> None:
-    """The print leaves the wallet and its collection (endorsed away with the request)."""
-    del wallet.prints[serial]
-    wallet._set_prints(p for p in wallet.collection.prints if p.serial != serial)
-
-
 async def _buy(
     opened: Opened, typed: str | None, returning: str | None = None, finish: str = "gilt"
 ) -> tuple[list[BuyAnswer], list[BuyRequest]]:
@@ -386,10 +380,9 @@ async def _buy(
         ]
         request = buy_request(wallet.key, manifest, title, payment,
                               purchase_id=new_request_id(), at=now, upgrade=upgrade)
-        for note in notes:  # endorsed away: they leave with the request kept, in one save
-            del wallet.notes[note.serial]
-        if upgrade_of is not None and upgrade_of.serial in wallet.prints:
-            _release(wallet, upgrade_of.serial)  # and so does the print returned (V.6, L-20)
+        # Endorsed away, the notes (and a print returned, V.6, L-20) leave with the request
+        # kept, in one save; a bound print is not among the prints held, so stays bound.
+        wallet.release([n.serial for n in notes] + ([upgrade_of.serial] if upgrade_of else []))
         wallet.pending_buy = request
         opened.save()
         answers.append(await _send_buy(opened, client, manifest))

@@ -233,11 +233,16 @@ class Wallet:
         slip = Slip(chains=tuple(chains))
         for chain in chains:
             self.seen.admit(chain)
-            self.prints.pop(chain.serial, None)
-            self.notes.pop(chain.serial, None)
-        sent = {c.serial for c in chains}
-        self._set_prints(p for p in self.collection.prints if p.serial not in sent)
+        self.release(serials)
         return slip
+
+    def release(self, serials: Iterable[str]) -> None:
+        """Items endorsed away leave the wallet, and prints its collection, at once (V.6)."""
+        gone = set(serials)
+        for serial in gone:
+            self.prints.pop(serial, None)
+            self.notes.pop(serial, None)
+        self._set_prints(p for p in self.collection.prints if p.serial not in gone)
 
     def _not_held(self, serial: str) -> str:
         for p in self.collection.prints:
