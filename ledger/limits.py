@@ -36,6 +36,11 @@ MAX_STAMP_BATCH = 100
 #: Endorsements submitted to the notary in one request.
 MAX_ENDORSEMENT_BATCH = 1024
 
+#: Hops of one chain the notary records in one request: those after its last recorded hop.
+#: A wallet notarizes each hop it receives, so only a run of offline trades brings more; such
+#: a chain is notarized in pieces (its first hops are a chain too). Ruling L-22.
+MAX_NEW_HOPS_PER_CHAIN = 16
+
 #: Notes paid in one purchase, and notes issued in one faucet claim.
 MAX_NOTES_PER_REQUEST = 256
 

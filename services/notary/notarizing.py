@@ -15,10 +15,13 @@ of their items and decides each request in arrival order, all of it or none of i
   appended in order (a chain that skips unrecorded hops is recorded hop by hop), and every hop
   gets its receipt once a checkpoint covers it;
 - a different endorsement at a recorded hop: nothing of the request is recorded; the conflict
-  is appended (once per distinct endorsement) and the answer is 409 with the prior record and
-  the fraud proof. Walking each chain in hop order, the first hop that differs follows the
-  same previous link as the recorded one and is signed by the same holder, so the two always
-  make a fraud proof (L-05, L-06).
+  is appended (once per distinct endorsement, and at most :data:`MAX_CONFLICTS_PER_HOP` of them
+  per hop: L-22) and the answer is 409 with the prior record and the fraud proof. Walking each
+  chain in hop order, the first hop that differs follows the same previous link as the
+  recorded one and is signed by the same holder, so the two always make a fraud proof (L-05,
+  L-06);
+- a chain bringing more than :data:`ledger.limits.MAX_NEW_HOPS_PER_CHAIN` hops after its last
+  recorded one: nothing of the request is recorded, 413 ``too-large`` (L-22).
 """
 
 from __future__ import annotations
@@ -42,7 +45,7 @@ from ledger.events import ConflictRefused, EventBody, HopRecorded
 from ledger.fraud import FraudProof
 from ledger.keys import SigningKey
 from ledger.leaf import NewEvent
-from ledger.limits import MAX_ENDORSEMENT_BATCH
+from ledger.limits import MAX_ENDORSEMENT_BATCH, MAX_NEW_HOPS_PER_CHAIN
 from ledger.manifest import LeagueManifest
 from ledger.print_runs import MISPRINT_SERIAL
 from services.eventlog import EventLogError, EventStore
@@ -56,6 +59,12 @@ from services.notary.tables import ItemState, RecordedHop
 MAX_GROUP_HOPS = 4 * MAX_ENDORSEMENT_BATCH
 #: Most hops waiting for the writer; a request beyond is refused as overloaded.
 MAX_WAITING_HOPS = 4 * MAX_GROUP_HOPS
+#: Most refused conflicts recorded at one hop (serial, issue, hop), whose endorsements are all
+#: signed by the one key that held the item there (L-06): the first already convicts, so
+#: more add nothing an auditor needs; beyond it a conflict is still refused with its fraud
+#: proof, but no event is appended (L-22). It bounds what one holder can add to a
+#: provenance, and to the log, by signing away one item over and over.
+MAX_CONFLICTS_PER_HOP = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,22 +162,36 @@ class Deciding:
     events: list[NewEvent] = field(default_factory=list)
     changes: NotaryChanges = field(default_factory=NotaryChanges)
 
-    def decide(self, submitted: Submitted) -> Recorded | Conflicted | StaleIssueError:
+    def decide(
+        self, submitted: Submitted
+    ) -> Recorded | Conflicted | StaleIssueError | SizeLimitError:
         found: list[Found] = []
         new: list[HopRecorded] = []
+        too_long: list[tuple[str, int]] = []
         for chain in submitted.chains:
             item = self.items[chain.serial]
+            fresh = 0
             for endorsement in chain.endorsements:
                 recorded = item.hops.get((chain.issue, endorsement.hop))
                 if recorded is None:
                     new.append(HopRecorded(issue=chain.issue, endorsement=endorsement))
+                    fresh += 1
                 elif not hmac.compare_digest(recorded.hash, endorsement.hash()):
                     found.append(self._refuse(item, chain.issue, recorded, endorsement))
                     break
+            if fresh > MAX_NEW_HOPS_PER_CHAIN:
+                too_long.append((chain.serial, fresh))
         if found:
             return Conflicted(found)
         if submitted.stale is not None:
             return submitted.stale
+        if too_long:
+            serial, fresh = too_long[0]
+            return SizeLimitError(
+                f"{serial} brings {fresh} hops after its last recorded one: a request records "
+                f"at most {MAX_NEW_HOPS_PER_CHAIN} new hops of one chain (ruling L-22); "
+                f"submit its first hops alone first (a chain's first hops are a chain too)"
+            )
         for body in new:
             e = body.endorsement
             item = self.items[e.serial]
@@ -189,7 +212,8 @@ class Deciding:
     ) -> Found:
         proof = FraudProof(first=recorded.endorsement, second=endorsement)
         key = (issue, endorsement.hop, endorsement.hash())
-        if key not in item.conflicts:
+        at_hop = sum(1 for i, h, _ in item.conflicts if (i, h) == key[:2])
+        if key not in item.conflicts and at_hop < MAX_CONFLICTS_PER_HOP:
             body = ConflictRefused(issue=issue, prior=recorded.seq, proof=proof)
             NotaryProjection.refused(self.changes, body, self._append(item, body))
             item.conflicts.add(key)
@@ -204,7 +228,7 @@ class Deciding:
 
 async def notarize_group(
     notary: Notary, group: Sequence[Submitted]
-) -> list[Recorded | Conflicted | StaleIssueError]:
+) -> list[Recorded | Conflicted | StaleIssueError | SizeLimitError]:
     """Decide ``group`` in one transaction: a record or a refusal per request, in order."""
     serials = {chain.serial for submitted in group for chain in submitted.chains}
     async with notary.store.transaction() as tx:
