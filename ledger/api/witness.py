@@ -1,18 +1,18 @@
 """What a service's witness serves besides cosignatures: the evidence it kept.
 
 Each league service is a C2SP tlog-witness of the others' logs (docs/eventlog.md,
-"Witnesses"). When a log submits a checkpoint that is not a consistent extension of the last
-one the witness cosigned, the witness cosigns nothing and keeps the pair as
-:class:`Evidence`: both checkpoints as the log signed them, the consistency proof the log sent
-and why they conflict. ``GET /<service>/evidence`` serves it as an :class:`EvidenceList`.
+"Witnesses"). When a checkpoint is submitted that is not a consistent extension of the last
+one the witness cosigned, the witness cosigns nothing, and when the pair shows it by itself it
+keeps the pair as :class:`Evidence`: both checkpoints as the log signed them, the proofs that
+show the conflict and why. ``GET /<service>/evidence`` serves it as an :class:`EvidenceList`.
 
 Evidence needs no trust in the witness: :meth:`Evidence.convicts` checks it offline under the
 log's public key alone (from the league manifest). Two checkpoints signed by one log at one
 size with two roots, or a checkpoint whose tree shows another root at the size the witness
 cosigned (by the log's own consistency proof, or by the log's inclusion proof of the last leaf
-of that size), cannot both be honest: that *convicts* the log. A proof that merely fails is
-kept too (``unproven``): the log can answer it only with a valid consistency proof between
-the two checkpoints it signed, which a forked log cannot give.
+of that size), cannot both be honest: that *convicts* the log. Nothing else is evidence. A
+proof that merely fails proves nothing about the log: anyone may submit the log's genuine
+(public) checkpoint with a garbage proof, so such a pair is never kept.
 """
 
 from __future__ import annotations
@@ -29,11 +29,10 @@ from ledger.errors import DecodeError, ProofError, VerificationError
 from ledger.keys import PublicKey
 from ledger.merkle import HASH_SIZE, node_hash, verify_consistency, verify_inclusion
 
-#: Why a witness kept a pair of checkpoints.
-#: ``same-size``: two roots signed at one tree size (convicts).
-#: ``fork``: the submitted tree shows another root at the cosigned size (convicts).
-#: ``unproven``: the proof fails against the cosigned root and shows no root of its own.
-EvidenceKind = Literal["same-size", "fork", "unproven"]
+#: Why a witness kept a pair of checkpoints; each kind convicts the log by itself.
+#: ``same-size``: two roots signed at one tree size.
+#: ``fork``: the submitted tree shows another root at the cosigned size.
+EvidenceKind = Literal["same-size", "fork"]
 
 #: Most evidence records one page answers.
 MAX_EVIDENCE_PAGE = 100
@@ -183,10 +182,10 @@ class Evidence(WitnessAnswer):
         """Check this evidence offline under the log's key.
 
         True when it proves the log signed two views that cannot both be true (``same-size``
-        or ``fork``); False when it only records a proof that failed (``unproven``). Raises
-        :class:`VerificationError` when it is no evidence against this log at all: a
-        checkpoint without the log's valid signature, two origins, or a conviction that
-        the checkpoints and the proof do not bear out.
+        or ``fork``). Raises :class:`VerificationError` when it is no evidence against this
+        log: a checkpoint without the log's valid signature, two origins, or a conviction
+        that the checkpoints and the proofs do not bear out (a proof that merely fails
+        included: it proves nothing about the log).
         """
         cosigned, submitted = self.checkpoints()
         if cosigned.origin != self.origin or submitted.origin != self.origin:
@@ -216,9 +215,7 @@ class Evidence(WitnessAnswer):
                 pass
             else:
                 raise VerificationError("the proof shows the two checkpoints consistent")
-        if self.kind != "unproven":
-            raise VerificationError(f"the evidence does not show the {self.kind} it claims")
-        return False
+        raise VerificationError(f"the evidence does not show the {self.kind} it claims")
 
 
 class EvidenceList(WitnessAnswer):

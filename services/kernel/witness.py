@@ -9,13 +9,21 @@ the league's *other* services, with the origins and keys the manifest names.
 ``POST /<service>/witness/add-checkpoint`` follows tlog-witness: 404 for an unknown origin,
 403 without a valid signature by the log's key, 400 for a malformed body or an old size
 beyond the checkpoint, 409 (``text/x.tlog.size``) when the old size is not the size it last
-cosigned, 422 for a bad consistency proof, else 200 with its cosignature line. The state per
-log is one row read ``FOR UPDATE`` and replaced in the same transaction, so two racing
-submissions cannot both advance it. A pair of checkpoints that is not one append-only
-history is kept as :class:`~ledger.api.witness.Evidence` (``GET /<service>/evidence``).
-When the log's own consistency proof shows no root at the cosigned size, the witness asks the
-log (at its URL) for the inclusion proof of that size's last leaf in the submitted tree, which
-shows the tree's root there: a different one turns the record into a conviction (``fork``).
+cosigned, 422 for a bad consistency proof, 503 (retry-later) when it could not check a failing
+proof with the log itself, else 200 with its cosignature line. The state per log is one row
+read ``FOR UPDATE`` and replaced in the same transaction, so two racing submissions cannot
+both advance it.
+
+A pair of checkpoints that is not one append-only history is kept as
+:class:`~ledger.api.witness.Evidence` (``GET /<service>/evidence``) only when it convicts the
+log by itself, offline: two roots signed at one size (``same-size``), or a valid proof showing
+another root at the cosigned size (``fork``). The checkpoints are public and the proof is the
+submitter's (anyone's), so a proof that merely fails proves nothing about the log and is never
+kept: when it shows no root at the cosigned size, the witness asks the log (at its URL) for
+the inclusion proof of that size's last leaf in the submitted tree, which shows the tree's
+root there. Another root is kept as a ``fork``; the cosigned root, or an answer that does not
+verify, answers 422 with nothing kept; no answer at all answers 503 with nothing kept (the
+log's own submitter, whose proofs verify, never waits on this).
 """
 
 from __future__ import annotations
@@ -52,6 +60,7 @@ from ledger.errors import (
     DecodeError,
     LedgerError,
     ProofError,
+    RetryLater,
     SizeLimitError,
     UnknownLog,
     UntrustedCheckpoint,
@@ -75,6 +84,8 @@ TLOG_SIZE = "text/x.tlog.size"
 #: How long the witness waits for a log's inclusion proof while it answers (seconds): well
 #: within the submitter's own request timeout.
 LOOK_TIMEOUT = 4.0
+#: The Retry-After of a submission it could not check with the log (seconds).
+LOOK_RETRY_AFTER = 5
 
 
 def origin_of(manifest: LeagueManifest, service: str) -> str:
@@ -102,8 +113,9 @@ class SizeConflict:
 
 @dataclass(frozen=True, slots=True)
 class _Refused:
-    """Not cosigned; evidence may have been kept in the same transaction, and an unproven
-    pair (``kept``, ``submitted``) may be looked at closer once it has committed."""
+    """Not cosigned: ``error`` is the answer (evidence that convicts by itself may have been
+    kept in the same transaction). With ``kept`` and ``submitted`` the proof failed and showed
+    no root: the log is asked (once the transaction is over) before anything is answered."""
 
     error: ProofError
     kept: Checkpoint | None = None
@@ -152,18 +164,10 @@ class Witness:
         )
         self._keep = (
             f"INSERT INTO {s}.witness_evidence (origin, kind, reason, cosigned, "  # noqa: S608
-            "submitted, cosigned_root, submitted_root, old_size, proof, prefix_root) "
-            "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) "
+            "submitted, cosigned_root, submitted_root, old_size, proof, prefix_root, "
+            "leaf_hash, inclusion_proof) "
+            "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) "
             "ON CONFLICT (origin, cosigned_root, submitted_root) DO NOTHING RETURNING id"
-        )
-        self._convict = (
-            f"UPDATE {s}.witness_evidence SET kind = 'fork', reason = $4, "  # noqa: S608
-            "prefix_root = $5, leaf_hash = $6, inclusion_proof = $7 WHERE origin = $1 AND "
-            "cosigned_root = $2 AND submitted_root = $3 AND kind = 'unproven' RETURNING id"
-        )
-        self._drop = (
-            f"DELETE FROM {s}.witness_evidence WHERE origin = $1 AND "  # noqa: S608
-            "cosigned_root = $2 AND submitted_root = $3 AND kind = 'unproven' RETURNING id"
         )
         self._read_evidence = (
             f"SELECT id, origin, recorded_at, kind, reason, cosigned, submitted, "  # noqa: S608
@@ -212,7 +216,9 @@ class Witness:
             outcome = await self._decide(tx, submission, checkpoint)
         if isinstance(outcome, _Refused):
             if outcome.kept is not None and outcome.submitted is not None:
-                await self._look_closer(outcome.kept, outcome.submitted)
+                raise await self._look_closer(
+                    outcome.kept, outcome.submitted, submission, outcome.error
+                )
             raise outcome.error
         return outcome
 
@@ -252,9 +258,17 @@ class Witness:
                 )
                 if kept is None:
                     return _Refused(error)
-                if await self._keep_fork(tx, kept, checkpoint, submission):
-                    return _Refused(error)
-                return _Refused(error, kept, checkpoint)
+                shown = prefix_root(kept.size, checkpoint.size, checkpoint.root, submission.proof)
+                if shown is None:  # nothing shown, nothing proven: ask the log itself
+                    return _Refused(error, kept, checkpoint)
+                if not hmac.compare_digest(shown, kept.root):
+                    await self._keep_evidence(
+                        tx, "fork", kept, checkpoint, submission, shown,
+                        f"{origin}'s checkpoint of size {checkpoint.size} extends root "
+                        f"{encode_b64(shown)} at size {kept.size}, where it signed "
+                        f"{encode_b64(kept.root)}",
+                    )
+                return _Refused(error)
         line = self.cosigner.cosign(checkpoint, int(now.timestamp()))
         cosigned = checkpoint.with_signature(line)
         await tx.execute(
@@ -262,38 +276,28 @@ class Witness:
         )
         return Cosigned(line.line())
 
-    async def _keep_fork(
-        self, tx: StoreTransaction, kept: Checkpoint, new: Checkpoint, submission: AddCheckpoint
-    ) -> bool:
-        """Keep the pair: True when the proof itself shows the fork, False if unproven."""
-        shown = prefix_root(kept.size, new.size, new.root, submission.proof)
-        if shown is not None and not hmac.compare_digest(shown, kept.root):
-            kind: EvidenceKind = "fork"
-            reason = (
-                f"{new.origin}'s checkpoint of size {new.size} extends root "
-                f"{encode_b64(shown)} at size {kept.size}, where it signed {encode_b64(kept.root)}"
-            )
-        else:
-            kind = "unproven"
-            reason = (
-                f"no consistency proof from {new.origin}'s checkpoint of size {kept.size} to "
-                f"its checkpoint of size {new.size}: the one it sent does not verify"
-            )
-        await self._keep_evidence(tx, kind, kept, new, submission, shown, reason)
-        return kind == "fork"
+    async def _look_closer(
+        self, kept: Checkpoint, new: Checkpoint, submission: AddCheckpoint, error: ProofError
+    ) -> LedgerError:
+        """The answer to a submission whose proof from ``kept`` failed and showed no root at
+        ``kept.size``, once the log is asked for the inclusion proof of leaf ``kept.size - 1``
+        in ``new``'s tree.
 
-    async def _look_closer(self, kept: Checkpoint, new: Checkpoint) -> None:
-        """Ask the log for the inclusion proof of leaf ``kept.size - 1`` in ``new``'s tree.
-
-        When it shows a root at ``kept.size`` other than the one the log signed there, the
-        unproven record of this pair becomes a ``fork`` with that proof. When it shows the
-        signed root, the log's tree does extend what was cosigned: the failing proof was a
-        replay's or a bug's, no evidence, and the record is dropped. Anything else (the log
-        not answering, a proof that does not verify) leaves it unproven.
+        A root there other than the one the log signed convicts the log: kept as a ``fork``
+        with that proof, and ``error`` answered (422). The signed root means the log's tree
+        does extend what was cosigned (the failing proof was an outsider's, a replay's or a
+        bug's), and an answer that does not verify against ``new``'s root proves nothing:
+        ``error``, nothing kept. When the log cannot be asked (no URL, no answer within
+        :data:`LOOK_TIMEOUT`, a problem answered), :class:`RetryLater` (503), nothing kept:
+        anyone can send a log's genuine checkpoint with a garbage proof while the log is
+        out of reach, and the log's own submitter, whose proofs verify, never gets here.
         """
         found = self.log_urls.get(new.origin)
         if found is None or kept.size == 0:
-            return
+            return RetryLater(
+                f"{error.diagnostics()}; this witness cannot ask {new.origin} for its own "
+                f"proof: nothing kept, submit a valid proof", LOOK_RETRY_AFTER,
+            )
         service, url = found
         index = kept.size - 1
         try:
@@ -304,23 +308,30 @@ class Witness:
         except LedgerError as exc:
             log.info("witness %s: no inclusion proof from %s: %s", self.name, new.origin,
                      exc.diagnostics())
-            return
+            return RetryLater(
+                f"{error.diagnostics()}; {new.origin} did not answer this witness with its "
+                f"own proof, so nothing is kept: retry later", LOOK_RETRY_AFTER,
+            )
         shown = prefix_from_inclusion(index, new.size, leaf, path, new.root)
         if shown is None:
-            return
-        pair = (new.origin, kept.root, new.root)
+            return ProofError(
+                f"{error.diagnostics()}; {new.origin}'s own inclusion proof of leaf {index} "
+                f"does not verify against the submitted checkpoint's root either"
+            )
         if hmac.compare_digest(shown, kept.root):
-            if await self.store.fetchval(self._drop, *pair) is not None:
-                log.info("witness %s: %s extends what it cosigned; a failing proof of it is "
-                         "no evidence", self.name, new.origin)
-            return
+            log.info("witness %s: %s extends what it cosigned; a failing proof of it is no "
+                     "evidence", self.name, new.origin)
+            return error
         reason = (
             f"{new.origin}'s checkpoint of size {new.size} has root {encode_b64(shown)} at "
             f"size {kept.size} (its inclusion proof of leaf {index}), where it signed "
             f"{encode_b64(kept.root)}"
         )
-        if await self.store.fetchval(self._convict, *pair, reason, shown, leaf, path) is not None:
-            log.warning("witness %s convicted %s: %s", self.name, new.origin, reason)
+        async with self.store.transaction() as tx:
+            await self._keep_evidence(
+                tx, "fork", kept, new, submission, shown, reason, (leaf, path)
+            )
+        return error
 
     async def _keep_evidence(
         self,
@@ -331,13 +342,15 @@ class Witness:
         submission: AddCheckpoint,
         shown: bytes | None,
         reason: str,
+        inclusion: tuple[bytes, list[bytes]] | None = None,
     ) -> None:
+        """Keep a pair that convicts the log by itself (``same-size`` or ``fork``), once."""
+        leaf, path = inclusion if inclusion is not None else (None, None)
         if await tx.fetchval(
             self._keep, new.origin, kind, reason, str(kept), str(new), kept.root, new.root,
-            submission.old_size, list(submission.proof), shown,
-        ) is not None:  # an unproven record is looked at closer before it is believed
-            level = logging.INFO if kind == "unproven" else logging.WARNING
-            log.log(level, "witness %s kept evidence against %s: %s", self.name, new.origin, reason)
+            submission.old_size, list(submission.proof), shown, leaf, path,
+        ) is not None:
+            log.warning("witness %s kept evidence against %s: %s", self.name, new.origin, reason)
 
     async def evidence(self, after: int, limit: int) -> EvidenceList:
         rows = await self.store.fetch(self._read_evidence, after, limit)
@@ -423,7 +436,10 @@ def witness_endpoints(service: str) -> tuple[Endpoint, ...]:
             "POST", f"{prefix}/witness/add-checkpoint",
             f"Ask the {service}'s witness to cosign a checkpoint (C2SP tlog-witness)",
             add_checkpoint, str,
-            problems=(DecodeError, SizeLimitError, UnknownLog, UntrustedCheckpoint, ProofError),
+            problems=(
+                DecodeError, SizeLimitError, UnknownLog, UntrustedCheckpoint, ProofError,
+                RetryLater,
+            ),
             max_body=MAX_ADD_CHECKPOINT_BYTES,
             description=(
                 "The body is text, as tlog-witness defines it: 'old <size>', up to 63 "
@@ -435,7 +451,9 @@ def witness_endpoints(service: str) -> tuple[Endpoint, ...]:
                 "body is that size and a newline. 404: a log this witness does not witness; "
                 "403: no valid signature by the log's key; 400: a malformed body or an old "
                 "size beyond the checkpoint's; 422: the consistency proof does not verify "
-                "(a pair of checkpoints that are not one history is kept as evidence)."
+                "(a pair of checkpoints that convicts the log by itself is kept as evidence; "
+                "a proof that merely fails never is); 503 retry-later: the proof failed and "
+                "the witness could not ask the log for its own proof, nothing kept."
             ),
         ),
         Endpoint(
@@ -454,9 +472,9 @@ def witness_endpoints(service: str) -> tuple[Endpoint, ...]:
             evidence, EvidenceList, query=EvidenceQuery,
             description=(
                 "Each record holds two checkpoints one log signed that are not one "
-                "append-only history, the consistency proof the log sent and why: check it "
-                "offline with ledger.api.witness.Evidence.convicts and the log's key from the "
-                "league manifest."
+                "append-only history, the proofs that show it and why: it convicts the log "
+                "offline (ledger.api.witness.Evidence.convicts with the log's key from the "
+                "league manifest). A witness keeps nothing else."
             ),
         ),
     )

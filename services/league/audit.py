@@ -178,7 +178,12 @@ class Source(Protocol):
     async def holders(self, after: str, index: int) -> str | None: ...
 
     async def evidence(self, service: str, after: int, index: int) -> str | None:
-        """A page of the evidence ``service``'s witness keeps (the first: after 0)."""
+        """A page of the evidence ``service``'s witness keeps (the first: after 0); None when
+        it is not served."""
+        ...
+
+    def evidence_missing(self, service: str) -> str:
+        """Says where ``service``'s evidence was not served (or not saved)."""
         ...
 
     def pages(self, service: str, upto: int, to_end: bool) -> AsyncIterator[str]:
@@ -329,6 +334,10 @@ class Served:
             self.save.write_numbered("notary/holders", index, text)
         return text
 
+    def evidence_missing(self, service: str) -> str:
+        at = self.urls.get(service, self.url)
+        return f"the {service} at {at} does not serve its witness's evidence (404)"
+
     async def evidence(self, service: str, after: int, index: int) -> str | None:
         params = {"after": after, "limit": MAX_EVIDENCE_PAGE}
         text = await self._optional(service, f"/{service}/evidence", params)
@@ -388,6 +397,10 @@ class Saved:
 
     async def evidence(self, service: str, after: int, index: int) -> str | None:
         return self.saved.numbered(f"{service}/evidence", index)
+
+    def evidence_missing(self, service: str) -> str:
+        path = self.saved.directory / service / "evidence" / f"{0:06d}.json"
+        return f"the saved audit has no evidence of the {service}'s witness ({path} is missing)"
 
     async def pages(self, service: str, upto: int, to_end: bool) -> AsyncIterator[str]:
         index = 0
@@ -587,11 +600,15 @@ async def _run_audit(
                                      or previous.size <= served[service].size):
             auditor.checkpoint(service, previous, kept=True)
         auditor.checkpoint(service, served[service])
-    for service in WITNESSES:  # every witness's evidence, of any log (404: not served)
+    for service in WITNESSES:  # every witness's evidence, of any log
         # Its first page says it all: empty, or a violation (which the report raises).
         text = await source.evidence(service, 0, 0)
         if text is not None:
             auditor.evidence(service, _parse(EvidenceList, text, "evidence page", service))
+        elif service in served:  # a service serving its log witnesses the others' too
+            raise LeagueError(f"{source.evidence_missing(service)}, but its log is served: "
+                              f"a league's services witness each other, and hidden evidence "
+                              f"would pass the audit")
 
     # One pipeline through every service's pages: a page is checked (in the pool) while the
     # pages before it, of its service or of the one before, go through the stateful checks.

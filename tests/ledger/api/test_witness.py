@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import pytest
+from pydantic import ValidationError
 
 from ledger.api.witness import Evidence, EvidenceKind, prefix_from_inclusion, prefix_root
 from ledger.checkpoint import Checkpoint, sign_checkpoint
@@ -72,7 +73,7 @@ def test_an_inclusion_proof_shows_the_root_of_every_prefix() -> None:
 
 def test_the_log_s_inclusion_proof_convicts_a_fork_at_a_power_of_two() -> None:
     """Cosigned at 4, the forked tree of 6: its consistency proof cannot show the root at 4
-    (unproven alone), its inclusion proof of leaf 3 does (fork). The honest tree's inclusion
+    (no evidence alone), its inclusion proof of leaf 3 does (fork). The honest tree's inclusion
     proof shows the cosigned root: no conviction, and no fork claim stands on it."""
     honest, forked = tree(6), tree(6, salt=1)
     record = evidence(
@@ -111,20 +112,21 @@ def test_a_proof_showing_another_root_convicts_the_log() -> None:
     assert Evidence.model_validate_json(record.model_dump_json()).convicts(KEY.public)
 
 
-def test_a_failing_proof_alone_is_kept_but_does_not_convict() -> None:
-    """A garbled proof, or a fork at a power-of-two size, is unproven: False, not an error;
-    the same record claiming a fork is refused."""
+def test_a_failing_proof_alone_is_no_evidence() -> None:
+    """A garbled proof (anyone can pair a log's public checkpoints with one), or a fork's
+    proof at a power-of-two size that shows no root, proves nothing about the log: whatever
+    it claims, it does not convict, and 'unproven' is no kind of evidence at all."""
     honest, forked = tree(6), tree(6, salt=1)
-    garbled = evidence("unproven", signed(honest, 3), signed(honest, 6), [leaf_hash(b"x")] * 3)
-    assert not garbled.convicts(KEY.public)
-    at_four = evidence(
-        "unproven", signed(honest, 4), signed(forked, 6), consistency_proof(4, 6, forked)
-    )
-    assert not at_four.convicts(KEY.public)
+    for kind in ("fork", "same-size"):
+        garbled = evidence(kind, signed(honest, 3), signed(honest, 6), [leaf_hash(b"x")] * 3)
+        with pytest.raises(VerificationError, match="does not show"):
+            garbled.convicts(KEY.public)
     proof = consistency_proof(4, 6, forked)
     claimed = evidence("fork", signed(honest, 4), signed(forked, 6), proof)
     with pytest.raises(VerificationError, match="does not show"):
         claimed.convicts(KEY.public)
+    with pytest.raises(ValidationError, match="kind"):
+        evidence("unproven", signed(honest, 3), signed(honest, 6))  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(
@@ -136,14 +138,14 @@ def test_what_is_no_evidence_is_refused(case: str) -> None:
     leaves = tree(5)
     first, second = signed(leaves, 3), signed(leaves, 5)
     proof = consistency_proof(3, 5, leaves)
-    record = evidence("unproven", first, second, proof)
+    record = evidence("fork", first, second, proof)
     if case == "other key":
-        record = evidence("unproven", first, signed(tree(5, 1), 5, key=SigningKey.generate()))
+        record = evidence("fork", first, signed(tree(5, 1), 5, key=SigningKey.generate()))
     elif case == "other origin":
         record = evidence("same-size", first, signed(tree(3, 1), 3, origin="league.test/x"))
     elif case == "same checkpoint":
         record = evidence("same-size", first, first)
     elif case == "old size":
-        record = evidence("unproven", first, signed(tree(5, 1), 5), proof, old_size=2)
+        record = evidence("fork", first, signed(tree(5, 1), 5), proof, old_size=2)
     with pytest.raises(VerificationError):
         record.convicts(KEY.public)

@@ -10,8 +10,10 @@ so nothing else submits them) signed with the treasury's key from the league's k
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
-from collections.abc import Sequence
+import json
+from collections.abc import AsyncIterator, Sequence
 
 import aiohttp
 import asyncpg
@@ -27,7 +29,7 @@ from ledger.checkpoint import (
     log_verifier,
     sign_checkpoint,
 )
-from ledger.errors import ProofError
+from ledger.errors import ProofError, RetryLater
 from ledger.keys import PublicKey, SigningKey
 from ledger.leaf import NewEvent
 from ledger.manifest import LeagueManifest
@@ -38,13 +40,14 @@ from services.kernel.compose import compose
 from services.kernel.founding import load_manifest
 from services.kernel.keyring import read_key
 from services.kernel.settings import LeagueSettings
-from services.kernel.witness import TLOG_SIZE, Witness
+from services.kernel.witness import TLOG_SIZE, Cosigned, Witness
 from services.kernel.witnessing import WITNESSES, Witnessing
 from services.league.registry import SERVICES
 from services.mint.app import SERVICE as MINT
 from services.notary.app import SERVICE as NOTARY
 from tests.services.notary.conftest import (
     Trade,
+    free_port,
     league,
     make_settings,
     server,
@@ -147,9 +150,10 @@ async def test_the_witness_answers_as_tlog_witness_says(
     server: TestServer, treasury: Treasury, league: LeagueClient, trade: Trade
 ) -> None:
     """404 unknown origin, 403 wrong key, 400 malformed or old beyond the checkpoint, 200
-    from size 0, 409 text/x.tlog.size with the size it holds, 422 on a bad proof (kept as
-    unproven) and on a fork (kept as convicting), 200 with a consistency proof; the cosigned
-    checkpoint is served for monitors by origin hash."""
+    from size 0, 409 text/x.tlog.size with the size it holds, 503 retry-later on a proof that
+    fails and shows no root while the log cannot be asked for its own (the treasury is not
+    served: nothing kept), 422 on a fork (kept as convicting), 200 with a consistency proof;
+    the cosigned checkpoint is served for monitors by origin hash."""
     stranger = sign_checkpoint("other.example/log", 0, EMPTY_ROOT, SigningKey.generate())
     assert (await post(server, body(0, [], stranger)))[0] == 404
     forged = sign_checkpoint(treasury.origin, 0, EMPTY_ROOT, SigningKey.generate())
@@ -169,8 +173,9 @@ async def test_the_witness_answers_as_tlog_witness_says(
     assert await post(server, body(0, [], at5)) == (409, TLOG_SIZE, "3\n")
     forked = tree(5, salt=1)
     bad = consistency_proof(3, 5, forked)
-    status, _, text = await post(server, body(3, bad, at5))
-    assert status == 422, text
+    status, content_type, text = await post(server, body(3, bad, at5))
+    assert (status, content_type) == (503, "application/problem+json"), text
+    assert json.loads(text)["type"].endswith("/retry-later")
     status, _, text = await post(server, body(3, bad, treasury.checkpoint(forked)))
     assert status == 422, text
     status, _, text = await post(server, body(3, consistency_proof(3, 5, five), at5))
@@ -189,9 +194,7 @@ async def test_the_witness_answers_as_tlog_witness_says(
         async with session.get(f"{league.base_url}/notary/witness/{unknown}/checkpoint") as r:
             assert r.status == 404
 
-    unproven, fork = (await evidence(league)).evidence
-    assert unproven.kind == "unproven"  # a proof that fails and shows no other root
-    assert not unproven.convicts(treasury.key.public)
+    (fork,) = (await evidence(league)).evidence  # a proof that merely fails is no evidence
     assert fork.kind == "fork"  # a valid proof from another root at size 3
     assert fork.convicts(treasury.key.public)
 
@@ -285,46 +288,99 @@ async def test_a_failing_proof_is_looked_at_closer_with_the_log_s_inclusion_proo
     settings: LeagueSettings,
 ) -> None:
     """The notary's witness over the mint served alone (nothing else submits to this
-    witness). The mint's real checkpoints of 3 and 5 with a garbled proof (a replay, say):
-    the mint's inclusion proof of leaf 2 in its tree of 5 shows the cosigned root, so no
-    evidence is left. A checkpoint of 5 with a root the log does not have, signed by its
-    key: its proof fails and nothing shows another root at 3, so it stays unproven."""
+    witness). The mint's real checkpoints of 3 and 5 with a garbled proof (an outsider's, a
+    replay's): the mint's inclusion proof of leaf 2 in its tree of 5 shows the cosigned root,
+    so 422 and nothing kept. A checkpoint of 5 with a root the log does not have, signed by
+    its key: its proof fails and the log's inclusion proof does not verify against that root,
+    which proves nothing either: 422, nothing kept. The valid proof is then cosigned."""
     manifest = load_manifest(settings)
     mint_key = read_key(settings.keys_dir, "mint")
+    async with mint_served_alone(settings) as (url, pool, mint_log):
+        origin = mint_log.origin
+        at3 = sign_checkpoint(origin, 3, await mint_log.root(3), mint_key)
+        at5 = sign_checkpoint(origin, 5, await mint_log.root(5), mint_key)
+        witness = notary_witness(pool, manifest, settings, url)
+        await witness.add_checkpoint(body(0, [], at3).encode())
+        garbled = [leaf_hash(b"garbled")] * 3
+        with pytest.raises(ProofError) as refused:
+            await witness.add_checkpoint(body(3, garbled, at5).encode())
+        assert not isinstance(refused.value, RetryLater)
+        assert (await witness.evidence(0, 10)).evidence == []
+        fake = sign_checkpoint(origin, 5, leaf_hash(b"no such root"), mint_key)
+        with pytest.raises(ProofError, match="inclusion proof of leaf 2 does not verify"):
+            await witness.add_checkpoint(body(3, garbled, fake).encode())
+        assert (await witness.evidence(0, 10)).evidence == []
+        assert await witness.add_checkpoint(
+            body(3, await mint_log.consistency_proof(3, 5), at5).encode()
+        )
+
+
+async def test_an_outsider_cannot_plant_evidence_while_the_log_is_out_of_reach(
+    settings: LeagueSettings,
+) -> None:
+    """The attack: the mint out of the witness's reach (its URL answers nothing), an outsider
+    submits the mint's own genuine newer checkpoint with a garbage proof. The witness cannot
+    look closer: 503 retry-later, nothing kept, nothing cosigned; nothing after a restart of
+    the witness either (then able to reach the mint: 422). The mint's own submission, its
+    valid proof, is cosigned: the honest log converges."""
+    manifest = load_manifest(settings)
+    mint_key = read_key(settings.keys_dir, "mint")
+    async with mint_served_alone(settings) as (url, pool, mint_log):
+        origin = mint_log.origin
+        at3 = sign_checkpoint(origin, 3, await mint_log.root(3), mint_key)
+        at5 = sign_checkpoint(origin, 5, await mint_log.root(5), mint_key)
+        nowhere = f"http://127.0.0.1:{free_port()}"
+        cut_off = notary_witness(pool, manifest, settings, nowhere)
+        await cut_off.add_checkpoint(body(0, [], at3).encode())
+        garbage = body(3, [leaf_hash(b"garbage")] * 3, at5).encode()
+        for _ in range(2):
+            with pytest.raises(RetryLater, match="nothing is kept"):
+                await cut_off.add_checkpoint(garbage)
+        assert (await cut_off.evidence(0, 10)).evidence == []
+        origin_hash = hashlib.sha256(origin.encode()).hexdigest()
+        assert Checkpoint.from_note(await cut_off.cosigned(origin_hash)).size == 3
+
+        restarted = notary_witness(pool, manifest, settings, url)
+        assert (await restarted.evidence(0, 10)).evidence == []
+        with pytest.raises(ProofError):
+            await restarted.add_checkpoint(garbage)
+        assert (await restarted.evidence(0, 10)).evidence == []
+        honest = body(3, await mint_log.consistency_proof(3, 5), at5).encode()
+        assert isinstance(await cut_off.add_checkpoint(honest), Cosigned)
+        assert Checkpoint.from_note(await restarted.cosigned(origin_hash)).size == 5
+
+
+@contextlib.asynccontextmanager
+async def mint_served_alone(
+    settings: LeagueSettings,
+) -> AsyncIterator[tuple[str, asyncpg.Pool, PostgresEventStore]]:
+    """The mint served alone on the league's port with five prints stamped: its URL, a pool
+    and its log read directly (the notary is not served: nothing submits to its witness)."""
+    manifest = load_manifest(settings)
     mint = TestServer(compose(settings, [MINT]), host="127.0.0.1", port=settings.port)
     await mint.start_server()
     pool = await asyncpg.create_pool(settings.database, min_size=1, max_size=4)
     try:
-        async with LeagueClient(str(mint.make_url(""))) as league:
+        url = str(mint.make_url("")).rstrip("/")
+        async with LeagueClient(url) as league:
             trade = Trade(league, manifest)
             for title in ("Model-A", "Faithful", "Tally", "Pairing", "Reflection"):
                 await trade.stamp(SigningKey.generate(), title)
-        origin = f"{manifest.league}/mint"
-        mint_log = PostgresEventStore(pool, schema="mint", origin=origin, key=mint_key)
-        at3 = sign_checkpoint(origin, 3, await mint_log.root(3), mint_key)
-        at5 = sign_checkpoint(origin, 5, await mint_log.root(5), mint_key)
-        notary_log = PostgresEventStore(
-            pool, schema="notary", origin=f"{manifest.league}/notary",
-            key=read_key(settings.keys_dir, "notary"),
-        )
-        witness = Witness(
-            notary_log, manifest, "notary", read_key(settings.keys_dir, "notary"),
-            {"mint": str(mint.make_url("")).rstrip("/")},
-        )
-        await witness.add_checkpoint(body(0, [], at3).encode())
-        garbled = [leaf_hash(b"garbled")] * 3
-        with pytest.raises(ProofError):
-            await witness.add_checkpoint(body(3, garbled, at5).encode())
-        assert (await witness.evidence(0, 10)).evidence == []
-        fake = sign_checkpoint(origin, 5, leaf_hash(b"no such root"), mint_key)
-        with pytest.raises(ProofError):
-            await witness.add_checkpoint(body(3, garbled, fake).encode())
-        (record,) = (await witness.evidence(0, 10)).evidence
-        assert record.kind == "unproven"
-        assert not record.convicts(mint_key.public)
-        assert await witness.add_checkpoint(
-            body(3, await mint_log.consistency_proof(3, 5), at5).encode()
+        yield url, pool, PostgresEventStore(
+            pool, schema="mint", origin=f"{manifest.league}/mint",
+            key=read_key(settings.keys_dir, "mint"),
         )
     finally:
         await pool.close()
         await mint.close()
+
+
+def notary_witness(
+    pool: asyncpg.Pool, manifest: LeagueManifest, settings: LeagueSettings, url: str
+) -> Witness:
+    """The notary's witness over its own schema, asking the mint at ``url``."""
+    key = read_key(settings.keys_dir, "notary")
+    notary_log = PostgresEventStore(
+        pool, schema="notary", origin=f"{manifest.league}/notary", key=key
+    )
+    return Witness(notary_log, manifest, "notary", key, {"mint": url})
