@@ -254,6 +254,9 @@ class Step(NamedTuple):
     returned: tuple[str, int] | None = None
     #: order-refused: the returned print issued again (serial, certificate, receiver).
     reissued: tuple[str, str, str] | None = None
+    #: purchase-opened: the serials handed over (paid or returned) whose last endorsement is
+    #: not the buyer's own (L-21: a purchase takes only what its buyer signed over).
+    foreign: tuple[str, ...] = ()
 
 
 Fact = Stamped | Hop | Refused | Issued | Returned | Step
@@ -570,6 +573,7 @@ def _step(
 ) -> Step:
     price = paid = payment = listed = 0
     outcome = buyer = ""
+    foreign: tuple[str, ...] = ()
     finish = "standard"
     delivered = reissued = None
     returned: tuple[str, int] | None = None
@@ -586,6 +590,9 @@ def _step(
         if request.upgrade is not None:
             finish = request.upgrade.finish
             returned = (request.upgrade.returned.serial, request.upgrade.returned.issue)
+        handed = (*request.payment, *([request.upgrade.returned] if request.upgrade else []))
+        foreign = tuple(chain.serial for chain in handed if not chain.endorsements
+                        or chain.endorsements[-1].from_ != request.buyer)
     elif isinstance(body, OrderRefused) and body.reissued is not None:
         certificate = body.reissued
         reissued = (certificate.serial,
@@ -600,7 +607,8 @@ def _step(
         outcome = body.outcome
         notes = tuple((n.serial, n.issue, n.denomination) for n in body.notes)
     return Step(seq, leaf_hash, stream, version, body.TYPE, body.purchase_id, price, paid,
-                payment, buyer, delivered, outcome, notes, listed, finish, returned, reissued)
+                payment, buyer, delivered, outcome, notes, listed, finish, returned, reissued,
+                foreign)
 
 
 def verifications(fact: Fact) -> int:
@@ -1352,6 +1360,9 @@ class Auditor:
             if fact.payment != fact.paid:
                 raise log.fail(seq, f"purchase {pid!r} says {fact.paid} marks are paid, but its "
                                     f"payment's notes sum to {fact.payment}")
+            if fact.foreign:
+                raise log.fail(seq, f"purchase {pid!r} takes {', '.join(fact.foreign)}, whose "
+                                    f"last endorsement is not its buyer's (L-21)")
             if fact.price != fact.listed:
                 what = (f"a {fact.finish} upgrade" if fact.returned is not None
                         else "a single of its title")

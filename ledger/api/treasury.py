@@ -349,22 +349,50 @@ def purchase_price(manifest: LeagueManifest, title: str, upgrade: Upgrade | None
     return price if upgrade is None else UPGRADE_PRICES[upgrade.finish]
 
 
-def check_returned_chain(chain: Chain, manifest: LeagueManifest, buyer: str) -> None:
-    """An upgrade's returned print's chain (L-20), as the treasury checks it when the purchase
-    opens and the mint again when the order comes: every signature and link verified offline
-    under ``manifest``, ending at the mint's key ("back to its issuer") with ``buyer``'s own
-    endorsement; a :class:`ChainError` otherwise."""
+def check_handed_to_issuer(
+    chain: Chain, manifest: LeagueManifest, buyer: str, issuer: str, why: str
+) -> None:
+    """A chain the buyer hands to an issuer in a purchase: every signature and link verified
+    offline under ``manifest``, its last hop ``buyer``'s own endorsement to ``issuer``'s key;
+    a :class:`ChainError` otherwise.
+
+    The last signer is what binds the hop to *this* purchase (L-21): a payer's hop to the
+    treasury is public once a purchase opens (``purchase-opened`` keeps the chains), so a
+    chain endorsed to the issuer by anyone but the request's signer is someone else's money
+    or print, whoever copied it."""
     holder = verify_league_chain(chain, manifest)
-    if not chain.endorsements or holder.to_text() != manifest.mint:
-        raise ChainError(
-            f"{chain.serial} is not endorsed to the mint's key: a print returned for an "
-            f"upgrade goes back to its issuer, the mint ({manifest.mint})"
-        )
+    if not chain.endorsements or holder.to_text() != issuer:
+        raise ChainError(f"{chain.serial} is not endorsed to {issuer}: {why}")
     if chain.endorsements[-1].from_ != buyer:
         raise ChainError(
-            f"{chain.serial} is not the buyer's: its endorsement to the mint is signed by "
-            f"another key"
+            f"{chain.serial} is not the buyer's: its last endorsement is signed by another "
+            f"key, and a purchase takes only what its buyer signed over (L-21)"
         )
+
+
+def check_payment_chain(
+    chain: Chain, manifest: LeagueManifest, buyer: str
+) -> NoteCertificate:
+    """A note paid in a purchase (L-18, L-21): a note, its last hop ``buyer``'s own
+    endorsement to the treasury's key; its certificate."""
+    certificate = chain.certificate
+    if not isinstance(certificate, NoteCertificate):
+        raise ChainError(f"{chain.serial} is a print: a purchase is paid with notes")
+    check_handed_to_issuer(
+        chain, manifest, buyer, manifest.treasury,
+        "a note pays only once its last endorsement is to the treasury's key",
+    )
+    return certificate
+
+
+def check_returned_chain(chain: Chain, manifest: LeagueManifest, buyer: str) -> None:
+    """An upgrade's returned print's chain (L-20), as the treasury checks it when the purchase
+    opens and the mint again when the order comes: ending at the mint's key ("back to its
+    issuer") with ``buyer``'s own endorsement."""
+    check_handed_to_issuer(
+        chain, manifest, buyer, manifest.mint,
+        "a print returned for an upgrade goes back to its issuer, the mint's key",
+    )
 
 
 class BuyRequest(SignedModel):

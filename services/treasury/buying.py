@@ -63,12 +63,13 @@ from ledger.api.treasury import (
     OrderAnswer,
     ReturnedPrint,
     Upgrade,
+    check_payment_chain,
     check_returned_chain,
     mint_order,
     purchase_price,
 )
 from ledger.certificates import NoteCertificate, PrintCertificate
-from ledger.endorsements import Chain, verify_league_chain
+from ledger.endorsements import Chain
 from ledger.errors import (
     ChainError,
     LedgerError,
@@ -156,7 +157,6 @@ class Buyer:
         self.treasury = treasury
         self.peers = peers
         self.kill_at = kill_at
-        self.treasury_key = treasury.manifest.treasury
         self._locks: dict[str, asyncio.Lock] = {}
         #: Upgrades the mint refused without handing the print back, held open for the
         #: operator: alerted once, and left out of the resumer's rounds (the mint answers
@@ -189,15 +189,7 @@ class Buyer:
             self._check_returned(request, request.upgrade)
         paid = 0
         for chain in request.payment:
-            if not isinstance(chain.certificate, NoteCertificate):
-                raise ChainError(f"{chain.serial} is a print: a purchase is paid with notes")
-            holder = verify_league_chain(chain, manifest)
-            if holder.to_text() != self.treasury_key:
-                raise ChainError(
-                    f"{chain.serial} is not endorsed to the treasury's key: a note pays only "
-                    f"once its last endorsement is to the treasury ({self.treasury_key})"
-                )
-            paid += chain.certificate.denomination
+            paid += check_payment_chain(chain, manifest, request.buyer).denomination
         if paid < price:
             raise VerificationError(
                 f"the payment of {paid} marks is short of the price of {request.title}, "

@@ -608,11 +608,13 @@ def purchase(world: World, buyer: SigningKey, paid: list[Chain], *, price: int =
                               notes=tuple(notes)))  # type: ignore[arg-type]
 
 
-def both_paid(first: Chain, second: Chain) -> list[Chain]:
-    """Both of treasury_world's M25s paid to the treasury: a's second, and the first, which a
-    paid b, paid on by b (M50 for a single of M30: M20 of change)."""
+def both_paid(world: World, first: Chain, second: Chain) -> list[Chain]:
+    """Both of treasury_world's M25s paid to the treasury by a (M50 for a single of M30: M20
+    of change): a's second, and the first, which a paid b and b paid back (hop 2 recorded)."""
+    back = endorse(first, b, a.public, 1_700_000_050)
+    world.record_note(back, 2)
     return [chain_of(second.certificate, a, treasury_key),
-            endorse(first, b, treasury_key.public, 1_700_000_100)]
+            endorse(back, a, treasury_key.public, 1_700_000_100)]
 
 
 def treasury_world(world: World) -> list[Chain]:
@@ -630,14 +632,14 @@ def test_a_treasury_log_passes(world: World) -> None:
     as change: every check passes; the report gives the treasury's figures."""
     traded(world)
     first, second = treasury_world(world)
-    purchase(world, a, both_paid(first, second))
+    purchase(world, a, both_paid(world, first, second))
     world.issue(b, "CZ-M25-000002", issue=2, request_id="claim-0003")  # re-issued, issue 2
     report = world.audit().report()
     figures = report.treasury
     assert figures is not None
     assert (figures.issues, figures.returns, figures.claimed) == (8, 2, 76)
     assert figures.purchases == {"delivered": 1}
-    assert figures.note_hops == 3
+    assert figures.note_hops == 4
     assert figures.denominations[1] == (25, 24_000, 23_999, 1)
     assert figures.denominations[2] == (5, 40_000, 39_996, 4)
     text = "\n".join(report.lines())
@@ -733,7 +735,7 @@ def test_an_unknown_treasury_event_fails_naming_its_type(world: World) -> None:
 def test_a_purchase_closed_without_exact_change_fails(world: World) -> None:
     """V.5 "exact change": paid M50 for a price of 30, changed only 15."""
     first, second = treasury_world(world)
-    purchase(world, a, both_paid(first, second),
+    purchase(world, a, both_paid(world, first, second),
              change=("CZ-M5-000001", "CZ-M5-000002", "CZ-M5-000003"))
     caught = failure(world)
     assert caught.service == "treasury"
@@ -744,7 +746,7 @@ def test_a_purchase_closed_without_exact_change_fails(world: World) -> None:
 def test_a_return_naming_another_notary_event_fails(world: World) -> None:
     """A note's return names the notary's hop that recorded its endorsement to the treasury."""
     first, second = treasury_world(world)
-    purchase(world, a, both_paid(first, second), misnamed=-1)
+    purchase(world, a, both_paid(world, first, second), misnamed=-1)
     caught = failure(world)
     assert caught.service == "treasury"
     assert "names the notary's hop at seq" in caught.reason
@@ -753,7 +755,7 @@ def test_a_return_naming_another_notary_event_fails(world: World) -> None:
 def test_a_print_delivered_that_the_mint_never_stamped_fails(world: World) -> None:
     """Every purchase delivered is stamped: its print is the mint's stamp to the buyer."""
     first, second = treasury_world(world)
-    purchase(world, a, both_paid(first, second),
+    purchase(world, a, both_paid(world, first, second),
              stamped=False)
     caught = failure(world)
     assert caught.service == "treasury"
@@ -766,7 +768,7 @@ def test_the_fast_path_gives_the_reference_verdicts_on_the_treasury(
     """The treasury's pages (issues, returns, a purchase's steps), clean or edited, get the
     same facts and failures from the fast path as from the protocol's own code."""
     first, second = treasury_world(world)
-    purchase(world, a, both_paid(first, second))
+    purchase(world, a, both_paid(world, first, second))
     pages = [("treasury", page) for page in pages_of(world.treasury, 3)]
     for event in world.treasury.events[:1] + world.treasury.events[-3:]:
         for change in ({"reason": "refund"}, {"request_id": "claim-9999"}, {"extra": 1},
@@ -814,7 +816,8 @@ def test_a_refund_and_a_rejection_pass(world: World) -> None:
     first, second = treasury_world(world)
     refunded(world, a, [chain_of(second.certificate, a, treasury_key)])
     pid = "purchase-0003"
-    request = buy_request(b, world.league.manifest, "Tally", [first], purchase_id=pid,
+    paid = endorse(first, b, treasury_key.public, 1_700_000_100)
+    request = buy_request(b, world.league.manifest, "Tally", [paid], purchase_id=pid,
                           at=1_700_000_000)
     world.treasury.append(PurchaseOpened(purchase_id=pid, request=request, price=30, paid=25))
     world.treasury.append(PaymentRejected(purchase_id=pid, reason="another endorsement"))
@@ -829,9 +832,10 @@ def test_a_refund_and_a_rejection_pass(world: World) -> None:
 def test_a_refund_short_of_the_payment_fails(world: World) -> None:
     """A refund gives back the whole payment: one of two paid notes kept fails."""
     _, second = treasury_world(world)
-    third = world.issue(c, "CZ-M1-000002", request_id="claim-0004")
+    third = chain_of(world.issue(c, "CZ-M1-000002", request_id="claim-0004").certificate, c, a)
+    world.record_note(third, 1)  # c pays a, who pays (L-21)
     refunded(world, a, [chain_of(second.certificate, a, treasury_key),
-                        chain_of(third.certificate, c, treasury_key)], short=1)
+                        endorse(third, a, treasury_key.public, 1_700_000_100)], short=1)
     caught = failure(world)
     assert caught.service == "treasury"
     assert "closed refunded but not exactly: paid 26, refunded 25" in caught.reason
@@ -869,10 +873,18 @@ def upgrade(world: World, buyer: SigningKey, back: Chain, pid: str = "purchase-0
     """A gilt upgrade of ``back``'s print as the treasury writes it, paid M100 (a's and d's
     claimed M25s): opened, and unless not ``closed`` refused (handing back ``reissued``) and
     refunded in full. The seqs of the payment's hops at the notary."""
-    paid = [chain_of(world.issue(holder, f"CZ-M25-00000{n}",
-                                 request_id=f"claim-000{n}").certificate, holder, treasury_key)
-            for n, holder in ((1, a), (2, a), (3, d), (4, d))]
-    seqs = [world.record_note(chain, 1) for chain in paid]
+    issued = [(holder, world.issue(holder, f"CZ-M25-00000{n}",
+                                   request_id=f"claim-000{n}").certificate)
+              for n, holder in ((1, a), (2, a), (3, d), (4, d))]
+    # The buyer pays (L-21): a note of another key is paid to the buyer first, those hops
+    # recorded after the buyer's own payment hops.
+    gifts = [chain_of(note, holder, buyer) for holder, note in issued if holder != buyer]
+    paid = [chain_of(note, buyer, treasury_key) for holder, note in issued if holder == buyer]
+    paid += [endorse(gift, buyer, treasury_key.public, 1_700_000_050) for gift in gifts]
+    seqs = [world.record_note(chain, 1) for chain in paid[:len(paid) - len(gifts)]]
+    for gift in gifts:
+        world.record_note(gift, 1)
+    seqs += [world.record_note(chain, 2) for chain in paid[len(paid) - len(gifts):]]
     request = buy_request(buyer, world.league.manifest, "Model-A", paid, purchase_id=pid,
                           at=1_700_000_000, upgrade=Upgrade(finish="gilt", returned=back))
     log = world.treasury
@@ -883,7 +895,7 @@ def upgrade(world: World, buyer: SigningKey, back: Chain, pid: str = "purchase-0
     log.append(OrderRefused(purchase_id=pid, reason="the run is exhausted", reissued=reissued))
     notes = []
     for chain, seq in zip(paid, seqs, strict=True):
-        log.append(NoteReturned(serial=chain.serial, issue=1, endorsement=chain.endorsements[0],
+        log.append(NoteReturned(serial=chain.serial, issue=1, endorsement=chain.endorsements[-1],
                                 notarized=seq, purchase_id=pid))
         notes.append(world.issue(buyer, chain.serial, issue=2, reason="refund",
                                  request_id=pid).certificate)
@@ -902,7 +914,7 @@ def test_a_print_returned_and_issued_again_passes(world: World) -> None:
     world.notary.append(HopRecorded(issue=2, endorsement=chain_of(again, a, b).endorsements[0]))
     auditor = world.audit()
     report = auditor.report()
-    assert (report.prints, report.hops) == (1, 6)  # and the four notes paid
+    assert (report.prints, report.hops) == (1, 8)  # and the four notes paid, two via a
     assert (report.returned_prints, report.reissued_prints, report.notarized_prints) == (1, 1, 1)
     assert report.treasury is not None
     assert report.treasury.purchases == {"refunded": 1}
@@ -949,7 +961,7 @@ def test_a_print_taken_back_for_no_upgrade_and_given_to_anyone_fails(world: Worl
 def test_a_return_past_the_notary_log_is_not_matched_and_not_notarized(world: World) -> None:
     """A return naming a notary seq past the log read is "not matched this run", under the
     mint, never counted notarized; one the log reached but never matched fails."""
-    back = returned_to_mint(world, a, notarized=5)
+    back = returned_to_mint(world, a, notarized=6)
     upgrade(world, a, back, closed=False)
     report = world.audit().report()
     assert (report.returned_prints, report.notarized_prints) == (1, 0)
@@ -973,7 +985,7 @@ def test_a_return_past_the_notary_log_is_not_matched_and_not_notarized(world: Wo
     with pytest.raises(AuditFailure) as caught:
         auditor.report()
     assert (caught.value.service, caught.value.seq) == ("mint", 1)
-    assert "at seq 0, which its log (audited to 5 events) never matched" in caught.value.reason
+    assert "at seq 0, which its log (audited to 7 events) never matched" in caught.value.reason
 
 
 def test_two_returns_naming_one_notary_hop_fail(world: World) -> None:
@@ -1048,10 +1060,20 @@ def test_a_return_naming_another_hop_or_a_hop_by_the_mint_fails(world: World) ->
 def test_a_purchase_priced_off_the_published_price_fails(world: World) -> None:
     """V.5: a single is sold at its rarity's price (a common one M30), never another."""
     first, second = treasury_world(world)
-    purchase(world, a, both_paid(first, second), price=25,
+    purchase(world, a, both_paid(world, first, second), price=25,
              change=("CZ-M25-000003",))
     caught = failure(world)
     assert caught.service == "treasury"
     assert "priced 25 marks, but the published price of a single of its title is 30" in (
         caught.reason
     )
+
+
+def test_a_purchase_taking_a_chain_its_buyer_did_not_sign_over_fails(world: World) -> None:
+    """# L-21: a purchase takes only what its buyer signed over; a chain endorsed to the
+    treasury by another key (copied from the feed) in a purchase-opened fails the audit."""
+    first, second = treasury_world(world)
+    purchase(world, c, both_paid(world, first, second))  # a's hops, c the buyer
+    caught = failure(world)
+    assert caught.service == "treasury"
+    assert "whose last endorsement is not its buyer's (L-21)" in caught.reason

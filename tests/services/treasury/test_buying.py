@@ -19,7 +19,7 @@ from clients.league import LeagueClient, LeagueProblem, NotaryConflict, stamp_re
 from ledger.api.treasury import BuyRequest, buy_request
 from ledger.certificates import NoteCertificate
 from ledger.endorsements import Chain, endorse
-from ledger.events import MINT_EVENTS, TREASURY_EVENTS, PrintStamped, parse_event
+from ledger.events import MINT_EVENTS, TREASURY_EVENTS, PrintStamped, PurchaseOpened, parse_event
 from ledger.keys import PublicKey, SigningKey
 from services.eventlog import EventStore
 from services.kernel.compose import compose
@@ -271,3 +271,41 @@ async def test_bundles_and_unknown_titles_are_not_sold(
     with pytest.raises(LeagueProblem) as short:
         await league.buy(purchase(faucet, buyer, "Torsor", paid, "buy-uncommon"))
     assert "60 marks" in (short.value.problem.detail or "")  # an uncommon single is M60
+
+
+async def test_a_chain_copied_from_the_feed_pays_nothing_for_a_thief(
+    faucet: Faucet, league: LeagueClient, server: TestServer
+) -> None:
+    """# L-21: a rejected purchase leaves the payer's other notes bound to the treasury, their
+    chains public in ``purchase-opened``. A thief who copies such a chain into a purchase of
+    their own beside a note of theirs is refused (422 broken-chain: the last endorsement is
+    not the buyer's) and nothing moves; the victim's next purchase with the bound note is
+    delivered."""
+    victim, friend, thief = (SigningKey.generate() for _ in range(3))
+    note, five = await notes_of(faucet, victim, 30)
+    await league.notarize([endorse(note, victim, friend.public, T0)])  # signed away first
+    paid = [to_treasury(faucet, note, victim), to_treasury(faucet, five, victim)]
+    assert (await league.buy(purchase(faucet, victim, "Tally", paid, "buy-victim-1"))).outcome \
+        == "rejected"
+    store = server.app[TREASURY_LOG]
+    (opened,) = [
+        body for e in await store.read_stream("purchase/buy-victim-1")
+        if isinstance(body := parse_event(e, TREASURY_EVENTS), PurchaseOpened)
+    ]
+    bound = next(c for c in opened.request.payment if c.serial == five.serial)  # the feed's copy
+    own = [to_treasury(faucet, c, thief) for c in await notes_of(faucet, thief, 25)]
+    with pytest.raises(LeagueProblem) as refused:
+        await league.buy(purchase(faucet, thief, "Tally", [*own, bound], "buy-thief-01"))
+    assert (refused.value.status, refused.value.slug) == (422, "broken-chain")
+    assert "not the buyer's" in (refused.value.problem.detail or "")
+    assert await purchase_steps(store, "buy-thief-01") == []
+
+    donor = SigningKey.generate()  # the victim's day of claims is nearly used: a gift of 25
+    more = [
+        to_treasury(faucet, endorse(c, donor, victim.public, T0), victim)
+        for c in await notes_of(faucet, donor, 25)
+    ]
+    answer = await league.buy(purchase(faucet, victim, "Tally", [bound, *more], "buy-victim-2"))
+    assert (answer.outcome, answer.stamped and answer.stamped.issued_to) == (
+        "delivered", victim.public.to_text()
+    )
