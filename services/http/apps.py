@@ -19,7 +19,7 @@ from aiohttp.typedefs import Handler, Middleware
 from ledger.api.problems import ProblemType
 from services.http.endpoints import Endpoint, add_endpoints
 from services.http.health import HEALTH_ENDPOINTS
-from services.http.limits import LIMITS, ServerLimits
+from services.http.limits import LIMITS, TRUSTED_PROXIES, ServerLimits
 from services.http.metrics import METRICS, METRICS_ENDPOINTS, Figure, Metrics, route_of
 from services.http.pool import POOL as POOL
 from services.http.pool import CleanupContext as CleanupContext
@@ -97,6 +97,7 @@ def new_app(
     app = web.Application(client_max_size=max_body, middlewares=middlewares)
     app[PROBLEM_TYPES] = catalog_of(served)
     app[LIMITS] = ServerLimits()
+    app[TRUSTED_PROXIES] = tuple(trusted_proxies)
     app[METRICS] = Metrics()
     app.on_response_prepare.append(neutral_server_header)
     add_endpoints(app, served)

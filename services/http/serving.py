@@ -7,6 +7,13 @@ request head), a lingering close for unread bodies, header size limits and the l
 - a **connection limit**: one connection more than the limit is answered 503 ``overloaded``
   (problem+json, ``Retry-After``) and closed the moment it opens, so a flood of slow clients
   can never take every file descriptor;
+- a **per-source connection limit**: one source (an IPv4 address, an IPv6 /64) holding its
+  share already is answered 429 ``rate-limited`` and closed as it opens, so one client cannot
+  hold every slot (a trusted reverse proxy is no source: it limits its clients itself);
+- an **internal listener**: ``serving(..., internal=sock)`` also serves on a loopback socket
+  reserved for the league's own calls between the services one server serves (``league
+  serve`` points them there: :func:`internal_listener`), whose connections are counted apart,
+  so outside clients holding every slot never make the server's calls to itself fail;
 - **problem+json for aiohttp's own refusals** (a request that is not HTTP, a line too long):
   a :class:`GuardedRequestHandler` answers them like every other refusal, with the neutral
   ``Server`` header, and logs them as one debug line, since they are the client's fault;
@@ -21,10 +28,12 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import datetime
+import ipaddress
 import json
 import logging
 import os
 import re
+import socket
 import time
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
@@ -37,6 +46,7 @@ from services.http.limits import (
     LOG_BURST,
     LOG_WINDOW,
     OVERLOADED_RETRY_AFTER,
+    TRUSTED_PROXIES,
     ServerLimits,
     limits_of,
 )
@@ -45,19 +55,20 @@ from services.http.problems import HTTP_SLUGS, SERVER_NAME, problem_response, ti
 log = logging.getLogger(__name__)
 
 
-def _overloaded_answer() -> bytes:
+def _refusal(slug: str, status: int, reason: str, detail: str) -> bytes:
+    """The whole answer to a connection refused as it opens (problem+json, then closed)."""
     body = json.dumps(
         {
-            "type": PROBLEM_PREFIX + "overloaded",
-            "title": title_of("overloaded"),
-            "status": 503,
-            "detail": "the server serves as many connections as it takes; try again shortly",
+            "type": PROBLEM_PREFIX + slug,
+            "title": title_of(slug),
+            "status": status,
+            "detail": detail,
             "instance": "/",
         },
         separators=(",", ":"),
     ).encode()
     head = (
-        "HTTP/1.1 503 Service Unavailable\r\n"
+        f"HTTP/1.1 {status} {reason}\r\n"
         f"Content-Type: {PROBLEM_JSON}\r\n"
         f"Content-Length: {len(body)}\r\n"
         f"Retry-After: {OVERLOADED_RETRY_AFTER}\r\n"
@@ -68,14 +79,53 @@ def _overloaded_answer() -> bytes:
 
 
 #: The whole answer to a connection over the limit, written before any request is read.
-OVERLOADED_ANSWER = _overloaded_answer()
+OVERLOADED_ANSWER = _refusal(
+    "overloaded", 503, "Service Unavailable",
+    "the server serves as many connections as it takes; try again shortly",
+)
+#: The whole answer to a connection over its source's share.
+SOURCE_LIMITED_ANSWER = _refusal(
+    "rate-limited", 429, "Too Many Requests",
+    "your address holds as many connections to the server as one source may; reuse or close "
+    "one, then try again",
+)
+#: An IPv6 client is counted by its /64 (one host's usual share); an IPv4 one by its address.
+IPV6_SOURCE_PREFIX = 64
+
+
+def connection_source(peer: object) -> str | None:
+    """The source a peer address (``peername``) counts against: its IPv4 address, its IPv6
+    /64; None for a peer that is not IP (a Unix socket)."""
+    if not isinstance(peer, tuple) or not peer or not isinstance(peer[0], str):
+        return None
+    try:
+        ip = ipaddress.ip_address(peer[0].split("%", 1)[0])
+    except ValueError:
+        return None
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is None:
+            return str(ipaddress.ip_network(f"{ip}/{IPV6_SOURCE_PREFIX}", strict=False))
+        ip = ip.ipv4_mapped
+    return str(ip)
+
+
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 
 class GuardedServer(web.Server):
     """aiohttp's connection manager, making :class:`GuardedRequestHandler` protocols that
-    refuse connections beyond ``limit``."""
+    refuse connections beyond the limits: ``limit`` outside connections in all, ``per_source``
+    of them from one source (a ``trusted`` proxy excepted), and ``internal_limit`` on the
+    internal listener (whose local addresses are ``internal``), counted apart."""
 
-    def __init__(self, plain: web.Server, limit: int) -> None:
+    def __init__(
+        self,
+        plain: web.Server,
+        limits: ServerLimits,
+        *,
+        internal: frozenset[tuple[str, int]] = frozenset(),
+        trusted: tuple[Network, ...] = (),
+    ) -> None:
         # The same handler, request factory and protocol settings as the server aiohttp's
         # AppRunner made (it builds it internally; this only swaps the protocol class).
         super().__init__(
@@ -85,34 +135,96 @@ class GuardedServer(web.Server):
             loop=plain._loop,
             **plain._kwargs,
         )
-        self.limit = limit
-        #: Connections refused for the limit since the server started.
+        self.limit = limits.connection_limit()
+        self.per_source = limits.max_per_source
+        self.internal_limit = limits.max_internal
+        self.internal = internal
+        self.trusted = trusted
+        #: Connections refused for a limit since the server started.
         self.refused = 0
+        #: Outside connections open, internal ones open, and outside ones by source.
+        self.outside = 0
+        self.inside = 0
+        self.sources: dict[str, int] = {}
 
     def __call__(self) -> web.RequestHandler:
         return GuardedRequestHandler(self, loop=self._loop, **self._kwargs)
+
+    def admit(self, transport: asyncio.BaseTransport) -> tuple[str, str | None] | bytes:
+        """Count a new connection in (its kind and source), or the answer refusing it."""
+        local = transport.get_extra_info("sockname")
+        if isinstance(local, tuple) and (str(local[0]), int(local[1])) in self.internal:
+            if self.inside >= self.internal_limit:
+                return self._refuse("internal connection limit (%d) reached: an internal "
+                                    "call is refused", self.internal_limit, OVERLOADED_ANSWER)
+            self.inside += 1
+            return "internal", None
+        if self.outside >= self.limit:
+            return self._refuse("connection limit (%d) reached: a new connection is refused",
+                                self.limit, OVERLOADED_ANSWER)
+        source = connection_source(transport.get_extra_info("peername"))
+        if source is not None and self._trusted(source):
+            source = None
+        if source is not None:
+            held = self.sources.get(source, 0)
+            if held >= self.per_source:
+                return self._refuse("per-source connection limit (%d) reached: a new "
+                                    "connection from one source is refused", self.per_source,
+                                    SOURCE_LIMITED_ANSWER)
+            self.sources[source] = held + 1
+        self.outside += 1
+        return "outside", source
+
+    def release(self, kind: str, source: str | None) -> None:
+        """Count a closed connection out."""
+        if kind == "internal":
+            self.inside -= 1
+            return
+        self.outside -= 1
+        if source is not None:
+            left = self.sources.pop(source, 1) - 1
+            if left > 0:
+                self.sources[source] = left
+
+    def _trusted(self, source: str) -> bool:
+        ip = ipaddress.ip_network(source, strict=False).network_address
+        return any(ip in network for network in self.trusted)
+
+    def _refuse(self, message: str, limit: int, answer: bytes) -> bytes:
+        self.refused += 1
+        log.warning(message, limit)
+        return answer
 
 
 class GuardedRequestHandler(web.RequestHandler):
     """One connection: refused at once beyond the connection limit; aiohttp's own error
     answers (unreadable HTTP) given as problem+json."""
 
+    #: How the manager counted this connection in (None: not counted).
+    counted: tuple[str, str | None] | None = None
+
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         manager = self._manager
-        if isinstance(manager, GuardedServer) and len(manager.connections) >= manager.limit:
-            manager.refused += 1
-            log.warning(
-                "connection limit (%d) reached: a new connection is refused", manager.limit
-            )
-            if isinstance(transport, asyncio.WriteTransport):
-                transport.write(OVERLOADED_ANSWER)
-            transport.close()
-            # Never registered with the manager, never parsed: connection_lost and
-            # data_received have nothing to do for it.
-            self._manager = None
-            self._force_close = True
-            return
+        if isinstance(manager, GuardedServer):
+            admitted = manager.admit(transport)
+            if isinstance(admitted, bytes):
+                if isinstance(transport, asyncio.WriteTransport):
+                    transport.write(admitted)
+                transport.close()
+                # Never registered with the manager, never parsed: connection_lost and
+                # data_received have nothing to do for it.
+                self._manager = None
+                self._force_close = True
+                return
+            self.counted = admitted
         super().connection_made(transport)
+
+    def connection_lost(self, exc: BaseException | None) -> None:
+        manager, counted = self._manager, self.counted
+        if isinstance(manager, GuardedServer) and counted is not None:
+            self.counted = None
+            manager.release(*counted)
+        super().connection_lost(exc)
 
     def handle_error(
         self,
@@ -157,23 +269,70 @@ def _unreadable_detail(exc: BaseException | None, max_line: int, max_headers: in
 class LeagueRunner(web.AppRunner):
     """aiohttp's AppRunner, serving through a :class:`GuardedServer`."""
 
-    def __init__(self, app: web.Application, limits: ServerLimits, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        app: web.Application,
+        limits: ServerLimits,
+        *,
+        internal: frozenset[tuple[str, int]] = frozenset(),
+        trusted: tuple[Network, ...] = (),
+        **kwargs: Any,
+    ) -> None:
         super().__init__(app, **kwargs)
         self.limits = limits
+        self.internal = internal
+        self.trusted = trusted
 
     async def _make_server(self) -> web.Server:
         plain = await super()._make_server()
-        return GuardedServer(plain, self.limits.connection_limit())
+        return GuardedServer(plain, self.limits, internal=self.internal, trusted=self.trusted)
+
+    @property
+    def public_addresses(self) -> list[Any]:
+        """The addresses outside clients are served on (the internal listener's left out)."""
+        return [a for a in self.addresses if (str(a[0]), int(a[1])) not in self.internal]
+
+
+#: The address the internal listener is bound to: loopback, never a network address.
+INTERNAL_HOST = "127.0.0.1"
+
+
+def internal_listener() -> socket.socket:
+    """A socket bound now on a free loopback port, for :func:`serving`'s ``internal``: bound
+    before the app is composed, so its services know where to call each other
+    (``f"http://127.0.0.1:{sock.getsockname()[1]}"``)."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((INTERNAL_HOST, 0))
+    except OSError:
+        sock.close()
+        raise
+    return sock
 
 
 @asynccontextmanager
-async def serving(app: web.Application, host: str, port: int) -> AsyncIterator[LeagueRunner]:
+async def serving(
+    app: web.Application,
+    host: str,
+    port: int,
+    *,
+    internal: socket.socket | None = None,
+) -> AsyncIterator[LeagueRunner]:
     """Serve ``app`` on ``host``:``port`` with its limits until the block exits (port 0
-    binds a free port: see ``runner.addresses``)."""
+    binds a free port: see ``runner.addresses``); and on ``internal`` (from
+    :func:`internal_listener`) for the league's own calls, counted apart from outside
+    clients. Connections from the app's trusted proxies count against no source."""
     limits = limits_of(app)
+    internal_at: frozenset[tuple[str, int]] = frozenset()
+    if internal is not None:
+        bound = internal.getsockname()
+        internal_at = frozenset({(str(bound[0]), int(bound[1]))})
     runner = LeagueRunner(
         app,
         limits,
+        internal=internal_at,
+        trusted=app.get(TRUSTED_PROXIES, ()),
         handle_signals=False,
         access_log=None,
         shutdown_timeout=limits.shutdown_timeout,
@@ -187,6 +346,8 @@ async def serving(app: web.Application, host: str, port: int) -> AsyncIterator[L
     try:
         site = web.TCPSite(runner, host, port, backlog=limits.backlog)
         await site.start()
+        if internal is not None:
+            await web.SockSite(runner, internal, backlog=limits.backlog).start()
         yield runner
     finally:
         await runner.cleanup()

@@ -11,6 +11,7 @@ import asyncio
 import importlib.metadata
 import logging
 import signal
+import socket
 import sys
 import urllib.parse
 from collections.abc import Awaitable, Callable, Sequence
@@ -133,8 +134,12 @@ def _index(league: str, services: Sequence[Service], version: str) -> Handler:
     return describe
 
 
-async def run_until_stopped(app: web.Application, host: str, port: int) -> None:
+async def run_until_stopped(
+    app: web.Application, host: str, port: int, *, internal: socket.socket | None = None
+) -> None:
     """Serve ``app`` until SIGINT or SIGTERM; print the address actually bound (port 0 works).
+    With ``internal`` (:func:`services.http.serving.internal_listener`) it is also served
+    there, for the server's calls to itself (:meth:`LeagueSettings.with_internal`).
 
     The signal handlers are installed before anything else, so a signal at any moment after
     start-up (even right after the ``serving on`` line, or before it) stops the server
@@ -148,8 +153,8 @@ async def run_until_stopped(app: web.Application, host: str, port: int) -> None:
     secrets: list[str] = app.get(LOG_SECRETS, [])
     try:
         with structured_logs(secrets):
-            async with throttled_logs(), serving(app, host, port) as runner:
-                for bound in runner.addresses:
+            async with throttled_logs(), serving(app, host, port, internal=internal) as runner:
+                for bound in runner.public_addresses:
                     print(f"serving on http://{bound[0]}:{bound[1]}", flush=True)
                 await stop.wait()
                 print("stopping", file=sys.stderr, flush=True)

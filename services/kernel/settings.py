@@ -75,6 +75,10 @@ class LeagueSettings(BaseModel):
     #: The URLs the league manifest names for the services this server does not serve (see
     #: :meth:`with_peers`; never from the environment).
     peer_urls: dict[str, str] = Field(default_factory=dict)
+    #: Where the services this server serves answer its own calls to them: the loopback
+    #: listener reserved for internal calls (see :meth:`with_internal`; never from the
+    #: environment).
+    internal_urls: dict[str, str] = Field(default_factory=dict)
 
     @classmethod
     def from_env(cls, **overrides: object) -> LeagueSettings:
@@ -116,11 +120,22 @@ class LeagueSettings(BaseModel):
         urls = {name: manifest.urls.of(name) for name in SERVICE_NAMES if name not in mine}
         return self.model_copy(update={"peer_urls": urls})
 
+    def with_internal(self, url: str, served: Iterable[str]) -> LeagueSettings:
+        """These settings calling the services in ``served`` (this server's own) at ``url``,
+        the listener reserved for the server's calls to itself
+        (:func:`services.http.serving.internal_listener`)."""
+        return self.model_copy(update={"internal_urls": dict.fromkeys(served, url)})
+
     def service_url(self, service: str) -> str | None:
-        """Where ``service`` answers: its ``<SERVICE>_URL`` setting (an operator's override,
-        e.g. an address inside a NAT), else the URL the manifest names for it when this server
-        does not serve it (:meth:`with_peers`), else this server's own address (loopback for
-        a wildcard host); None when none is known (port 0)."""
+        """Where ``service`` answers: this server's internal listener when it serves
+        ``service`` itself and has one (:meth:`with_internal`), else its ``<SERVICE>_URL``
+        setting (an operator's override, e.g. an address inside a NAT), else the URL the
+        manifest names for it when this server does not serve it (:meth:`with_peers`), else
+        this server's own address (loopback for a wildcard host); None when none is known
+        (port 0)."""
+        internal = self.internal_urls.get(service)
+        if internal:
+            return internal
         given = {
             "mint": self.mint_url, "treasury": self.treasury_url, "notary": self.notary_url
         }.get(service) or self.peer_urls.get(service)

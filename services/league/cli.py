@@ -39,6 +39,7 @@ from ledger.manifest import DEFAULT_POLICIES, SERVICE_NAMES, LeagueManifest, Pol
 from services.eventlog import PostgresEventStore
 from services.eventlog.migrate import upgrade
 from services.http.openapi import openapi_document, render
+from services.http.serving import internal_listener
 from services.kernel import database
 from services.kernel.checkpoints import CheckpointFile
 from services.kernel.compose import compose, package_version, run_until_stopped
@@ -278,9 +279,16 @@ def cmd_serve(args: argparse.Namespace) -> None:
         )
     settings = settings.with_database()
     _migrate(settings.database)
+    # The services call each other (the notary follows the mint, the treasury has payments
+    # notarized, each witnesses the others) on a loopback listener of their own, so outside
+    # clients holding every connection slot never make those calls fail.
+    internal = internal_listener()
+    at = internal.getsockname()
+    settings = settings.with_internal(f"http://{at[0]}:{at[1]}", names)
     app = compose(settings, [SERVICES[name] for name in names])
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s %(message)s")
-    asyncio.run(run_until_stopped(app, settings.host, settings.port))
+    with internal:
+        asyncio.run(run_until_stopped(app, settings.host, settings.port, internal=internal))
 
 
 def cmd_verify(args: argparse.Namespace) -> None:

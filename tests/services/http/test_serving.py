@@ -257,6 +257,8 @@ def test_operations_doc_publishes_the_limits() -> None:
     assert rows["request body timeout"] == f"{limits.BODY_TIMEOUT:g} s"
     assert rows["lingering close"] == f"{limits.LINGER_TIMEOUT:g} s"
     assert rows["connections at once"] == str(limits.MAX_CONNECTIONS)
+    assert rows["connections per source"] == str(limits.MAX_CONNECTIONS_PER_SOURCE)
+    assert rows["internal connections"] == str(limits.MAX_INTERNAL_CONNECTIONS)
     assert rows["listen backlog"] == str(limits.BACKLOG)
     assert rows["request line, header line"] == f"{limits.MAX_LINE} bytes"
     assert rows["header lines"] == str(limits.MAX_HEADERS)
