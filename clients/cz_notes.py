@@ -117,7 +117,11 @@ async def _send_claim(opened: Opened, client: LeagueClient, manifest: LeagueMani
     except LeagueProblem as exc:
         if _kept(exc):
             raise WalletError(_kept_line(opened, exc, "claim")) from None
-        wallet.pending_claim = None  # refused whole: nothing was converted
+        # Refused whole, so nothing was converted: the treasury answers a request id it has
+        # granted with that grant before any refusal, copies decided at once included
+        # (services/treasury/claiming.py), so a refusal of a claim sent again is never a
+        # grant whose answer was lost.
+        wallet.pending_claim = None
         opened.save()
         raise
     wallet.pending_claim = None

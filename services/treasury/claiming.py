@@ -3,12 +3,15 @@
 Everything that needs no database is checked first, per claim (league, signature, proof of
 work at the claim's price). Claims then wait for the treasury's one writer (the kernel's
 :class:`GroupWriter`), which decides every claim waiting in one event-log transaction under
-the log's lock, in arrival order: a replay is answered from the stored answer (a request id
-reused for another body is refused); otherwise the claim must be fresh, the key must have
-marks left today (the manifest's ``faucet_marks_per_day``, counted on the UTC day of the
-database's clock), and it converts the smaller of what it asks and what is left, composed
-from the reserve largest denomination first. Each note is issued as a ``note-issued`` event:
-a fresh treasury-signed certificate of the note's next issue, made out to the claimant.
+the log's lock, in arrival order: a replay is answered from the stored answer, and a copy of
+a claim decided earlier in the same transaction as a replay of that copy's grant (a request
+id reused for another body is refused), so a claim sent twice at once is granted once and
+answered the same twice, never refused by its own grant and never failing its group;
+otherwise the claim must be fresh, the key must have marks left today (the manifest's
+``faucet_marks_per_day``, counted on the UTC day of the database's clock), and it converts
+the smaller of what it asks and what is left, composed from the reserve largest denomination
+first. Each note is issued as a ``note-issued`` event: a fresh treasury-signed certificate of
+the note's next issue, made out to the claimant.
 """
 
 from __future__ import annotations
@@ -146,6 +149,14 @@ class Grant:
     faucet: FaucetDay
 
 
+@dataclass(frozen=True, slots=True)
+class Again:
+    """A claim sent again while its first copy is decided in the same transaction: answered
+    as a replay of that copy's grant, whatever the key's day now says."""
+
+    first: Grant
+
+
 @dataclass
 class Deciding:
     """One transaction's decisions, made in memory against the state read under the lock."""
@@ -155,9 +166,13 @@ class Deciding:
     state: tables.GroupState
     #: Notes left in the reserve, by denomination, as this transaction's grants draw on it.
     reserve: dict[int, int] = field(init=False)
+    #: This transaction's decisions so far, by (owner, request id), with the request's hash:
+    #: a copy of a claim is decided once, like a replay of one answered before.
+    decided: dict[tuple[str, str], tuple[bytes, Grant | LedgerError]] = field(init=False)
 
     def __post_init__(self) -> None:
         self.reserve = {d: row.reserve for d, row in self.state.supply.items()}
+        self.decided = {}
 
     @property
     def day(self) -> date:
@@ -166,9 +181,28 @@ class Deciding:
     def faucet(self, owner: str) -> FaucetDay:
         return faucet_day(self.treasury.manifest, self.state.claimed.get(owner, 0), self.day)
 
-    def decide(self, presented: Presented) -> Grant | ClaimAnswer:
-        """A grant, a replayed answer, or one of :data:`REFUSALS` raised having changed
-        nothing."""
+    def decide(self, presented: Presented) -> Grant | Again | ClaimAnswer | LedgerError:
+        """A grant, a replay (of an answer stored, or of a copy decided in this
+        transaction), or one of :data:`REFUSALS`, having changed nothing."""
+        earlier = self.decided.get(presented.id_key)
+        if earlier is not None:
+            if not hmac.compare_digest(earlier[0], presented.hash):
+                return RequestIdReused(
+                    f"request id {presented.request.request_id!r} was already used by this "
+                    f"key for another claim; choose a new id for a new claim"
+                )
+            first = earlier[1]
+            return Again(first) if isinstance(first, Grant) else first
+        decision: Grant | ClaimAnswer | LedgerError
+        try:
+            decision = self._decide(presented)
+        except REFUSALS as refusal:
+            decision = refusal
+        if not isinstance(decision, ClaimAnswer):
+            self.decided[presented.id_key] = (presented.hash, decision)
+        return decision
+
+    def _decide(self, presented: Presented) -> Grant | ClaimAnswer:
         request = presented.request
         prior = self.state.answered.get(presented.id_key)
         if prior is not None:
@@ -267,12 +301,7 @@ async def claim_group(
         now = tx.now.astimezone(UTC)
         state = await tables.read_group(tx, [p.id_key for p in group], now.date())
         deciding = Deciding(treasury, now, state)
-        decided: list[Grant | ClaimAnswer | LedgerError] = []
-        for presented in group:
-            try:
-                decided.append(deciding.decide(presented))
-            except REFUSALS as refusal:
-                decided.append(refusal)
+        decided = [deciding.decide(presented) for presented in group]
         grants = [d for d in decided if isinstance(d, Grant)]
         wanted = Counter(n for grant in grants for n in grant.denominations)
         returned_held = {
@@ -288,18 +317,17 @@ async def claim_group(
         results: list[ClaimAnswer | LedgerError] = []
         answers: list[tables.AnsweredClaim] = []
         for item in decided:
+            if isinstance(item, Again):
+                first = item.first
+                results.append(_answer(first, notes_of[id(first)]).model_copy(update={
+                    "replayed": True, "faucet": deciding.faucet(first.presented.owner)
+                }))
+                continue
             if not isinstance(item, Grant):
                 results.append(item)
                 continue
             request = item.presented.request
-            answer = ClaimAnswer(
-                request_id=request.request_id,
-                replayed=False,
-                requested=request.marks,
-                marks=sum(item.denominations),
-                notes=notes_of[id(item)],
-                faucet=item.faucet,
-            )
+            answer = _answer(item, notes_of[id(item)])
             results.append(answer)
             answers.append(
                 (
@@ -315,6 +343,18 @@ async def claim_group(
         await PROJECTION.write(tx, issuing.changes)
         await tables.record_answers(tx, answers)
     return results
+
+
+def _answer(grant: Grant, notes: list[NoteCertificate]) -> ClaimAnswer:
+    request = grant.presented.request
+    return ClaimAnswer(
+        request_id=request.request_id,
+        replayed=False,
+        requested=request.marks,
+        marks=sum(grant.denominations),
+        notes=notes,
+        faucet=grant.faucet,
+    )
 
 
 class Claimer:

@@ -15,7 +15,7 @@ from aiohttp.test_utils import TestServer
 from clients.league import LeagueProblem
 from ledger.api.treasury import ClaimAnswer, TreasurySupply, claim_request, claim_work
 from ledger.endorsements import Chain, endorse
-from ledger.errors import AllowanceExhausted
+from ledger.errors import AllowanceExhausted, RequestIdReused
 from ledger.events import NoteReturned
 from ledger.keys import PublicKey, SigningKey
 from ledger.note_set import NoteIssue, NoteSet
@@ -304,3 +304,46 @@ async def test_a_returned_note_is_issued_again_under_its_next_issue(
         ("note/CZ-M25-000001", 1), ("note/CZ-M25-000001", 2), ("note/CZ-M25-000001", 3),
         ("note/CZ-M25-000002", 1),
     ]
+
+
+async def test_copies_of_one_claim_in_one_group_are_replays_of_the_first(
+    settings: LeagueSettings,
+) -> None:
+    """A claim sent several times at once beside honest claims, all decided in one
+    transaction: the first copy is granted, every later copy is answered as its replay (the
+    same notes, not a 429 because the grant used the day up), a copy reusing the id for
+    another body is refused 409, and the honest claims are granted: nothing fails the group
+    (it failed 409 store-integrity, two answers stored for one id). Afterwards the same claim
+    is answered the same from the store."""
+    manifest = load_manifest(settings)
+    key = load_service_key(settings, manifest, "treasury", None)
+    async with asyncpg.create_pool(settings.database, min_size=1, max_size=2) as pool:
+        store = PostgresEventStore(pool, schema="treasury", origin=f"{manifest.league}/treasury",
+                                   key=key)
+        await tables.bind_league(store, manifest)
+        treasury = Treasury(manifest, key, store)
+        now = int(datetime.now(UTC).timestamp())
+        greedy, *honest = (SigningKey.generate() for _ in range(4))
+        claim = present(treasury, claim_request(greedy, manifest, 50, request_id="claim-dup-1",
+                                                at=now))
+        other = present(treasury, claim_request(greedy, manifest, 10, request_id="claim-dup-1",
+                                                at=now))
+        fair = [present(treasury, claim_request(k, manifest, 30, request_id="claim-fair-1",
+                                                at=now)) for k in honest]
+        group = [fair[0], claim, claim, fair[1], other, claim, fair[2]]
+        answers = await claim_group(treasury, group)
+        first, *copies = (answers[i] for i in (1, 2, 5))
+        assert isinstance(first, ClaimAnswer)
+        assert not first.replayed
+        for copy in copies:
+            assert isinstance(copy, ClaimAnswer)
+            assert (copy.replayed, copy.notes, copy.marks) == (True, first.notes, 50)
+        assert isinstance(answers[4], RequestIdReused)
+        for i in (0, 3, 6):
+            answer = answers[i]
+            assert isinstance(answer, ClaimAnswer)
+            assert answer.marks == 30
+        (later,) = await claim_group(treasury, [claim])
+        assert isinstance(later, ClaimAnswer)
+        assert (later.replayed, later.notes) == (True, first.notes)
+        assert (await rebuild(store, PROJECTION, commit=False)).agrees
