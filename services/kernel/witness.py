@@ -293,7 +293,9 @@ class Witness:
         out of reach, and the log's own submitter, whose proofs verify, never gets here.
         """
         found = self.log_urls.get(new.origin)
-        if found is None or kept.size == 0:
+        if kept.size == 0:  # no leaf to ask about (a proof from 0 is empty, and verifies)
+            return error
+        if found is None:
             return RetryLater(
                 f"{error.diagnostics()}; this witness cannot ask {new.origin} for its own "
                 f"proof: nothing kept, submit a valid proof", LOOK_RETRY_AFTER,
