@@ -45,7 +45,7 @@ from ledger.errors import (
     VerificationError,
 )
 from ledger.keys import PublicKey, SigningKey
-from ledger.limits import KIB, MAX_ANSWER_BYTES
+from ledger.limits import KIB, MAX_ANSWER_BYTES, MAX_NEW_HOPS_PER_CHAIN
 from ledger.manifest import LeagueManifest
 from ledger.requests import StampRequest
 from ledger.work import challenge, request_work, solve
@@ -327,9 +327,25 @@ class LeagueClient:
         """Notarize whole chains (or an armored slip): a receipt per hop, in order; a conflict
         with a recorded hop raises :class:`NotaryConflict` with the fraud proofs. Check each
         receipt offline with ``Receipt.check(notary_key, endorsement)``."""
-        body: dict[str, Any] = (
-            {"slip": slip} if chains is None else {"chains": [c.to_wire() for c in chains]}
-        )
+        if chains is None:
+            return await self._json(
+                NotarizeAnswer, "POST", "/notary/endorsements", json={"slip": slip}
+            )
+        # A request records at most MAX_NEW_HOPS_PER_CHAIN new hops of a chain (L-22): a
+        # longer chain (a run of offline trades) goes in pieces, its first hops first. A hop
+        # already recorded is answered with its receipt, so a piece sent twice moves nothing.
+        longest = max((len(c.endorsements) for c in chains), default=0)
+        for end in range(MAX_NEW_HOPS_PER_CHAIN, longest, MAX_NEW_HOPS_PER_CHAIN):
+            await self.notarize_once(
+                [c.model_copy(update={"endorsements": c.endorsements[:end]})
+                 for c in chains if len(c.endorsements) > end]
+            )
+        return await self.notarize_once(chains)
+
+    async def notarize_once(self, chains: Sequence[Chain]) -> NotarizeAnswer:
+        """Notarize ``chains`` in one request, as they are (413 ``too-large`` for a chain
+        bringing more new hops than a request records: :meth:`notarize` splits it)."""
+        body = {"chains": [c.to_wire() for c in chains]}
         return await self._json(NotarizeAnswer, "POST", "/notary/endorsements", json=body)
 
     async def provenance(self, serial: str) -> Provenance:

@@ -69,7 +69,7 @@ async def test_a_chain_bringing_too_many_new_hops_is_refused_whole(trade: Trade)
     chain, _ = _chain(stamped, a, MAX_NEW_HOPS_PER_CHAIN + 1)
     other = hop(await trade.stamp(a, "Model-B"), a, SigningKey.generate())
     with pytest.raises(LeagueProblem) as refused:
-        await trade.league.notarize([other, chain])
+        await trade.league.notarize_once([other, chain])
     assert (refused.value.status, refused.value.slug) == (413, "too-large")
     assert str(MAX_NEW_HOPS_PER_CHAIN) in (refused.value.problem.detail or "")
     assert (await trade.league.provenance(chain.serial)).hops == []
@@ -77,6 +77,23 @@ async def test_a_chain_bringing_too_many_new_hops_is_refused_whole(trade: Trade)
 
     first = Chain(certificate=chain.certificate, endorsements=chain.endorsements[:2])
     assert (await trade.league.notarize([first])).recorded == 2
-    answer = await trade.league.notarize([chain])
+    answer = await trade.league.notarize_once([chain])
     assert answer.recorded == MAX_NEW_HOPS_PER_CHAIN - 1
     assert len(answer.receipts) == MAX_NEW_HOPS_PER_CHAIN + 1
+
+
+async def test_the_client_sends_a_long_chain_in_pieces(trade: Trade) -> None:
+    """L-22: a chain of 2.5 x MAX_NEW_HOPS_PER_CHAIN offline trades, notarized by the league
+    client, goes in pieces (its first hops first) and is recorded whole, a receipt per hop
+    that checks, beside a short chain in the same call; sent again, it moves nothing."""
+    a = SigningKey.generate()
+    stamped = await trade.stamp(a)
+    length = MAX_NEW_HOPS_PER_CHAIN * 5 // 2
+    chain, holder = _chain(stamped, a, length)
+    other = hop(await trade.stamp(a, "Model-B"), a, SigningKey.generate())
+    answer = await trade.league.notarize([other, chain])
+    assert len(answer.receipts) == length + 1
+    for receipt, endorsement in zip(answer.receipts[1:], chain.endorsements, strict=True):
+        receipt.check(trade.notary_key, endorsement)
+    assert (await trade.league.provenance(chain.serial)).holder == holder.public.to_text()
+    assert (await trade.league.notarize([chain])).recorded == 0
