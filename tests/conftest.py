@@ -50,6 +50,18 @@ def _docker_postgres() -> tuple[str, object] | None:
     return container.get_connection_url(), container
 
 
+def _without_durability(url: str) -> None:
+    """A server of the test session's own trades durability against an operating-system crash
+    for speed: nothing in a test outlives the machine, and a killed server process (which the
+    crash tests do) loses nothing either way, its writes being in the kernel's page cache."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        for setting in ("fsync", "synchronous_commit", "full_page_writes"):
+            conn.execute(f"ALTER SYSTEM SET {setting} = off")
+        conn.execute("SELECT pg_reload_conf()")
+
+
 @pytest.fixture(scope="session")
 def server_url() -> Iterator[str]:
     """URL of a PostgreSQL server for the whole session (its maintenance database)."""
@@ -69,6 +81,7 @@ def server_url() -> Iterator[str]:
     tmp.chmod(0o755)
     pgdata = tmp / "pgdata"
     server = start_embedded(pgdata)
+    _without_durability(server.url)
     try:
         yield server.url
     finally:
