@@ -43,6 +43,7 @@ from aiohttp import web
 
 from ledger.api.problems import PROBLEM_JSON, PROBLEM_PREFIX
 from services.http.limits import (
+    BACKLOG,
     LOG_BURST,
     LOG_WINDOW,
     OVERLOADED_RETRY_AFTER,
@@ -305,6 +306,9 @@ def internal_listener() -> socket.socket:
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((INTERNAL_HOST, 0))
+        # Listening already: a call made while the app starts (before the listener is
+        # served) waits in the backlog rather than being refused.
+        sock.listen(BACKLOG)
     except OSError:
         sock.close()
         raise

