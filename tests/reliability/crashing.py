@@ -221,6 +221,7 @@ class Trio:
             await instance.server.close()
 
     async def __aenter__(self) -> Trio:
+        asyncio.get_running_loop().set_exception_handler(_quiet_about_crashes)
         for service in ("mint", "treasury", "notary"):
             await self.start(service)
         self._supervisor = asyncio.create_task(self._supervise())
@@ -248,6 +249,13 @@ class Trio:
         for instance in self.instances.values():
             with contextlib.suppress(Crash, Exception):
                 await instance.server.close()
+
+
+def _quiet_about_crashes(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    """The tasks of a crashed instance end with the crash, which nobody retrieves (a dead
+    process's tasks are gone): not worth a line; anything else is reported as usual."""
+    if not isinstance(context.get("exception"), Crash):
+        loop.default_exception_handler(context)
 
 
 async def answered(call: Callable[[], Awaitable[T]]) -> T:

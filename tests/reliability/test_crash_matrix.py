@@ -31,6 +31,7 @@ import time
 from collections import Counter
 from collections.abc import AsyncIterator, Callable, Collection, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 import aiohttp
@@ -164,10 +165,10 @@ async def play(trio: Trio, wallets: Wallets) -> None:
                 LeagueClient(trio.url("notary"), timeout=60) as notary):
         for rid, owner, marks in (("claim-a-0001", a, 55), ("claim-b-0001", b, 100)):
             request = claim_request(owner, manifest, marks, request_id=rid, at=now)
-            wallets.claims[rid] = await answered(lambda r=request: treasury.claim(r))
+            wallets.claims[rid] = await answered(partial(treasury.claim, request))
         for rid, owner, title in (("stamp-a-0001", a, "Tally"), ("stamp-b-0001", b, "Model-A")):
             stamp = stamp_request(owner, manifest, [(title, "standard")], request_id=rid, at=now)
-            wallets.stamps[rid] = await answered(lambda r=stamp: mint.stamp(r))
+            wallets.stamps[rid] = await answered(partial(mint.stamp, stamp))
         # A gives B the Tally and an M5 note (25 + 25 + 5 claimed) in one trade.
         tally = chain(stamped(wallets.stamps["stamp-a-0001"]))
         notes_a = sorted(wallets.claims["claim-a-0001"].notes, key=lambda n: n.denomination)
@@ -227,8 +228,8 @@ async def check_league(
         faucet = Faucet(session, trio.url("treasury"), wallets.manifest)
         assert (await faucet.supply()).marks.supply == SUPPLY
         await check_supply(faucet, treasury_log)
-        for store, projection in ((mint_log, MINT_PROJECTION), (notary_log, NOTARY_PROJECTION)):
-            assert (await rebuild(store, projection, commit=False)).agrees  # type: ignore[arg-type]
+        assert (await rebuild(mint_log, MINT_PROJECTION, commit=False)).agrees
+        assert (await rebuild(notary_log, NOTARY_PROJECTION, commit=False)).agrees
         checks += 3
         # Each item has one holder; the print returned for the upgrade is the mint's.
         rows = await holder_rows(session, trio.url("notary"))
@@ -251,11 +252,11 @@ async def check_league(
         elif isinstance(body, PrintReturned):
             returned[body.order_id] += 1
     assert stamps == {"stamp-a-0001": 1, "stamp-b-0001": 1, "buy-a-0001": 1, "up-b-0001": 1}, stamps
-    for rid, answer in wallets.stamps.items():
-        assert certificates[rid] == [stamped(answer)]
-    for pid, answer in wallets.buys.items():
-        assert answer.outcome == "delivered", answer
-        assert certificates[pid] == [answer.stamped]
+    for rid, stamp in wallets.stamps.items():
+        assert certificates[rid] == [stamped(stamp)]
+    for pid, bought in wallets.buys.items():
+        assert bought.outcome == "delivered", bought
+        assert certificates[pid] == [bought.stamped]
     assert returned == {"up-b-0001": 1}
     checks += 4
     notes: dict[str, list[NoteCertificate]] = {}
@@ -265,8 +266,8 @@ async def check_league(
             notes.setdefault(body.request_id, []).append(body.certificate)
     for rid, claim in wallets.claims.items():
         assert issued(notes[rid]) == issued(claim.notes)
-    for pid, answer in wallets.buys.items():
-        assert issued(notes.get(pid, [])) == issued(answer.change)
+    for pid, bought in wallets.buys.items():
+        assert issued(notes.get(pid, [])) == issued(bought.change)
         assert [e.type for e in await treasury_log.read_stream(f"purchase/{pid}")] == DELIVERED
     assert set(notes) <= {*wallets.claims, *wallets.buys, *others}
     checks += 4

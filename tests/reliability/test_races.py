@@ -90,6 +90,14 @@ async def at_once(league: LeagueClient, calls: Sequence[Callable[[LeagueClient],
     return await asyncio.gather(*(one(call) for call in calls))
 
 
+def notarizing(chains: list[Chain]) -> Callable[[LeagueClient], Awaitable[NotarizeAnswer]]:
+    return lambda own: own.notarize(chains)
+
+
+def claiming(request: ClaimRequest) -> Callable[[LeagueClient], Awaitable[ClaimAnswer]]:
+    return lambda own: own.claim(request)
+
+
 def chain_of(note: object) -> Chain:
     return Chain(certificate=note, endorsements=())  # type: ignore[arg-type]
 
@@ -129,8 +137,7 @@ async def test_a_note_pair_spent_twenty_ways_at_once_moves_once(
     assert len(pair) == 2
     friends = [SigningKey.generate() for _ in range(WAYS)]
     answers = await at_once(league, [
-        lambda own, f=f: own.notarize([endorse(n, a, f.public, T0) for n in pair])
-        for f in friends
+        notarizing([endorse(n, a, f.public, T0) for n in pair]) for f in friends
     ])
     won = [x for x in answers if isinstance(x, NotarizeAnswer)]
     lost = [x for x in answers if isinstance(x, NotaryConflict)]
@@ -162,8 +169,7 @@ async def test_a_buy_racing_twenty_transfers_of_its_notes(
     calls: list[Callable[[LeagueClient], Awaitable[object]]] = [
         lambda own: answered(lambda: own.buy(buy))
     ]
-    calls += [lambda own, f=f: own.notarize([endorse(n, a, f.public, T0) for n in pair])
-              for f in friends]
+    calls += [notarizing([endorse(n, a, f.public, T0) for n in pair]) for f in friends]
     bought, *transfers = await at_once(league, calls)
     assert isinstance(bought, BuyAnswer), bought
     moved = [x for x in transfers if isinstance(x, NotarizeAnswer)]
@@ -192,7 +198,7 @@ async def test_the_faucet_cap_holds_under_twenty_claims_at_once(
     a = SigningKey.generate()
     cap = faucet.manifest.policies.faucet_marks_per_day
     requests = [faucet.request(a, 10, request_id=f"cap-{i:04d}-claim") for i in range(WAYS)]
-    answers = await at_once(league, [lambda own, r=r: own.claim(r) for r in requests])
+    answers = await at_once(league, [claiming(r) for r in requests])
     granted = [x for x in answers if isinstance(x, ClaimAnswer)]
     refused = [x for x in answers if isinstance(x, LeagueProblem)]
     assert sum(x.marks for x in granted) == cap == 50
@@ -214,8 +220,7 @@ async def test_one_print_endorsed_twenty_ways_at_once_moves_once(
     assert isinstance(item, Stamped)
     print_chain = chain_of(item.certificate)
     answers = await at_once(league, [
-        lambda own, i=i: own.notarize([endorse(print_chain, a, SigningKey.generate().public,
-                                               T0 + i)])
+        notarizing([endorse(print_chain, a, SigningKey.generate().public, T0 + i)])
         for i in range(WAYS)
     ])
     assert sum(isinstance(x, NotarizeAnswer) for x in answers) == 1
@@ -303,8 +308,7 @@ async def test_duplicates_of_one_claim_in_one_group_are_answered_as_replays(
     busy = [faucet.request(SigningKey.generate(), 50, request_id=f"busy-{i:04d}-claim")
             for i in range(10)]
     request = faucet.request(SigningKey.generate(), 20, request_id="grouped-claim-0001")
-    answers = await at_once(league, [*(lambda own, b=b: own.claim(b) for b in busy),
-                                     *[lambda own: own.claim(request)] * copies])
+    answers = await at_once(league, [*map(claiming, busy), *[claiming(request)] * copies])
     assert not [x for x in answers if isinstance(x, LeagueProblem)], answers
     first = same_answers(answers[len(busy):])
     assert isinstance(first, ClaimAnswer)
