@@ -25,6 +25,8 @@ import platformdirs
 APP_NAME = "the-window-league"
 #: Seconds between two looks at the embedded server by the ``league serve`` that started it.
 SUPERVISE_INTERVAL = 1.0
+#: Seconds a stopping ``league serve`` waits for a restart in progress.
+STOP_GRACE = 30.0
 
 log = logging.getLogger(__name__)
 
@@ -135,6 +137,8 @@ class EmbeddedSupervisor:
         self.interval = interval
         #: Restarts made so far.
         self.restarts = 0
+        #: The pid of the crashed server while it is not running again.
+        self._down: int | None = None
         self._stop = threading.Event()
         self._thread = threading.Thread(
             target=self._watch, name="embedded PostgreSQL supervisor", daemon=True
@@ -146,7 +150,9 @@ class EmbeddedSupervisor:
 
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
-        self._thread.join()
+        # A restart in progress gets its pg_ctl's time; a hung one never holds up the exit
+        # (the thread is a daemon).
+        self._thread.join(timeout=STOP_GRACE)
 
     def _watch(self) -> None:
         while not self._stop.wait(self.interval):
@@ -157,9 +163,13 @@ class EmbeddedSupervisor:
         again at the next look)."""
         pid = embedded_crashed(self.pgdata)
         if pid is None:
+            if self._down is not None:  # a start that timed out came up after all
+                self._restarted(self._down)
             return
-        log.error("the embedded PostgreSQL (pid %d, %s) stopped without shutting down: "
-                  "restarting it", pid, self.pgdata)
+        if self._down != pid:
+            self._down = pid
+            log.error("the embedded PostgreSQL (pid %d, %s) stopped without shutting down: "
+                      "restarting it", pid, self.pgdata)
         try:
             restart_embedded(self.pgdata)
         except Exception as exc:  # pg_ctl's failure, a timeout: the next look tries again
@@ -173,9 +183,13 @@ class EmbeddedSupervisor:
             log.error("the embedded PostgreSQL did not start again yet: its old process %d "
                       "is not gone (trying again in %g s)", pid, self.interval)
             return
+        self._restarted(pid)
+
+    def _restarted(self, pid: int) -> None:
+        self._down = None
         self.restarts += 1
-        log.warning("the embedded PostgreSQL restarted after a crash (restart %d of this "
-                    "server)", self.restarts)
+        log.warning("the embedded PostgreSQL restarted after a crash (pid %d before; restart "
+                    "%d of this server)", pid, self.restarts)
 
 
 def embedded_status(pgdata: Path) -> str | None:

@@ -76,7 +76,7 @@ def test_serve_restarts_its_embedded_postgresql_after_a_crash(tmp_path: Path) ->
 
             wait_for("the restart in the log", restarted)
             wait_for("health after the restart", lambda: status_of(f"{url}/health") == 200)
-            assert status_of(f"{url}/ledger") == 200
+            wait_for("the census after the restart", lambda: status_of(f"{url}/ledger") == 200)
             assert int(pidfile.read_text(encoding="ascii").split()[0]) != postmaster
             said = [json.loads(line) for line in log_path.read_text(encoding="utf-8")
                     .splitlines() if line.startswith("{")]
