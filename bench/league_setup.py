@@ -134,6 +134,9 @@ def served_league(
     env = {k: v for k, v in os.environ.items()
            if not k.startswith("LEAGUE_") and k not in ("MINT_URL", "TREASURY_URL", "NOTARY_URL")}
     env["LEAGUE_HOME"] = str(home)
+    # The bench's client is one loopback source opening more connections than one source may
+    # hold (docs/operations.md, "Limits"): it stands where a trusted reverse proxy would.
+    env["LEAGUE_TRUSTED_PROXIES"] = "127.0.0.1/32"
     with contextlib.ExitStack() as cleanup:
         cleanup.callback(shutil.rmtree, home, ignore_errors=True)
         server_url = os.environ.get("DATABASE_URL")
