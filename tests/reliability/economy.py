@@ -29,6 +29,10 @@ class Item:
     returned: bool = False
     #: The notary's view: (issue, hops, holder) of the latest recorded hop, None before any.
     recorded: tuple[int, int, str] | None = None
+    #: A note its holder endorsed to the treasury in a purchase that was rejected: that hop
+    #: is signed and public (``purchase-opened``), so the wallet spends the note only by
+    #: paying it again with that very chain (signing another hop would be fraud, V.7).
+    bound: Chain | None = None
 
     @property
     def serial(self) -> str:
@@ -73,6 +77,7 @@ class Model:
                 )
             known.chain = Chain(certificate=certificate, endorsements=())
             known.returned = False
+            known.bound = None
             return
         if certificate.issue != 1:
             raise Violation(f"{certificate.serial} first seen at issue {certificate.issue}")
@@ -114,11 +119,19 @@ class Model:
         if item.holder != issuer:
             raise Violation(f"{serial} taken back while {item.holder[:16]} holds it")
         item.returned = True
+        item.bound = None
 
     # -- what the model expects ----------------------------------------------------------------
 
     def held_by(self, key: str) -> list[Item]:
-        return [i for i in self.items.values() if i.holder == key and not i.returned]
+        """What ``key`` holds and may sign to anyone (not returned, not bound)."""
+        return [i for i in self.items.values()
+                if i.holder == key and not i.returned and i.bound is None]
+
+    def bound_to_treasury(self, key: str) -> list[Item]:
+        """Notes ``key`` signed to the treasury in a rejected purchase, not yet taken."""
+        return [i for i in self.items.values() if i.bound is not None and not i.returned
+                and i.bound.endorsements[-1].from_ == key]
 
     def circulation(self) -> Counter[int]:
         """Notes out per denomination: issued and not back in the reserve."""
