@@ -321,7 +321,8 @@ async def test_the_scenario_makes_the_writes_counted(
     matrix names (so each kill point of the long form is crossed, and none is left out)."""
     trio, checks = await crossed(settings, None, monkeypatch, tmp_path)
     assert trio.killer.writes == WRITE_POINTS
-    assert trio.killer.calls == CALL_POINTS
+    # A call the notary answers 503 (not yet following a note) is made again: at least these.
+    assert all(trio.killer.calls[s] >= n for s, n in CALL_POINTS.items()), trio.killer.calls
     record("crash_matrix_dry_run", {
         "mint_writes": trio.killer.writes["mint"],
         "treasury_writes": trio.killer.writes["treasury"],
