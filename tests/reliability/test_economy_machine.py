@@ -76,7 +76,9 @@ from ledger.api.treasury import (
     claim_request,
     single_price,
 )
+from ledger.api.witness import EvidenceList
 from ledger.certificates import NoteCertificate, PrintCertificate
+from ledger.checkpoint import AddCheckpoint, Checkpoint, sign_checkpoint
 from ledger.endorsements import Chain, Endorsement, endorse
 from ledger.events import (
     NOTARY_EVENTS,
@@ -106,6 +108,8 @@ from tests.reliability.economy import Item, Model, Violation
 from tests.reliability.figures import long_form, record
 from tests.reliability.league import NAMES, RUNS, League, asked, found
 
+#: L-22: the notary logs at most this many refused conflicts per (serial, issue, hop).
+MAX_CONFLICTS_PER_HOP = 4
 #: Book V.5: the note set is M1,500,000, fixed.
 SUPPLY = 1_500_000
 #: Wallet times: endorsement times are claims only (nothing orders by them).
@@ -196,6 +200,7 @@ class EconomyMachine(RuleBasedStateMachine):
         self.public: list[Chain] = []
         self.cursors = {"notary": -1, "treasury": -1}
         self.convicted: set[str] = set()
+        self.conflicts: Counter[tuple[str, int, int]] = Counter()
         self.touched: set[str] = set()
         self.ids = itertools.count(1)
         self.steps = 0
@@ -238,6 +243,19 @@ class EconomyMachine(RuleBasedStateMachine):
 
     def new_id(self, what: str) -> str:
         return f"{what}-{next(self.ids):05d}-{time.monotonic_ns() % 10**9}"
+
+    async def evidence_kept(self) -> int:
+        """Evidence every witness keeps: none, since no log of this league forks (a witness
+        keeps only a pair that convicts the log by itself; nothing can be planted)."""
+        kept = 0
+        for name in NAMES:
+            listed = await asked(lambda n=name: self.clients[n]._json(  # type: ignore[misc]
+                EvidenceList, "GET", f"/{n}/evidence"))
+            if listed.evidence:
+                raise Violation(f"the {name}'s witness keeps evidence against an honest log: "
+                                f"{listed.evidence[0].kind}")
+            kept += len(listed.evidence)
+        return kept
 
     @property
     def mint(self) -> LeagueClient:
@@ -495,34 +513,32 @@ class EconomyMachine(RuleBasedStateMachine):
     def attacker_items(self) -> list[tuple[SigningKey, Item]]:
         return [(k, i) for k in self.attacker for i in self.model.held_by(k.public.to_text())]
 
-    def double_spend(self, which: int, to: int) -> None:
-        """The attacker signs one of its items to two of its keys and sends both at once:
-        one is recorded, the other refused with the fraud proof convicting the attacker."""
+    def double_spend(self, which: int, to: int, ways: int) -> None:
+        """The attacker signs one of its items away ``ways`` ways at one hop (to its keys and
+        to honest ones) and sends them all at once: one is recorded, every other refused with
+        the fraud proof convicting the attacker; at most 4 refusals logged per hop (L-22)."""
         owned = self.attacker_items()
         if not owned:
             return
         key, item = owned[which % len(owned)]
-        others = [k for k in self.attacker if k != key]
-        first = self.pick(others, to)
-        second = self.pick(others, to + 1)
-        if first == second:
-            second = self.pick(self.honest, to)  # a victim of the double spend
+        others = [k for k in self.everyone() if k != key]
         TOTALS.attacks["double spend"] += 1
-        a = endorse(item.chain, key, first.public, T0)
-        b = endorse(item.chain, key, second.public, T0 + 1)
-        self.run(self.race_two(a, b))
+        chains = [endorse(item.chain, key, self.pick(others, to + n).public, T0 + n)
+                  for n in range(ways)]
+        self.run(self.race(chains))
 
-    async def race_two(self, a: Chain, b: Chain) -> None:
+    async def race(self, chains: list[Chain]) -> None:
         results = await asyncio.gather(
-            asked(lambda: self.notary.notarize([a])), asked(lambda: self.notary.notarize([b])),
+            *(asked(lambda c=c: self.notary.notarize([c])) for c in chains),  # type: ignore[misc]
             return_exceptions=True,
         )
-        won = [c for c, r in zip((a, b), results, strict=True) if isinstance(r, NotarizeAnswer)]
+        won = [c for c, r in zip(chains, results, strict=True) if isinstance(r, NotarizeAnswer)]
         lost = [r for r in results if not isinstance(r, NotarizeAnswer)]
         if len(won) != 1 or not all(isinstance(r, NotaryConflict) for r in lost):
             raise Violation(f"a double spend answered {results!r}"[:2000])
-        for conflict in lost[0].conflicts:  # type: ignore[union-attr]
-            self.convicted.add(conflict.proof.verify().to_text())
+        for refusal in lost:
+            for conflict in refusal.conflicts:  # type: ignore[union-attr]
+                self.convicted.add(conflict.proof.verify().to_text())
         self.model.accept(won[0])
         self.touched.add(won[0].serial)
 
@@ -604,6 +620,33 @@ class EconomyMachine(RuleBasedStateMachine):
         if answer.recorded:
             self.model.accept(chain)  # a hop its own holder signed: the model allows it
             self.touched.add(chain.serial)
+
+    def plant_evidence(self, log: int, witness: int, old: int, garbage: int, own: bool) -> None:
+        """A log's genuine public checkpoint (or one the attacker signs under the log's origin)
+        submitted to another service's witness from a random old size with a garbage proof:
+        refused or cosigned as it is, and no witness keeps anything (evidence convicts the log
+        by itself or is not kept)."""
+        TOTALS.attacks["planted evidence"] += 1
+        self.run(self.planted(NAMES[log % 3], NAMES[(log + 1 + witness % 2) % 3], old, garbage,
+                              own))
+
+    async def planted(self, log: str, witness: str, old: int, garbage: int, own: bool) -> None:
+        genuine = Checkpoint.from_note(await asked(lambda: self.clients[log].checkpoint(
+            service=log)))
+        checkpoint = genuine if not own else sign_checkpoint(
+            genuine.origin, genuine.size, genuine.root, self.attacker[0])
+        body = str(AddCheckpoint(old % (genuine.size + 1),
+                                 tuple(bytes([garbage, i]) * 16 for i in range(garbage % 5)),
+                                 checkpoint))
+        async with self.session.post(f"{self.league.urls[witness]}/{witness}/witness/"
+                                     "add-checkpoint", data=body) as response:
+            if response.status >= 500 and response.status != 503:
+                raise Violation(f"the {witness}'s witness answered {response.status}: "
+                                f"{await response.text()}")
+            if own and response.status == 200:
+                raise Violation(f"the {witness}'s witness cosigned a checkpoint the attacker "
+                                "signed")
+        await self.evidence_kept()
 
     def forge(self, which: int, who: int, signer: bool) -> None:
         """An honest key's item endorsed by the attacker, naming the holder as the signer
@@ -755,6 +798,10 @@ class EconomyMachine(RuleBasedStateMachine):
             self.run(self._deep())
         if self.steps % AUDIT_EVERY == 0:
             self.run(self._audit())
+            if long_form():
+                print(f"economy machine: {TOTALS.steps} steps, {TOTALS.audits} audits, "
+                      f"{TOTALS.kills} kills, {len(self.model.items)} items in this league",
+                      flush=True)
 
     async def _check(self) -> None:
         supply = await asked(lambda: self._supply())
@@ -804,6 +851,11 @@ class EconomyMachine(RuleBasedStateMachine):
                     self.cursors[service] = served.seq
                     if isinstance(body, ConflictRefused):
                         self.convicted.add(body.proof.verify().to_text())
+                        hop = (body.proof.first.serial, body.issue, body.proof.first.hop)
+                        self.conflicts[hop] += 1
+                        if self.conflicts[hop] > MAX_CONFLICTS_PER_HOP:
+                            raise Violation(f"{self.conflicts[hop]} conflicts logged at {hop} "
+                                            f"(L-22: at most {MAX_CONFLICTS_PER_HOP})")
                     elif isinstance(body, PaymentRejected):
                         self.convicted.update(p.verify().to_text() for p in body.proofs)
                     elif isinstance(body, PurchaseOpened):
@@ -828,6 +880,7 @@ class EconomyMachine(RuleBasedStateMachine):
                 raise Violation(f"{serial}: the notary's provenance names "
                                 f"{(life.holder or '')[:16]}, the model {item.holder[:16]}")
         await self._treasury_log()
+        await self.evidence_kept()
         for name, projection in (("mint", MINT_PROJECTION), ("treasury", TREASURY_PROJECTION),
                                  ("notary", NOTARY_PROJECTION)):
             store = self.league.servers[name].app[LOGS[name]]
@@ -894,12 +947,15 @@ ACTIONS: dict[str, tuple[float, Callable[[random.Random], dict[str, Any]]]] = {
     "buy": (3, lambda r: {"who": _n(r), "title": r.choice(TITLES), "copies": r.randint(1, 3)}),
     "upgrade": (2, lambda r: {"who": _n(r), "finish": r.choice(["gilt", "gilt", "holofoil"])}),
     "trade": (3, lambda r: {"who": _n(r), "to": _n(r), "which": _n(r)}),
-    "double_spend": (2, lambda r: {"which": _n(r), "to": _n(r)}),
+    "double_spend": (2, lambda r: {"which": _n(r), "to": _n(r),
+                                   "ways": r.choice([2, 2, 3, 7])}),
     "double_pay": (2, lambda r: {"title": r.choice(TITLES), "to": _n(r)}),
     "copy_public_chain": (2, lambda r: {"which": _n(r), "who": _n(r),
                                         "title": r.choice(TITLES), "own": r.random() < 0.5}),
     "offline_scam": (1.5, lambda r: {"which": _n(r), "victim": _n(r),
                                      "title": r.choice(TITLES)}),
+    "plant_evidence": (1, lambda r: {"log": _n(r), "witness": _n(r), "old": _n(r),
+                                     "garbage": r.randrange(256), "own": r.random() < 0.3}),
     "forge": (1, lambda r: {"which": _n(r), "who": _n(r), "signer": r.random() < 0.5}),
     "replay": (2, lambda r: {"which": _n(r), "copies": r.randint(1, 3)}),
     "claims_at_once": (1, lambda r: {"who": [_n(r) for _ in range(r.randint(2, 4))],
