@@ -67,6 +67,10 @@ PRINT_RUNS = PrintRunTable(
 )
 
 
+#: How long a killed service's handlers in flight may still run (seconds).
+KILL_GRACE = 0.001
+
+
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -101,8 +105,9 @@ class League:
         """Serve ``name`` on its port (on its database, as it was left)."""
         server = TestServer(compose(self.settings[name], [SERVICES[name]]), host="127.0.0.1",
                             port=self.ports[name])
-        # No grace at shutdown: closing the server cancels every handler still running.
-        await server.start_server(shutdown_timeout=0.0)
+        # No grace at shutdown: closing the server cancels every handler still running after
+        # a millisecond (aiohttp reads a timeout of 0 as none: it would wait for them all).
+        await server.start_server(shutdown_timeout=KILL_GRACE)
         self.servers[name] = server
 
     async def kill(self, name: str) -> None:
