@@ -97,9 +97,12 @@ HTTP_DESCRIPTIONS: dict[str, str] = {
 #: What the server says it is, in every answer's ``Server`` header (never a version).
 SERVER_NAME = "league"
 
-#: What any endpoint may answer: the store unavailable, or every connection the server serves
-#: at once taken (``overloaded``, answered as the connection opens).
-EVERY_ENDPOINT: tuple[type[e.LedgerError], ...] = (store.StoreUnavailable, e.Overloaded)
+#: What any endpoint may answer: the store unavailable, every connection the server serves at
+#: once taken (``overloaded``), or the client's source holding its share of them
+#: (``rate-limited``), both answered as the connection opens.
+EVERY_ENDPOINT: tuple[type[e.LedgerError], ...] = (
+    store.StoreUnavailable, e.Overloaded, e.RateLimited
+)
 #: What an endpoint with a JSON body may answer besides.
 BODY_REFUSALS: tuple[type[e.LedgerError], ...] = (
     e.DecodeError,
