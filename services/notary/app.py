@@ -174,7 +174,10 @@ ENDPOINTS = (
             "answers with a receipt signed by the notary (log index, a checkpoint covering "
             "it, the inclusion proof). Sending the same chains again answers the same "
             "receipts. A different endorsement at a recorded hop records nothing: 409 fraud, "
-            "whose conflicts member carries the prior record's receipt and the fraud proof."
+            "whose conflicts member carries the prior record's receipt and the fraud proof "
+            "(the log keeps at most 4 conflicts per hop, the first ones). A request records "
+            "at most 16 new hops of one chain: more is 413 too-large, nothing recorded "
+            "(ruling L-22)."
         ),
     ),
     Endpoint(
