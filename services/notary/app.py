@@ -34,7 +34,7 @@ from ledger.errors import (
     VerificationError,
 )
 from ledger.keys import SigningKey
-from ledger.limits import MAX_REQUEST_BODY_BYTES
+from ledger.limits import MAX_NEW_HOPS_PER_CHAIN, MAX_REQUEST_BODY_BYTES
 from ledger.manifest import LeagueManifest
 from ledger.note_set import parse_note_serial
 from ledger.print_runs import MISPRINT_SERIAL, parse_serial
@@ -52,7 +52,13 @@ from services.kernel.witness import witness_endpoints
 from services.kernel.witnessing import witness_urls, witnessing
 from services.notary.following import MINT, TREASURY, Issuer, IssuerLink
 from services.notary.holders import holders_endpoint
-from services.notary.notarizing import Conflicted, Notary, Writer, submit
+from services.notary.notarizing import (
+    MAX_CONFLICTS_PER_HOP,
+    Conflicted,
+    Notary,
+    Writer,
+    submit,
+)
 from services.notary.provenance import provenance
 from services.notary.receipts import Receipts
 
@@ -175,9 +181,9 @@ ENDPOINTS = (
             "it, the inclusion proof). Sending the same chains again answers the same "
             "receipts. A different endorsement at a recorded hop records nothing: 409 fraud, "
             "whose conflicts member carries the prior record's receipt and the fraud proof "
-            "(the log keeps at most 4 conflicts per hop, the first ones). A request records "
-            "at most 16 new hops of one chain: more is 413 too-large, nothing recorded "
-            "(ruling L-22)."
+            f"(the log keeps at most {MAX_CONFLICTS_PER_HOP} conflicts per hop, the first "
+            f"ones). A request records at most {MAX_NEW_HOPS_PER_CHAIN} new hops of one "
+            "chain: more is 413 too-large, nothing recorded (ruling L-22)."
         ),
     ),
     Endpoint(
