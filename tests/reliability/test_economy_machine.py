@@ -207,6 +207,10 @@ class EconomyMachine(RuleBasedStateMachine):
         self.model = Model(self.manifest)
         self.sent: list[Sent] = []
         self.public: list[Chain] = []
+        #: The chains of rejected purchases: signed to an issuer, public, never taken (a
+        #: victim's bound notes among them), which the attacker copies most.
+        self.rejected: list[Chain] = []
+        self.opened: dict[str, list[Chain]] = {}
         self.cursors = {"notary": -1, "treasury": -1}
         self.convicted: set[str] = set()
         self.conflicts: Counter[tuple[str, int, int]] = Counter()
@@ -593,13 +597,16 @@ class EconomyMachine(RuleBasedStateMachine):
         self.apply_buy(request, bought)
 
     def copy_public_chain(self, which: int, who: int, title: str, own: bool) -> None:
-        """A chain from the feeds (a payment or a returned print of a ``purchase-opened``)
-        paid or returned in the attacker's own purchase (with its own notes too, or alone),
-        and sent to the notary as it is: the purchase is refused (L-21: a purchase takes only
-        what its buyer signed over); the notary records nothing new."""
-        if not self.public:
+        """A chain from the feeds (a payment or a returned print of a ``purchase-opened``,
+        of a rejected purchase three times in four when there is one: never taken, so still
+        its signer's to pay with) paid or returned in the attacker's own purchase (with its
+        own notes too, or alone), and sent to the notary as it is: the purchase is refused
+        (L-21: a purchase takes only what its buyer signed over); what the notary records is
+        a hop its holder signed."""
+        pool = self.rejected if self.rejected and which % 4 else self.public
+        if not pool:
             return
-        chain = self.public[which % len(self.public)]
+        chain = pool[which % len(pool)]
         # Not the chain's own signer: a key paying with its own signed chain is no attack.
         key = self.pick([k for k in self.attacker
                          if k.public.to_text() != chain.endorsements[-1].from_], who)
@@ -870,10 +877,13 @@ class EconomyMachine(RuleBasedStateMachine):
                                             f"(L-22: at most {MAX_CONFLICTS_PER_HOP})")
                     elif isinstance(body, PaymentRejected):
                         self.convicted.update(p.verify().to_text() for p in body.proofs)
+                        self.rejected.extend(self.opened.get(body.purchase_id, []))
                     elif isinstance(body, PurchaseOpened):
-                        self.public.extend(body.request.payment)
+                        chains = list(body.request.payment)
                         if body.request.upgrade is not None:
-                            self.public.append(body.request.upgrade.returned)
+                            chains.append(body.request.upgrade.returned)
+                        self.public.extend(chains)
+                        self.opened[body.purchase_id] = chains
                 if len(feed.events) < 100:
                     break
 
