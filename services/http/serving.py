@@ -94,23 +94,28 @@ SOURCE_LIMITED_ANSWER = _refusal(
 IPV6_SOURCE_PREFIX = 64
 
 
-def connection_source(peer: object) -> str | None:
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
+def connection_source(peer: object, trusted: tuple[Network, ...] = ()) -> str | None:
     """The source a peer address (``peername``) counts against: its IPv4 address, its IPv6
-    /64; None for a peer that is not IP (a Unix socket)."""
+    /64; None for a peer in ``trusted`` (a reverse proxy, limiting its clients itself) or
+    one that is not IP (a Unix socket)."""
     if not isinstance(peer, tuple) or not peer or not isinstance(peer[0], str):
         return None
     try:
         ip = ipaddress.ip_address(peer[0].split("%", 1)[0])
     except ValueError:
         return None
-    if isinstance(ip, ipaddress.IPv6Address):
-        if ip.ipv4_mapped is None:
-            return str(ipaddress.ip_network(f"{ip}/{IPV6_SOURCE_PREFIX}", strict=False))
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
         ip = ip.ipv4_mapped
+    if any(ip in network for network in trusted):
+        return None
+    if isinstance(ip, ipaddress.IPv6Address):
+        return str(ipaddress.ip_network(f"{ip}/{IPV6_SOURCE_PREFIX}", strict=False))
     return str(ip)
 
 
-Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 
 class GuardedServer(web.Server):
@@ -163,15 +168,13 @@ class GuardedServer(web.Server):
         if self.outside >= self.limit:
             return self._refuse("connection limit (%d) reached: a new connection is refused",
                                 self.limit, OVERLOADED_ANSWER)
-        source = connection_source(transport.get_extra_info("peername"))
-        if source is not None and self._trusted(source):
-            source = None
+        source = connection_source(transport.get_extra_info("peername"), self.trusted)
         if source is not None:
             held = self.sources.get(source, 0)
             if held >= self.per_source:
                 return self._refuse("per-source connection limit (%d) reached: a new "
-                                    "connection from one source is refused", self.per_source,
-                                    SOURCE_LIMITED_ANSWER)
+                                    "connection from %s is refused", self.per_source,
+                                    SOURCE_LIMITED_ANSWER, source)
             self.sources[source] = held + 1
         self.outside += 1
         return "outside", source
@@ -187,13 +190,9 @@ class GuardedServer(web.Server):
             if left > 0:
                 self.sources[source] = left
 
-    def _trusted(self, source: str) -> bool:
-        ip = ipaddress.ip_network(source, strict=False).network_address
-        return any(ip in network for network in self.trusted)
-
-    def _refuse(self, message: str, limit: int, answer: bytes) -> bytes:
+    def _refuse(self, message: str, limit: int, answer: bytes, *more: object) -> bytes:
         self.refused += 1
-        log.warning(message, limit)
+        log.warning(message, limit, *more)
         return answer
 
 

@@ -9,6 +9,7 @@ of them (under 40), every wait a bounded guard, never a timing assertion.
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import json
 from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -22,7 +23,13 @@ from ledger.api.problems import PROBLEM_JSON
 from ledger.errors import RetryLater
 from ledger.keys import SigningKey
 from services.http.limits import LIMITS, ServerLimits
-from services.http.serving import GuardedServer, LeagueRunner, internal_listener, serving
+from services.http.serving import (
+    GuardedServer,
+    LeagueRunner,
+    connection_source,
+    internal_listener,
+    serving,
+)
 from services.kernel.compose import compose
 from services.kernel.feeds import feed_lags
 from services.kernel.settings import LeagueSettings
@@ -130,3 +137,16 @@ async def test_one_source_holding_idle_connections_starves_no_one(
         for _, writer in held:
             writer.close()
         await settle(runner, 0)
+
+
+def test_what_a_connection_counts_against() -> None:
+    """An IPv4 peer counts against its address, an IPv6 peer against its /64 (an IPv4-mapped
+    one as IPv4); a trusted reverse proxy, or a peer that is not IP, against no source."""
+    proxies = (ipaddress.ip_network("10.0.0.0/8"), ipaddress.ip_network("2001:db8:1::5/128"))
+    assert connection_source(("127.0.0.2", 5000)) == "127.0.0.2"
+    assert connection_source(("2001:db8::1", 5000, 0, 0)) == "2001:db8::/64"
+    assert connection_source(("::ffff:192.0.2.7", 5000, 0, 0)) == "192.0.2.7"
+    assert connection_source(("10.1.2.3", 5000), proxies) is None
+    assert connection_source(("2001:db8:1::5", 5000, 0, 0), proxies) is None
+    assert connection_source(("2001:db8:1::6", 5000, 0, 0), proxies) == "2001:db8:1::/64"
+    assert connection_source("") is None
