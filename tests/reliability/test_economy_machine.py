@@ -693,7 +693,8 @@ class EconomyMachine(RuleBasedStateMachine):
 
     def replay(self, which: int, copies: int) -> None:
         """Any earlier request sent again, ``copies`` times at once: the same answer, nothing
-        done twice."""
+        done twice (a notarization of a chain whose issue has since come back to its issuer
+        is refused as history instead, 409 stale-issue)."""
         if not self.sent:
             return
         sent = self.sent[which % len(self.sent)]
@@ -709,10 +710,20 @@ class EconomyMachine(RuleBasedStateMachine):
                 return await asked(lambda: self.mint.stamp(request))
             if isinstance(request, BuyRequest):
                 return await asked(lambda: self.treasury.buy(request))
-            return await asked(lambda: self.notary.notarize(request))
+            try:
+                return await asked(lambda: self.notary.notarize(request))
+            except LeagueProblem as problem:
+                # A chain of an issue since back at its issuer is history: refused, 409
+                # stale-issue, rather than receipted again; refusing records nothing either.
+                later = any(self.model.items[c.serial].chain.issue > c.issue for c in request)
+                if problem.slug != "stale-issue" or not later:
+                    raise
+                return problem
 
         for answer in await asyncio.gather(*(again() for _ in range(copies))):
-            if isinstance(answer, NotarizeAnswer):
+            if isinstance(answer, LeagueProblem):
+                TOTALS.outcomes["notarization replayed: stale-issue"] += 1
+            elif isinstance(answer, NotarizeAnswer):
                 if answer.recorded != 0:
                     raise Violation("a notarization replayed recorded a hop again")
             elif not same(answer, sent.answer):
@@ -747,9 +758,9 @@ class EconomyMachine(RuleBasedStateMachine):
     # -- the operator's accidents ------------------------------------------------------------
 
     def kill(self, service: str, work: str | None, yields: int) -> None:
-        """``service`` killed with an honest request in flight (after a pause of ``yields``
-        times 5 ms), then started again on its database: the request, sent again as it was
-        signed, is answered once."""
+        """``service`` killed with an honest request in flight (a purchase, an upgrade, a
+        claim or a trade; after a pause of 0.2 * (``yields``/40)^3 s), then started again on its
+        database: the request, sent again as it was signed, is answered once."""
         TOTALS.kills += 1
         self.run(self.killed(service, work, yields))
 
@@ -757,7 +768,18 @@ class EconomyMachine(RuleBasedStateMachine):
         key = self.honest[TOTALS.kills % len(self.honest)]
         call: Callable[[], Awaitable[Any]] | None = None
         finish: Callable[[], Awaitable[Any]] | None = None
-        if work == "buy" and (payment := self.pay(key, 30)) is not None:
+        if work == "upgrade" and (item := self.standard_print(key)) is not None and (
+            payment := self.pay(key, UPGRADE_PRICES["gilt"])
+        ) is not None:
+            request = buy_request(
+                key, self.manifest, item.chain.certificate.title,  # type: ignore[union-attr]
+                payment, purchase_id=self.new_id("killed"), at=int(time.time()),
+                upgrade=Upgrade(finish="gilt",
+                                returned=endorse(item.chain, key, self.mint_key, T0)),
+            )
+            call = lambda: self.treasury.buy(request)  # noqa: E731
+            finish = lambda: self.bought(request)  # noqa: E731
+        elif work in ("buy", "upgrade") and (payment := self.pay(key, 30)) is not None:
             request = buy_request(key, self.manifest, "Tally", payment,
                                   purchase_id=self.new_id("killed"), at=int(time.time()))
             call = lambda: self.treasury.buy(request)  # noqa: E731
@@ -773,8 +795,9 @@ class EconomyMachine(RuleBasedStateMachine):
             finish = lambda: self.claimed(claim)  # noqa: E731
         flight = asyncio.ensure_future(call()) if call is not None else None
         # Not a timing assertion: how far the request got when the service died varies with
-        # the pause (up to 200 ms, about what a purchase's saga takes here), and any is fine.
-        await asyncio.sleep(yields * 0.005)
+        # the pause (0 to 200 ms, mostly short: a purchase's saga takes 20 to 200 ms here), and
+        # any is fine.
+        await asyncio.sleep(0.2 * (yields / 40) ** 3)
         await self.league.kill(service)
         if flight is not None:
             try:
@@ -983,7 +1006,7 @@ ACTIONS: dict[str, tuple[float, Callable[[random.Random], dict[str, Any]]]] = {
     "claims_at_once": (1, lambda r: {"who": [_n(r) for _ in range(r.randint(2, 4))],
                                      "marks": r.choice(CLAIMS), "copies": r.randint(2, 3)}),
     "kill": (2.5, lambda r: {"service": r.choice(NAMES),
-                             "work": r.choice(["buy", "claim", "trade", None]),
+                             "work": r.choice(["buy", "upgrade", "claim", "trade", None]),
                              "yields": r.randint(0, 40)}),
     "restart": (0.5, lambda r: {}),
 }
@@ -1029,8 +1052,8 @@ def test_the_economy_holds_under_attack_kills_and_restarts(server_url: str) -> N
         "league restarts": TOTALS.restarts,
         "audits": TOTALS.audits,
         "attacks": sum(TOTALS.attacks.values()),
-        "purchases": " ".join(f"{k} {v}" for k, v in sorted(TOTALS.outcomes.items())),
-        "attacks by kind": " ".join(f"{k} {v}" for k, v in sorted(TOTALS.attacks.items())),
+        "outcomes": ", ".join(f"{k} {v}" for k, v in sorted(TOTALS.outcomes.items())),
+        "attacks by kind": ", ".join(f"{k} {v}" for k, v in sorted(TOTALS.attacks.items())),
         "violations": 0,
         "seconds": round(time.monotonic() - started),
     })
