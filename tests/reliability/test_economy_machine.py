@@ -714,9 +714,12 @@ class EconomyMachine(RuleBasedStateMachine):
                 return await asked(lambda: self.notary.notarize(request))
             except LeagueProblem as problem:
                 # A chain of an issue since back at its issuer is history: refused, 409
-                # stale-issue, rather than receipted again; refusing records nothing either.
-                later = any(self.model.items[c.serial].chain.issue > c.issue for c in request)
-                if problem.slug != "stale-issue" or not later:
+                # stale-issue (docs/api.md, L-17), not receipted again; nothing is recorded.
+                history = any(
+                    (item := self.model.items[c.serial]).chain.issue > c.issue or item.returned
+                    for c in request
+                )
+                if problem.slug != "stale-issue" or not history:
                     raise
                 return problem
 
@@ -1043,7 +1046,7 @@ def test_the_economy_holds_under_attack_kills_and_restarts(server_url: str) -> N
     assert TOTALS.steps > 0
     assert TOTALS.audits > 0
     record("economy_machine", {
-        "leagues": TOTALS.examples,
+        "examples (leagues)": TOTALS.examples,
         "steps": TOTALS.steps,
         "invariant checks": TOTALS.checks,
         "deep checks": TOTALS.deep,
