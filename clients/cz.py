@@ -13,22 +13,14 @@ traceback.
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
-from typing import Any, NoReturn, cast
+from typing import Any, NoReturn, TypeAlias, cast
 
-from clients.charter_cli import add_charter
-from clients.cz_league import add_league
-from clients.cz_notes import add_notes
-from clients.cz_play import add_play
-from clients.cz_session import seed
-from clients.cz_trade import add_trade
-from clients.cz_wallet import add_wallet
-from game.window import new_base_table, new_market_table, parse_record, reckon, replay, to_json
 from ledger.errors import DecodeError, LedgerError, SizeLimitError
-from ledger.wire import parse_json
 
 #: The largest record file ``cz table replay`` reads.
 MAX_RECORD_BYTES = 1 << 20
@@ -41,6 +33,8 @@ def _print_json(value: Any) -> None:
 
 
 def _read_record(path: str) -> Any:
+    from ledger.wire import parse_json
+
     if path == "-":
         raw = sys.stdin.buffer.read(MAX_RECORD_BYTES + 1)
     else:
@@ -56,6 +50,8 @@ def _read_record(path: str) -> Any:
 
 def table_replay(args: argparse.Namespace) -> int:
     """Replay a record and print the final position, the columns and the verdict."""
+    from game.window import parse_record, reckon, replay, to_json
+
     state = replay(parse_record(_read_record(args.record)))
     reckoning = reckon(state)
     _print_json(
@@ -72,12 +68,16 @@ def table_replay(args: argparse.Namespace) -> int:
 
 def table_new(args: argparse.Namespace) -> int:
     """Print the opening position of a seeded base or market table."""
+    from game.window import new_base_table, new_market_table, to_json
+
     convene = new_base_table if args.kind == "base" else new_market_table
     _print_json(to_json(convene(args.seed)))
     return 0
 
 
 def _add_table(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from clients.cz_session import seed
+
     table = commands.add_parser(
         "table",
         help="play and replay tables of THE WINDOW locally",
@@ -110,12 +110,45 @@ def _add_table(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     new.set_defaults(handler=table_new)
 
 
-#: Each group adds its subcommand (and its own subcommands); stamp, claim, buy, trade and
-#: wallet join this tuple as they are written.
-COMMAND_GROUPS: tuple[
-    Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None], ...
-] = (_add_table,)
-COMMAND_GROUPS += (add_charter, add_wallet, add_league, add_trade, add_play, add_notes)
+AddGroup: TypeAlias = "Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None]"
+
+#: Every top-level command in the order ``cz --help`` lists them: the group that adds it (a
+#: function, "module:name", adding its commands with their arguments and subcommands) and
+#: its help line there. A group's module is imported only when one of its commands runs, so
+#: ``cz --help`` loads neither the league client nor the engines, and ``cz table`` only the
+#: rules engine. Each group's commands are listed together, in the order it adds them (a
+#: test checks this table against what the groups add).
+COMMANDS: dict[str, tuple[str, str]] = {
+    "table": ("clients.cz:_add_table", "play and replay tables of THE WINDOW locally"),
+    "charter": ("clients.charter_cli:add_charter",
+                "validate decks, play and replay games of the charter rulebook"),
+    "key": ("clients.cz_wallet:add_wallet", "strike or show your ledger key (your account)"),
+    "save": ("clients.cz_wallet:add_wallet", "write a fresh save code (to stdout or --out FILE)"),
+    "load": ("clients.cz_wallet:add_wallet", "make a save code this device's wallet"),
+    "collection": ("clients.cz_wallet:add_wallet", "list your prints, marks, notes and proofs"),
+    "card": ("clients.cz_wallet:add_wallet", "print your ledger card, to be sent prints"),
+    "league": ("clients.cz_league:add_league", "pin the league your wallet trusts"),
+    "stamp": ("clients.cz_league:add_league", "present every unstamped print to the league's mint"),
+    "provenance": ("clients.cz_league:add_league", "a print's whole life, every proof checked"),
+    "send": ("clients.cz_trade:add_trade", "endorse stamped prints to a ledger card: a slip"),
+    "import": ("clients.cz_trade:add_trade", "verify a slip and admit what it sends you"),
+    "play": ("clients.cz_play:add_play", "play a table of the campaign in the terminal"),
+    "campaign": ("clients.cz_play:add_play", "your campaign: tables won, next table, rewards"),
+    "store": ("clients.cz_play:add_play", "the offline store: prints, upgrades, bundles for marks"),
+    "bundle": ("clients.cz_play:add_play", "open your sealed bundles"),
+    "notes": ("clients.cz_notes:add_notes", "list your notes; claim notes for unstamped marks"),
+    "buy": ("clients.cz_notes:add_notes",
+            "buy a single, or a finish upgrade of a print you hold, with notes"),
+}
+
+#: The groups, in order ("module:name").
+GROUPS: tuple[str, ...] = tuple(dict.fromkeys(group for group, _ in COMMANDS.values()))
+
+
+def load_group(group: str) -> AddGroup:
+    """The function a group is (``module:name``), its module imported now."""
+    module, _, name = group.partition(":")
+    return cast("AddGroup", getattr(importlib.import_module(module), name))
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -126,7 +159,9 @@ class OneLineParser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(groups: Collection[str] | None = None) -> argparse.ArgumentParser:
+    """The parser, each group in ``groups`` (default: every group) with its arguments and
+    subcommands; the other groups' commands are only listed (with their help lines)."""
     parser = OneLineParser(
         prog="cz",
         description="THE WINDOW (Contra-Zero Certificates), the player's client.",
@@ -158,13 +193,27 @@ def build_parser() -> argparse.ArgumentParser:
         "argparse._SubParsersAction[argparse.ArgumentParser]",
         parser.add_subparsers(dest="command", required=True, metavar="COMMAND"),
     )
-    for add_group in COMMAND_GROUPS:
-        add_group(commands)
+    built: set[str] = set()
+    for command, (group, text) in COMMANDS.items():
+        if groups is not None and group not in groups:
+            commands.add_parser(command, help=text)
+        elif group not in built:
+            load_group(group)(commands)
+            built.add(group)
     return parser
 
 
+def command_of(argv: Sequence[str]) -> str | None:
+    """The command ``argv`` names (its first word that is not an option), if any."""
+    return next((arg for arg in argv if not arg.startswith("-")), None)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    words = sys.argv[1:] if argv is None else argv
+    # Only the named command's group is built (and imported); none for --help alone.
+    command = command_of(words)
+    groups = [COMMANDS[command][0]] if command in COMMANDS else []
+    args = build_parser(groups).parse_args(words)
     handler: Handler = args.handler
     try:
         return handler(args)

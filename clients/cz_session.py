@@ -11,15 +11,17 @@ import os
 import sys
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from clients.league import MAX_RETRIES, LeagueClient
 from clients.wallet import LeaguePin, Wallet, WalletError, WalletHome, unseal
 from game.economy.prints import Print
 from ledger.address import address_of
 from ledger.errors import BadSignatureError, LedgerError
 from ledger.keys import PublicKey
 from ledger.manifest import LeagueManifest
+
+if TYPE_CHECKING:  # the league client (aiohttp) is imported by the commands that call it
+    from clients.league import LeagueClient
 
 #: A script's passphrase (otherwise ``cz`` asks on the terminal and never echoes it).
 PASSPHRASE_ENV = "CZ_PASSPHRASE"  # noqa: S105 (a variable name, not a secret)
@@ -126,6 +128,8 @@ def root_changed(url: str, pinned_root: PublicKey, served: LeagueManifest) -> Ro
 async def league_of(pin: LeaguePin) -> AsyncIterator[tuple[LeagueClient, LeagueManifest]]:
     """The pinned league, its manifest fetched and checked against the pin: the same root
     key (loudly refused otherwise) and the very manifest the wallet verifies against."""
+    from clients.league import MAX_RETRIES, LeagueClient
+
     async with LeagueClient(pin.url, retries=MAX_RETRIES) as client:
         try:
             manifest = await client.manifest(pin.root)

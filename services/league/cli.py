@@ -26,41 +26,30 @@ import sys
 import urllib.parse
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
-import asyncpg
 import platformdirs
-import sqlalchemy.exc
 
-from ledger.address import address_of
-from ledger.encoding import encode_b64
 from ledger.errors import LedgerError
-from ledger.keys import PublicKey, SigningKey
-from ledger.manifest import DEFAULT_POLICIES, SERVICE_NAMES, LeagueManifest, Policies
-from services.eventlog import PostgresEventStore
-from services.eventlog.migrate import upgrade
-from services.http.openapi import openapi_document, render
-from services.http.serving import internal_listener
-from services.kernel import database
-from services.kernel.checkpoints import CheckpointFile
-from services.kernel.compose import compose, package_version, run_until_stopped
+from ledger.manifest import SERVICE_NAMES
 from services.kernel.errors import LeagueError
-from services.kernel.founding import (
-    DEFAULT_NAME,
-    create_league,
-    league_exists,
-    load_manifest,
-    load_service_key,
-    parse_service_urls,
-    read_passphrase,
-)
-from services.kernel.keyring import ROLES
-from services.kernel.projections import RebuildReport, rebuild
-from services.kernel.settings import LeagueSettings
-from services.league.audit import AuditProgress, audit_offline, audit_url, service_urls
-from services.league.registry import PROJECTIONS, SERVICES
-from services.mint.audit import audit_census
-from services.mint.stamping import Mint
+
+# Everything else is imported by the command that uses it: `league --help` (and a command
+# that needs no database) loads neither alembic, sqlalchemy, asyncpg nor aiohttp, nor the
+# services themselves.
+if TYPE_CHECKING:
+    import asyncpg
+
+    from ledger.keys import SigningKey
+    from ledger.manifest import LeagueManifest, Policies
+    from services.eventlog import PostgresEventStore
+    from services.kernel.checkpoints import CheckpointFile
+    from services.kernel.projections import RebuildReport
+    from services.kernel.settings import LeagueSettings
+
+#: ``league init``'s default display name: services.kernel.founding's DEFAULT_NAME (a test
+#: checks they agree), written here because importing founding loads the database driver.
+DEFAULT_NAME = "THE WINDOW league"
 
 #: Where ``league openapi --write`` puts the documents (the source tree's docs/openapi).
 OPENAPI_DIR = Path(__file__).resolve().parents[2] / "docs" / "openapi"
@@ -74,6 +63,8 @@ class OneLineParser(argparse.ArgumentParser):
 
 
 def _settings(args: argparse.Namespace) -> LeagueSettings:
+    from services.kernel.settings import LeagueSettings
+
     return LeagueSettings.from_env(
         host=getattr(args, "host", None),
         port=getattr(args, "port", None),
@@ -86,6 +77,8 @@ def _settings(args: argparse.Namespace) -> LeagueSettings:
 
 def _policies(assignments: Sequence[str]) -> Policies:
     """The default policies with ``NAME=VALUE`` assignments applied (integers)."""
+    from ledger.manifest import DEFAULT_POLICIES, Policies
+
     values = DEFAULT_POLICIES.to_wire()
     for assignment in assignments:
         name, sep, text = assignment.partition("=")
@@ -101,6 +94,8 @@ def _policies(assignments: Sequence[str]) -> Policies:
 
 
 def cmd_init(args: argparse.Namespace) -> None:
+    from services.kernel.founding import create_league, parse_service_urls, read_passphrase
+
     settings = _settings(args)
     made = create_league(
         settings,
@@ -121,6 +116,10 @@ def cmd_init(args: argparse.Namespace) -> None:
 
 
 def _print_keys(manifest: LeagueManifest) -> None:
+    from ledger.address import address_of
+    from ledger.keys import PublicKey
+    from services.kernel.keyring import ROLES
+
     for role in ROLES:
         key = getattr(manifest, role)
         print(f"  {role:<9} {address_of(PublicKey.from_text(key))}  {key}")
@@ -133,6 +132,8 @@ def _print_urls(manifest: LeagueManifest) -> None:
 
 
 def cmd_keys_show(args: argparse.Namespace) -> None:
+    from services.kernel.founding import load_manifest
+
     settings = _settings(args)
     manifest = load_manifest(settings)
     print(f"league {manifest.name!r} ({manifest.league}), manifest {manifest.hash_text()}")
@@ -145,11 +146,15 @@ def cmd_db_path(args: argparse.Namespace) -> None:
 
 
 def cmd_db_start(args: argparse.Namespace) -> None:
+    from services.kernel import database
+
     server = database.start_embedded(_settings(args).pgdata)
     print(f"running: {server.url}")
 
 
 def cmd_db_stop(args: argparse.Namespace) -> None:
+    from services.kernel import database
+
     stopped = database.stop_embedded(_settings(args).pgdata)
     print("stopped" if stopped else "was not running")
 
@@ -160,6 +165,8 @@ NOT_RUNNING = 3
 
 
 def cmd_db_status(args: argparse.Namespace) -> int:
+    from services.kernel import database
+
     settings = _settings(args)
     url = database.embedded_status(settings.pgdata)
     print(f"running: {url}" if url else f"stopped ({settings.pgdata})")
@@ -198,6 +205,8 @@ def cmd_db_dump(args: argparse.Namespace) -> None:
 def _pg_tool(tool: str, arguments: list[str], database_url: str) -> None:
     """Run the embedded server's own ``tool`` (its version reads its own dumps) on
     ``database_url``, the password in the child's environment; one line on failure."""
+    from services.kernel import database
+
     dbname, password = split_password(database_url)
     env = dict(os.environ)
     if password is not None:
@@ -213,6 +222,10 @@ def _pg_tool(tool: str, arguments: list[str], database_url: str) -> None:
 
 
 def cmd_db_restore(args: argparse.Namespace) -> None:
+    from services.kernel import database
+    from services.kernel.founding import load_manifest, load_service_key, read_passphrase
+    from services.league.registry import PROJECTIONS
+
     if not args.file.is_file():
         raise LeagueError(f"{args.file}: no such dump file")
     settings = _settings(args).with_database()
@@ -235,6 +248,8 @@ async def _check_kept(
 ) -> None:
     """Every service's log in the database at ``url`` extends the checkpoint it keeps
     outside the database (raises ForkedDatabase naming both otherwise)."""
+    import asyncpg
+
     async with asyncpg.create_pool(url, min_size=1, max_size=2) as pool:
         for name, key in keys.items():
             await _kept(settings, name, key, manifest).check(_store(pool, manifest, name, key))
@@ -243,11 +258,17 @@ async def _check_kept(
 def _kept(
     settings: LeagueSettings, name: str, key: SigningKey, manifest: LeagueManifest
 ) -> CheckpointFile:
+    from services.kernel.checkpoints import CheckpointFile
+
     return CheckpointFile(settings.checkpoint_path(name), f"{manifest.league}/{name}", key.public)
 
 
 def _migrate(database_url: str) -> None:
     """Apply the migrations; a database that cannot be reached or used is one sentence."""
+    import sqlalchemy.exc
+
+    from services.eventlog.migrate import upgrade
+
     try:
         upgrade(database_url)
     except ValueError as exc:
@@ -264,6 +285,12 @@ def cmd_migrate(args: argparse.Namespace) -> None:
 
 
 def cmd_serve(args: argparse.Namespace) -> None:
+    from services.http.serving import internal_listener
+    from services.kernel import database
+    from services.kernel.compose import compose, run_until_stopped
+    from services.kernel.founding import create_league, league_exists, read_passphrase
+    from services.league.registry import SERVICES
+
     names = args.services or list(SERVICES)
     unknown = [name for name in names if name not in SERVICES]
     if unknown:
@@ -299,6 +326,9 @@ def cmd_serve(args: argparse.Namespace) -> None:
 
 
 def cmd_verify(args: argparse.Namespace) -> None:
+    from services.kernel.founding import load_manifest, load_service_key, read_passphrase
+    from services.league.registry import PROJECTIONS
+
     settings = _settings(args).with_database()
     manifest = load_manifest(settings)
     passphrase = read_passphrase(settings)
@@ -314,6 +344,14 @@ async def _verify(
     outside the database) and its projection folded from it afresh and compared (rolled
     back); the mint's census too. The first failure is raised naming its service, and
     nothing is printed then (the lines are returned once everything passed)."""
+    import asyncpg
+
+    from ledger.encoding import encode_b64
+    from services.kernel.projections import rebuild
+    from services.league.registry import PROJECTIONS
+    from services.mint.audit import audit_census
+    from services.mint.stamping import Mint
+
     lines = []
     async with asyncpg.create_pool(settings.database, min_size=1, max_size=2) as pool:
         for name, key in keys.items():
@@ -347,10 +385,15 @@ async def _verify(
 def _store(
     pool: asyncpg.Pool, manifest: LeagueManifest, name: str, key: SigningKey
 ) -> PostgresEventStore:
+    from services.eventlog import PostgresEventStore
+
     return PostgresEventStore(pool, schema=name, origin=f"{manifest.league}/{name}", key=key)
 
 
 def cmd_rebuild(args: argparse.Namespace) -> None:
+    from services.kernel.founding import load_manifest, load_service_key, read_passphrase
+    from services.league.registry import PROJECTIONS
+
     names = args.services or list(PROJECTIONS)
     unknown = [name for name in names if name not in PROJECTIONS]
     if unknown:
@@ -378,6 +421,11 @@ def cmd_rebuild(args: argparse.Namespace) -> None:
 async def _rebuild(
     database_url: str, manifest: LeagueManifest, keys: dict[str, SigningKey], *, commit: bool
 ) -> list[RebuildReport]:
+    import asyncpg
+
+    from services.kernel.projections import rebuild
+    from services.league.registry import PROJECTIONS
+
     async with asyncpg.create_pool(database_url, min_size=1, max_size=2) as pool:
         return [
             await rebuild(_store(pool, manifest, name, key), PROJECTIONS[name], commit=commit)
@@ -386,6 +434,10 @@ async def _rebuild(
 
 
 def cmd_openapi(args: argparse.Namespace) -> None:
+    from services.http.openapi import openapi_document, render
+    from services.kernel.compose import package_version
+    from services.league.registry import SERVICES
+
     names = [args.service] if args.service else list(SERVICES)
     version = package_version()
     documents = {name: render(openapi_document(SERVICES[name], version)) for name in names}
@@ -420,6 +472,10 @@ def default_audit_dir() -> Path:
 
 
 def cmd_audit(args: argparse.Namespace) -> None:
+    from ledger.address import address_of
+    from ledger.keys import PublicKey
+    from services.league.audit import AuditProgress, audit_offline, audit_url, service_urls
+
     given = {"mint": args.mint, "treasury": args.treasury, "notary": args.notary}
     online = args.url is not None or any(given.values())
     if online == (args.offline is not None):
@@ -458,6 +514,20 @@ def cmd_audit(args: argparse.Namespace) -> None:
 # -- parser ------------------------------------------------------------------------------------
 
 
+class _Version(argparse.Action):
+    """``--version``: the installed distribution's version, looked up only when asked."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS,
+                         nargs=0, help="show program's version number and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: object, option_string: str | None = None) -> None:
+        from services.kernel.compose import package_version
+
+        parser.exit(message=f"{parser.prog} {package_version()}\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(
         prog="league",
@@ -467,7 +537,7 @@ def build_parser() -> argparse.ArgumentParser:
             "database is DATABASE_URL, or an embedded PostgreSQL inside LEAGUE_HOME."
         ),
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {package_version()}")
+    parser.add_argument("--version", action=_Version)
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
                                      parser_class=OneLineParser)
 
@@ -538,7 +608,7 @@ def build_parser() -> argparse.ArgumentParser:
         "would, with the default name) and its files are named on stderr.",
     )
     serve.add_argument("services", nargs="*", metavar="SERVICE",
-                       help=f"services to run: {', '.join(SERVICES)} (default: all)")
+                       help=f"services to run: {', '.join(SERVICE_NAMES)} (default: all)")
     serve.add_argument("--host", help="address to listen on (default 127.0.0.1, LEAGUE_HOST)")
     serve.add_argument("--port", type=int, help="port (default 8080, LEAGUE_PORT; 0 picks one)")
     _passphrase_option(serve, "the passphrase of armored keys")
@@ -562,7 +632,7 @@ def build_parser() -> argparse.ArgumentParser:
         "from what was there. With --check nothing is written (exit 2 when anything differs).",
     )
     rebuild_parser.add_argument("services", nargs="*", metavar="SERVICE",
-                                help=f"services to rebuild: {', '.join(PROJECTIONS)} "
+                                help=f"services to rebuild: {', '.join(SERVICE_NAMES)} "
                                 "(default: all)")
     rebuild_parser.add_argument("--check", action="store_true",
                                 help="compare only; change nothing")
@@ -570,7 +640,8 @@ def build_parser() -> argparse.ArgumentParser:
     rebuild_parser.set_defaults(run=cmd_rebuild)
 
     openapi = commands.add_parser("openapi", help="print, write or check the OpenAPI documents")
-    openapi.add_argument("service", nargs="?", choices=list(SERVICES), help="one service only")
+    openapi.add_argument("service", nargs="?", choices=list(SERVICE_NAMES),
+                         help="one service only")
     mode = openapi.add_mutually_exclusive_group()
     mode.add_argument("--write", action="store_true", help="write docs/openapi/<service>.json")
     mode.add_argument("--check", action="store_true",
@@ -640,11 +711,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(exc.diagnostics())
     except OSError as exc:
         return _fail(f"{exc.strerror or exc} ({exc.filename})" if exc.filename else str(exc))
-    except (asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
-        return _fail(f"the database refused: {exc}")
     except KeyboardInterrupt:
         return _fail("interrupted")
     except Exception as exc:
+        import asyncpg  # a command that reached the database imported it already
+
+        if isinstance(exc, asyncpg.PostgresError | asyncpg.InterfaceError):
+            return _fail(f"the database refused: {exc}")
         # Still one line; the type says where to look. Messages here carry no secret (URLs
         # with passwords never reach an exception message in this code).
         return _fail(f"unexpected failure: {type(exc).__name__}: {exc}")
