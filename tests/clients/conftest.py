@@ -20,18 +20,14 @@ import pytest
 from clients.wallet import Wallet
 from game.economy.prints import Print
 from ledger.savecode import MINIMUM_KDF, seal_save_code
-from tests.services.league.test_audit_cli import free_port
-from tests.services.league.test_cli import Served, league
+from tests.harness.ports import free_port
+from tests.harness.served import Served, clean_env, init_league
 
 #: The console script pyproject declares (``cz = "clients.cz:main"``), beside this Python.
 CZ = Path(sys.executable).parent / "cz"
 #: A guard against a hung child, not a timing assertion.
 GUARD_SECONDS = 120
 PASSPHRASE = "correct horse battery staple"
-
-
-def clean_env() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if not k.startswith(("LEAGUE_", "CZ_"))}
 
 
 @dataclass
@@ -134,17 +130,6 @@ def on_terminal(args: Sequence[str], env: dict[str, str],
         os.close(master)
         if process.poll() is None:
             process.kill()
-
-
-def init_league(home: Path, database_url: str, *policies: str) -> dict[str, str]:
-    """A league in a fresh LEAGUE_HOME: no proof of work to speak of, frequent checkpoints,
-    and ``policies`` (NAME=VALUE) besides."""
-    env = {**clean_env(), "LEAGUE_HOME": str(home), "DATABASE_URL": database_url}
-    options = [arg for p in ("stamp_work=1", "checkpoint_interval_ms=50", *policies)
-               for arg in ("--policy", p)]
-    made = league(env, "init", *options)
-    assert made.returncode == 0, made.stderr
-    return env
 
 
 @pytest.fixture

@@ -15,9 +15,9 @@ from ledger.address import address_of
 from ledger.fraud import FraudProof
 from services.kernel.founding import create_league
 from services.kernel.settings import LeagueSettings
-from tests.clients.conftest import Player, clean_env, one_line_failure, serving, wallet_with
-from tests.services.league.test_cli import Served
-from tests.services.mint.conftest import SMALL_RUNS, TEST_POLICIES
+from tests.clients.conftest import Player, one_line_failure, serving, wallet_with
+from tests.harness.founding import SMALL_RUNS, TEST_POLICIES
+from tests.harness.served import Served, clean_env
 
 
 @pytest.fixture

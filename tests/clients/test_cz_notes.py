@@ -17,14 +17,8 @@ from ledger.api.treasury import buy_request, claim_request
 from ledger.endorsements import Chain, endorse
 from ledger.keys import PublicKey, SigningKey
 from ledger.savecode import MINIMUM_KDF, seal_save_code
-from tests.clients.conftest import (
-    PASSPHRASE,
-    Player,
-    on_terminal,
-    one_line_failure,
-    wallet_with,
-)
-from tests.services.league.test_cli import Served
+from tests.clients.conftest import PASSPHRASE, Player, on_terminal, one_line_failure, wallet_with
+from tests.harness.served import Served
 
 
 def held(player: Player) -> tuple[object, object]:

@@ -10,15 +10,8 @@ from pathlib import Path
 from game.economy.prints import Finish, Print
 from ledger.fraud import FraudProof
 from services.kernel.database import scratch_database
-from tests.clients.conftest import (
-    Player,
-    init_league,
-    on_terminal,
-    one_line_failure,
-    serving,
-    wallet_with,
-)
-from tests.services.league.test_cli import Served
+from tests.clients.conftest import Player, on_terminal, one_line_failure, serving, wallet_with
+from tests.harness.served import Served, init_league
 
 PRINTS = (Print("Model-A"), Print("Tally", Finish.GILT), Print("Faithful"))
 

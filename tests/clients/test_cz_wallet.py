@@ -27,8 +27,8 @@ from tests.clients.conftest import (
     one_line_failure,
     wallet_with,
 )
+from tests.harness.served import Served
 from tests.ledger.factories import make_league
-from tests.services.league.test_cli import Served
 
 COMMANDS = ("key", "save", "load", "collection", "card", "league", "stamp", "send", "import",
             "provenance")

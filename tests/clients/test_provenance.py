@@ -12,16 +12,9 @@ from ledger.api.provenance import check_provenance
 from ledger.errors import VerificationError
 from ledger.keys import SigningKey
 from ledger.print_runs import MISPRINT_SERIAL
-from tests.services.notary.conftest import (
-    T0,
-    Trade,
-    hop,
-    league,
-    make_settings,
-    server,
-    settings,
-    trade,
-)
+from tests.harness.founding import make_settings
+from tests.harness.mint import league
+from tests.harness.trading import T0, Trade, hop, server, settings, trade
 
 __all__ = ["league", "make_settings", "server", "settings", "trade"]  # the notary's fixtures
 

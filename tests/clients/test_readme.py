@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ledger.catalog import ARCHIVE_SETS, CardSet
 from tests.clients.conftest import Player
-from tests.services.league.test_cli import Served
+from tests.harness.served import Served
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 _BLOCK = re.compile(r"^<!-- play-and-trade: ([a-z ]+) -->\n```sh\n(.*?)^```", re.M | re.S)

@@ -28,16 +28,20 @@ from services.kernel.founding import create_league
 from services.kernel.settings import LeagueSettings
 from services.league import cli
 from services.league.registry import SERVICES
+from tests.harness.deploy import (
+    COMPOSE_FILE,
+    NGINX_CONF,
+    ROOT,
+    SECRETS_DIR,
+    environment,
+    mounted_secrets,
+)
 
-ROOT = Path(__file__).resolve().parents[2]
-COMPOSE_FILE = ROOT / "docker-compose.yml"
-NGINX_CONF = ROOT / "deploy" / "nginx.conf"
 DOCKERFILE = ROOT / "Dockerfile"
 
 #: Services the compose file runs before the registry has them (the treasury is being built:
 #: its container is there so the deployment is whole the day it is registered).
 PENDING = {"treasury"} - set(SERVICES)
-SECRETS_DIR = "/run/secrets"
 #: An environment variable whose name says it holds one of these holds a file's path instead.
 SECRET_WORDS = re.compile(r"KEY|SECRET|PASS|TOKEN|SEED|CREDENTIAL", re.I)
 
@@ -63,24 +67,6 @@ def league_containers(services: dict[str, dict[str, Any]]) -> dict[str, str]:
             assert len(command) == 3, f"{name}: one service per container, not {command}"
             served[name] = command[2]
     return served
-
-
-def environment(service: dict[str, Any]) -> dict[str, str]:
-    env = service.get("environment", {})
-    if isinstance(env, list):
-        env = dict(item.split("=", 1) for item in env)
-    return {str(k): str(v) for k, v in env.items()}
-
-
-def mounted_secrets(service: dict[str, Any]) -> dict[str, str]:
-    """Secret name -> its path in the container."""
-    mounted = {}
-    for entry in service.get("secrets", []):
-        source, target = (entry, entry) if isinstance(entry, str) else (
-            entry["source"], entry.get("target", entry["source"])
-        )
-        mounted[source] = target if target.startswith("/") else f"{SECRETS_DIR}/{target}"
-    return mounted
 
 
 # -- services and their order ---------------------------------------------------------------

@@ -21,8 +21,8 @@ import aiohttp
 import yaml
 
 from services.kernel.settings import LeagueSettings
-from tests.deploy.test_compose import COMPOSE_FILE, environment, mounted_secrets
-from tests.services.mint.conftest import make_settings
+from tests.harness.deploy import COMPOSE_FILE, environment, mounted_secrets
+from tests.harness.founding import make_settings
 
 __all__ = ["make_settings"]  # fixtures
 

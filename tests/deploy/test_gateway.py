@@ -8,12 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import os
-import shutil
-import socket
-import subprocess
 import sys
 from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import aiohttp
@@ -28,24 +24,18 @@ from services.http.apps import OPERATOR_ENDPOINTS, PROBLEM_TYPES
 from services.kernel.compose import compose
 from services.kernel.settings import LeagueSettings
 from services.league.registry import SERVICES
-from tests.deploy.test_compose import NGINX_CONF
-from tests.services.mint.conftest import checkpoint_covering, make_settings
+from tests.harness.deploy import NGINX, running_gateway
+from tests.harness.founding import make_settings
+from tests.harness.mint import checkpoint_covering
+from tests.harness.ports import free_port
 
 __all__ = ["make_settings"]  # fixtures
 
-NGINX = shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists() else None)
 pytestmark = pytest.mark.skipif(NGINX is None, reason="no nginx (apt-get install nginx-light)")
 SCRIPT = Path(sys.executable).parent / "league"
 COMMAND = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "services.league.cli"]
 #: Guards against a hung child, not timing assertions.
 GUARD_SECONDS = 120
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 @pytest.fixture
@@ -69,47 +59,6 @@ async def services(
     finally:
         for server in served.values():
             await server.close()
-
-
-@contextmanager
-def running_gateway(upstreams: dict[str, int], tmp_path: Path) -> Iterator[str]:
-    """nginx running deploy/nginx.conf with each container's name resolved to a loopback
-    port (one nothing answers on, for a service missing from ``upstreams``)."""
-    assert NGINX is not None
-    text = NGINX_CONF.read_text(encoding="utf-8")
-    for name in ("mint", "treasury", "notary"):
-        port = upstreams[name] if name in upstreams else free_port()
-        text = text.replace(f"server {name}:8080;", f"server 127.0.0.1:{port};")
-    port = free_port()
-    text = text.replace("listen 8080;", f"listen 127.0.0.1:{port};")
-    for directory in ("body", "proxy"):
-        (tmp_path / directory).mkdir(mode=0o777)
-    (tmp_path / "default.conf").write_text(text, encoding="utf-8")
-    (tmp_path / "nginx.conf").write_text(
-        f"daemon off;\nmaster_process off;\npid {tmp_path}/nginx.pid;\n"
-        f"error_log {tmp_path}/error.log;\nevents {{}}\n"
-        f"http {{\n  access_log off;\n  client_body_temp_path {tmp_path}/body;\n"
-        f"  proxy_temp_path {tmp_path}/proxy;\n  include {tmp_path}/default.conf;\n}}\n",
-        encoding="utf-8",
-    )
-    process = subprocess.Popen(
-        [NGINX, "-p", str(tmp_path), "-c", str(tmp_path / "nginx.conf")],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-    )
-    try:
-        for _ in range(400):
-            with socket.socket() as probe:
-                if probe.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            if process.poll() is not None:
-                raise AssertionError(process.stderr.read().decode() if process.stderr else "")
-            subprocess.run(["sleep", "0.025"], check=True)
-        else:
-            raise AssertionError("nginx never listened")
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        process.terminate()
-        process.wait(timeout=GUARD_SECONDS)
 
 
 @pytest.fixture

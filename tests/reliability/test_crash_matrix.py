@@ -76,16 +76,13 @@ from services.mint.projection import PROJECTION as MINT_PROJECTION
 from services.notary.app import NOTARY_LOG
 from services.notary.projection import PROJECTION as NOTARY_PROJECTION
 from services.treasury.app import TREASURY_LOG
+from tests.harness.founding import SMALL_RUNS, TEST_POLICIES, make_settings
+from tests.harness.mint import checkpoint_covering
+from tests.harness.ports import free_port
+from tests.harness.trading import T0
+from tests.harness.treasury import Faucet, check_supply
 from tests.reliability.crashing import CALLS, RESENT, WRITES, Killer, KillPoint, Trio, answered
 from tests.reliability.figures import long_form, record
-from tests.services.mint.conftest import (
-    SMALL_RUNS,
-    TEST_POLICIES,
-    checkpoint_covering,
-    make_settings,
-)
-from tests.services.notary.conftest import T0, free_port
-from tests.services.treasury.conftest import Faucet, check_supply
 
 __all__ = ["make_settings"]  # the mint's fixture: a league over a migrated database
 

@@ -38,18 +38,12 @@ from ledger.keys import PublicKey, SigningKey
 from services.mint.app import MINT_LOG
 from services.notary.app import NOTARY_LOG
 from services.treasury.app import TREASURY_LOG
+from tests.harness.buying import faucet, league, purchase_steps, server, settings
+from tests.harness.founding import make_settings
+from tests.harness.trading import T0
+from tests.harness.treasury import Faucet
 from tests.reliability.crashing import answered
 from tests.reliability.figures import record
-from tests.services.mint.conftest import make_settings
-from tests.services.notary.conftest import T0
-from tests.services.treasury.conftest import Faucet
-from tests.services.treasury.test_buying import (
-    faucet,
-    league,
-    purchase_steps,
-    server,
-    settings,
-)
 
 __all__ = ["faucet", "league", "make_settings", "server", "settings"]
 

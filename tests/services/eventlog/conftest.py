@@ -2,40 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator
+from tests.harness.eventlog import key, log, migrated_url, pool
 
-import asyncpg
-import pytest
-
-from ledger.keys import SigningKey
-from services.eventlog import PostgresEventStore
-from services.eventlog.migrate import upgrade
-
-ORIGIN = "league.test/mint"
-
-
-@pytest.fixture
-async def migrated_url(database_url: str) -> str:
-    """The test's fresh database with every migration applied."""
-    await asyncio.to_thread(upgrade, database_url)
-    return database_url
-
-
-@pytest.fixture
-async def pool(migrated_url: str) -> AsyncIterator[asyncpg.Pool]:
-    pool = await asyncpg.create_pool(migrated_url, min_size=1, max_size=10)
-    try:
-        yield pool
-    finally:
-        await pool.close()
-
-
-@pytest.fixture
-def key() -> SigningKey:
-    return SigningKey(bytes(range(32)))
-
-
-@pytest.fixture
-def log(pool: asyncpg.Pool, key: SigningKey) -> PostgresEventStore:
-    return PostgresEventStore(pool, schema="mint", origin=ORIGIN, key=key)
+__all__ = ["key", "log", "migrated_url", "pool"]  # fixtures

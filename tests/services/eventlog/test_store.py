@@ -23,7 +23,7 @@ from services.eventlog import (
     PostgresEventStore,
     StoreUnavailable,
 )
-from tests.services.eventlog.conftest import ORIGIN
+from tests.harness.eventlog import ORIGIN
 from tests.services.eventlog.contract import EventStoreContract
 
 

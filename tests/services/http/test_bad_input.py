@@ -15,7 +15,7 @@ from services.eventlog.store import _wrapped
 from services.http.apps import new_app
 from services.http.endpoints import Endpoint
 from services.http.problems import problem_of
-from tests.services.http.test_problems import ENDPOINTS, Echo, Said, problem
+from tests.harness.endpoints import ENDPOINTS, Echo, Said, problem
 
 
 async def unavailable(request: web.Request) -> Said:
@@ -157,4 +157,3 @@ async def test_driver_failures_become_store_errors(
     assert str(failure) not in message
     status = problem_of(type(caught.value)).status
     assert status == (422 if refusal is StoreValueRefused else 503)
-

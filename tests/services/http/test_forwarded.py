@@ -14,7 +14,7 @@ from clients.league import LeagueClient, stamp_request
 from ledger.keys import SigningKey
 from services.kernel.settings import LeagueSettings
 from services.mint.app import create_app
-from tests.services.mint.conftest import TEST_POLICIES, make_settings
+from tests.harness.founding import TEST_POLICIES, make_settings
 
 __all__ = ["make_settings"]  # fixtures
 

@@ -14,7 +14,6 @@ from aiohttp.test_utils import TestServer
 
 from clients.league import LeagueClient
 from ledger.api.problems import PROBLEM_JSON
-from ledger.keys import SigningKey
 from services.eventlog.migrate import head_revision
 from services.http.apps import POOL
 from services.kernel.compose import compose
@@ -23,15 +22,9 @@ from services.kernel.settings import LeagueSettings
 from services.mint.app import SERVICE as MINT
 from services.notary.app import SERVICE as NOTARY
 from services.treasury.app import SERVICE as TREASURY
-from tests.services.notary.conftest import (
-    Trade,
-    checkpoint_covering,
-    league,
-    make_settings,
-    server,
-    settings,
-    trade,
-)
+from tests.harness.founding import make_settings
+from tests.harness.mint import league
+from tests.harness.trading import Trade, server, settings, stamp_and_follow, trade
 
 __all__ = ["league", "make_settings", "server", "settings", "trade"]  # fixtures
 
@@ -76,13 +69,6 @@ async def until_ready(league: LeagueClient) -> dict[str, object]:
         assert body["type"] == "/problems/retry-later", body
         await asyncio.sleep(0.05)
     raise AssertionError(f"never ready: {body}")
-
-
-async def stamp_and_follow(trade: Trade) -> None:
-    """One print stamped, and the notary's follower past it."""
-    chain = await trade.stamp(SigningKey.generate())
-    await checkpoint_covering(trade.league, 1)
-    await trade.league.provenance(chain.certificate.serial)  # catches the notary up
 
 
 async def test_a_league_serving_and_caught_up_is_alive_and_ready(whole: Trade) -> None:

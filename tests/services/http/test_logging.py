@@ -30,8 +30,9 @@ from services.kernel.keyring import ROLES
 from services.kernel.settings import LeagueSettings
 from services.mint.app import SERVICE as MINT
 from services.notary.app import SERVICE as NOTARY
-from tests.services.http.test_health import stamp_and_follow
-from tests.services.notary.conftest import Trade, free_port, make_settings
+from tests.harness.founding import make_settings
+from tests.harness.ports import free_port
+from tests.harness.trading import Trade, stamp_and_follow
 
 __all__ = ["make_settings"]  # fixtures
 

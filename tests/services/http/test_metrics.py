@@ -8,16 +8,9 @@ from prometheus_client.samples import Sample
 
 from clients.league import LeagueClient
 from ledger.keys import SigningKey
-from tests.services.http.test_health import stamp_and_follow
-from tests.services.notary.conftest import (
-    Trade,
-    checkpoint_covering,
-    league,
-    make_settings,
-    server,
-    settings,
-    trade,
-)
+from tests.harness.founding import make_settings
+from tests.harness.mint import checkpoint_covering, league
+from tests.harness.trading import Trade, server, settings, stamp_and_follow, trade
 
 __all__ = ["league", "make_settings", "server", "settings", "trade"]  # fixtures
 

@@ -34,8 +34,10 @@ from services.kernel.settings import LeagueSettings
 from services.mint.app import SERVICE as MINT
 from services.notary.app import SERVICE as NOTARY
 from services.treasury.app import SERVICE as TREASURY
-from tests.services.mint.conftest import league, make_settings
-from tests.services.notary.conftest import T0, Trade, free_port, hop, trade
+from tests.harness.founding import make_settings
+from tests.harness.mint import league
+from tests.harness.ports import free_port
+from tests.harness.trading import T0, Trade, hop, trade
 
 __all__ = ["league", "make_settings", "trade"]  # the league over this module's server
 

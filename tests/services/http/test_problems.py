@@ -5,77 +5,17 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from aiohttp import web
 from aiohttp.test_utils import TestClient
-from pydantic import BaseModel, ConfigDict, Field
 
-from ledger.api.problems import PROBLEM_JSON
-from ledger.errors import BadSignatureError, LedgerError, VerificationError
+from ledger.errors import LedgerError
 from services.http.apps import PROBLEM_TYPES, catalog_of, new_app
-from services.http.endpoints import Endpoint
 from services.http.problems import PROBLEMS, problem_of
-
-
-class Echo(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    word: str = Field(max_length=10)
-    count: int
-
-
-class Page(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    after: int = Field(default=0, ge=0)
-
-
-class Said(BaseModel):
-    said: str
-
-
-class TeapotError(VerificationError):
-    """A refusal defined by a service beside its code, which the table does not name."""
-
-
-async def echo(request: web.Request, body: Echo) -> Said:
-    if body.word == "forged":
-        raise BadSignatureError("signature does not verify")
-    if body.word == "teapot":
-        raise TeapotError("short and stout")
-    if body.word == "crash":
-        raise RuntimeError("secret-database-password")
-    return Said(said=body.word * body.count)
-
-
-async def page(request: web.Request, query: Page) -> Said:
-    return Said(said=str(query.after))
-
-
-async def plain(request: web.Request) -> str:
-    return "hello\n"
-
-
-ENDPOINTS = (
-    Endpoint(
-        "POST", "/echo", "Echo a word", echo, Said, body=Echo, max_body=200,
-        problems=(BadSignatureError,),
-    ),
-    Endpoint("GET", "/page", "Read a page", page, Said, query=Page),
-    Endpoint("GET", "/plain", "Plain text", plain, str),
-)
+from tests.harness.endpoints import ENDPOINTS, problem
 
 
 @pytest.fixture
 async def client(aiohttp_client: Any) -> TestClient:
     return await aiohttp_client(new_app(ENDPOINTS, max_body=1000))
-
-
-async def problem(response: Any, status: int, slug: str) -> dict[str, Any]:
-    assert response.status == status
-    assert response.content_type == PROBLEM_JSON
-    body = await response.json(content_type=PROBLEM_JSON)
-    assert set(body) == {"type", "title", "status", "detail", "instance"}
-    assert body["type"] == f"/problems/{slug}"
-    assert body["status"] == status
-    return body
 
 
 async def test_valid_body_is_answered(client: TestClient) -> None:

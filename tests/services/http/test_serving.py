@@ -21,10 +21,9 @@ from services.http.apps import new_app
 from services.http.limits import LIMITS, MAX_CONNECTIONS, ServerLimits
 from services.http.problems import SERVER_NAME
 from services.http.serving import GuardedServer, LeagueRunner, LogThrottle, serving
-from tests.services.http.test_problems import ENDPOINTS
+from tests.harness.endpoints import ENDPOINTS
+from tests.harness.sockets import GUARD, read_answer
 
-#: A guard against a hung test, never an assertion about how long something took.
-GUARD = 20.0
 HOST = "127.0.0.1"
 
 
@@ -46,18 +45,6 @@ async def small() -> AsyncIterator[tuple[LeagueRunner, int]]:
         yield runner, port
     finally:
         await context.__aexit__(None, None, None)
-
-
-async def read_answer(reader: asyncio.StreamReader) -> tuple[int, dict[str, str], bytes]:
-    """Everything the server sends until it closes: status, headers, body (guarded)."""
-    raw = await asyncio.wait_for(reader.read(), GUARD)
-    head, _, body = raw.partition(b"\r\n\r\n")
-    lines = head.decode("latin-1").split("\r\n")
-    status = int(lines[0].split()[1]) if lines[0] else 0
-    headers = {k.lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:])}
-    if "content-type" in headers:  # the media type alone, without "; charset=utf-8"
-        headers["content-type"] = headers["content-type"].split(";")[0]
-    return status, headers, body
 
 
 async def connections_settle(runner: LeagueRunner, count: int) -> None:
@@ -240,7 +227,6 @@ async def test_every_answer_names_no_server_version(aiohttp_client: Any) -> None
     for path in ("/plain", "/nowhere", "/page?after=x"):
         response = await client.get(path)
         assert response.headers["Server"] == SERVER_NAME
-
 
 
 def test_operations_doc_publishes_the_limits() -> None:

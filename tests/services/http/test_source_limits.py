@@ -36,8 +36,8 @@ from services.kernel.settings import LeagueSettings
 from services.mint.app import SERVICE as MINT
 from services.notary.app import NOTARY
 from services.notary.app import SERVICE as NOTARY_SERVICE
-from tests.services.http.test_serving import GUARD, read_answer
-from tests.services.mint.conftest import make_settings
+from tests.harness.founding import make_settings
+from tests.harness.sockets import GUARD, read_answer
 
 __all__ = ["make_settings"]
 

@@ -10,7 +10,7 @@ from aiohttp.test_utils import TestServer
 from ledger.api.problems import PROBLEM_JSON
 from services.http.apps import POOL
 from services.kernel.settings import LeagueSettings
-from tests.services.mint.conftest import serve
+from tests.harness.mint import serve
 
 INT64_MAX = 2**63 - 1
 

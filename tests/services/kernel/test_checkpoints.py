@@ -15,7 +15,7 @@ from ledger.leaf import NewEvent
 from ledger.manifest import DEFAULT_POLICIES
 from services.eventlog import PostgresEventStore
 from services.kernel.checkpoints import Checkpointer, CheckpointFile, ForkedDatabase
-from tests.services.eventlog.conftest import migrated_url, pool
+from tests.harness.eventlog import migrated_url, pool
 
 ORIGIN = "league.test/mint"
 __all__ = ["migrated_url", "pool"]  # the event store's fixtures, used here

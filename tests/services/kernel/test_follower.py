@@ -26,7 +26,7 @@ from services.eventlog.migrate import upgrade
 from services.kernel.database import scratch_database
 from services.kernel.follower import FeedFollower, FeedRefused
 from services.kernel.settings import LeagueSettings
-from tests.services.mint.conftest import checkpoint_covering, serve
+from tests.harness.mint import checkpoint_covering, serve
 
 APPLIED = "CREATE TABLE notary.applied (seq bigint NOT NULL, serial text NOT NULL)"
 

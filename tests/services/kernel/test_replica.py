@@ -48,9 +48,9 @@ from services.kernel.settings import LeagueSettings
 from services.mint.app import SERVICE as MINT
 from services.notary.app import SERVICE as NOTARY
 from services.treasury.app import SERVICE as TREASURY
-from tests.services.eventlog.conftest import key, migrated_url, pool
-from tests.services.mint.conftest import SMALL_RUNS, TEST_POLICIES
-from tests.services.notary.conftest import free_port
+from tests.harness.eventlog import key, migrated_url, pool
+from tests.harness.founding import SMALL_RUNS, TEST_POLICIES
+from tests.harness.ports import free_port
 
 __all__ = ["key", "migrated_url", "pool"]  # the event log's fixtures, for the read view
 
@@ -255,7 +255,6 @@ async def test_reads_come_from_the_standby_and_lag_it_boundedly(
     finally:
         await primary.close()
         await standby.close()
-
 
 
 async def test_a_read_view_reads_the_log_and_appends_or_signs_nothing(

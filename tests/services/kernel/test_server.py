@@ -8,7 +8,7 @@ import aiohttp
 
 from services.kernel.settings import LeagueSettings
 from services.league.cli import OPENAPI_DIR
-from tests.services.mint.conftest import serve
+from tests.harness.mint import serve
 
 
 async def test_index_and_published_openapi(make_settings: Callable[..., LeagueSettings]) -> None:

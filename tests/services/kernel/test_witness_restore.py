@@ -24,13 +24,10 @@ from services.kernel.database import embedded_tool
 from services.kernel.settings import LeagueSettings
 from services.mint.app import SERVICE as MINT
 from services.notary.app import SERVICE as NOTARY
-from tests.services.kernel.test_witness import cosigned, evidence
-from tests.services.notary.conftest import (
-    Trade,
-    checkpoint_covering,
-    make_settings,
-    settings,
-)
+from tests.harness.founding import make_settings
+from tests.harness.mint import checkpoint_covering
+from tests.harness.trading import Trade, settings
+from tests.harness.witness import cosigned, evidence
 
 __all__ = ["make_settings", "settings"]  # a league on a known free port
 

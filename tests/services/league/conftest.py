@@ -1,5 +1,5 @@
 """The mint's fixtures (a league on disk over a migrated database) serve these tests too."""
 
-from tests.services.mint.conftest import make_settings
+from tests.harness.founding import make_settings
 
 __all__ = ["make_settings"]

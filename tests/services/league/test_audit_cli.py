@@ -18,8 +18,7 @@ import asyncpg
 import pytest
 from aiohttp import web
 
-from clients.league import LeagueClient, LeagueProblem, NotaryConflict, stamp_request
-from ledger.api.mint import Stamped
+from clients.league import LeagueClient, LeagueProblem, NotaryConflict
 from ledger.api.treasury import buy_request
 from ledger.certificates import NoteCertificate
 from ledger.checkpoint import Checkpoint
@@ -28,9 +27,8 @@ from ledger.keys import PublicKey, SigningKey
 from services.kernel.database import embedded_tool
 from services.kernel.errors import LeagueError
 from services.league.audit import audit_url
-from tests.services.league.test_cli import Served, claim_notes, league, one_line_failure
-
-T0 = 1_700_000_000
+from tests.harness.audit import T0, audit, published, stamp
+from tests.harness.served import Served, claim_notes, league, one_line_failure
 
 
 @pytest.fixture
@@ -56,36 +54,11 @@ def serve(env: dict[str, str], port: int | None = None) -> Served:
     return Served(env, "--port", str(port or free_port()))
 
 
-def audit(
-    env: dict[str, str], url: str, state: Path, *options: str
-) -> subprocess.CompletedProcess[str]:
-    return league(env, "audit", url, "--state", str(state), *options)
-
-
 def kept_state(state: Path) -> dict[str, Any]:
     """The auditor's state file: the pin per URL, the checkpoints per root."""
     (kept,) = state.iterdir()
     data: dict[str, Any] = json.loads(kept.read_text(encoding="utf-8"))
     return data
-
-
-async def stamp(url: str, owner: SigningKey, title: str) -> Chain:
-    async with LeagueClient(url) as client:
-        manifest = await client.manifest()
-        answer = await client.stamp(stamp_request(owner, manifest, [(title, "standard")]))
-    (item,) = answer.items
-    assert isinstance(item, Stamped)
-    return Chain(certificate=item.certificate, endorsements=())
-
-
-async def published(url: str, service: str, size: int) -> None:
-    """Wait (bounded: a guard, not a timing assertion) for a checkpoint of ``size``."""
-    async with LeagueClient(url) as client:
-        for _ in range(200):
-            if (await client.signed_checkpoint(service=service)).size >= size:
-                return
-            await asyncio.sleep(0.05)
-    raise AssertionError(f"{service} never published a checkpoint of size {size}")
 
 
 async def cosigned(url: str, service: str, size: int) -> None:
@@ -324,8 +297,6 @@ def test_another_root_key_is_refused(env: dict[str, str], tmp_path: Path) -> Non
         )
     finally:
         server.stop()
-
-
 
 
 async def buy_with_change(url: str, buyer: SigningKey, notes: list[NoteCertificate]) -> int:

@@ -26,22 +26,11 @@ from ledger.audit import AuditFailure
 from ledger.merkle import leaf_hash
 from services.kernel.errors import LeagueError
 from services.league.audit import audit_offline, audit_url
-from tests.services.kernel.test_witness import (
-    Treasury,
-    body,
-    evidence,
-    post,
-    treasury,
-    tree,
-)
-from tests.services.notary.conftest import (
-    free_port,
-    league,
-    make_settings,
-    server,
-    settings,
-    trade,
-)
+from tests.harness.founding import make_settings
+from tests.harness.mint import league
+from tests.harness.ports import free_port
+from tests.harness.trading import server, settings, trade
+from tests.harness.witness import Treasury, body, evidence, post, treasury, tree
 
 __all__ = ["league", "make_settings", "server", "settings", "trade", "treasury"]
 

@@ -4,55 +4,28 @@ from __future__ import annotations
 
 import asyncio
 import os
-import queue
-import signal
 import subprocess
-import sys
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import aiohttp
 import asyncpg
 import pytest
 
 from clients.league import LeagueClient, stamp_request
 from ledger.address import address_of
 from ledger.api.mint import Stamped
-from ledger.api.treasury import ClaimAnswer, claim_request
-from ledger.certificates import NoteCertificate
 from ledger.keys import PublicKey, SigningKey
 from ledger.manifest import LeagueManifest
 from services.kernel.database import embedded_tool
 from services.league.cli import split_password
-
-SCRIPT = Path(sys.executable).parent / "league"
-COMMAND = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "services.league.cli"]
-#: A guard against a hung child, not a timing assertion.
-GUARD_SECONDS = 120
+from tests.harness.served import Served, claim_notes, league, one_line_failure
 
 
 @pytest.fixture
 def env(tmp_path: Path, database_url: str) -> dict[str, str]:
     clean = {k: v for k, v in os.environ.items() if not k.startswith("LEAGUE_")}
     return {**clean, "LEAGUE_HOME": str(tmp_path / "home"), "DATABASE_URL": database_url}
-
-
-def league(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*COMMAND, *args], env=env, capture_output=True, text=True, timeout=GUARD_SECONDS,
-        check=False,
-    )
-
-
-def one_line_failure(result: subprocess.CompletedProcess[str]) -> str:
-    assert result.returncode == 2, result
-    assert result.stdout == ""
-    lines = result.stderr.splitlines()
-    assert len(lines) == 1, result.stderr
-    assert "Traceback" not in result.stderr
-    return lines[0]
 
 
 def manifest_of(env: dict[str, str]) -> LeagueManifest:
@@ -152,42 +125,6 @@ def test_db_path_and_status(env: dict[str, str]) -> None:
     status = league(env, "db", "status")
     assert status.returncode == 3  # issue 9 §4: "not running" is not success
     assert status.stdout.startswith("stopped")
-
-
-class Served:
-    """A `league serve` child: its URL once it says where it listens."""
-
-    def __init__(self, env: dict[str, str], *args: str) -> None:
-        self.process = subprocess.Popen(
-            [*COMMAND, "serve", "--port", "0", *args], env=env, text=True,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        )
-        lines: queue.Queue[str] = queue.Queue()
-        assert self.process.stdout is not None
-        stdout = self.process.stdout
-
-        def read() -> None:
-            for line in stdout:
-                lines.put(line)
-            lines.put("")  # end of output: the child exited
-
-        threading.Thread(target=read, daemon=True).start()
-        try:
-            first = lines.get(timeout=GUARD_SECONDS)
-        except queue.Empty:
-            self.process.kill()
-            raise AssertionError("league serve never said where it listens") from None
-        if not first:
-            assert self.process.stderr is not None
-            raise AssertionError(f"league serve exited: {self.process.stderr.read()}")
-        assert first.startswith("serving on "), first
-        self.url = first.removeprefix("serving on ").strip()
-
-    def stop(self) -> tuple[int, str]:
-        self.process.send_signal(signal.SIGTERM)
-        code = self.process.wait(timeout=GUARD_SECONDS)
-        assert self.process.stderr is not None
-        return code, self.process.stderr.read()
 
 
 @pytest.fixture
@@ -526,19 +463,3 @@ def test_an_older_backup_is_never_served(env: dict[str, str], tmp_path: Path) ->
 async def claim(url: str, owner: SigningKey, marks: int, request_id: str) -> int:
     """A faucet claim over HTTP (Book V.5); the marks it converted."""
     return sum(n.denomination for n in await claim_notes(url, owner, marks, request_id))
-
-
-async def claim_notes(
-    url: str, owner: SigningKey, marks: int, request_id: str
-) -> list[NoteCertificate]:
-    """A faucet claim over HTTP (Book V.5); the notes it issued."""
-    async with LeagueClient(url) as client:
-        manifest = await client.manifest()
-    request = claim_request(owner, manifest, marks, request_id=request_id, at=int(time.time()))
-    async with aiohttp.ClientSession() as session, session.post(
-        f"{url}/treasury/claim", json=request.to_wire()
-    ) as response:
-        assert response.status == 200, await response.text()
-        answer = ClaimAnswer.model_validate_json(await response.text())
-        return list(answer.notes)
-

@@ -18,17 +18,9 @@ import pytest
 from services.kernel.database import scratch_database
 from services.kernel.errors import LeagueError
 from services.league.audit import service_urls
-from tests.clients.conftest import clean_env
-from tests.services.league.test_audit_cli import audit
-from tests.services.league.test_cli import league
-from tests.services.league.test_separate import (
-    NAMES,
-    Separate,
-    free_ports,
-    logs_written,
-    story,
-    urls_of,
-)
+from tests.harness.audit import audit
+from tests.harness.separate import NAMES, Separate, free_ports, logs_written, story, urls_of
+from tests.harness.served import clean_env, league
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from tests.services.league.test_cli import COMMAND, GUARD_SECONDS, league
+from tests.harness.served import COMMAND, GUARD_SECONDS, league
 
 #: The longest the test waits for the server to come back (a guard, not a measurement).
 RECOVERY_GUARD = 90.0

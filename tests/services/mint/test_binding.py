@@ -8,7 +8,7 @@ import pytest
 
 from services.kernel.errors import LeagueError
 from services.kernel.settings import LeagueSettings
-from tests.services.mint.conftest import serve
+from tests.harness.mint import serve
 
 
 async def test_database_of_another_league_is_refused(

@@ -11,7 +11,7 @@ from ledger.api.mint import Census, Stamped
 from ledger.catalog import PLAYING
 from ledger.keys import SigningKey
 from services.kernel.settings import LeagueSettings
-from tests.services.mint.conftest import serve
+from tests.harness.mint import serve
 
 
 def counts(census: Census) -> dict[tuple[str, str], tuple[int, int, int]]:

@@ -20,7 +20,8 @@ from ledger.requests import StampRequest
 from ledger.work import challenge, target, work_hash, work_per_print
 from services.kernel.ratelimit import TokenBuckets, source_of
 from services.kernel.settings import LeagueSettings
-from tests.services.mint.conftest import TEST_POLICIES, serve
+from tests.harness.founding import TEST_POLICIES
+from tests.harness.mint import serve
 
 #: A price small enough for tests (256 expected hashes), rising to 4× as a run empties.
 PRICED = TEST_POLICIES.model_copy(update={"stamp_work": 256, "stamp_work_rise": 4})

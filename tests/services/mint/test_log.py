@@ -15,7 +15,8 @@ from ledger.keys import PublicKey, SigningKey
 from ledger.leaf import event_leaf, parse_time
 from ledger.merkle import leaf_hash, verify_consistency, verify_inclusion
 from services.kernel.settings import LeagueSettings
-from tests.services.mint.conftest import TEST_POLICIES, checkpoint_covering, serve
+from tests.harness.founding import TEST_POLICIES
+from tests.harness.mint import checkpoint_covering, serve
 
 
 async def test_feed_events_verify_offline(league: LeagueClient) -> None:

@@ -24,7 +24,7 @@ from services.kernel.projections import rebuild
 from services.kernel.settings import LeagueSettings
 from services.mint.app import MINT_LOG
 from services.mint.projection import PROJECTION
-from tests.services.notary.conftest import T0
+from tests.harness.trading import T0
 
 
 def order(

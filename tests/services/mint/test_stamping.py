@@ -19,7 +19,8 @@ from ledger.requests import StampRequest
 from services.kernel.founding import load_manifest
 from services.kernel.settings import LeagueSettings
 from services.mint.stamping import MAX_CLOCK_SKEW
-from tests.services.mint.conftest import TEST_POLICIES, serve
+from tests.harness.founding import TEST_POLICIES
+from tests.harness.mint import serve
 
 
 def serials(answer: StampAnswer) -> list[str]:
@@ -297,7 +298,6 @@ async def test_concurrent_requests_never_share_a_serial(league: LeagueClient) ->
                     if isinstance(i, Stamped))
     assert events == list(range(5))
     assert sum(len(refusals(a)) for a in answers) == 11
-
 
 
 async def test_the_same_request_at_once_stamps_once(league: LeagueClient) -> None:

@@ -21,7 +21,7 @@ from services.kernel.settings import LeagueSettings
 from services.mint import stamping, tables
 from services.mint.app import MINT, STAMPER
 from services.mint.stamping import Mint, present, stamp_group
-from tests.services.mint.conftest import TEST_POLICIES
+from tests.harness.founding import TEST_POLICIES
 
 
 class Clock:

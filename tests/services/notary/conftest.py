@@ -3,82 +3,9 @@ over HTTP on the server's own address (docs/operations.md), over the migrated te
 
 from __future__ import annotations
 
-import socket
-from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
+from tests.harness.founding import make_settings
+from tests.harness.mint import checkpoint_covering, league
+from tests.harness.trading import server, settings, trade
 
-import pytest
-from aiohttp.test_utils import TestServer
-
-from clients.league import LeagueClient, stamp_request
-from ledger.certificates import PrintCertificate
-from ledger.endorsements import Chain, endorse
-from ledger.keys import PublicKey, SigningKey
-from ledger.manifest import LeagueManifest
-from services.kernel.compose import compose
-from services.kernel.settings import LeagueSettings
-from services.mint.app import SERVICE as MINT
-from services.notary.app import SERVICE as NOTARY
-from tests.services.mint.conftest import checkpoint_covering, league, make_settings
-
-__all__ = ["checkpoint_covering", "league", "make_settings"]  # league over this server
-
-#: Wallet times: integers, claims only (nothing orders by them).
-T0 = 1_800_000_000
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
-@pytest.fixture
-def settings(make_settings: Callable[..., LeagueSettings]) -> LeagueSettings:
-    """A league whose server listens on a known free port, so the notary can follow the mint
-    at the server's own address."""
-    return make_settings().model_copy(update={"port": free_port()})
-
-
-@pytest.fixture
-async def server(settings: LeagueSettings) -> AsyncIterator[TestServer]:
-    server = TestServer(compose(settings, [MINT, NOTARY]), host="127.0.0.1", port=settings.port)
-    await server.start_server()
-    try:
-        yield server
-    finally:
-        await server.close()
-
-
-@dataclass
-class Trade:
-    """A league's manifest and a few players' keys, and how they stamp and endorse."""
-
-    league: LeagueClient
-    manifest: LeagueManifest
-
-    @property
-    def notary_key(self) -> PublicKey:
-        return PublicKey.from_text(self.manifest.notary)
-
-    @property
-    def mint_key(self) -> PublicKey:
-        return PublicKey.from_text(self.manifest.mint)
-
-    async def stamp(self, owner: SigningKey, title: str = "Model-A") -> Chain:
-        """A print of ``title`` stamped to ``owner``, as a chain of no hop yet."""
-        answer = await self.league.stamp(stamp_request(owner, self.manifest, [(title, "standard")]))
-        certificate = answer.items[0].certificate  # type: ignore[union-attr]
-        assert isinstance(certificate, PrintCertificate)
-        return Chain(certificate=certificate, endorsements=())
-
-
-@pytest.fixture
-async def trade(league: LeagueClient) -> Trade:
-    return Trade(league, await league.manifest())
-
-
-def hop(chain: Chain, holder: SigningKey, to: SigningKey, time: int = T0) -> Chain:
-    """``chain`` endorsed by ``holder`` to ``to``."""
-    return endorse(chain, holder, to.public, time)
+#: Fixtures: the mint's client over this server.
+__all__ = ["checkpoint_covering", "league", "make_settings", "server", "settings", "trade"]

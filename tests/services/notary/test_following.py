@@ -20,8 +20,8 @@ from ledger.certificates import PrintCertificate
 from ledger.endorsements import Chain
 from ledger.keys import SigningKey
 from services.kernel.settings import LeagueSettings
-from tests.services.mint.conftest import checkpoint_covering, serve
-from tests.services.notary.conftest import hop
+from tests.harness.mint import checkpoint_covering, serve
+from tests.harness.trading import hop
 
 SCRIPT = Path(sys.executable).parent / "league"
 COMMAND = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "services.league.cli"]

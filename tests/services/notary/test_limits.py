@@ -10,7 +10,7 @@ from ledger.endorsements import Chain
 from ledger.keys import SigningKey
 from ledger.limits import MAX_NEW_HOPS_PER_CHAIN
 from services.notary.notarizing import MAX_CONFLICTS_PER_HOP
-from tests.services.notary.conftest import T0, Trade, hop
+from tests.harness.trading import T0, Trade, hop
 
 
 async def test_conflicts_at_one_hop_are_logged_a_few_times_and_all_refused(

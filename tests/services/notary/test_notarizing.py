@@ -17,7 +17,7 @@ from ledger.wire import hash_text
 from services.kernel.founding import load_service_key
 from services.kernel.settings import LeagueSettings
 from services.notary.notarizing import MAX_CONFLICTS_PER_HOP
-from tests.services.notary.conftest import T0, Trade, hop
+from tests.harness.trading import T0, Trade, hop
 
 
 async def test_a_to_b_to_c_hop_by_hop(trade: Trade) -> None:

@@ -36,8 +36,9 @@ from services.notary.projection import PROJECTION as NOTARY_PROJECTION
 from services.treasury.app import SERVICE as TREASURY
 from services.treasury.app import TREASURY_LOG
 from services.treasury.projection import PROJECTION as TREASURY_PROJECTION
-from tests.services.notary.conftest import T0, checkpoint_covering, hop
-from tests.services.treasury.conftest import Faucet, check_supply
+from tests.harness.mint import checkpoint_covering
+from tests.harness.trading import T0, hop
+from tests.harness.treasury import Faucet, check_supply
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ from services.kernel.founding import load_service_key
 from services.kernel.projections import rebuild
 from services.kernel.settings import LeagueSettings
 from services.notary.projection import PROJECTION
-from tests.services.notary.conftest import T0, Trade, hop
+from tests.harness.trading import T0, Trade, hop
 
 
 async def test_a_print_stamped_traded_twice_and_conflicted_once(trade: Trade) -> None:

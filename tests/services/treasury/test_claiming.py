@@ -35,8 +35,8 @@ from services.treasury.claiming import (
     present,
 )
 from services.treasury.projection import PROJECTION
-from tests.services.mint.conftest import TEST_POLICIES
-from tests.services.treasury.conftest import Faucet, check_supply, refused, serve
+from tests.harness.founding import TEST_POLICIES
+from tests.harness.treasury import Faucet, check_supply, refused, serve
 
 
 def notes_of(answer: ClaimAnswer) -> list[tuple[str, int]]:

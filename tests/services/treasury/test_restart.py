@@ -19,7 +19,7 @@ from ledger.keys import SigningKey
 from services.eventlog import PostgresEventStore
 from services.kernel.founding import load_manifest, load_service_key
 from services.kernel.settings import LeagueSettings
-from tests.services.treasury.conftest import Faucet, check_supply
+from tests.harness.treasury import Faucet, check_supply
 
 SCRIPT = Path(sys.executable).parent / "league"
 COMMAND = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "services.league.cli"]

@@ -14,10 +14,10 @@ from ledger.certificates import PrintCertificate
 from ledger.endorsements import Chain, endorse
 from ledger.errors import LedgerError
 from ledger.keys import SigningKey
-from tests.services.notary.conftest import T0
-from tests.services.treasury.conftest import Faucet
-from tests.services.treasury.test_buying import faucet, league, server
-from tests.services.treasury.test_upgrading import paid, settings, stamped, to_mint, upgrade
+from tests.harness.buying import faucet, league, server
+from tests.harness.trading import T0
+from tests.harness.treasury import Faucet
+from tests.harness.upgrading import paid, settings, stamped, to_mint, upgrade
 
 #: test_buying's and test_upgrading's fixtures, served here too.
 __all__ = ["faucet", "league", "server", "settings"]

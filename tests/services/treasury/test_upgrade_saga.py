@@ -22,11 +22,9 @@ from services.kernel.founding import load_manifest
 from services.kernel.settings import LeagueSettings
 from services.mint.app import MINT_LOG
 from services.treasury.buying import KILL_POINTS
-from tests.services.mint.conftest import TEST_POLICIES
-from tests.services.notary.conftest import T0
-from tests.services.treasury.conftest import Faucet
-from tests.services.treasury.test_saga import CASES as SAGA_CASES
-from tests.services.treasury.test_saga import (
+from tests.harness.founding import TEST_POLICIES
+from tests.harness.saga import CASES as SAGA_CASES
+from tests.harness.saga import (
     DELIVERED,
     REFUNDED,
     bought_across_a_kill,
@@ -35,6 +33,8 @@ from tests.services.treasury.test_saga import (
     ports,
     stamps_of,
 )
+from tests.harness.trading import T0
+from tests.harness.treasury import Faucet
 
 #: test_saga's fixtures, used here too.
 __all__ = ["peers", "ports"]

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Sequence
 from pathlib import Path
 
 import aiohttp
@@ -23,7 +22,7 @@ from clients.league import LeagueClient, LeagueProblem, NotaryConflict, stamp_re
 from ledger.address import address_of
 from ledger.api.mint import Stamped
 from ledger.api.problems import Problem
-from ledger.api.treasury import BuyRequest, ReturnedPrint, Upgrade, buy_request, mint_order
+from ledger.api.treasury import BuyRequest, ReturnedPrint, mint_order
 from ledger.audit import AuditReport
 from ledger.certificates import PrintCertificate
 from ledger.endorsements import Chain, endorse
@@ -42,72 +41,21 @@ from services.league.audit import audit_url
 from services.mint.app import MINT_LOG
 from services.notary.app import NOTARY_LOG
 from services.treasury.app import TREASURY_LOG
-from tests.services.mint.conftest import TEST_POLICIES, checkpoint_covering
-from tests.services.notary.conftest import T0, free_port
-from tests.services.treasury.conftest import Faucet
-from tests.services.treasury.test_buying import (
-    faucet,
-    league,
-    ordered,
-    purchase_steps,
-    server,
-    to_treasury,
-)
-from tests.services.treasury.test_saga import (
-    GUARD_SECONDS,
-    checked,
-    peers,
-    ports,
-    post_buy,
-    start_treasury,
-)
+from tests.harness.buying import faucet, league, ordered, purchase_steps, server
+from tests.harness.mint import checkpoint_covering
+from tests.harness.saga import GUARD_SECONDS, checked, peers, ports, post_buy, start_treasury
+from tests.harness.trading import T0
+from tests.harness.treasury import Faucet
+from tests.harness.upgrading import paid, settings, stamped, to_mint, upgrade
 
 #: test_buying's fixtures and test_saga's, served here too.
-__all__ = ["faucet", "league", "peers", "ports", "server"]
+__all__ = ["faucet", "league", "peers", "ports", "server", "settings"]
 
-#: Enough of the faucet a day for a holofoil upgrade and its change.
-RICH = TEST_POLICIES.model_copy(update={"faucet_marks_per_day": 300})
 
 DELIVERED = [
     "purchase-opened", "payment-notarized", "order-signed", "print-delivered",
     "payment-returned", "purchase-closed",
 ]
-
-
-@pytest.fixture
-def settings(make_settings: object) -> LeagueSettings:
-    make = make_settings
-    assert callable(make)
-    made: LeagueSettings = make(policies=RICH)
-    return made.model_copy(update={"port": free_port()})
-
-
-async def stamped(league: LeagueClient, faucet: Faucet, owner: SigningKey, title: str,
-                  finish: str = "standard") -> Chain:
-    """A print of ``title`` stamped to ``owner`` by the mint (the owner's allowance)."""
-    answer = await league.stamp(stamp_request(owner, faucet.manifest, [(title, finish)]))
-    (item,) = answer.items
-    assert item.status == "stamped", item
-    return Chain(certificate=item.certificate, endorsements=())
-
-
-def to_mint(faucet: Faucet, chain: Chain, holder: SigningKey) -> Chain:
-    return endorse(chain, holder, PublicKey.from_text(faucet.manifest.mint), T0)
-
-
-async def paid(faucet: Faucet, buyer: SigningKey, marks: int) -> list[Chain]:
-    notes = (await faucet.claim(buyer, marks)).notes
-    return [to_treasury(faucet, Chain(certificate=n, endorsements=()), buyer) for n in notes]
-
-
-def upgrade(
-    faucet: Faucet, buyer: SigningKey, title: str, finish: str, returned: Chain,
-    payment: Sequence[Chain], pid: str,
-) -> BuyRequest:
-    return buy_request(
-        buyer, faucet.manifest, title, payment, purchase_id=pid, at=int(time.time()),
-        upgrade=Upgrade(finish=finish, returned=returned),  # type: ignore[arg-type]
-    )
 
 
 async def mint_events(server: TestServer, pid: str) -> list[object]:
