@@ -170,6 +170,12 @@ class Sent:
     answer: ClaimAnswer | StampAnswer | BuyAnswer | NotarizeAnswer
 
 
+def marks(chain: Chain) -> int:
+    """The denomination of a note's chain (0 for a print's)."""
+    certificate = chain.certificate
+    return certificate.denomination if isinstance(certificate, NoteCertificate) else 0
+
+
 def same(a: Any, b: Any) -> bool:
     """Two answers equal but for ``replayed``."""
     strip = {"replayed", "faucet", "allowance"}  # the key's day as of now, not as then
@@ -314,18 +320,16 @@ class EconomyMachine(RuleBasedStateMachine):
         """Notes of ``owner`` worth at least ``price``, each endorsed to the treasury (a note
         bound to the treasury by a rejected purchase paid with the chain signed then)."""
         key = owner.public.to_text()
-        notes = [(i, i.bound) for i in self.model.bound_to_treasury(key)]
-        notes += [(i, endorse(i.chain, owner, self.treasury_key, T0))
+        notes = [i.bound for i in self.model.bound_to_treasury(key) if i.bound is not None]
+        notes += [endorse(i.chain, owner, self.treasury_key, T0)
                   for i in self.model.held_by(key) if i.note]
-        notes.sort(key=lambda n: -n[1].certificate.denomination)  # type: ignore[union-attr]
+        notes.sort(key=lambda chain: -marks(chain))
         chosen: list[Chain] = []
-        for _, chain in notes:
-            if sum(c.certificate.denomination for c in chosen) >= price:  # type: ignore[union-attr]
+        for chain in notes:
+            if sum(map(marks, chosen)) >= price:
                 break
             chosen.append(chain)
-        if sum(c.certificate.denomination for c in chosen) < price:  # type: ignore[union-attr]
-            return None
-        return chosen
+        return chosen if sum(map(marks, chosen)) >= price else None
 
     def standard_print(self, owner: SigningKey, title: str | None = None) -> Item | None:
         for item in self.model.held_by(owner.public.to_text()):
@@ -361,7 +365,7 @@ class EconomyMachine(RuleBasedStateMachine):
                     item.bound = chain
             self.sent.append(Sent("buy", request, answer))
             return
-        paid = sum(c.certificate.denomination for c in request.payment)  # type: ignore[union-attr]
+        paid = sum(map(marks, request.payment))
         if answer.paid != paid:
             raise Violation(f"{request.purchase_id}: paid M{paid}, answered M{answer.paid}")
         for chain in request.payment:
@@ -550,7 +554,8 @@ class EconomyMachine(RuleBasedStateMachine):
         if len(won) != 1 or not all(isinstance(r, NotaryConflict) for r in lost):
             raise Violation(f"a double spend answered {results!r}"[:2000])
         for refusal in lost:
-            for conflict in refusal.conflicts:  # type: ignore[union-attr]
+            assert isinstance(refusal, NotaryConflict)
+            for conflict in refusal.conflicts:
                 self.convicted.add(conflict.proof.verify().to_text())
         self.model.accept(won[0])
         self.touched.add(won[0].serial)
@@ -932,7 +937,8 @@ class EconomyMachine(RuleBasedStateMachine):
         for name, projection in (("mint", MINT_PROJECTION), ("treasury", TREASURY_PROJECTION),
                                  ("notary", NOTARY_PROJECTION)):
             store = self.league.servers[name].app[LOGS[name]]
-            if not (await rebuild(store, projection, commit=False)).agrees:  # type: ignore[arg-type]
+            rebuilt = await rebuild(store, projection, commit=False)  # type: ignore[misc]
+            if not rebuilt.agrees:
                 raise Violation(f"the {name}'s projection is not what its log folds to")
 
     async def _treasury_log(self) -> None:
