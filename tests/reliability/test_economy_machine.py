@@ -924,7 +924,7 @@ class EconomyMachine(RuleBasedStateMachine):
         TOTALS.deep += 1
         self.model.verify_chains()
         for serial, item in self.model.items.items():
-            for _ in range(400):  # the notary may not have followed the latest issue yet
+            for _ in range(600):  # the notary may not have followed the latest issue yet (30 s)
                 life = await asked(lambda s=serial: self.notary.provenance(s))  # type: ignore[misc]
                 if life.holder == item.holder:
                     break
@@ -974,7 +974,7 @@ class EconomyMachine(RuleBasedStateMachine):
         TOTALS.audits += 1
         for name in NAMES:
             size = (await self.league.servers[name].app[LOGS[name]].head()).size
-            for _ in range(400):
+            for _ in range(1500):  # a guard (30 s), not a timing assertion
                 checkpoint = await asked(lambda n=name: self.clients[n].signed_checkpoint(  # type: ignore[misc]
                     service=n))
                 if checkpoint.size >= size:
