@@ -44,7 +44,7 @@ from services.kernel.settings import LeagueSettings
 from services.kernel.witness import witness_endpoints
 from services.kernel.witnessing import witness_urls, witnessing
 from services.treasury import tables
-from services.treasury.buying import Buyer, Peers, kill_point
+from services.treasury.buying import Buyer, Peers
 from services.treasury.claiming import Claimer, Treasury
 
 log = logging.getLogger(__name__)
@@ -214,9 +214,7 @@ def _open_treasury(
                     None if url is None
                     else await stack.enter_async_context(LeagueClient(url))
                 )
-            buyer = Buyer(
-                treasury, Peers(clients["notary"], clients["mint"]), kill_at=kill_point()
-            )
+            buyer = Buyer(treasury, Peers(clients["notary"], clients["mint"]))
             app[BUYER] = buyer
             checkpointer = await stack.enter_async_context(
                 Checkpointer(store, manifest.policies, kept).running()

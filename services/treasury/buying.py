@@ -38,9 +38,10 @@ timer, drives every open purchase on. The notary answers an identical submission
 receipts and the mint an identical order with the same answer, so a step repeated after a
 crash does nothing twice.
 
-``TREASURY_KILL_AT=<point>`` (test-only, docs/api.md) makes the process exit at once when a
-purchase reaches the named point (:data:`KILL_POINTS`): the tests kill the treasury between
-every two steps.
+Nothing here is there for tests: they crash the treasury between every two steps by hooks they
+install themselves around the event store's transaction (a step's commit) and the league
+client's calls (a peer's answer), then drive the purchase on with a fresh treasury on the same
+database (tests/services/treasury/test_saga.py, tests/reliability/crashing.py).
 """
 
 from __future__ import annotations
@@ -48,7 +49,6 @@ from __future__ import annotations
 import asyncio
 import hmac
 import logging
-import os
 from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -106,21 +106,6 @@ from services.treasury.projection import PROJECTION
 
 log = logging.getLogger(__name__)
 
-#: Where ``TREASURY_KILL_AT`` may stop the process (test-only): after each append and after
-#: each answer from another service, before it is logged.
-KILL_POINTS = (
-    "opened",
-    "notary-answered",
-    "notarized",
-    "order-signed",
-    "mint-answered",
-    "delivered",
-    "returned",
-    "closed",
-    "refused",
-    "refunded",
-    "rejected",
-)
 #: Seconds between the resumer's rounds over the open purchases.
 RESUME_INTERVAL = 1.0
 #: Most open purchases one round of the resumer drives.
@@ -129,14 +114,6 @@ RESUME_BATCH = 1000
 MAX_GROUP_STEPS = 200
 #: Most steps waiting for the writer; one beyond is refused as overloaded (503).
 MAX_WAITING_STEPS = 20 * MAX_GROUP_STEPS
-
-
-def kill_point() -> str | None:
-    """The test-only kill point named by ``TREASURY_KILL_AT``, if any."""
-    point = os.environ.get("TREASURY_KILL_AT") or None
-    if point is not None and point not in KILL_POINTS:
-        raise ValueError(f"TREASURY_KILL_AT={point!r} is none of {', '.join(KILL_POINTS)}")
-    return point
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,10 +130,9 @@ Build = Callable[[StoreTransaction, int], Awaitable[list[NewEvent]]]
 class Buyer:
     """The purchase saga of one treasury: opens purchases and drives them to their end."""
 
-    def __init__(self, treasury: Treasury, peers: Peers, *, kill_at: str | None = None) -> None:
+    def __init__(self, treasury: Treasury, peers: Peers) -> None:
         self.treasury = treasury
         self.peers = peers
-        self.kill_at = kill_at
         self._locks: dict[str, asyncio.Lock] = {}
         #: Upgrades the mint refused without handing the print back, held open for the
         #: operator: alerted once, and left out of the resumer's rounds (the mint answers
@@ -248,8 +224,7 @@ class Buyer:
                 )
             return [opened.new_event(expected_version=0)]
 
-        if await self._commit(build):
-            self._reached("opened")
+        await self._commit(build)
 
     async def _check_notes(self, tx: StoreTransaction, request: BuyRequest) -> None:
         serials = [chain.serial for chain in request.payment]
@@ -325,7 +300,6 @@ class Buyer:
         elif isinstance(last, PaymentRejected):
             await self._append([PurchaseClosed(purchase_id=opened.purchase_id,
                                                outcome="rejected")], version)
-            self._reached("rejected")
 
     async def _notarize(self, opened: PurchaseOpened, version: int) -> None:
         notary = self._peer(self.peers.notary, "notary", "NOTARY_URL")
@@ -339,7 +313,6 @@ class Buyer:
                 payment if upgrade is None else (*payment, upgrade.returned)
             )
         except NotaryConflict as conflict:
-            self._reached("notary-answered")
             await self._append([PaymentRejected(
                 purchase_id=pid, reason=conflict.problem.detail or "fraud",
                 proofs=tuple(c.proof for c in conflict.conflicts),
@@ -350,14 +323,12 @@ class Buyer:
                 raise RetryLater(
                     f"the notary cannot record the payment now: {problem}", 5
                 ) from None
-            self._reached("notary-answered")
             await self._append([PaymentRejected(
                 purchase_id=pid, reason=problem.problem.detail or problem.slug
             )], version)
             return
         except LeagueUnreachable as exc:
             raise RetryLater(f"the notary does not answer: {exc.diagnostics()}", 5) from None
-        self._reached("notary-answered")
         # The receipts come chain by chain, hop by hop: each chain's last is its payment.
         ends = []
         at = 0
@@ -370,7 +341,6 @@ class Buyer:
             returned=None if upgrade is None else answer.receipts[-1].index,
         )
         await self._append([notarized], version)
-        self._reached("notarized")
 
     async def _sign_order(
         self, opened: PurchaseOpened, notarized: PaymentNotarized, version: int
@@ -396,7 +366,6 @@ class Buyer:
             returned=returned,
         )
         await self._append([OrderSigned(purchase_id=opened.purchase_id, order=order)], version)
-        self._reached("order-signed")
 
     async def _order(self, opened: PurchaseOpened, signed: OrderSigned, version: int) -> None:
         mint = self._peer(self.peers.mint, "mint", "MINT_URL")
@@ -406,7 +375,6 @@ class Buyer:
             raise RetryLater(f"the mint refused the order for now: {problem}", 5) from None
         except LeagueUnreachable as exc:
             raise RetryLater(f"the mint does not answer: {exc.diagnostics()}", 5) from None
-        self._reached("mint-answered")
         item = answer.item
         pid = opened.purchase_id
         request = opened.request
@@ -420,7 +388,6 @@ class Buyer:
             ):
                 raise VerificationError(f"the mint stamped another print for purchase {pid}")
             await self._append([PrintDelivered(purchase_id=pid, certificate=certificate)], version)
-            self._reached("delivered")
         else:
             reissued = answer.reissued
             if request.upgrade is not None and reissued is None:
@@ -453,7 +420,6 @@ class Buyer:
             await self._append(
                 [OrderRefused(purchase_id=pid, reason=item.reason, reissued=reissued)], version
             )
-            self._reached("refused")
 
     async def _return_payment(
         self, opened: PurchaseOpened, notarized: PaymentNotarized, version: int
@@ -464,7 +430,6 @@ class Buyer:
             notes=tuple(chain.serial for chain in opened.request.payment),
         ))
         await self._append(events, version)
-        self._reached("returned")
 
     async def _close_with_change(self, opened: PurchaseOpened, version: int) -> None:
         change = opened.paid - opened.price
@@ -496,7 +461,6 @@ class Buyer:
             return [*issued, closed.new_event(expected_version=version)]
 
         await self._commit(build)
-        self._reached("closed")
 
     async def _refund(
         self, opened: PurchaseOpened, notarized: PaymentNotarized, version: int
@@ -520,7 +484,6 @@ class Buyer:
             return [*events, closed.new_event(expected_version=version)]
 
         await self._commit(build)
-        self._reached("refunded")
 
     async def close(self) -> None:
         """Let the steps already waiting be appended."""
@@ -562,11 +525,6 @@ class Buyer:
             raise RetryLater(f"the treasury does not know where the {name} answers "
                              f"(set {setting})", 60)
         return client
-
-    def _reached(self, point: str) -> None:
-        if point == self.kill_at:
-            log.warning("TREASURY_KILL_AT=%s: exiting now (test-only)", point)
-            os._exit(137)
 
     async def _append(self, bodies: Sequence[EventBody], version: int) -> None:
         """Append ``bodies``: note events at their notes' versions (set by the caller) and

@@ -33,7 +33,6 @@ app is abandoned as a dead process would be, and the supervisor starts a fresh o
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -141,7 +140,7 @@ Hook = Callable[..., Awaitable[tuple[int, str, str]]]
 
 def install_around_calls(
     monkeypatch: pytest.MonkeyPatch, service: str, path: str,
-    before: Callable[[], Awaitable[None]] | None = None,
+    before: Callable[[], Awaitable[object]] | None = None,
     answered_then: Callable[[], None] | None = None,
 ) -> None:
     """Around ``service``'s calls to ``path`` of a peer (above ``killer``'s own hook, installed
@@ -149,7 +148,9 @@ def install_around_calls(
     answered it (anything but a 503 retry-later, a refusal included)."""
     inner: Hook = LeagueClient._call
 
-    async def call(client: LeagueClient, method: str, to: str, **kwargs: Any) -> tuple[int, str, str]:
+    async def call(
+        client: LeagueClient, method: str, to: str, **kwargs: Any
+    ) -> tuple[int, str, str]:
         instance = APP.get()
         ours = instance is not None and instance.service == service and to == path
         if ours and before is not None:

@@ -1,13 +1,20 @@
 """The purchase saga survives a crash of any service (issue 11 item 2 and 4): the treasury
-killed at each step, and the mint down during a buy, each purchase completes or is refunded
+crashed at each step, and the mint down during a buy, each purchase completes or is refunded
 exactly once.
 
-The treasury runs as ``league serve treasury`` in a child process on a known port, with
-``TREASURY_KILL_AT`` (test-only, docs/api.md) set to the step it must die at; the mint and the
-notary are served in this process and follow it. After the kill a treasury without the
-setting is started over the same database: its resumer, and the same request sent again, take
-the purchase to its end. Every step is then in the purchase's stream exactly once, the mint
-stamped its order at most once, and the supply invariant holds.
+The mint, the treasury and the notary run in this process as three apps over one database
+(tests/harness/crashed_saga.py); the treasury is crashed at each named step of its saga by a
+hook the test installs, with no switch in production code: after the commit of a step's
+write (opened: ``purchase-opened``; notarized: ``payment-notarized``; order-signed:
+``order-signed``; delivered: ``print-delivered``; returned: ``payment-returned``; closed,
+refunded, rejected: ``purchase-closed`` on the delivered, refunded, rejected path; refused:
+``order-refused``; payment-rejected: ``payment-rejected``), or once a peer answered its call
+(notary-answered: ``POST /notary/endorsements``, receipts or a 409 conflict; mint-answered:
+``POST /mint/orders``). A fresh treasury app is then started over the same database: its
+resumer, and the same request sent again, take the purchase to its end. Every step is then in
+the purchase's stream exactly once, the mint stamped its order at most once, and the supply
+invariant holds. A real ``league serve treasury`` SIGKILLed mid-work is
+tests/services/treasury/test_restart.py.
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ from aiohttp.test_utils import TestServer
 from clients.league import LeagueClient, LeagueProblem, stamp_request
 from ledger.api.treasury import BuyRequest, buy_request
 from ledger.endorsements import Chain, endorse
+from ledger.events import PrintStamped
 from ledger.keys import PublicKey, SigningKey
 from services.kernel.compose import compose
 from services.kernel.founding import load_manifest
@@ -28,62 +36,68 @@ from services.kernel.settings import LeagueSettings
 from services.mint.app import SERVICE as MINT
 from services.notary.app import SERVICE as NOTARY
 from services.treasury.app import SERVICE as TREASURY
-from services.treasury.buying import KILL_POINTS
+from tests.harness.crashed_saga import CASES, PATHS, STEPS, League, bought_across_a_crash
 from tests.harness.saga import (
-    CASES,
     DELIVERED,
-    REFUNDED,
-    REJECTED,
-    bought_across_a_kill,
     checked,
     mint_stamps,
-    peers,
     ports,
     stamps_of,
     until_answered,
 )
 from tests.harness.trading import T0
 from tests.harness.treasury import Faucet
+from tests.reliability.crashing import answered
 
-__all__ = ["peers", "ports"]  # fixtures
+__all__ = ["ports"]  # fixtures
+
+
+def test_every_named_step_is_crossed() -> None:
+    """Each named step of the saga is a hook point crossed by a case below, on a path that
+    passes it (a step's write is in its path's stream)."""
+    assert {step for step, _ in CASES} == set(STEPS)
+    for step, path in CASES:
+        kind, what = STEPS[step]
+        assert kind == "answer" or what in PATHS[path], (step, path)
 
 
 @pytest.mark.parametrize(("point", "path"), CASES, ids=[f"{p}-{q}" for p, q in CASES])
-async def test_the_treasury_killed_at_each_step_ends_the_purchase_once(
+async def test_the_treasury_crashed_at_each_step_ends_the_purchase_once(
     settings: LeagueSettings,
-    ports: tuple[int, int],
-    peers: tuple[TestServer, LeagueClient],
+    monkeypatch: pytest.MonkeyPatch,
     point: str,
     path: str,
 ) -> None:
-    """Killed at ``point`` on the way to ``path``, the treasury restarted ends the purchase
-    exactly once: each step once in its stream, at most one stamp for its order, the change
-    or refund issued once, and the supply invariant holds."""
-    assert point in KILL_POINTS
-    server, league = peers
+    """Crashed at ``point`` on the way to ``path``, the treasury started again ends the
+    purchase exactly once: the same answer asked twice, each step once in its stream, at most
+    one stamp for its order, the change or refund issued once, and the supply invariant
+    holds."""
     manifest = load_manifest(settings)
     treasury_key = PublicKey.from_text(manifest.treasury)
     buyer, friend = SigningKey.generate(), SigningKey.generate()
     pid = f"buy-{point}-{path}"
     title = "Escrow" if path == "refunded" else "Tally"
-    if path == "refunded":  # the run of 3 stamped out before the purchase
-        await league.stamp(stamp_request(friend, manifest, [(title, "standard")] * 3))
     notes: list[Chain] = []
 
-    async def prepare(faucet: Faucet) -> BuyRequest:
+    async def prepare(league: League) -> BuyRequest:
+        if path == "refunded":  # the run of 3 stamped out before the purchase
+            await league.mint.stamp(stamp_request(friend, manifest, [(title, "standard")] * 3))
         notes.extend(Chain(certificate=n, endorsements=())
-                     for n in (await faucet.claim(buyer, 50)).notes)
+                     for n in (await league.faucet.claim(buyer, 50)).notes)
         if path == "rejected":  # the buyer gave the first note to a friend first
-            await league.notarize([endorse(notes[0], buyer, friend.public, T0)])
+            given = [endorse(notes[0], buyer, friend.public, T0)]
+            await answered(lambda: league.notary.notarize(given))
         return buy_request(
             buyer, manifest, title, [endorse(n, buyer, treasury_key, T0) for n in notes],
             purchase_id=pid, at=int(time.time()),
         )
 
-    answer, steps = await bought_across_a_kill(settings, ports[1], server, point, prepare)
+    crossed = await bought_across_a_crash(settings, monkeypatch, point, path, prepare)
+    answer = crossed.answer
     assert answer.outcome == path
-    assert steps == {"delivered": DELIVERED, "refunded": REFUNDED, "rejected": REJECTED}[path]
-    stamped = stamps_of(await mint_stamps(server), pid)
+    assert crossed.steps == PATHS[path]
+    stamped = sum(1 for e in crossed.mint_events
+                  if isinstance(e, PrintStamped) and e.request_id == pid)
     if path == "delivered":
         assert stamped == 1
         assert answer.stamped is not None

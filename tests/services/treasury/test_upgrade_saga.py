@@ -1,9 +1,11 @@
-"""The upgrade saga survives a crash of the treasury (issue 11 items 2 and 4; L-20): killed at
-each step of a finish upgrade, the treasury restarted ends it exactly once, the returned print
-taken back by the mint once, and on an exhausted run the print handed back to the buyer once.
+"""The upgrade saga survives a crash of the treasury (issue 11 items 2 and 4; L-20): crashed at
+each step of a finish upgrade, the treasury started again ends it exactly once, the returned
+print taken back by the mint once, and on an exhausted run the print handed back to the buyer
+once.
 
-The treasury runs as ``league serve treasury`` in a child process (test_saga's helpers), the
-mint and the notary in this process.
+The mint, the treasury and the notary run in this process as three apps over one database;
+each named step is a hook point (tests/harness/crashed_saga.py: after the commit of the
+step's write, or once a peer answered the treasury's call), with no switch in production code.
 """
 
 from __future__ import annotations
@@ -11,35 +13,20 @@ from __future__ import annotations
 import time
 
 import pytest
-from aiohttp.test_utils import TestServer
 
-from clients.league import LeagueClient, stamp_request
+from clients.league import stamp_request
 from ledger.api.treasury import BuyRequest, Upgrade, buy_request
 from ledger.endorsements import Chain, endorse
-from ledger.events import MINT_EVENTS, PrintReissued, PrintReturned, parse_event
+from ledger.events import PrintReissued, PrintReturned, PrintStamped
 from ledger.keys import PublicKey, SigningKey
 from services.kernel.founding import load_manifest
 from services.kernel.settings import LeagueSettings
-from services.mint.app import MINT_LOG
-from services.treasury.buying import KILL_POINTS
+from tests.harness.crashed_saga import CASES as SAGA_CASES
+from tests.harness.crashed_saga import PATHS, League, bought_across_a_crash
 from tests.harness.founding import TEST_POLICIES
-from tests.harness.saga import CASES as SAGA_CASES
-from tests.harness.saga import (
-    DELIVERED,
-    REFUNDED,
-    bought_across_a_kill,
-    mint_stamps,
-    peers,
-    ports,
-    stamps_of,
-)
 from tests.harness.trading import T0
-from tests.harness.treasury import Faucet
 
-#: test_saga's fixtures, used here too.
-__all__ = ["peers", "ports"]
-
-#: test_saga's kill points on the delivered and refunded paths, passed by an upgrade here.
+#: The saga's named steps on the delivered and refunded paths, passed by an upgrade here.
 CASES = [case for case in SAGA_CASES if case[1] != "rejected"]
 
 
@@ -53,57 +40,53 @@ def settings(make_settings: object) -> LeagueSettings:
     return made
 
 
-async def mint_backs(server: TestServer, pid: str) -> list[str]:
-    """The mint's print-returned and print-reissued events of order ``pid``."""
-    found = []
-    for event in await server.app[MINT_LOG].read():
-        body = parse_event(event, MINT_EVENTS)
-        if isinstance(body, PrintReturned | PrintReissued) and body.order_id == pid:
-            found.append(body.TYPE)
-    return found
-
-
 @pytest.mark.parametrize(("point", "path"), CASES, ids=[f"{p}-{q}" for p, q in CASES])
-async def test_the_treasury_killed_at_each_step_of_an_upgrade_ends_it_once(
+async def test_the_treasury_crashed_at_each_step_of_an_upgrade_ends_it_once(
     settings: LeagueSettings,
-    ports: tuple[int, int],
-    peers: tuple[TestServer, LeagueClient],
+    monkeypatch: pytest.MonkeyPatch,
     point: str,
     path: str,
 ) -> None:
-    """# V.5, L-20: killed at ``point`` on the way to ``path``, the restarted treasury ends a
-    gilt upgrade exactly once: each step once, at most one gilt stamp for the order, the
-    returned print taken back once (and, refunded, issued again to the buyer once), the
-    change or the refund issued once, and the supply invariant holds."""
-    assert point in KILL_POINTS
-    server, league = peers
+    """# V.5, L-20: crashed at ``point`` on the way to ``path``, the treasury started again
+    ends a gilt upgrade exactly once: the same answer asked twice, each step once, at most one
+    gilt stamp for the order, the returned print taken back once (and, refunded, issued again
+    to the buyer once), the change or the refund issued once, and the supply invariant
+    holds."""
     manifest = load_manifest(settings)
     treasury_key = PublicKey.from_text(manifest.treasury)
     mint_key = PublicKey.from_text(manifest.mint)
     buyer, stamper = SigningKey.generate(), SigningKey.generate()
     pid = f"up-{point}-{path}"
     title = "Escrow" if path == "refunded" else "Tally"
-    if path == "refunded":  # the gilt run of 2 stamped out before the purchase
-        await league.stamp(stamp_request(stamper, manifest, [(title, "gilt")] * 2))
-    (item,) = (await league.stamp(stamp_request(buyer, manifest, [(title, "standard")]))).items
-    assert item.status == "stamped"
-    standard = Chain(certificate=item.certificate, endorsements=())
     notes: list[Chain] = []
+    standards: list[Chain] = []
 
-    async def prepare(faucet: Faucet) -> BuyRequest:
+    async def prepare(league: League) -> BuyRequest:
+        if path == "refunded":  # the gilt run of 2 stamped out before the purchase
+            await league.mint.stamp(stamp_request(stamper, manifest, [(title, "gilt")] * 2))
+        (item,) = (await league.mint.stamp(
+            stamp_request(buyer, manifest, [(title, "standard")])
+        )).items
+        assert item.status == "stamped"
+        standards.append(Chain(certificate=item.certificate, endorsements=()))
         notes.extend(Chain(certificate=n, endorsements=())
-                     for n in (await faucet.claim(buyer, 100)).notes)
+                     for n in (await league.faucet.claim(buyer, 100)).notes)
         return buy_request(
             buyer, manifest, title, [endorse(n, buyer, treasury_key, T0) for n in notes],
             purchase_id=pid, at=int(time.time()),
-            upgrade=Upgrade(finish="gilt", returned=endorse(standard, buyer, mint_key, T0)),
+            upgrade=Upgrade(
+                finish="gilt", returned=endorse(standards[0], buyer, mint_key, T0)
+            ),
         )
 
-    answer, steps = await bought_across_a_kill(settings, ports[1], server, point, prepare)
+    crossed = await bought_across_a_crash(settings, monkeypatch, point, path, prepare)
+    answer = crossed.answer
     assert answer.outcome == path
-    assert steps == {"delivered": DELIVERED, "refunded": REFUNDED}[path]
-    stamped = stamps_of(await mint_stamps(server), pid)
-    backs = await mint_backs(server, pid)
+    assert crossed.steps == PATHS[path]
+    stamped = sum(1 for e in crossed.mint_events
+                  if isinstance(e, PrintStamped) and e.request_id == pid)
+    backs = [e.TYPE for e in crossed.mint_events
+             if isinstance(e, PrintReturned | PrintReissued) and e.order_id == pid]
     if path == "delivered":
         assert stamped == 1
         assert answer.stamped is not None
@@ -120,5 +103,5 @@ async def test_the_treasury_killed_at_each_step_of_an_upgrade_ends_it_once(
         assert backs == ["print-returned", "print-reissued"]
         assert answer.returned is not None
         assert (answer.returned.serial, answer.returned.issue, answer.returned.issued_to) == (
-            standard.serial, 2, buyer.public.to_text()
+            standards[0].serial, 2, buyer.public.to_text()
         )

@@ -13,12 +13,17 @@ import asyncio
 import time
 from pathlib import Path
 
-import aiohttp
 import pytest
 from aiohttp.test_utils import TestServer
 
 from clients.cz_league import verified_provenance
-from clients.league import LeagueClient, LeagueProblem, NotaryConflict, stamp_request
+from clients.league import (
+    LeagueClient,
+    LeagueProblem,
+    LeagueUnreachable,
+    NotaryConflict,
+    stamp_request,
+)
 from ledger.address import address_of
 from ledger.api.mint import Stamped
 from ledger.api.problems import Problem
@@ -42,14 +47,15 @@ from services.mint.app import MINT_LOG
 from services.notary.app import NOTARY_LOG
 from services.treasury.app import TREASURY_LOG
 from tests.harness.buying import faucet, league, ordered, purchase_steps, server
+from tests.harness.crashed_saga import ORDER, crash_after_commit, install_around_calls, running
 from tests.harness.mint import checkpoint_covering
-from tests.harness.saga import GUARD_SECONDS, checked, peers, ports, post_buy, start_treasury
 from tests.harness.trading import T0
 from tests.harness.treasury import Faucet
 from tests.harness.upgrading import paid, settings, stamped, to_mint, upgrade
+from tests.reliability.crashing import Killer
 
-#: test_buying's fixtures and test_saga's, served here too.
-__all__ = ["faucet", "league", "peers", "ports", "server", "settings"]
+#: test_buying's fixtures, served here too.
+__all__ = ["faucet", "league", "server", "settings"]
 
 
 DELIVERED = [
@@ -253,59 +259,62 @@ async def test_an_exhausted_gilt_run_hands_back_the_notes_and_the_print(
 
 
 async def test_an_upgrade_the_mint_refuses_without_its_print_is_not_refunded(
-    settings: LeagueSettings,
-    ports: tuple[int, int],
-    peers: tuple[TestServer, LeagueClient],
+    settings: LeagueSettings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """# L-20: a purchase's print hop is notarized, then (the treasury killed before it
-    orders) an order under another id, as only a defect sends, takes that very hop back at
-    the mint. The purchase's own order is refused stale-issue without the print handed back:
-    the treasury does not close it refunded (an upgrade refunded hands its print back) but
-    keeps it open (503 retry-later) with its notes bound, and the mint took the print back
-    once, issued nothing again and stamped once."""
-    server, league = peers
+    """# L-20: a purchase's print hop is notarized, then (the treasury crashed just after the
+    commit of ``order-signed``, its fresh app's orders to the mint held back by a hook of the
+    test) an order under another id, as only a defect sends, takes that very hop back at the
+    mint. The purchase's own order is refused stale-issue without the print handed back: the
+    treasury does not close it refunded (an upgrade refunded hands its print back) but keeps
+    it open (503 retry-later) with its notes bound, and the mint took the print back once,
+    issued nothing again and stamped once."""
+    killer = Killer(None)
+    killer.install(monkeypatch)
+    orders = asyncio.Event()  # the treasury's orders to the mint wait for it
+    install_around_calls(monkeypatch, "treasury", ORDER, before=orders.wait)
     manifest = load_manifest(settings)
     buyer = SigningKey.generate()
-    (item,) = (await league.stamp(stamp_request(buyer, manifest, [("Tally", "standard")]))).items
-    assert isinstance(item, Stamped)
-    returned = endorse(Chain(certificate=item.certificate, endorsements=()), buyer,
-                       PublicKey.from_text(manifest.mint), T0)
-    here = str(server.make_url("")).rstrip("/")
     pid = "up-held-0001"
-    child = await start_treasury(settings, ports[1], here, kill_at="order-signed")
-    async with aiohttp.ClientSession() as session:
-        faucet = Faucet(session, child.url, manifest)
+    async with running(settings, killer) as league:
+        mint = league.trio.instances["mint"].server
+        (item,) = (await league.mint.stamp(
+            stamp_request(buyer, manifest, [("Tally", "standard")])
+        )).items
+        assert isinstance(item, Stamped)
+        returned = endorse(Chain(certificate=item.certificate, endorsements=()), buyer,
+                           PublicKey.from_text(manifest.mint), T0)
+        faucet = league.faucet
         payment = await paid(faucet, buyer, 80)
         request = upgrade(faucet, buyer, "Tally", "gilt", returned, payment, pid)
-        with pytest.raises((aiohttp.ClientError, asyncio.TimeoutError)):
-            await post_buy(session, child.url, request)
-        assert await asyncio.wait_for(child.process.wait(), GUARD_SECONDS) == 137
+        crash_after_commit(killer, "delivered", "order-signed")
+        with pytest.raises(LeagueUnreachable):
+            await league.treasury.buy(request)
+        await league.trio.settled()
+        assert killer.victim is not None
+        assert killer.victim.service == "treasury"
 
-        (hop,) = [e.seq for e in await server.app[NOTARY_LOG].read()
+        (hop,) = [e.seq for e in await league.log("notary").read()
                   if isinstance(body := parse_event(e, NOTARY_EVENTS), HopRecorded)
                   and body.endorsement == returned.endorsements[-1]]
         treasury = load_service_key(settings, manifest, "treasury", None)
-        other = await league.order(mint_order(
+        other = await league.mint.order(mint_order(
             treasury, manifest, order_id="up-other-01", owner=buyer.public.to_text(),
             title="Tally", finish="gilt", at=int(time.time()),
             returned=ReturnedPrint(chain=returned, notarized=hop),
         ))
         assert isinstance(other.item, Stamped)
 
-        child = await start_treasury(settings, ports[1], here)
-        try:
-            async with session.post(f"{child.url}/treasury/buy",
-                                    json=request.to_wire()) as response:
-                text = await response.text()
-            assert response.status == 503, text  # not refunded
-            held = Problem.model_validate_json(text)
-            assert held.type.rsplit("/", 1)[-1] == "retry-later"
-            assert "without handing" in (held.detail or "")
-            steps = await checked(settings, faucet, pid)
-        finally:
-            await child.stop()
-    assert steps == ["purchase-opened", "payment-notarized", "order-signed"]
-    assert await mint_events(server, pid) == []
-    kinds = [type(e).__name__ for e in await mint_events(server, "up-other-01")]
-    assert kinds == ["PrintReturned"]
-    assert await ordered(server.app[MINT_LOG], pid) == []
+        orders.set()
+        async with league.session.post(f"{league.trio.url('treasury')}/treasury/buy",
+                                       json=request.to_wire()) as response:
+            text = await response.text()
+        assert response.status == 503, text  # not refunded
+        held = Problem.model_validate_json(text)
+        assert held.type.rsplit("/", 1)[-1] == "retry-later"
+        assert "without handing" in (held.detail or "")
+        steps = await league.steps(pid)
+        assert steps == ["purchase-opened", "payment-notarized", "order-signed"]
+        assert await mint_events(mint, pid) == []
+        kinds = [type(e).__name__ for e in await mint_events(mint, "up-other-01")]
+        assert kinds == ["PrintReturned"]
+        assert await ordered(mint.app[MINT_LOG], pid) == []
