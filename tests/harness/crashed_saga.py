@@ -143,9 +143,9 @@ def install_around_calls(
     before: Callable[[], Awaitable[object]] | None = None,
     answered_then: Callable[[], None] | None = None,
 ) -> None:
-    """Around ``service``'s calls to ``path`` of a peer (above ``killer``'s own hook, installed
-    first): ``before`` awaited before each is sent, ``answered_then`` called once a peer
-    answered it (anything but a 503 retry-later, a refusal included)."""
+    """Around ``service``'s calls to ``path`` of a peer (over a :class:`Killer`'s hooks when
+    installed after them): ``before`` awaited before each is sent, ``answered_then`` called
+    once the peer answered it (anything but a 503 retry-later, a refusal included)."""
     inner: Hook = LeagueClient._call
 
     async def call(
