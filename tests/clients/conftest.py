@@ -1,5 +1,13 @@
-"""``cz`` as a player runs it: subprocesses (and a pseudo-terminal where it asks) against a real
-all-in-one league (`league serve` on the test PostgreSQL), each player a data directory."""
+"""``cz`` as a player runs it, each player a data directory, against a real all-in-one league
+on the test PostgreSQL.
+
+By default ``cz`` runs in this process (:func:`tests.harness.cz.run_cz`: its own environment,
+working directory, stdin and captured output) and the league is served in this process too
+(:class:`tests.harness.league.InProcessLeague`, what `league serve` serves, on a background
+event loop). Real processes stay where the process is the point: ``Player.process`` runs the
+console script (its exit status as a process, no stdin at all), ``on_terminal`` runs it on a
+pseudo-terminal (the prompts, colour, Ctrl-C), ``serving(..., process=True)`` a `league serve`
+child (a league that stops as a process does)."""
 
 from __future__ import annotations
 
@@ -20,8 +28,10 @@ import pytest
 from clients.wallet import Wallet
 from game.economy.prints import Print
 from ledger.savecode import MINIMUM_KDF, seal_save_code
+from tests.harness.cz import run_cz
+from tests.harness.league import InProcessLeague, clean_env, init_league
 from tests.harness.ports import free_port
-from tests.harness.served import Served, clean_env, init_league
+from tests.harness.served import Served
 
 #: The console script pyproject declares (``cz = "clients.cz:main"``), beside this Python.
 CZ = Path(sys.executable).parent / "cz"
@@ -41,12 +51,19 @@ class Player:
     workdir: Path | None = None
 
     def env(self, passphrase: str | None = None) -> dict[str, str]:
-        env = {**clean_env(), "CZ_HOME": str(self.home), "CZ_KDF": "minimum", **self.extra}
+        env = {**clean_env(os.environ), "CZ_HOME": str(self.home), "CZ_KDF": "minimum",
+               **self.extra}
         env["CZ_PASSPHRASE"] = self.passphrase if passphrase is None else passphrase
         return env
 
     def run(self, *args: str, passphrase: str | None = None, stdin: str | None = None
             ) -> subprocess.CompletedProcess[str]:
+        """``cz ARGS`` in this process (what a subprocess would answer)."""
+        return run_cz(args, env=self.env(passphrase), cwd=self.workdir, stdin=stdin)
+
+    def process(self, *args: str, passphrase: str | None = None, stdin: str | None = None
+                ) -> subprocess.CompletedProcess[str]:
+        """``cz ARGS`` as a real process: the console script."""
         return subprocess.run(
             [str(CZ), *args], env=self.env(passphrase), input=stdin, capture_output=True,
             text=True, timeout=GUARD_SECONDS, check=False, cwd=self.workdir,
@@ -138,8 +155,17 @@ def league_env(tmp_path: Path, database_url: str) -> dict[str, str]:
 
 
 @contextlib.contextmanager
-def serving(env: dict[str, str], port: int | None = None) -> Iterator[Served]:
-    """`league serve` on a known port (the notary follows the mint at the server's address)."""
+def serving(env: dict[str, str], port: int | None = None, *, process: bool = False
+            ) -> Iterator[InProcessLeague | Served]:
+    """The league in ``env`` served on ``port`` (default: a free one) until the block exits:
+    in this process, or with ``process`` as a `league serve` child."""
+    if not process:
+        league = InProcessLeague(env, port or 0)
+        try:
+            yield league
+        finally:
+            league.stop()
+        return
     server = Served(env, "--port", str(port or free_port()))
     try:
         yield server
@@ -149,7 +175,7 @@ def serving(env: dict[str, str], port: int | None = None) -> Iterator[Served]:
 
 
 @pytest.fixture
-def served(league_env: dict[str, str]) -> Iterator[Served]:
+def served(league_env: dict[str, str]) -> Iterator[InProcessLeague | Served]:
     with serving(league_env) as server:
         yield server
 

@@ -17,11 +17,12 @@ from services.kernel.founding import create_league
 from services.kernel.settings import LeagueSettings
 from tests.clients.conftest import Player, one_line_failure, serving, wallet_with
 from tests.harness.founding import SMALL_RUNS, TEST_POLICIES
-from tests.harness.served import Served, clean_env
+from tests.harness.league import InProcessLeague
+from tests.harness.served import clean_env
 
 
 @pytest.fixture
-def small(tmp_path: Path, database_url: str) -> Iterator[Served]:
+def small(tmp_path: Path, database_url: str) -> Iterator[InProcessLeague]:
     """A league whose every run is tiny (3 standard prints a title), served."""
     home = tmp_path / "league"
     create_league(LeagueSettings(data_dir=home, database_url=database_url),
@@ -37,7 +38,7 @@ def notes(player: Player) -> dict[str, int]:
 
 
 # V.5
-def test_an_exhausted_run_refunds_the_notes_paid(small: Served, tmp_path: Path) -> None:
+def test_an_exhausted_run_refunds_the_notes_paid(small: InProcessLeague, tmp_path: Path) -> None:
     """Tally's standard run (3) stamped out by the player's own prints: cz buy Tally is
     refunded, the notes paid issued back to the buyer and held again, nothing else changed;
     the refunded notes then buy another single."""
@@ -71,7 +72,7 @@ def test_an_exhausted_run_refunds_the_notes_paid(small: Served, tmp_path: Path) 
 
 # V.5, V.7
 def test_notes_signed_elsewhere_first_reject_the_purchase(
-    small: Served, tmp_path: Path
+    small: InProcessLeague, tmp_path: Path
 ) -> None:
     """A claims two M25 notes, saves, signs both to B (notarized); from the old save code A
     pays a Tally with them: the notary has B's hops first, so the purchase is rejected on one
@@ -106,7 +107,7 @@ def test_notes_signed_elsewhere_first_reject_the_purchase(
 
 
 @pytest.fixture
-def generous(tmp_path: Path, database_url: str) -> Iterator[Served]:
+def generous(tmp_path: Path, database_url: str) -> Iterator[InProcessLeague]:
     """A league whose faucet gives 200 marks a key a day, served."""
     home = tmp_path / "league"
     policies = TEST_POLICIES.model_copy(update={"faucet_marks_per_day": 200})
@@ -119,7 +120,7 @@ def generous(tmp_path: Path, database_url: str) -> Iterator[Served]:
 
 # V.5, V.7, L-05, L-21
 def test_an_honest_note_of_a_rejected_purchase_stays_bound_to_the_treasury(
-    generous: Served, tmp_path: Path
+    generous: InProcessLeague, tmp_path: Path
 ) -> None:
     """A pays a Tally with two M25 notes, one of them signed to B first from a newer wallet:
     the purchase is rejected with the proof convicting A of that one note; the other note was
@@ -168,7 +169,7 @@ def test_an_honest_note_of_a_rejected_purchase_stays_bound_to_the_treasury(
 
 # V.5, V.7, L-05, L-20, L-21
 def test_the_print_of_a_rejected_upgrade_stays_bound_to_the_mint(
-    generous: Served, tmp_path: Path
+    generous: InProcessLeague, tmp_path: Path
 ) -> None:
     """A pays a gilt upgrade of its Tally with an M100 note already signed to B from a newer
     wallet: the purchase is rejected, the note B's; the Tally's hop to the mint was never

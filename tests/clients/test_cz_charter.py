@@ -1,21 +1,19 @@
-"""``cz charter``: validate, play and replay, run as a player would run them."""
+"""``cz charter``: validate, play and replay, run as a player would run them (in this
+process: tests.harness.cz)."""
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
-import sys
 from pathlib import Path
 
 from game.charter import library
-
-CZ = Path(sys.executable).parent / "cz"
+from tests.harness.cz import run_cz
 
 
 def cz(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(CZ), *args], capture_output=True, text=True, input=stdin, check=False, timeout=120
-    )
+    return run_cz(args, env=dict(os.environ), stdin=stdin)
 
 
 # The Charter

@@ -18,7 +18,7 @@ from ledger.endorsements import Chain, endorse
 from ledger.keys import PublicKey, SigningKey
 from ledger.savecode import MINIMUM_KDF, seal_save_code
 from tests.clients.conftest import PASSPHRASE, Player, on_terminal, one_line_failure, wallet_with
-from tests.harness.served import Served
+from tests.harness.league import InProcessLeague
 
 
 def held(player: Player) -> tuple[object, object]:
@@ -27,7 +27,7 @@ def held(player: Player) -> tuple[object, object]:
 
 # V.5
 def test_claim_then_buy_a_single_with_change(
-    served: Served, players: dict[str, Player], tmp_path: Path
+    served: InProcessLeague, players: dict[str, Player], tmp_path: Path
 ) -> None:
     """M50 of marks (the day's cap) become notes and leave the collection; the cap refuses a
     second claim in one line; a M30 Tally is paid with the fewest notes, stamped to the buyer
@@ -109,7 +109,7 @@ async def paid_and_lost(url: str, wallet: Wallet) -> tuple[str, str]:
 
 # V.5
 def test_lost_answers_are_finished_not_paid_twice(
-    served: Served, players: dict[str, Player], tmp_path: Path
+    served: InProcessLeague, players: dict[str, Player], tmp_path: Path
 ) -> None:
     """A purchase and a claim kept in the wallet whose answers never arrived are sent again
     as they were: the same print and notes credited once, nothing paid or converted twice."""
@@ -178,7 +178,7 @@ async def ready_to_upgrade(url: str, wallet: Wallet) -> str:
 
 # V.5, L-20
 def test_buy_a_finish_upgrade_returning_a_standard_print(
-    served: Served, players: dict[str, Player], tmp_path: Path
+    served: InProcessLeague, players: dict[str, Player], tmp_path: Path
 ) -> None:
     """cz buy --upgrade SERIAL --finish gilt: M80 of notes and the standard Tally returned to
     the mint buy a gilt Tally; the standard print leaves the collection, the gilt one joins
@@ -254,7 +254,7 @@ async def holofoil_run_out(url: str, wallet: Wallet) -> str:
 
 # V.5, L-18, L-20
 def test_an_upgrade_of_an_exhausted_run_gives_back_the_notes_and_the_print(
-    served: Served, players: dict[str, Player], tmp_path: Path
+    served: InProcessLeague, players: dict[str, Player], tmp_path: Path
 ) -> None:
     """cz buy --upgrade of a Plenum whose holofoil run is stamped out: refunded; the paid
     notes come back (their next issue) and so does the standard Plenum, issued again by the

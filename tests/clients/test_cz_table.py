@@ -1,13 +1,16 @@
-"""``cz table``: the CLI run as a subprocess, as a player would run it."""
+"""``cz table``: the CLI as a player runs it, in this process (tests.harness.cz); the usage
+errors also from the real console script, a process's exit status."""
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 from game.window import new_market_table, to_json
+from tests.harness.cz import run_cz
 
 DATA = Path(__file__).parents[1] / "data" / "window"
 #: The console script pyproject declares (``cz = "clients.cz:main"``), beside this Python.
@@ -15,13 +18,13 @@ CZ = Path(sys.executable).parent / "cz"
 
 
 def cz(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return run_cz(args, env=dict(os.environ), stdin=stdin)
+
+
+def process(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [str(CZ), *args],
-        capture_output=True,
-        text=True,
-        input=stdin,
-        check=False,
-        timeout=60,
+        [str(CZ), *args], capture_output=True, text=True, check=False, timeout=60,
+        stdin=subprocess.DEVNULL,
     )
 
 
@@ -129,9 +132,10 @@ def test_unreadable_records_exit_2_with_one_line(tmp_path: Path) -> None:
 
 def test_usage_errors_are_one_line_with_status_2() -> None:
     """A missing argument, an unknown command or a missing charter option is one line on
-    stderr naming where --help is, exit 2, at every level of the command tree."""
+    stderr naming where --help is, exit 2, at every level of the command tree. Run as a real
+    process: the console script's exit status (a subprocess smoke test)."""
     for args in (("table", "replay"), ("bogus",), ("charter", "validate")):
-        result = cz(*args)
+        result = process(*args)
         assert result.returncode == 2
         lines = result.stderr.strip().splitlines()
         assert len(lines) == 1, result.stderr

@@ -11,7 +11,7 @@ from game.economy.prints import Finish, Print
 from ledger.fraud import FraudProof
 from services.kernel.database import scratch_database
 from tests.clients.conftest import Player, on_terminal, one_line_failure, serving, wallet_with
-from tests.harness.served import Served, init_league
+from tests.harness.league import InProcessLeague, init_league
 
 PRINTS = (Print("Model-A"), Print("Tally", Finish.GILT), Print("Faithful"))
 
@@ -22,7 +22,9 @@ def serials(player: Player) -> dict[str, str]:
 
 
 # V.4, V.6, V.7, V.8; issue 12 item 4
-def test_the_trade_story(served: Served, players: dict[str, Player], tmp_path: Path) -> None:
+def test_the_trade_story(
+    served: InProcessLeague, players: dict[str, Player], tmp_path: Path
+) -> None:
     """A stamps three prints (a progress bar on a terminal), sends one to B, who imports it
     notarized; A sends the same print to C from an old save code: C's import is refused with
     the fraud proof kept; B's save code loads on a second device and shows the print; cz
@@ -102,7 +104,7 @@ def test_the_trade_story(served: Served, players: dict[str, Player], tmp_path: P
 
 # V.3, V.6, V.7; issue 12 item 4 (bad input)
 def test_bad_input_is_one_line_and_loses_nothing(
-    served: Served, players: dict[str, Player], tmp_path: Path
+    served: InProcessLeague, players: dict[str, Player], tmp_path: Path
 ) -> None:
     """A wrong passphrase, a truncated save code, a slip for someone else, a slip with one byte
     changed: each one line, exit 2, and the wallet's file byte for byte what it was."""

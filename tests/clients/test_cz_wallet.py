@@ -27,7 +27,7 @@ from tests.clients.conftest import (
     one_line_failure,
     wallet_with,
 )
-from tests.harness.served import Served
+from tests.harness.league import InProcessLeague
 from tests.ledger.factories import make_league
 
 COMMANDS = ("key", "save", "load", "collection", "card", "league", "stamp", "send", "import",
@@ -190,7 +190,7 @@ def keep_unsent(player: Player) -> tuple[str, str, list[str]]:
 
 # V.4, V.5: a request kept before it is sent
 def test_collection_shows_what_is_pending_until_it_is_finished(
-    served: Served, tmp_path: Path
+    served: InProcessLeague, tmp_path: Path
 ) -> None:
     """A stamp, a claim and a purchase sent and never answered are shown by cz collection
     (and --json): what each asked for, what it took with it, the command that finishes it;

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ledger.catalog import ARCHIVE_SETS, CardSet
 from tests.clients.conftest import Player
-from tests.harness.served import Served
+from tests.harness.league import InProcessLeague
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 _BLOCK = re.compile(r"^<!-- play-and-trade: ([a-z ]+) -->\n```sh\n(.*?)^```", re.M | re.S)
@@ -35,7 +35,10 @@ def test_the_section_names_every_wallet_and_league_command() -> None:
     assert all(c[0] == "cz" for _, commands in blocks() for c in commands)
 
 
-def test_play_and_trade_runs_as_written(served: Served, tmp_path: Path) -> None:
+def test_play_and_trade_runs_as_written(served: InProcessLeague, tmp_path: Path) -> None:
+    """Every command of the section, run as written by the console script a player runs (a
+    real process each: the subprocess smoke test of the whole client), as its block's player;
+    the league served in this process."""
     roles: dict[str, Player] = {}
     for role, commands in blocks():
         player = roles.setdefault(
@@ -45,7 +48,7 @@ def test_play_and_trade_runs_as_written(served: Served, tmp_path: Path) -> None:
             player.passphrase = roles["you"].passphrase
         for command in commands:
             args = [served.url if arg == README_URL else arg for arg in command[1:]]
-            result = player.run(*args)
+            result = player.process(*args)
             assert result.returncode == 0, (command, result.stderr)
     you = roles["you"].json("collection")
     # the five tables reached the Lettered Registrar, whose seven prints were stamped

@@ -24,7 +24,7 @@ import subprocess
 import sys
 import threading
 import traceback
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 from clients import cz
@@ -40,37 +40,54 @@ def run_cz(
     """``cz ARGV`` in this process, as ``subprocess.run([cz, *argv], env=env, cwd=cwd,
     input=stdin, capture_output=True, text=True)`` would answer: its exit status (a
     ``SystemExit`` caught; an uncaught exception is a traceback on stderr and status 1, as
-    the console script's would be), stdout and stderr. No stdin reads as empty.
+    the console script's would be), stdout and stderr. No stdin reads as empty."""
+    return run_main(cz.main, "cz", argv, env=env, cwd=cwd, stdin=stdin)
 
-    cz runs its own event loop (``asyncio.run``): from inside a running loop (an async test)
-    the call is made on a worker thread, which this thread waits for."""
+
+def run_main(
+    main: Callable[[list[str]], int],
+    prog: str,
+    argv: Sequence[str],
+    *,
+    env: Mapping[str, str],
+    cwd: Path | str | None = None,
+    stdin: str | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """A console script's ``main(argv)`` (cz's, league's) in this process, as
+    :func:`run_cz` says. It may run its own event loop (``asyncio.run``): from inside a
+    running loop (an async test) the call is made on a worker thread, which this thread
+    waits for."""
     args = [str(arg) for arg in argv]
+
+    def call() -> subprocess.CompletedProcess[str]:
+        return _run(main, prog, args, env, cwd, stdin)
+
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return _run(args, env, cwd, stdin)
+        return call()
     answers: list[subprocess.CompletedProcess[str]] = []
-    worker = threading.Thread(target=lambda: answers.append(_run(args, env, cwd, stdin)),
-                              name="cz")
+    worker = threading.Thread(target=lambda: answers.append(call()), name=prog)
     worker.start()
     worker.join()
     (answer,) = answers
     return answer
 
 
-def _run(argv: list[str], env: Mapping[str, str], cwd: Path | str | None,
-         stdin: str | None) -> subprocess.CompletedProcess[str]:
+def _run(main: Callable[[list[str]], int], prog: str, argv: list[str],
+         env: Mapping[str, str], cwd: Path | str | None, stdin: str | None
+         ) -> subprocess.CompletedProcess[str]:
     out, err = io.BytesIO(), io.BytesIO()
-    with _environment(env), _directory(cwd), _streams(stdin, out, err):
+    with environment(env), _directory(cwd), _streams(stdin, out, err):
         try:
-            status = _exit_status(cz.main(argv))
+            status = _exit_status(main(argv))
         except SystemExit as exc:
             status = _exit_status(exc.code)
         except Exception:  # what the console script would print and exit 1 on
             traceback.print_exc()
             status = 1
     return subprocess.CompletedProcess(
-        ["cz", *argv], status, _text(out.getvalue()), _text(err.getvalue())
+        [prog, *argv], status, _text(out.getvalue()), _text(err.getvalue())
     )
 
 
@@ -90,7 +107,8 @@ def _text(raw: bytes) -> str:
 
 
 @contextlib.contextmanager
-def _environment(env: Mapping[str, str]) -> Iterator[None]:
+def environment(env: Mapping[str, str]) -> Iterator[None]:
+    """``os.environ`` is ``env`` inside the block, and what it was again after it."""
     saved = dict(os.environ)
     os.environ.clear()
     os.environ.update(env)
