@@ -16,6 +16,7 @@ import json
 import os
 import pty
 import select
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator, Sequence
@@ -109,9 +110,10 @@ def wallet_with(path: Path, prints: Sequence[Print], *, marks: int = 0,
 
 
 def on_terminal(args: Sequence[str], env: dict[str, str],
-                answers: Sequence[tuple[str, str]] = ()) -> tuple[int, str]:
-    """Run ``cz`` on a pseudo-terminal, typing each answer once its prompt has appeared;
-    returns the exit status and everything the terminal showed."""
+                answers: Sequence[tuple[str, str | None]] = ()) -> tuple[int, str]:
+    """Run ``cz`` on a pseudo-terminal, typing each answer once its prompt has appeared (an
+    answer None is Ctrl-C: SIGINT to cz); returns the exit status and everything the terminal
+    showed."""
     master, slave = pty.openpty()
     process = subprocess.Popen(
         [str(CZ), *args], stdin=slave, stdout=slave, stderr=slave, env=env,
@@ -139,7 +141,10 @@ def on_terminal(args: Sequence[str], env: dict[str, str],
                     raise AssertionError(f"no prompt {prompt!r}; the terminal showed {shown!r}")
                 shown += chunk
             seen = at + len(prompt)
-            os.write(master, answer.encode() + b"\n")
+            if answer is None:
+                process.send_signal(signal.SIGINT)
+            else:
+                os.write(master, answer.encode() + b"\n")
         while chunk := read():
             shown += chunk
         return process.wait(timeout=GUARD_SECONDS), shown.decode("utf-8", "replace")
