@@ -41,7 +41,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import os
 import random
+import secrets
 import tempfile
 import time
 from collections import Counter
@@ -133,6 +135,9 @@ LONG_EXAMPLE_STEPS = 250
 #: arguments: claims, and restarts), then a random one (derandomized in CI).
 SHORT_STEPS = 30
 SHORT_EXAMPLES = 3
+#: The long form's games: another every run, unless ``RELIABILITY_SEED`` names the seed of a
+#: run to play again (as far as a league's timing lets a game be played again).
+LONG_SEED = int(os.environ.get("RELIABILITY_SEED") or secrets.randbits(32))
 #: Every this many steps the deep check runs, and the audit every :data:`AUDIT_EVERY` (less
 #: often in the long form, whose leagues grow larger).
 DEEP_EVERY = 25 if long_form() else 10
@@ -224,8 +229,9 @@ class EconomyMachine(RuleBasedStateMachine):
         self.ids = itertools.count(1)
         self.steps = 0
         self.trace: list[str] = []
-        #: The long form's leagues each play another game, even hypothesis's simplest.
-        self.salt = TOTALS.examples if long_form() else 0
+        #: The long form's leagues each play another game, even hypothesis's simplest, and
+        #: every long run other games (:data:`LONG_SEED`).
+        self.salt = f"{LONG_SEED}-{TOTALS.examples}" if long_form() else "0"
         self.broken = False
         self.run(self._open())
 
@@ -1043,6 +1049,7 @@ def test_the_economy_holds_under_attack_kills_and_restarts(server_url: str) -> N
     EconomyMachine.server_url = server_url
     started = time.monotonic()
     if long_form():
+        print(f"economy machine: RELIABILITY_SEED={LONG_SEED}", flush=True)
         while TOTALS.steps < LONG_STEPS:
             run_state_machine_as_test(EconomyMachine,
                                       settings=machine_settings(LONG_EXAMPLE_STEPS, 2))
@@ -1065,4 +1072,5 @@ def test_the_economy_holds_under_attack_kills_and_restarts(server_url: str) -> N
         "attacks by kind": ", ".join(f"{k} {v}" for k, v in sorted(TOTALS.attacks.items())),
         "violations": 0,
         "seconds": round(time.monotonic() - started),
+        **({"seed": LONG_SEED} if long_form() else {}),
     })
