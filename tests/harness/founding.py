@@ -13,7 +13,6 @@ from ledger.catalog import PLAYING
 from ledger.manifest import Policies
 from ledger.print_runs import PrintRun, PrintRunTable
 from ledger.savecode import MINIMUM_KDF
-from services.eventlog.migrate import upgrade
 from services.kernel.founding import create_league
 from services.kernel.settings import LeagueSettings
 
@@ -44,8 +43,8 @@ TEST_POLICIES = Policies(
 
 @pytest.fixture
 def make_settings(tmp_path: Path, database_url: str) -> Callable[..., LeagueSettings]:
-    """Create a league in a fresh data dir over the migrated test database."""
-    upgrade(database_url)
+    """Create a league in a fresh data dir over the test's database (migrated: a copy of the
+    session's template, tests/conftest.py)."""
     counter = iter(range(100))
 
     def make(**league: Any) -> LeagueSettings:

@@ -19,17 +19,17 @@ INSERT = (
 )
 
 
-async def test_unproven_records_go_and_cannot_come_back(database_url: str) -> None:
+async def test_unproven_records_go_and_cannot_come_back(empty_database_url: str) -> None:
     """At 0009 every schema holds a fork and an unproven record; after the upgrade only the
     fork is left, and an unproven record is refused by the kind's check."""
-    await asyncio.to_thread(upgrade, database_url, "0009_print_returns")
-    conn = await asyncpg.connect(database_url)
+    await asyncio.to_thread(upgrade, empty_database_url, "0009_print_returns")
+    conn = await asyncpg.connect(empty_database_url)
     try:
         for schema in SCHEMAS:
             insert = INSERT.format(s=schema)
             await conn.execute(insert, "fork", b"\1" * 32, b"\2" * 32)
             await conn.execute(insert, "unproven", b"\1" * 32, b"\3" * 32)
-        await asyncio.to_thread(upgrade, database_url)
+        await asyncio.to_thread(upgrade, empty_database_url)
         for schema in SCHEMAS:
             kinds = await conn.fetch(f"SELECT kind FROM {schema}.witness_evidence")  # noqa: S608
             assert [r[0] for r in kinds] == ["fork"]

@@ -13,11 +13,11 @@ from services.eventlog.migrate import head_revision, sqlalchemy_url, upgrade
 TABLES = {"checkpoints", "events", "log_head", "tree_nodes"}
 
 
-async def test_upgrade_creates_every_service_schema(database_url: str) -> None:
+async def test_upgrade_creates_every_service_schema(empty_database_url: str) -> None:
     """After upgrade each of mint, treasury, notary holds the four log tables and a head row."""
-    await asyncio.to_thread(upgrade, database_url)
-    await asyncio.to_thread(upgrade, database_url)  # a second run is a no-op
-    conn = await asyncpg.connect(database_url)
+    await asyncio.to_thread(upgrade, empty_database_url)
+    await asyncio.to_thread(upgrade, empty_database_url)  # a second run is a no-op
+    conn = await asyncpg.connect(empty_database_url)
     try:
         for schema in SCHEMAS:
             rows = await conn.fetch(

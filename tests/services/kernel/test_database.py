@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import signal
@@ -11,26 +12,48 @@ from pathlib import Path
 import asyncpg
 import pytest
 
+from migrations import SCHEMAS
+from services.eventlog.migrate import head_revision
 from services.kernel.database import (
     EmbeddedSupervisor,
     embedded_status,
+    scratch_database,
     start_embedded,
     stop_embedded,
 )
 
 
-async def test_fresh_database_is_real_postgres(database_url: str) -> None:
-    """Every database test talks to a real PostgreSQL, in a database of its own."""
-    conn = await asyncpg.connect(database_url)
-    try:
-        version = await conn.fetchval("SHOW server_version_num")
-        tables = await conn.fetchval(
-            "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'public'"
-        )
-    finally:
-        await conn.close()
-    assert int(version) >= 140000
-    assert tables == 0
+def _fetch(url: str, sql: str) -> object:
+    async def fetch() -> object:
+        conn = await asyncpg.connect(url)
+        try:
+            return await conn.fetchval(sql)
+        finally:
+            await conn.close()
+
+    return asyncio.run(fetch())
+
+
+def test_each_test_has_a_real_database_of_its_own_at_the_newest_migration(
+    server_url: str, template_database: str, database_url: str, empty_database_url: str
+) -> None:
+    """Every database test talks to a real PostgreSQL, in a database of its own already at
+    the newest migration: a copy of the session's template, so the code under test that
+    migrates (`league serve`, `league migrate`) finds nothing to do. What a test writes stays
+    in its copy, never in the template; the tests of the migrations get an empty database."""
+    assert int(str(_fetch(database_url, "SHOW server_version_num"))) >= 140000
+    assert _fetch(database_url, "SELECT version_num FROM alembic_version") == head_revision()
+    for schema in SCHEMAS:
+        assert _fetch(database_url, f"SELECT size FROM {schema}.log_head") == 0  # noqa: S608
+    _fetch(database_url, "CREATE TABLE scribbled (x int)")
+    with scratch_database(server_url, "cz_probe", template=template_database) as another:
+        assert _fetch(another, "SELECT to_regclass('scribbled')::text") is None
+        assert _fetch(another, "SELECT version_num FROM alembic_version") == head_revision()
+    assert _fetch(
+        empty_database_url,
+        "SELECT count(*) FROM information_schema.tables WHERE table_schema <> ALL"
+        "('{pg_catalog,information_schema}')",
+    ) == 0
 
 
 def test_the_supervisor_restarts_a_crashed_server_and_leaves_a_stopped_one(

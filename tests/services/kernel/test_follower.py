@@ -22,7 +22,6 @@ from ledger.keys import PublicKey, SigningKey
 from ledger.leaf import Event
 from ledger.manifest import LeagueManifest
 from services.eventlog import PostgresEventStore, StoreTransaction
-from services.eventlog.migrate import upgrade
 from services.kernel.database import scratch_database
 from services.kernel.follower import FeedFollower, FeedRefused
 from services.kernel.settings import LeagueSettings
@@ -190,6 +189,7 @@ async def test_a_forked_history_is_refused_with_both_checkpoints(
     notary: PostgresEventStore,
     pool: asyncpg.Pool,
     server_url: str,
+    template_database: str,
     tmp_path: Path,
 ) -> None:
     """The same mint key serving another history (an old backup restored and stamped again)
@@ -199,10 +199,10 @@ async def test_a_forked_history_is_refused_with_both_checkpoints(
     await stamp(league, manifest, 3)
     await checkpoint_covering(league, 3)
     assert await follower(notary, league, manifest).catch_up() == 3
-    fork = scratch_database(server_url, "cz_fork")  # a context manager that blocks: a thread
+    # Migrated (a copy of the template); a context manager that blocks: in a thread.
+    fork = scratch_database(server_url, "cz_fork", template=template_database)
     fork_url = await asyncio.to_thread(fork.__enter__)
     try:
-        await asyncio.to_thread(upgrade, fork_url)
         # The same league's keys and manifest on another host, without the checkpoint this
         # one keeps (which would refuse the fork before it served anything).
         elsewhere = tmp_path / "elsewhere"

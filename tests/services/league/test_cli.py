@@ -93,14 +93,14 @@ def test_help_teaches_every_command(env: dict[str, str]) -> None:
     assert "DATABASE_URL" in result.stdout
 
 
-def test_migrate_creates_the_schemas(env: dict[str, str], database_url: str) -> None:
-    """migrate brings the database to the newest schema (and is idempotent)."""
+def test_migrate_creates_the_schemas(env: dict[str, str], empty_database_url: str) -> None:
+    """migrate brings an empty database to the newest schema (and is idempotent)."""
     for _ in range(2):
-        result = league(env, "migrate")
+        result = league({**env, "DATABASE_URL": empty_database_url}, "migrate")
         assert result.returncode == 0, result.stderr
 
     async def tables() -> set[str]:
-        conn = await asyncpg.connect(database_url)
+        conn = await asyncpg.connect(empty_database_url)
         try:
             rows = await conn.fetch(
                 "SELECT table_name FROM information_schema.tables WHERE table_schema = 'mint'"
