@@ -5,13 +5,11 @@ By default ``cz`` runs in this process (:func:`tests.harness.cz.run_cz`: its own
 working directory, stdin and captured output) and the league is served in this process too
 (:class:`tests.harness.league.InProcessLeague`, what `league serve` serves, on a background
 event loop). Real processes stay where the process is the point: ``Player.process`` runs the
-console script (its exit status as a process, no stdin at all), ``on_terminal`` runs it on a
-pseudo-terminal (the prompts, colour, Ctrl-C), ``serving(..., process=True)`` a `league serve`
-child (a league that stops as a process does)."""
+console script (the README's commands), ``on_terminal`` runs it on a pseudo-terminal (the
+prompts, the progress bars, colour, Ctrl-C)."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import pty
@@ -31,8 +29,7 @@ from game.economy.prints import Print
 from ledger.savecode import MINIMUM_KDF, seal_save_code
 from tests.harness.cz import run_cz
 from tests.harness.league import InProcessLeague, clean_env, init_league
-from tests.harness.ports import free_port
-from tests.harness.served import Served
+from tests.harness.league import served_in_process as serving
 
 #: The console script pyproject declares (``cz = "clients.cz:main"``), beside this Python.
 CZ = Path(sys.executable).parent / "cz"
@@ -159,28 +156,8 @@ def league_env(tmp_path: Path, database_url: str) -> dict[str, str]:
     return init_league(tmp_path / "league", database_url)
 
 
-@contextlib.contextmanager
-def serving(env: dict[str, str], port: int | None = None, *, process: bool = False
-            ) -> Iterator[InProcessLeague | Served]:
-    """The league in ``env`` served on ``port`` (default: a free one) until the block exits:
-    in this process, or with ``process`` as a `league serve` child."""
-    if not process:
-        league = InProcessLeague(env, port or 0)
-        try:
-            yield league
-        finally:
-            league.stop()
-        return
-    server = Served(env, "--port", str(port or free_port()))
-    try:
-        yield server
-    finally:
-        if server.process.poll() is None:
-            server.stop()
-
-
 @pytest.fixture
-def served(league_env: dict[str, str]) -> Iterator[InProcessLeague | Served]:
+def served(league_env: dict[str, str]) -> Iterator[InProcessLeague]:
     with serving(league_env) as server:
         yield server
 

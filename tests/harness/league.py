@@ -117,7 +117,8 @@ def _run_forever(loop: asyncio.AbstractEventLoop) -> None:
 
 @contextlib.contextmanager
 def served_in_process(env: Mapping[str, str], port: int = 0) -> Iterator[InProcessLeague]:
-    """An :class:`InProcessLeague` for the block."""
+    """The league in ``env`` served in this process on ``port`` (default: a free one) until
+    the block exits: an :class:`InProcessLeague`."""
     league = InProcessLeague(env, port)
     try:
         yield league
