@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import shutil
 import sys
 from collections.abc import AsyncIterator, Sequence
@@ -27,6 +28,8 @@ from services.kernel.follower import FeedFollower, FeedRefused
 from services.kernel.settings import LeagueSettings
 from tests.harness.mint import checkpoint_covering, serve
 
+#: A guard against a hang, never a timing assertion.
+GUARD = 60.0
 APPLIED = "CREATE TABLE notary.applied (seq bigint NOT NULL, serial text NOT NULL)"
 
 
@@ -251,25 +254,48 @@ async def test_a_checkpoint_by_another_key_is_refused(
     assert await applied(pool) == []
 
 
+class Retries(logging.Handler):
+    """Sets ``third`` once the follower has logged its third retry."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.count = 0
+        self.third = asyncio.Event()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if "retrying in" in record.getMessage():
+            self.count += 1
+            if self.count >= 3:
+                self.third.set()
+
+
 async def test_run_backs_off_while_the_source_is_down(
     notary: PostgresEventStore, server: TestServer, pool: asyncpg.Pool
 ) -> None:
     """With the followed service unreachable, run() keeps retrying (it does not crash) until
-    it is cancelled; nothing is applied."""
+    it is cancelled: three failures logged, each followed by another try; nothing is
+    applied."""
     async with LeagueClient(str(server.make_url(""))) as league:
         manifest = await league.manifest()
-    async with LeagueClient("http://127.0.0.1:9", timeout=1) as down:
-        task = asyncio.create_task(follower(notary, down, manifest).run(idle=0.01))
-        await asyncio.sleep(0.5)
-        assert not task.done()
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
+    retries = Retries()
+    logger = logging.getLogger("services.kernel.follower")
+    logger.addHandler(retries)
+    try:
+        async with LeagueClient("http://127.0.0.1:9", timeout=1) as down:
+            task = asyncio.create_task(follower(notary, down, manifest).run(idle=0.01))
+            await asyncio.wait_for(retries.third.wait(), GUARD)
+            assert not task.done()
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+    finally:
+        logger.removeHandler(retries)
     assert await applied(pool) == []
 
 
 #: A follower process for the kill test: it applies pages of one event, each transaction
-#: holding its rows for a while before it commits, and says when it is inside one.
+#: holding its rows until the test writes "go" before it commits, and says when it is inside
+#: one.
 FOLLOWER_PROCESS = """
 import asyncio, sys
 import asyncpg
@@ -286,7 +312,9 @@ async def apply(tx, events):
         [e.seq for e in events], [e.stream for e in events],
     )
     print("inside", events[0].seq, flush=True)
-    await asyncio.sleep(0.3)  # the rows are written, not committed: a kill here loses them
+    # The rows are written, not committed: held until the test says "go" (a kill here loses
+    # them).
+    assert await asyncio.to_thread(sys.stdin.readline) == "go\\n"
 
 async def main():
     async with asyncpg.create_pool(database_url, min_size=1, max_size=2) as pool:
@@ -317,13 +345,17 @@ async def test_killed_with_sigkill_mid_batch_and_restarted_applies_each_event_on
     process = await asyncio.create_subprocess_exec(
         sys.executable, "-c", FOLLOWER_PROCESS, settings.database, str(server.make_url("")),
         f"{manifest.league}/mint", manifest.mint,
-        stdout=asyncio.subprocess.PIPE,
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
     )
+    assert process.stdin is not None
     assert process.stdout is not None
     try:
-        for _ in range(3):  # pages 0 and 1 commit; the kill lands inside page 2
-            line = await asyncio.wait_for(process.stdout.readline(), 60)
-            assert line.startswith(b"inside"), line
+        for page in range(3):  # pages 0 and 1 commit; the kill lands inside page 2
+            line = await asyncio.wait_for(process.stdout.readline(), GUARD)
+            assert line == f"inside {page}\n".encode(), line
+            if page < 2:
+                process.stdin.write(b"go\n")
+                await process.stdin.drain()
     finally:
         process.kill()
         await process.wait()
@@ -332,6 +364,18 @@ async def test_killed_with_sigkill_mid_batch_and_restarted_applies_each_event_on
     assert (await restarted.position()).next_seq == 2
     assert await restarted.catch_up() == 4
     assert await applied(pool) == list(range(6))
+
+
+async def lock_waiter(pool: asyncpg.Pool) -> None:
+    """Return once a session of this database waits for a lock (a bounded wait: a guard)."""
+    for _ in range(int(GUARD / 0.01)):
+        if await pool.fetchval(
+            "SELECT count(*) FROM pg_stat_activity"
+            " WHERE datname = current_database() AND wait_event_type = 'Lock'"
+        ):
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError("no session ever waited for the open page's lock")
 
 
 async def test_two_followers_starting_a_feed_at_once_apply_each_event_once(
@@ -349,7 +393,7 @@ async def test_two_followers_starting_a_feed_at_once_apply_each_event_once(
     async def slow(tx: StoreTransaction, events: Sequence[Event]) -> None:
         await record(tx, events)
         inside.set()
-        await asyncio.sleep(0.5)  # widens the window: the other starts while this is open
+        await lock_waiter(pool)  # holds this page open until the other waits for it
 
     first = asyncio.create_task(follower(notary, league, manifest, apply=slow).catch_up())
     await inside.wait()
