@@ -10,8 +10,9 @@ The process's state cz touches is swapped for the call and restored after it: ``
 (cz reads CZ_HOME, CZ_PASSPHRASE, CZ_KDF, NO_COLOR there), the working directory (files named
 on its command line are relative to it) and ``sys.stdin``/``stdout``/``stderr`` (in-memory,
 so never a terminal, as with subprocess pipes). cz keeps no module-level state between calls
-(its wallet, league pin and locks are files in CZ_HOME). Calls must not overlap: the tests do
-not run in parallel threads.
+(its wallet, league pin and locks are files in CZ_HOME; what the modules it imports keep is
+pure caches, e.g. ledger.keys' parsed keys, the same answer whoever asks). Calls must not
+overlap: the tests do not run in parallel threads.
 """
 
 from __future__ import annotations
