@@ -69,7 +69,10 @@ _SERVED: dict[str, web.AppKey[CheckpointSource]] = {}
 
 def served_checkpoint_key(service: str) -> web.AppKey[CheckpointSource]:
     """Where an app keeps what serves ``service``'s checkpoint when it is not the bare log."""
-    return _SERVED.setdefault(service, web.AppKey(f"{service}_checkpoints", CheckpointSource))
+    key = _SERVED.get(service)
+    if key is None:  # made once: an AppKey made again (setdefault's argument) is another key
+        key = _SERVED[service] = web.AppKey(f"{service}_checkpoints", CheckpointSource)
+    return key
 
 
 def read_view(app: web.Application, log_key: web.AppKey[EventStore]) -> EventStore:

@@ -409,7 +409,10 @@ async def read_text_body(request: web.Request, limit: int) -> bytes:
 
 def witness_key(service: str) -> web.AppKey[Witness]:
     """The app key of ``service``'s witness (one per service in a composed app)."""
-    return _KEYS.setdefault(service, web.AppKey(f"{service}_witness", Witness))
+    key = _KEYS.get(service)
+    if key is None:  # made once: an AppKey made again (setdefault's argument) is another key
+        key = _KEYS[service] = web.AppKey(f"{service}_witness", Witness)
+    return key
 
 
 _KEYS: dict[str, web.AppKey[Witness]] = {}
