@@ -166,13 +166,15 @@ class Deciding:
     state: tables.GroupState
     #: Notes left in the reserve, by denomination, as this transaction's grants draw on it.
     reserve: dict[int, int] = field(init=False)
-    #: This transaction's decisions so far, by (owner, request id), with the request's hash:
-    #: a copy of a claim is decided once, like a replay of one answered before.
-    decided: dict[tuple[str, str], tuple[bytes, Grant | LedgerError]] = field(init=False)
+    #: This transaction's grants so far, by (owner, request id), with the request's hash: a
+    #: copy of a claim granted is answered as a replay of that grant, like a claim answered
+    #: before. Only a grant takes an id: a refused claim is decided again, as it would be in
+    #: a later transaction.
+    granted: dict[tuple[str, str], tuple[bytes, Grant]] = field(init=False)
 
     def __post_init__(self) -> None:
         self.reserve = {d: row.reserve for d, row in self.state.supply.items()}
-        self.decided = {}
+        self.granted = {}
 
     @property
     def day(self) -> date:
@@ -184,22 +186,17 @@ class Deciding:
     def decide(self, presented: Presented) -> Grant | Again | ClaimAnswer | LedgerError:
         """A grant, a replay (of an answer stored, or of a copy decided in this
         transaction), or one of :data:`REFUSALS`, having changed nothing."""
-        earlier = self.decided.get(presented.id_key)
+        earlier = self.granted.get(presented.id_key)
         if earlier is not None:
             if not hmac.compare_digest(earlier[0], presented.hash):
-                return RequestIdReused(
-                    f"request id {presented.request.request_id!r} was already used by this "
-                    f"key for another claim; choose a new id for a new claim"
-                )
-            first = earlier[1]
-            return Again(first) if isinstance(first, Grant) else first
-        decision: Grant | ClaimAnswer | LedgerError
+                return _reused(presented.request)
+            return Again(earlier[1])
         try:
             decision = self._decide(presented)
         except REFUSALS as refusal:
-            decision = refusal
-        if not isinstance(decision, ClaimAnswer):
-            self.decided[presented.id_key] = (presented.hash, decision)
+            return refusal
+        if isinstance(decision, Grant):
+            self.granted[presented.id_key] = (presented.hash, decision)
         return decision
 
     def _decide(self, presented: Presented) -> Grant | ClaimAnswer:
@@ -207,10 +204,7 @@ class Deciding:
         prior = self.state.answered.get(presented.id_key)
         if prior is not None:
             if not hmac.compare_digest(prior[0], presented.hash):
-                raise RequestIdReused(
-                    f"request id {request.request_id!r} was already used by this key for "
-                    f"another claim; choose a new id for a new claim"
-                )
+                raise _reused(request)
             answer = ClaimAnswer.model_validate(prior[1])
             faucet = self.faucet(request.owner)
             return answer.model_copy(update={"replayed": True, "faucet": faucet})
@@ -343,6 +337,13 @@ async def claim_group(
         await PROJECTION.write(tx, issuing.changes)
         await tables.record_answers(tx, answers)
     return results
+
+
+def _reused(request: ClaimRequest) -> RequestIdReused:
+    return RequestIdReused(
+        f"request id {request.request_id!r} was already used by this key for another claim; "
+        f"choose a new id for a new claim"
+    )
 
 
 def _answer(grant: Grant, notes: list[NoteCertificate]) -> ClaimAnswer:

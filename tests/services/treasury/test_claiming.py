@@ -343,7 +343,11 @@ async def test_copies_of_one_claim_in_one_group_are_replays_of_the_first(
             answer = answers[i]
             assert isinstance(answer, ClaimAnswer)
             assert answer.marks == 30
-        (later,) = await claim_group(treasury, [claim])
-        assert isinstance(later, ClaimAnswer)
-        assert (later.replayed, later.notes) == (True, first.notes)
+        # A later group: the reused id refused first must not refuse the granted body's
+        # copies after it (one did: the refusal had taken the id in its transaction).
+        later = await claim_group(treasury, [other, claim, claim])
+        assert isinstance(later[0], RequestIdReused)
+        for copy in later[1:]:
+            assert isinstance(copy, ClaimAnswer)
+            assert (copy.replayed, copy.notes) == (True, first.notes)
         assert (await rebuild(store, PROJECTION, commit=False)).agrees
