@@ -47,6 +47,12 @@ MAX_NOTES_PER_REQUEST = 256
 #: Events returned by one feed read (``GET /<service>/events?after=N``).
 MAX_FEED_PAGE = 1000
 
+#: Bytes of event bodies one feed page carries: a page stops at the first event past this
+#: (it always carries one), so a page of the largest events still fits every reader's
+#: answer limit (MAX_ANSWER_BYTES). A reader goes on from the page's ``next_after``, never
+#: from the number of events it asked for.
+MAX_FEED_PAGE_BYTES = 4 * MIB
+
 #: Largest JSON request body any service accepts (a full slip plus its envelope).
 MAX_REQUEST_BODY_BYTES = 3 * MIB
 

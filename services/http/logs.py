@@ -12,6 +12,7 @@ holds), else the log itself.
 
 from __future__ import annotations
 
+import json
 from typing import Protocol
 
 from aiohttp import web
@@ -21,7 +22,8 @@ from ledger.api.logs import ConsistencyProof, Feed, FeedEvent, InclusionProof
 from ledger.checkpoint import Checkpoint
 from ledger.encoding import encode_b64
 from ledger.errors import ProofError
-from ledger.limits import MAX_FEED_PAGE
+from ledger.leaf import Event
+from ledger.limits import MAX_FEED_PAGE, MAX_FEED_PAGE_BYTES
 from services.eventlog import EventStore
 from services.http.endpoints import Endpoint
 from services.http.pool import READ_POOL
@@ -40,7 +42,11 @@ class FeedQuery(LogQuery):
     after: int = Field(
         default=-1, ge=-1, le=INT64_MAX, description="Return events with seq greater than this"
     )
-    limit: int = Field(default=100, ge=1, le=MAX_FEED_PAGE, description="At most this many")
+    limit: int = Field(
+        default=100, ge=1, le=MAX_FEED_PAGE,
+        description="At most this many (fewer when their bodies pass MAX_FEED_PAGE_BYTES: read "
+        "on from next_after)",
+    )
 
 
 class InclusionQuery(LogQuery):
@@ -81,11 +87,25 @@ def read_view(app: web.Application, log_key: web.AppKey[EventStore]) -> EventSto
     return app[log_key].reader(app[READ_POOL])
 
 
+def within_page_bytes(events: list[Event]) -> list[Event]:
+    """The first of ``events`` whose bodies come to at most :data:`MAX_FEED_PAGE_BYTES`
+    (at least one): a feed of large events (anyone can make a purchase's event tens of
+    KiB) is served in more, smaller pages, never in one no reader takes."""
+    total = 0
+    for count, event in enumerate(events):
+        total += len(json.dumps(event.body, separators=(",", ":")))  # ASCII: >= its bytes
+        if total > MAX_FEED_PAGE_BYTES and count:
+            return events[:count]
+    return events
+
+
 def log_endpoints(service: str, log_key: web.AppKey[EventStore]) -> tuple[Endpoint, ...]:
     """The feed, checkpoint and proof endpoints of ``service``'s log, at ``/<service>/...``."""
 
     async def events(request: web.Request, query: FeedQuery) -> Feed:
-        found = await read_view(request.app, log_key).read(query.after, query.limit)
+        found = within_page_bytes(
+            await read_view(request.app, log_key).read(query.after, query.limit)
+        )
         next_after = found[-1].seq if found else query.after
         return Feed(events=[FeedEvent.of(e) for e in found], next_after=next_after)
 

@@ -76,7 +76,8 @@ FORMAT = "cz-league-audit/1"
 POOL_AFTER_PAGES = 4
 #: A feed event's ``seq`` member in a page's JSON (never inside a string, where quotes are
 #: escaped).
-_SEQ_MEMBER = re.compile(r'"seq"\s*:')
+#: A feed page's ``next_after``, its last member (a quote inside a string is escaped).
+_NEXT_AFTER = re.compile(r'"next_after"\s*:\s*(-?\d+)\s*}\s*$')
 #: The state file's name in the state directory.
 STATE_FILE = "leagues.json"
 
@@ -354,21 +355,19 @@ class Served:
         return text
 
     async def pages(self, service: str, upto: int, to_end: bool) -> AsyncIterator[str]:
-        # Seqs are dense, so the pages up to a known size are known without reading them (a
-        # gap is the auditor's to find); past it, read on until a page comes back short.
+        # Read on from each page's next_after: a page holds at most MAX_FEED_PAGE events and
+        # fewer when their bodies are large (MAX_FEED_PAGE_BYTES). Up to a known size, ask
+        # for no more than it; past it (to_end), read until a page comes back empty. A page
+        # that names no later seq ends the reading: a gap it leaves is the auditor's to find.
         after = -1
-        while after + 1 < upto:
-            limit = min(MAX_FEED_PAGE, upto - after - 1)
-            yield await self._page(service, after, limit)
-            after += limit
-        while to_end:
-            page = await self._page(service, after, MAX_FEED_PAGE)
+        while after + 1 < upto or to_end:
+            limit = min(MAX_FEED_PAGE, upto - after - 1) if after + 1 < upto else MAX_FEED_PAGE
+            page = await self._page(service, after, limit)
             yield page
-            # Every event has one "seq" member (a quote inside a string is escaped), so
-            # fewer than a full page of them is the end; more (a body's own) reads one more.
-            if len(_SEQ_MEMBER.findall(page)) < MAX_FEED_PAGE:
+            found = _NEXT_AFTER.search(page)
+            if found is None or int(found[1]) <= after:
                 return
-            after += MAX_FEED_PAGE
+            after = int(found[1])
 
 
 class Saved:
