@@ -13,6 +13,7 @@ from clients.league import LeagueClient
 from ledger.checkpoint import Checkpoint
 from services.kernel.settings import LeagueSettings
 from services.mint.app import create_app
+from tests.harness.serving import closing
 
 
 async def checkpoint_covering(league: LeagueClient, size: int, service: str = "mint") -> str:
@@ -35,11 +36,8 @@ async def serve(settings: LeagueSettings) -> TestServer:
 
 @pytest.fixture
 async def server(settings: LeagueSettings) -> AsyncIterator[TestServer]:
-    server = await serve(settings)
-    try:
+    async with closing(await serve(settings)) as server:
         yield server
-    finally:
-        await server.close()
 
 
 @pytest.fixture

@@ -14,12 +14,12 @@ from ledger.certificates import PrintCertificate
 from ledger.endorsements import Chain, endorse
 from ledger.keys import PublicKey, SigningKey
 from ledger.manifest import LeagueManifest
-from services.kernel.compose import compose
 from services.kernel.settings import LeagueSettings
 from services.mint.app import SERVICE as MINT
 from services.notary.app import SERVICE as NOTARY
 from tests.harness.mint import checkpoint_covering
 from tests.harness.ports import free_port
+from tests.harness.serving import composed
 
 #: Wallet times: integers, claims only (nothing orders by them).
 T0 = 1_800_000_000
@@ -34,12 +34,8 @@ def settings(make_settings: Callable[..., LeagueSettings]) -> LeagueSettings:
 
 @pytest.fixture
 async def server(settings: LeagueSettings) -> AsyncIterator[TestServer]:
-    server = TestServer(compose(settings, [MINT, NOTARY]), host="127.0.0.1", port=settings.port)
-    await server.start_server()
-    try:
+    async with composed(settings, [MINT, NOTARY]) as server:
         yield server
-    finally:
-        await server.close()
 
 
 @dataclass

@@ -6,11 +6,13 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
 import pytest
+from aiohttp import web
 from aiohttp.test_utils import TestServer
 
 from clients.league import LeagueProblem
@@ -22,10 +24,11 @@ from ledger.manifest import LeagueManifest
 from services.eventlog import EventStore
 from services.kernel.compose import compose
 from services.kernel.founding import load_manifest
-from services.kernel.projections import rebuild
+from services.kernel.projections import Projection, rebuild
 from services.kernel.settings import LeagueSettings
 from services.treasury.app import SERVICE, TREASURY_LOG
 from services.treasury.projection import PROJECTION
+from tests.harness.serving import closing
 
 
 async def serve(settings: LeagueSettings) -> TestServer:
@@ -107,17 +110,29 @@ async def check_supply(faucet: Faucet, store: EventStore) -> None:
 
 @pytest.fixture
 async def server(settings: LeagueSettings) -> AsyncIterator[TestServer]:
-    server = await serve(settings)
-    try:
+    async with closing(await serve(settings)) as server:
         yield server
-    finally:
-        await server.close()
+
+
+@asynccontextmanager
+async def checked_faucet(
+    settings: LeagueSettings,
+    server: TestServer,
+    *rebuilt: tuple[web.AppKey[EventStore], Projection[Any]],
+) -> AsyncIterator[Faucet]:
+    """The faucet of the treasury ``server`` serves; on the way out (the test done) the supply
+    invariant is checked, and each ``rebuilt`` log (the server's app key of the store, and its
+    projection) rebuilds to its tables."""
+    async with aiohttp.ClientSession() as session:
+        faucet = Faucet(session, str(server.make_url("")).rstrip("/"), load_manifest(settings))
+        yield faucet
+        await check_supply(faucet, server.app[TREASURY_LOG])
+        for log, projection in rebuilt:
+            assert (await rebuild(server.app[log], projection, commit=False)).agrees
 
 
 @pytest.fixture
 async def faucet(settings: LeagueSettings, server: TestServer) -> AsyncIterator[Faucet]:
     """The treasury's faucet; the supply invariant is checked after the test."""
-    async with aiohttp.ClientSession() as session:
-        faucet = Faucet(session, str(server.make_url("")).rstrip("/"), load_manifest(settings))
+    async with checked_faucet(settings, server) as faucet:
         yield faucet
-        await check_supply(faucet, server.app[TREASURY_LOG])

@@ -29,7 +29,6 @@ from ledger.api.treasury import ClaimAnswer, claim_request
 from ledger.keys import SigningKey
 from ledger.print_runs import MISPRINT_SERIAL
 from services.http.pages import environment
-from services.kernel.compose import compose
 from services.kernel.settings import LeagueSettings
 from services.mint.app import SERVICE as MINT
 from services.notary.app import SERVICE as NOTARY
@@ -37,6 +36,7 @@ from services.treasury.app import SERVICE as TREASURY
 from tests.harness.founding import make_settings
 from tests.harness.mint import league
 from tests.harness.ports import free_port
+from tests.harness.serving import composed
 from tests.harness.trading import T0, Trade, hop, trade
 
 __all__ = ["league", "make_settings", "trade"]  # the league over this module's server
@@ -60,13 +60,8 @@ def settings(make_settings: Callable[..., LeagueSettings]) -> LeagueSettings:
 async def server(settings: LeagueSettings) -> AsyncIterator[TestServer]:
     """The whole league in one app on a known port (the notary follows the mint and the
     treasury at the server's own address)."""
-    app = compose(settings, [MINT, NOTARY, TREASURY])
-    server = TestServer(app, host="127.0.0.1", port=settings.port)
-    await server.start_server()
-    try:
+    async with composed(settings, [MINT, NOTARY, TREASURY]) as server:
         yield server
-    finally:
-        await server.close()
 
 
 @pytest.fixture

@@ -21,6 +21,7 @@ from ledger.endorsements import Chain
 from ledger.keys import SigningKey
 from services.kernel.settings import LeagueSettings
 from tests.harness.mint import checkpoint_covering, serve
+from tests.harness.serving import closing
 from tests.harness.trading import hop
 
 SCRIPT = Path(sys.executable).parent / "league"
@@ -32,11 +33,8 @@ GUARD_SECONDS = 120
 @pytest.fixture
 async def mint_alone(settings: LeagueSettings) -> AsyncIterator[TestServer]:
     """The mint served by itself: the notary runs in its own process, following it."""
-    server = await serve(settings)
-    try:
+    async with closing(await serve(settings)) as server:
         yield server
-    finally:
-        await server.close()
 
 
 async def start_notary(settings: LeagueSettings, mint_url: str) -> tuple[

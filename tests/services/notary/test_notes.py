@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
-import aiohttp
 import pytest
 from aiohttp.test_utils import TestServer
 
@@ -24,9 +23,7 @@ from ledger.endorsements import Chain, endorse
 from ledger.events import NoteReturned
 from ledger.keys import PublicKey, SigningKey
 from ledger.merkle import verify_inclusion
-from services.kernel.compose import compose
-from services.kernel.founding import load_manifest, load_service_key
-from services.kernel.projections import rebuild
+from services.kernel.founding import load_service_key
 from services.kernel.settings import LeagueSettings
 from services.mint.app import SERVICE as MINT
 from services.notary.app import NOTARY as NOTARY_KEY
@@ -37,30 +34,23 @@ from services.treasury.app import SERVICE as TREASURY
 from services.treasury.app import TREASURY_LOG
 from services.treasury.projection import PROJECTION as TREASURY_PROJECTION
 from tests.harness.mint import checkpoint_covering
+from tests.harness.mint import league as league  # the league over this module's server
+from tests.harness.serving import composed
 from tests.harness.trading import T0, hop
-from tests.harness.treasury import Faucet, check_supply
+from tests.harness.treasury import Faucet, checked_faucet
 
 
 @pytest.fixture
 async def server(settings: LeagueSettings) -> AsyncIterator[TestServer]:
     """The three services in one app on the settings' port (each follows the others at it)."""
-    app = compose(settings, [MINT, TREASURY, NOTARY])
-    server = TestServer(app, host="127.0.0.1", port=settings.port)
-    await server.start_server()
-    try:
+    async with composed(settings, [MINT, TREASURY, NOTARY]) as server:
         yield server
-    finally:
-        await server.close()
 
 
 @pytest.fixture
 async def faucet(settings: LeagueSettings, server: TestServer) -> AsyncIterator[Faucet]:
-    async with aiohttp.ClientSession() as session:
-        faucet = Faucet(session, str(server.make_url("")).rstrip("/"), load_manifest(settings))
+    async with checked_faucet(settings, server, (NOTARY_LOG, NOTARY_PROJECTION)) as faucet:
         yield faucet
-        await check_supply(faucet, server.app[TREASURY_LOG])
-        notary_log = server.app[NOTARY_LOG]
-        assert (await rebuild(notary_log, NOTARY_PROJECTION, commit=False)).agrees
 
 
 async def claim_note(faucet: Faucet, owner: SigningKey, marks: int = 25) -> Chain:
@@ -92,12 +82,6 @@ async def return_note(server: TestServer, chain: Chain, notarized: int) -> None:
 
 def treasury_key(faucet: Faucet) -> PublicKey:
     return PublicKey.from_text(faucet.manifest.treasury)
-
-
-@pytest.fixture
-async def league(server: TestServer) -> AsyncIterator[LeagueClient]:
-    async with LeagueClient(str(server.make_url(""))) as client:
-        yield client
 
 
 async def test_a_claimed_note_is_endorsed_notarized_and_told(
