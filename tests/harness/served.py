@@ -3,6 +3,7 @@ a league initialised in a fresh LEAGUE_HOME, and a faucet claim over HTTP."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import queue
 import signal
@@ -18,6 +19,7 @@ from clients.league import LeagueClient
 from ledger.api.treasury import ClaimAnswer, claim_request
 from ledger.certificates import NoteCertificate
 from ledger.keys import SigningKey
+from services.kernel.settings import LeagueSettings
 
 SCRIPT = Path(sys.executable).parent / "league"
 
@@ -79,6 +81,24 @@ class Served:
         code = self.process.wait(timeout=GUARD_SECONDS)
         assert self.process.stderr is not None
         return code, self.process.stderr.read()
+
+
+async def serve_child(
+    settings: LeagueSettings, service: str, **env: str
+) -> tuple[asyncio.subprocess.Process, str]:
+    """``league serve SERVICE`` in a child process over the league's home and database, with
+    ``env`` besides (e.g. MINT_URL) and no other LEAGUE_ variable of this process: the child,
+    and the URL it says it serves on."""
+    child_env = {k: v for k, v in os.environ.items() if not k.startswith("LEAGUE_")}
+    child_env.update(LEAGUE_HOME=str(settings.data_dir), DATABASE_URL=settings.database, **env)
+    process = await asyncio.create_subprocess_exec(
+        *COMMAND, "serve", service, "--port", "0", env=child_env,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
+    )
+    assert process.stdout is not None
+    line = (await asyncio.wait_for(process.stdout.readline(), GUARD_SECONDS)).decode()
+    assert line.startswith("serving on "), line
+    return process, line.removeprefix("serving on ").strip()
 
 
 async def claim_notes(

@@ -6,7 +6,6 @@ verifies and folds to its tables (DESIGN §4; Book V.4)."""
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 from collections import Counter
 
@@ -23,24 +22,10 @@ from services.kernel.founding import load_manifest, load_service_key
 from services.kernel.projections import rebuild
 from services.kernel.settings import LeagueSettings
 from services.mint.projection import PROJECTION
-from tests.harness.served import COMMAND, GUARD_SECONDS
+from tests.harness.served import GUARD_SECONDS, serve_child
 
 #: Stamps answered before the kill.
 BEFORE_KILL = 5
-
-
-async def start_mint(settings: LeagueSettings) -> tuple[asyncio.subprocess.Process, str]:
-    """``league serve mint`` in a child process."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("LEAGUE_")}
-    env.update(LEAGUE_HOME=str(settings.data_dir), DATABASE_URL=settings.database)
-    process = await asyncio.create_subprocess_exec(
-        *COMMAND, "serve", "mint", "--port", "0", env=env,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
-    )
-    assert process.stdout is not None
-    line = (await asyncio.wait_for(process.stdout.readline(), GUARD_SECONDS)).decode()
-    assert line.startswith("serving on "), line
-    return process, line.removeprefix("serving on ").strip()
 
 
 def printed(answer: StampAnswer) -> Stamped:
@@ -64,7 +49,7 @@ async def test_a_killed_mint_loses_and_doubles_nothing(settings: LeagueSettings)
     ]
     answered: dict[str, StampAnswer] = {}
     enough = asyncio.Event()
-    mint, url = await start_mint(settings)
+    mint, url = await serve_child(settings, "mint")
 
     async def stamp_all(league: LeagueClient) -> None:
         for request in requests:
@@ -86,7 +71,7 @@ async def test_a_killed_mint_loses_and_doubles_nothing(settings: LeagueSettings)
     before = dict(answered)
     assert BEFORE_KILL <= len(before) < len(requests)
 
-    mint, url = await start_mint(settings)
+    mint, url = await serve_child(settings, "mint")
     try:
         async with LeagueClient(url) as league:
             again = [await league.stamp(request) for request in requests]

@@ -4,11 +4,8 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
-import sys
 from collections.abc import AsyncIterator
-from pathlib import Path
 
 import asyncpg
 import pytest
@@ -21,13 +18,9 @@ from ledger.endorsements import Chain
 from ledger.keys import SigningKey
 from services.kernel.settings import LeagueSettings
 from tests.harness.mint import checkpoint_covering, serve
+from tests.harness.served import GUARD_SECONDS, serve_child
 from tests.harness.serving import closing
 from tests.harness.trading import hop
-
-SCRIPT = Path(sys.executable).parent / "league"
-COMMAND = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "services.league.cli"]
-#: A guard against a hung child or a stuck follower, not a timing assertion.
-GUARD_SECONDS = 120
 
 
 @pytest.fixture
@@ -35,24 +28,6 @@ async def mint_alone(settings: LeagueSettings) -> AsyncIterator[TestServer]:
     """The mint served by itself: the notary runs in its own process, following it."""
     async with closing(await serve(settings)) as server:
         yield server
-
-
-async def start_notary(settings: LeagueSettings, mint_url: str) -> tuple[
-    asyncio.subprocess.Process, str
-]:
-    """``league serve notary`` in a child process following the mint at ``mint_url``."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("LEAGUE_")}
-    env.update(
-        LEAGUE_HOME=str(settings.data_dir), DATABASE_URL=settings.database, MINT_URL=mint_url
-    )
-    process = await asyncio.create_subprocess_exec(
-        *COMMAND, "serve", "notary", "--port", "0", env=env,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
-    )
-    assert process.stdout is not None
-    line = (await asyncio.wait_for(process.stdout.readline(), GUARD_SECONDS)).decode()
-    assert line.startswith("serving on "), line
-    return process, line.removeprefix("serving on ").strip()
 
 
 async def followed(pool: asyncpg.Pool) -> int:
@@ -63,6 +38,8 @@ async def followed(pool: asyncpg.Pool) -> int:
 
 
 async def wait_until_followed(pool: asyncpg.Pool, size: int) -> None:
+    """Until the notary followed ``size`` mint events (a guard against a stuck follower, not a
+    timing assertion)."""
     for _ in range(GUARD_SECONDS * 20):
         if await followed(pool) >= size:
             return
@@ -91,7 +68,7 @@ async def test_the_notary_killed_while_following_loses_and_doubles_nothing(
                 await league.stamp(stamp_request(owner, manifest, [(title, "standard")]))
 
         await stamp(titles[:5])
-        notary, _ = await start_notary(settings, mint_url)
+        notary, _ = await serve_child(settings, "notary", MINT_URL=mint_url)
         try:
             stamping = asyncio.create_task(stamp(titles[5:20]))
             await wait_until_followed(pool, 1)
@@ -102,7 +79,7 @@ async def test_the_notary_killed_while_following_loses_and_doubles_nothing(
         await stamp(titles[20:])
         assert await followed(pool) < len(titles)  # it has missed the stamps since the kill
 
-        notary, notary_url = await start_notary(settings, mint_url)
+        notary, notary_url = await serve_child(settings, "notary", MINT_URL=mint_url)
         try:
             await checkpoint_covering(league, len(titles))
             await wait_until_followed(pool, len(titles))

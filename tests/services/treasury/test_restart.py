@@ -5,10 +5,7 @@ every claim again as the same notes."""
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
-import sys
-from pathlib import Path
 
 import aiohttp
 import asyncpg
@@ -19,26 +16,8 @@ from ledger.keys import SigningKey
 from services.eventlog import PostgresEventStore
 from services.kernel.founding import load_manifest, load_service_key
 from services.kernel.settings import LeagueSettings
+from tests.harness.served import GUARD_SECONDS, serve_child
 from tests.harness.treasury import Faucet, check_supply
-
-SCRIPT = Path(sys.executable).parent / "league"
-COMMAND = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "services.league.cli"]
-#: A guard against a hung child, not a timing assertion.
-GUARD_SECONDS = 120
-
-
-async def start_treasury(settings: LeagueSettings) -> tuple[asyncio.subprocess.Process, str]:
-    """``league serve treasury`` in a child process."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("LEAGUE_")}
-    env.update(LEAGUE_HOME=str(settings.data_dir), DATABASE_URL=settings.database)
-    process = await asyncio.create_subprocess_exec(
-        *COMMAND, "serve", "treasury", "--port", "0", env=env,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
-    )
-    assert process.stdout is not None
-    line = (await asyncio.wait_for(process.stdout.readline(), GUARD_SECONDS)).decode()
-    assert line.startswith("serving on "), line
-    return process, line.removeprefix("serving on ").strip()
 
 
 async def test_a_killed_treasury_loses_and_doubles_nothing(settings: LeagueSettings) -> None:
@@ -49,7 +28,7 @@ async def test_a_killed_treasury_loses_and_doubles_nothing(settings: LeagueSetti
     manifest = load_manifest(settings)
     owners = [SigningKey.generate() for _ in range(60)]
     answered: dict[str, ClaimAnswer] = {}
-    treasury, url = await start_treasury(settings)
+    treasury, url = await serve_child(settings, "treasury")
     async with aiohttp.ClientSession() as session:
         faucet = Faucet(session, url, manifest)
         requests: list[ClaimRequest] = [
@@ -77,7 +56,7 @@ async def test_a_killed_treasury_loses_and_doubles_nothing(settings: LeagueSetti
         before = dict(answered)
         assert 5 <= len(before) < len(requests)
 
-        treasury, url = await start_treasury(settings)
+        treasury, url = await serve_child(settings, "treasury")
         try:
             faucet = Faucet(session, url, manifest)
             again = [await faucet.post(request.to_wire()) for request in requests]
