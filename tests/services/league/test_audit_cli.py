@@ -5,18 +5,13 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import socket
 import subprocess
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-import aiohttp
 import asyncpg
 import pytest
-from aiohttp import web
 
 from clients.league import LeagueClient, LeagueProblem, NotaryConflict
 from ledger.api.treasury import buy_request
@@ -27,7 +22,8 @@ from ledger.keys import PublicKey, SigningKey
 from services.kernel.database import embedded_tool
 from services.kernel.errors import LeagueError
 from services.league.audit import audit_url
-from tests.harness.audit import T0, audit, published, stamp
+from tests.harness.audit import T0, audit, front, published, stamp
+from tests.harness.ports import free_port
 from tests.harness.served import Served, claim_notes, league, one_line_failure
 
 
@@ -40,13 +36,6 @@ def env(tmp_path: Path, database_url: str) -> dict[str, str]:
                   "checkpoint_interval_ms=50")
     assert made.returncode == 0, made.stderr
     return env
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 def serve(env: dict[str, str], port: int | None = None) -> Served:
@@ -366,29 +355,6 @@ def test_the_treasury_is_audited(env: dict[str, str], tmp_path: Path, database_u
         server.stop()
 
 
-@asynccontextmanager
-async def without_treasury(upstream: str) -> AsyncIterator[str]:
-    """The league at ``upstream`` as served through a front that answers every treasury path
-    with the league's own 404 (a host that stopped serving the treasury): its URL."""
-    async with aiohttp.ClientSession() as session:
-        async def forward(request: web.Request) -> web.Response:
-            path = "/no-such-path" if request.path.startswith("/treasury/") else request.path
-            async with session.get(upstream + path, params=request.query) as answer:
-                return web.Response(body=await answer.read(), status=answer.status,
-                                    content_type=answer.content_type)
-
-        app = web.Application()
-        app.router.add_get("/{tail:.*}", forward)
-        runner = web.AppRunner(app)
-        await runner.setup()
-        port = free_port()
-        await web.TCPSite(runner, "127.0.0.1", port).start()
-        try:
-            yield f"http://127.0.0.1:{port}"
-        finally:
-            await runner.cleanup()
-
-
 def test_a_treasury_kept_or_named_must_serve_its_checkpoint(
     env: dict[str, str], tmp_path: Path
 ) -> None:
@@ -404,7 +370,8 @@ def test_a_treasury_kept_or_named_must_serve_its_checkpoint(
         assert "treasury" in saved["leagues"][saved["urls"][server.url]]["checkpoints"]
 
         async def through_front() -> tuple[str, str, bool]:
-            async with without_treasury(server.url) as url:
+            # a host that stopped serving the treasury
+            async with front(server.url, lambda path: path.startswith("/treasury/")) as url:
                 with pytest.raises(LeagueError) as kept:
                     await audit_url(url, state, workers=0)
                 with pytest.raises(LeagueError) as named:

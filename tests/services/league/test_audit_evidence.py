@@ -12,13 +12,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 
-import aiohttp
 import pytest
-from aiohttp import web
 from aiohttp.test_utils import TestServer
 
 from clients.league import LeagueClient
@@ -26,36 +22,13 @@ from ledger.audit import AuditFailure
 from ledger.merkle import leaf_hash
 from services.kernel.errors import LeagueError
 from services.league.audit import audit_offline, audit_url
+from tests.harness.audit import front
 from tests.harness.founding import make_settings
 from tests.harness.mint import league
-from tests.harness.ports import free_port
 from tests.harness.trading import server, settings, trade
 from tests.harness.witness import Treasury, body, evidence, post, treasury, tree
 
 __all__ = ["league", "make_settings", "server", "settings", "trade", "treasury"]
-
-
-@asynccontextmanager
-async def front(upstream: str, dropped: str) -> AsyncIterator[str]:
-    """The league at ``upstream`` served through a front that answers the path ``dropped``
-    with the league's own 404 (a proxy hiding it) and forwards every other GET: its URL."""
-    async with aiohttp.ClientSession() as session:
-        async def forward(request: web.Request) -> web.Response:
-            path = "/no-such-path" if request.path == dropped else request.path
-            async with session.get(upstream + path, params=request.query) as answer:
-                return web.Response(body=await answer.read(), status=answer.status,
-                                    content_type=answer.content_type)
-
-        app = web.Application()
-        app.router.add_get("/{tail:.*}", forward)
-        runner = web.AppRunner(app)
-        await runner.setup()
-        port = free_port()
-        await web.TCPSite(runner, "127.0.0.1", port).start()
-        try:
-            yield f"http://127.0.0.1:{port}"
-        finally:
-            await runner.cleanup()
 
 
 async def test_garbage_from_an_outsider_is_no_evidence_and_the_audit_passes(
@@ -96,7 +69,7 @@ async def test_evidence_hidden_by_a_front_fails_the_audit(
     url = str(server.make_url("")).rstrip("/")
     with pytest.raises(AuditFailure, match="the notary witness keeps evidence against"):
         await audit_url(url, tmp_path / "audit", workers=0)
-    async with front(url, "/notary/evidence") as hiding:
+    async with front(url, lambda path: path == "/notary/evidence") as hiding:
         with pytest.raises(LeagueError) as hidden:
             await audit_url(hiding, tmp_path / "audit", workers=0)
     line = str(hidden.value)
