@@ -5,36 +5,24 @@ listing ``cz --help`` shows without the groups is the one the groups themselves 
 from __future__ import annotations
 
 import argparse
-import subprocess
-import sys
 from collections.abc import Sequence
 
 import pytest
 
 from clients import cz
+from tests.harness.imports import modules_loaded_after
 
 #: Packages whose modules are heavy to import (or belong to the servers): none of them is
 #: needed to print cz's help.
 HEAVY = ("aiohttp", "alembic", "sqlalchemy", "asyncpg", "pydantic", "services", "game")
+#: cz's own command groups' modules.
+GROUP_MODULES = ("clients.cz_", "clients.charter", "clients.league", "clients.wallet")
 
 
 def loaded_after(argv: Sequence[str]) -> list[str]:
     """The heavy modules (and cz's own group modules) a fresh interpreter has loaded after
     running ``cz.main(argv)``."""
-    probe = (
-        "import contextlib, io, sys\n"
-        "import clients.cz\n"
-        "with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):\n"
-        f"    clients.cz.main({list(argv)!r})\n"
-        f"heavy = {HEAVY!r}\n"
-        "print(' '.join(sorted(m for m in sys.modules if m.split('.')[0] in heavy\n"
-        "    or m.startswith(('clients.cz_', 'clients.charter', 'clients.league',\n"
-        "                     'clients.wallet')))))\n"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
-    )
-    return done.stdout.split()
+    return modules_loaded_after("clients.cz", argv, HEAVY, GROUP_MODULES)
 
 
 def test_help_loads_no_command_group() -> None:

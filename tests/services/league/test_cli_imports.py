@@ -4,14 +4,13 @@ registry are the registry's."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections.abc import Sequence
 
 from ledger.manifest import SERVICE_NAMES
 from services.kernel import founding
 from services.league import cli
 from services.league.registry import PROJECTIONS, SERVICES
+from tests.harness.imports import modules_loaded_after
 
 HEAVY = ("aiohttp", "alembic", "sqlalchemy", "asyncpg", "game", "clients")
 SERVICE_CODE = ("services.mint", "services.treasury", "services.notary", "services.http",
@@ -21,19 +20,7 @@ SERVICE_CODE = ("services.mint", "services.treasury", "services.notary", "servic
 
 def loaded_after(argv: Sequence[str]) -> list[str]:
     """The heavy modules a fresh interpreter has loaded after ``services.league.cli.main``."""
-    probe = (
-        "import contextlib, io, sys\n"
-        "import services.league.cli\n"
-        "with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):\n"
-        f"    services.league.cli.main({list(argv)!r})\n"
-        f"heavy, code = {HEAVY!r}, {SERVICE_CODE!r}\n"
-        "print(' '.join(sorted(m for m in sys.modules if m.split('.')[0] in heavy\n"
-        "    or m.startswith(code))))\n"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
-    )
-    return done.stdout.split()
+    return modules_loaded_after("services.league.cli", argv, HEAVY, SERVICE_CODE)
 
 
 def test_help_loads_no_database_driver_nor_service() -> None:
