@@ -53,6 +53,7 @@ TREASURY = web.AppKey("treasury", Treasury)
 TREASURY_LOG = web.AppKey("treasury_log", EventStore)
 CLAIMER = web.AppKey("claimer", Claimer)
 CLAIM_SOURCES = web.AppKey("claim_sources", TokenBuckets)
+BUY_SOURCES = web.AppKey("buy_sources", TokenBuckets)
 BUYER = web.AppKey("buyer", Buyer)
 
 #: Largest claim body: one signed claim with room to spare.
@@ -66,6 +67,9 @@ async def claim_notes(request: web.Request, body: ClaimRequest) -> ClaimAnswer:
 
 
 async def buy(request: web.Request, body: BuyRequest) -> BuyAnswer:
+    # As for claims: a purchase the notary rejects moves no note, so the same notes could
+    # open purchase after purchase, each logged whole; the source pays first.
+    request.app[BUY_SOURCES].take(source_of(request.remote), 1)
     return await request.app[BUYER].buy(body)
 
 
@@ -149,7 +153,10 @@ ENDPOINTS = (
             "recorded another endorsement of a paid note first: its fraud proof). A service "
             "that does not answer leaves the purchase open (503 retry-later): the treasury "
             "completes it on its own, and the same request later answers how it ended. "
-            "Reusing a purchase id for another purchase is a 409; bundles are never sold."
+            "Reusing a purchase id for another purchase is a 409; bundles are never sold. A "
+            "source network (IPv4 /24, IPv6 /56) may send source_prints_per_minute purchases "
+            "a minute in bursts of source_prints_burst (429 with Retry-After beyond), asking "
+            "again included."
         ),
     ),
     Endpoint(
@@ -204,6 +211,11 @@ def _open_treasury(
             per_minute=manifest.policies.source_prints_per_minute,
             burst=manifest.policies.source_prints_burst,
             what="claims",
+        )
+        app[BUY_SOURCES] = TokenBuckets(
+            per_minute=manifest.policies.source_prints_per_minute,
+            burst=manifest.policies.source_prints_burst,
+            what="purchases",
         )
         async with contextlib.AsyncExitStack() as stack:
             clients: dict[str, LeagueClient | None] = {}
