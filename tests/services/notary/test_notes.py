@@ -25,30 +25,21 @@ from ledger.keys import PublicKey, SigningKey
 from ledger.merkle import verify_inclusion
 from services.kernel.founding import load_service_key
 from services.kernel.settings import LeagueSettings
-from services.mint.app import SERVICE as MINT
 from services.notary.app import NOTARY as NOTARY_KEY
 from services.notary.app import NOTARY_LOG
-from services.notary.app import SERVICE as NOTARY
 from services.notary.projection import PROJECTION as NOTARY_PROJECTION
-from services.treasury.app import SERVICE as TREASURY
 from services.treasury.app import TREASURY_LOG
 from services.treasury.projection import PROJECTION as TREASURY_PROJECTION
+from tests.harness.buying import server as server  # the three services in one app
 from tests.harness.mint import checkpoint_covering
 from tests.harness.mint import league as league  # the league over this module's server
-from tests.harness.serving import composed
 from tests.harness.trading import T0, hop
 from tests.harness.treasury import Faucet, checked_faucet
 
 
 @pytest.fixture
-async def server(settings: LeagueSettings) -> AsyncIterator[TestServer]:
-    """The three services in one app on the settings' port (each follows the others at it)."""
-    async with composed(settings, [MINT, TREASURY, NOTARY]) as server:
-        yield server
-
-
-@pytest.fixture
 async def faucet(settings: LeagueSettings, server: TestServer) -> AsyncIterator[Faucet]:
+    """The faucet; after the test the supply invariant and the notary's rebuild are checked."""
     async with checked_faucet(settings, server, (NOTARY_LOG, NOTARY_PROJECTION)) as faucet:
         yield faucet
 
