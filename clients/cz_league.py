@@ -26,7 +26,7 @@ from ledger.api.mint import StampAnswer, Stamped
 from ledger.api.notary import Provenance
 from ledger.api.provenance import check_provenance
 from ledger.certificates import NoteCertificate
-from ledger.errors import BadSignatureError, VerificationError
+from ledger.errors import BadSignatureError, LedgerError, VerificationError
 from ledger.keys import PublicKey
 from ledger.manifest import LeagueManifest
 from ledger.requests import StampRequest
@@ -52,20 +52,50 @@ async def _pin(wallet: Wallet, url: str) -> tuple[LeaguePin, bool]:
     return LeaguePin(url, PublicKey.from_text(manifest.root), manifest), old is None
 
 
+class NotALeagueURL(LedgerError):
+    """A ``cz league set`` URL that names no HTTP server."""
+
+
+#: The schemes a league is served under (``league serve`` serves plain http).
+SCHEMES = ("http", "https")
+
+
+def league_url(text: str) -> tuple[str, bool]:
+    """The league URL ``text`` names, and whether ``http://`` was put before it: a URL
+    without a scheme (``127.0.0.1:8080``, as ``league serve`` prints its address) is taken
+    as ``http://``; one that names no http(s) host and port is refused in one line."""
+    from yarl import URL
+
+    given = text.strip()
+    assumed = "://" not in given
+    url = (f"http://{given}" if assumed else given).rstrip("/")
+    refused = NotALeagueURL(
+        f"{text!r} is not a league's URL: give http://HOST:PORT (e.g. http://127.0.0.1:8080)"
+    )
+    try:
+        parsed = URL(url)
+    except ValueError:
+        raise refused from None
+    if parsed.scheme not in SCHEMES or not parsed.host or " " in parsed.host:
+        raise refused
+    return url, assumed
+
+
 def league_set(args: argparse.Namespace) -> int:
     """Pin the league at URL (its root key on first use)."""
-    url = args.url.rstrip("/")
+    url, assumed = league_url(args.url)  # any refusal below names the URL taken
     with opened_wallet() as opened:
         pin, first = asyncio.run(_pin(opened.wallet, url))
         opened.wallet.league = pin
         opened.save()
     manifest = pin.manifest
     how = "pinned now (first use)" if first else "as pinned"
+    taken = f" ({args.url.strip()} has no scheme: taken as http://)" if assumed else ""
     emit(
         args,
         {"url": url, "league": manifest.league, "name": manifest.name,
          "root": address_of(pin.root), "root_key": pin.root.to_text(), "first_use": first},
-        f"league {manifest.name!r} ({manifest.league}) at {url}: root key "
+        f"league {manifest.name!r} ({manifest.league}) at {url}{taken}: root key "
         f"{address_of(pin.root)} {how}",
     )
     return 0
@@ -335,7 +365,9 @@ def add_league(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "other root key is refused loudly: a league's root never changes."
         ),
     )
-    set_parser.add_argument("url", metavar="URL", help="e.g. http://127.0.0.1:8080")
+    set_parser.add_argument(
+        "url", metavar="URL", help="e.g. http://127.0.0.1:8080 (without a scheme: http://)"
+    )
     set_parser.set_defaults(handler=league_set)
 
     stamp_parser = commands.add_parser(

@@ -115,6 +115,33 @@ class LeagueUnreachable(LedgerError):
     """The league server could not be reached, or did not answer in time."""
 
 
+def unreachable(url: str, exc: aiohttp.ClientError | TimeoutError,
+                timeout: float | None) -> LeagueUnreachable:
+    """Why nothing came from the league at ``url``, in one line saying what to check."""
+    if isinstance(exc, aiohttp.ClientSSLError):  # before its base, ClientConnectorError
+        return LeagueUnreachable(
+            f"TLS failed at {url} ({_reason(exc)}): is it served over https? `league serve` "
+            "serves plain http:// (give its URL with http://)"
+        )
+    if isinstance(exc, aiohttp.ClientConnectorError):
+        return LeagueUnreachable(
+            f"nothing answers at {url}: is `league serve` running there (that host, that "
+            f"port)? ({_reason(exc)})"
+        )
+    if isinstance(exc, TimeoutError):
+        return LeagueUnreachable(
+            f"{url} did not answer within {timeout or DEFAULT_TIMEOUT:g} s: is it a league's "
+            "address, and is the league up?"
+        )
+    return LeagueUnreachable(f"{url} did not answer: {exc}")
+
+
+def _reason(exc: aiohttp.ClientConnectorError) -> str:
+    """The operating system's or the TLS library's word for it (not aiohttp's wrapping)."""
+    cause = exc.os_error
+    return str(getattr(cause, "reason", None) or cause.strerror or cause)
+
+
 def new_request_id() -> str:
     """A fresh request id (128 random bits, URL-safe)."""
     return secrets.token_urlsafe(16)
@@ -238,7 +265,7 @@ class LeagueClient:
                     if wait is None:
                         raise self._problem(response.status, response.content_type, text)
             except (aiohttp.ClientError, TimeoutError) as exc:
-                raise LeagueUnreachable(f"{self.shown_url} did not answer: {exc}") from None
+                raise unreachable(self.shown_url, exc, self._timeout.total) from None
             await asyncio.sleep(wait)
         raise AssertionError("unreachable: the last attempt never waits")
 
