@@ -125,8 +125,8 @@ def unreachable(url: str, exc: aiohttp.ClientError | TimeoutError,
         )
     if isinstance(exc, aiohttp.ClientConnectorError):
         return LeagueUnreachable(
-            f"nothing answers at {url}: is `league serve` running there (that host, that "
-            f"port)? ({_reason(exc)})"
+            f"{url} did not answer: is `league serve` running there, at that host and "
+            f"port? ({_reason(exc)})"
         )
     if isinstance(exc, TimeoutError):
         return LeagueUnreachable(

@@ -45,7 +45,7 @@ def test_nothing_listening_says_to_check_league_serve(players: dict[str, Player]
     a.strike()
     url = f"http://127.0.0.1:{free_port()}"
     line = one_line_failure(a.run("league", "set", url))
-    assert f"nothing answers at {url}: is `league serve` running there" in line
+    assert f"{url} did not answer: is `league serve` running there" in line
 
 
 def test_https_against_plain_http_names_tls(
