@@ -132,6 +132,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "provenance": ("clients.cz_league:add_league", "a print's whole life, every proof checked"),
     "send": ("clients.cz_trade:add_trade", "endorse stamped prints to a ledger card: a slip"),
     "import": ("clients.cz_trade:add_trade", "verify a slip and admit what it sends you"),
+    "sync": ("clients.cz_trade:add_trade", "let go of what the notary records sent on since"),
     "play": ("clients.cz_play:add_play", "play a table of the campaign in the terminal"),
     "campaign": ("clients.cz_play:add_play", "your campaign: tables won, next table, rewards"),
     "store": ("clients.cz_play:add_play", "the offline store: prints, upgrades, bundles for marks"),
@@ -175,6 +176,7 @@ def build_parser(groups: Collection[str] | None = None) -> argparse.ArgumentPars
             "  cz card --out me.card                 your ledger card, to be sent prints\n"
             "  cz send --to them.card CZ-TALLY-0042  endorse a print: the slip, on stdout\n"
             "  cz import slip.txt                    verify, notarize and admit a slip\n"
+            "  cz sync                               drop what another device sent (notary)\n"
             "  cz play --auto --seed 1               the campaign's next table, played for you\n"
             "  cz notes claim                        today's marks to notes at the faucet\n"
             "  cz buy Tally                          a single for notes, with exact change\n"

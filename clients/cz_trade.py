@@ -1,10 +1,13 @@
-"""``cz send --to CARD ITEMS...`` and ``cz import SLIP``: trading by endorsement (Book V.6).
+"""``cz send --to CARD ITEMS...``, ``cz import SLIP`` and ``cz sync``: trading by endorsement
+(Book V.6).
 
-Sending endorses each item to the card's key and writes the slip; the items leave the wallet at
-that instant, and the wallet is saved before the slip appears. Importing verifies the slip
-offline against the pinned league's manifest, checks the seen-registry, has the league's notary
-record it (unless ``--offline``), and admits all of it or none; a conflict is refused with its
-fraud proof kept in the wallet.
+Sending asks the league's notary who holds each item (unless ``--offline``), endorses each item
+to the card's key and writes the slip; the items leave the wallet at that instant, and the
+wallet is saved before the slip appears. Importing verifies the slip offline against the pinned
+league's manifest, checks the seen-registry, asks the notary whether the slip's chains are still
+current, has the notary record them (unless ``--offline``), and admits all of it or none; a
+conflict is refused with its fraud proof kept in the wallet. Syncing lets go of the items the
+notary records sent on from this key since the wallet's save code was written (L-23).
 """
 
 from __future__ import annotations
@@ -15,11 +18,13 @@ import contextlib
 import os
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from clients.cz_session import JSON_FLAG, Opened, emit, league_of, opened_wallet, pinned
 from clients.cz_wallet import read_text
-from clients.league import NotaryConflict
+from clients.league import LeagueClient, NotaryConflict
+from clients.wallet import LeaguePin, NotaryRecord, WalletError, notary_record
 from ledger.address import address_of
 from ledger.armor import LEDGER_CARD, SLIP
 from ledger.cards import LedgerCard
@@ -28,15 +33,50 @@ from ledger.errors import FraudDetected, VerificationError
 from ledger.fraud import FraudProof, SeenRegistry
 from ledger.keys import PublicKey
 from ledger.limits import MAX_ARMOR_BYTES
+from ledger.manifest import LeagueManifest
 from ledger.slips import Slip, receive_slip
+
+#: Provenances asked of the notary at once (a slip's items, a wallet's holdings).
+ASK_AT_ONCE = 8
+
+
+async def _records(
+    client: LeagueClient, manifest: LeagueManifest, chains: Sequence[Chain]
+) -> list[NotaryRecord]:
+    """The notary's record of each chain's item, compared with the chain (L-23)."""
+    gate = asyncio.Semaphore(ASK_AT_ONCE)
+
+    async def one(chain: Chain) -> NotaryRecord:
+        async with gate:
+            life = await client.provenance(chain.serial)
+        return notary_record(chain, life, manifest)
+
+    return list(await asyncio.gather(*(one(c) for c in chains)))
+
+
+async def _records_at(pin: LeaguePin, chains: Sequence[Chain]) -> list[NotaryRecord]:
+    async with league_of(pin) as (client, manifest):
+        return await _records(client, manifest, chains)
 
 
 def send(args: argparse.Namespace) -> int:
-    """Endorse ITEMS to CARD's key and write the slip."""
+    """Ask the notary who holds ITEMS, endorse them to CARD's key and write the slip."""
     to = LedgerCard.from_armor(read_text(args.to, MAX_ARMOR_BYTES[LEDGER_CARD], "ledger card"))
     serials = [s.strip().upper() for s in args.items]
     out = Path(args.out) if args.out else None
     with opened_wallet() as opened:
+        held = opened.wallet.held_chains(serials, to.public_key)
+        if args.offline:
+            sys.stderr.write("cz: warning: sent without asking the notary who holds them "
+                             "(--offline): the receiver's import will be the check\n")
+        else:  # L-23: never sign away what the notary records gone from this key
+            for record in asyncio.run(_records_at(pinned(opened.wallet), held)):
+                if record.moved or record.differs is not None:
+                    raise WalletError(
+                        f"refused: {record.says()}: this wallet no longer holds it (a save "
+                        "code older than that hop? cz sync brings it up to date); nothing "
+                        "was signed"
+                    )
         slip = opened.wallet.send(serials, to.public_key, int(time.time()))
         text = slip.to_armor()
         if out is None:
@@ -78,6 +118,13 @@ async def _notarize(opened: Opened, chains: tuple[Chain, ...]) -> int:
     Returns how many hops this import recorded. A conflict keeps its fraud proofs."""
     wallet = opened.wallet
     async with league_of(pinned(wallet)) as (client, manifest):
+        for record in await _records(client, manifest, chains):
+            if record.moved:  # L-23: superseded, not fraud; a differing hop is the notary's
+                raise WalletError(
+                    f"refused: this slip is superseded: {record.says()}, after the slip's "
+                    f"hop {len(record.chain.endorsements)}; nothing was admitted (import "
+                    "the newer slip, if it is yours)"
+                )
         notary = PublicKey.from_text(manifest.notary)
         try:
             answer = await client.notarize(chains)
@@ -140,6 +187,36 @@ def import_slip(args: argparse.Namespace) -> int:
     return 0
 
 
+def sync(args: argparse.Namespace) -> int:
+    """Let go of every item the notary records sent on from this key since (L-23)."""
+    with opened_wallet() as opened:
+        wallet = opened.wallet
+        pin = pinned(wallet)
+        held = [*wallet.prints.values(), *wallet.notes.values()]
+        records = asyncio.run(_records_at(pin, held)) if held else []
+        gone = [r for r in records if r.moved]
+        for record in gone:
+            wallet.leave(record)
+        if gone:
+            opened.save()
+    differ = [r for r in records if r.differs is not None]
+    lines = [f"  {r.chain.serial} left this wallet: {r.says()}" for r in gone]
+    lines += [f"  {r.chain.serial} is kept, but {r.says()}: cz send refuses it" for r in differ]
+    count = f"{len(records)} item{'' if len(records) == 1 else 's'}"
+    head = (f"checked {count} with the notary: {len(gone)} sent on from this key since, "
+            "gone from this wallet:" if gone else
+            f"checked {count} with the notary: up to date, nothing was sent on since")
+    emit(
+        args,
+        {"checked": len(records),
+         "left": [{"serial": r.chain.serial, "hop": r.moved[-1].hop, "holder": r.holder}
+                  for r in gone],
+         "differs": [{"serial": r.chain.serial, "hop": r.differs} for r in differ]},
+        "\n".join([head, *lines]),
+    )
+    return 0
+
+
 def add_trade(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register ``cz send`` and ``cz import``."""
     send_parser = commands.add_parser(
@@ -148,13 +225,20 @@ def add_trade(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
             "Endorse each ITEM (the serial of a stamped print you hold) to the key on CARD "
             "(their ledger card, a file or -) and write the slip (stdout, or --out FILE). "
             "The instant the slip is written the items leave your wallet (V.6): the "
-            "endorsement is the transfer. Hand the slip over by any channel at all."
+            "endorsement is the transfer. Hand the slip over by any channel at all. First "
+            "the league's notary is asked who holds each item: one it records sent on from "
+            "your key (by another device, or before the save code you loaded) is refused, "
+            "nothing signed (cz sync lets it go); --offline skips the question (L-23)."
         ),
     )
     send_parser.add_argument("--to", required=True, metavar="CARD",
                              help="the receiver's ledger card (a file, or -)")
     send_parser.add_argument("items", nargs="+", metavar="ITEM", help="serials to send")
     send_parser.add_argument("--out", metavar="FILE", help="write the slip to FILE")
+    send_parser.add_argument(
+        "--offline", action="store_true",
+        help="sign without asking the notary (warned: the receiver's import is the check)",
+    )
     send_parser.set_defaults(handler=send)
 
     imp = commands.add_parser(
@@ -162,13 +246,28 @@ def add_trade(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
         description=(
             "Verify SLIP (a file, or -) offline against the pinned league's manifest: the "
             "mint's signature and every endorsement hop, each chain ending at your key; "
-            "check your seen-registry; then have the league's notary record it, checking "
-            "every receipt. All of the slip is admitted or none of it; a print signed away "
-            "twice is refused with the fraud proof kept in your wallet (V.6)."
+            "check your seen-registry; then ask the league's notary for each item's record "
+            "(a slip it records superseded, the item sent on since, is refused: L-23) and "
+            "have it record the slip, checking every receipt. All of the slip is admitted "
+            "or none of it; a print signed away twice is refused with the fraud proof kept "
+            "in your wallet (V.6)."
         ),
     )
     imp.add_argument("slip", metavar="SLIP", help="the slip's file, or -")
     imp.add_argument("--offline", action="store_true",
                      help="admit on offline verification alone, without the notary")
     imp.set_defaults(handler=import_slip)
+
+    sync_parser = commands.add_parser(
+        "sync", parents=[JSON_FLAG], help="let go of what the notary records sent on since",
+        description=(
+            "Bring this wallet up to date with the league's notary: every print or note "
+            "it records sent on from your key since this wallet's save code was written "
+            "(by another device, from a newer code) leaves the wallet, a line each, and its "
+            "recorded hops join your seen-registry, so this wallet never signs it again "
+            "(L-23). Every receipt is checked here. Run it after loading an older save "
+            "code, or on a second device; nothing changes if the league does not answer."
+        ),
+    )
+    sync_parser.set_defaults(handler=sync)
 

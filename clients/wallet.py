@@ -25,14 +25,16 @@ import platformdirs
 from game.campaign import Campaign
 from game.economy.collection import Collection
 from game.economy.prints import MISPRINT_SERIAL, Finish, Print
+from ledger.address import address_of
 from ledger.api.mint import StampAnswer, Stamped
+from ledger.api.notary import Provenance
 from ledger.api.treasury import BuyRequest, ClaimRequest
 from ledger.armor import SAVE_CODE
 from ledger.cards import LedgerCard
 from ledger.certificates import NoteCertificate, PrintCertificate
 from ledger.encoding import decode_b64url, encode_b64url
-from ledger.endorsements import Chain, endorse
-from ledger.errors import DecodeError, LedgerError, SchemaError, SizeLimitError
+from ledger.endorsements import Chain, Endorsement, endorse, verify_league_chain
+from ledger.errors import DecodeError, LedgerError, SchemaError, SizeLimitError, VerificationError
 from ledger.fraud import FraudProof, SeenRegistry
 from ledger.keys import SEED_SIZE, PublicKey, SigningKey
 from ledger.limits import MAX_ARMOR_BYTES, MAX_CHAINS_PER_SLIP
@@ -88,6 +90,67 @@ class StampCredit:
 
     stamped: tuple[PrintCertificate, ...]
     refused: tuple[tuple[str, str, str], ...]  # (title, finish, reason)
+
+
+@dataclass(frozen=True, slots=True)
+class NotaryRecord:
+    """What the notary's record of one item says of a chain of it (L-23): the hops it
+    records after the chain's last (``moved``: the item went on from where the chain ends),
+    or the first hop at which its record differs from the chain (``differs``)."""
+
+    chain: Chain
+    moved: tuple[Endorsement, ...] = ()
+    differs: int | None = None
+
+    @property
+    def holder(self) -> str:
+        """The address of the holder the record names (the chain's own end if it did not
+        move)."""
+        if self.moved:
+            return address_of(PublicKey.from_text(self.moved[-1].to))
+        last = self.chain.endorsements
+        return address_of(PublicKey.from_text(last[-1].to if last else
+                                              self.chain.certificate.issued_to))
+
+    def says(self) -> str:
+        """One clause for a person: where the record has the item."""
+        if self.moved:
+            first = self.moved[0]
+            return (f"the notary records {self.chain.serial} sent on at hop {first.hop} "
+                    f"(to {address_of(PublicKey.from_text(first.to))}), now held by "
+                    f"{self.holder}")
+        return (f"the notary records another endorsement of {self.chain.serial} at hop "
+                f"{self.differs} than this chain's")
+
+
+def notary_record(chain: Chain, life: Provenance, manifest: LeagueManifest) -> NotaryRecord:
+    """Compare ``chain`` with the notary's account of its item (``GET /provenance``), the
+    receipts of every hop of the chain's issue checked offline under the manifest's notary
+    key, and the hops it records past the chain's end verified as the chain's continuation
+    (signatures and links): the notary's word is checked, not believed."""
+    notary = PublicKey.from_text(manifest.notary)
+    origin = f"{manifest.league}/notary"
+    recorded: dict[int, Endorsement] = {}
+    for record in life.hops:
+        receipt, endorsement = record.receipt, record.endorsement
+        if receipt.issue != chain.issue or endorsement.serial != chain.serial:
+            continue
+        if receipt.origin != origin:
+            raise VerificationError("a receipt is of another log than the league's notary")
+        receipt.check(notary, endorsement)
+        recorded[endorsement.hop] = endorsement
+    mine = chain.endorsements
+    for hop, endorsement in sorted(recorded.items()):
+        if hop <= len(mine) and endorsement.hash() != mine[hop - 1].hash():
+            return NotaryRecord(chain, differs=hop)
+    moved: list[Endorsement] = []
+    while (hop := len(mine) + len(moved) + 1) in recorded:
+        moved.append(recorded[hop])
+    if moved:
+        verify_league_chain(
+            chain.model_copy(update={"endorsements": (*mine, *moved)}), manifest
+        )
+    return NotaryRecord(chain, moved=tuple(moved))
 
 
 @dataclass(slots=True)
@@ -201,10 +264,9 @@ class Wallet:
 
     # -- trading (V.6) ---------------------------------------------------------------------
 
-    def send(self, serials: Sequence[str], to: PublicKey, time: int) -> Slip:
-        """Endorse each held item to ``to`` and return the slip. The items leave the wallet
-        now (V.6: "the instant the slip is written"); the new hops join the seen-registry so
-        this wallet never signs the same hop twice by accident (L-05)."""
+    def held_chains(self, serials: Sequence[str], to: PublicKey) -> list[Chain]:
+        """The chains of the items ``serials`` names, each one this wallet may send to
+        ``to``: held, free (not bound), named once, at most a slip's worth."""
         if not serials:
             raise WalletError("name at least one stamped print or note to send")
         if len(set(serials)) != len(serials):
@@ -226,10 +288,13 @@ class Wallet:
                 )
             if serial not in self.prints and serial not in self.notes:
                 raise WalletError(self._not_held(serial))
-        chains = []
-        for serial in serials:
-            held = self.prints.get(serial) or self.notes[serial]
-            chains.append(endorse(held, self.key, to, time))
+        return [self.prints.get(serial) or self.notes[serial] for serial in serials]
+
+    def send(self, serials: Sequence[str], to: PublicKey, time: int) -> Slip:
+        """Endorse each held item to ``to`` and return the slip. The items leave the wallet
+        now (V.6: "the instant the slip is written"); the new hops join the seen-registry so
+        this wallet never signs the same hop twice by accident (L-05)."""
+        chains = [endorse(held, self.key, to, time) for held in self.held_chains(serials, to)]
         slip = Slip(chains=tuple(chains))
         for chain in chains:
             self.seen.admit(chain)
@@ -243,6 +308,18 @@ class Wallet:
             self.prints.pop(serial, None)
             self.notes.pop(serial, None)
         self._set_prints(p for p in self.collection.prints if p.serial not in gone)
+
+    def leave(self, record: NotaryRecord) -> None:
+        """The notary records the item sent on from this wallet (by another device, from a
+        newer save code): it leaves the wallet, and the recorded hops join the seen-registry,
+        so this wallet never signs the item again (L-05, L-23)."""
+        serial = record.chain.serial
+        held = self.prints.get(serial) or self.notes.get(serial)
+        if held is None or held != record.chain or not record.moved:
+            raise WalletError(f"{serial} is not held here as the notary's record was read")
+        moved = held.model_copy(update={"endorsements": (*held.endorsements, *record.moved)})
+        self.seen.admit(moved)
+        self.release([serial])
 
     def _not_held(self, serial: str) -> str:
         for p in self.collection.prints:

@@ -104,7 +104,10 @@ def test_from_the_tables_to_a_notarized_trade(
 
         # A signs the same print to C from the old save code: refused, the fraud proof kept.
         a.ok("load", "--replace", "a-old.code")
-        a.ok("send", "--to", c_card, serial, "--out", "to-c.slip")
+        # The notary records the print gone; only --offline signs it again (L-23).
+        assert "no longer holds it" in one_line_failure(
+            a.run("send", "--to", c_card, serial, "--out", "to-c.slip"))
+        a.ok("send", "--offline", "--to", c_card, serial, "--out", "to-c.slip")
         refusal = one_line_failure(c.run("import", "to-c.slip"))
         assert f"{serial} was signed away twice at hop 1" in refusal
         assert "fraud proof is kept" in refusal

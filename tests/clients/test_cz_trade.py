@@ -115,3 +115,100 @@ def test_a_league_gone_or_changed_is_refused_and_nothing_is_lost(
             assert "REFUSED" in refusal
             assert pinned["root"] in refusal
     assert b.wallet_file.read_bytes() == before
+
+
+def no_conflicts(player: Player, serial: str) -> None:
+    """The notary's record of ``serial`` convicts no one: no refused conflict at any hop."""
+    life = player.json("provenance", serial)
+    assert life["verified"] is True
+    assert life["conflicts"] == []
+
+
+# V.6, V.7, L-05, L-23; issue 22 item 1
+def test_an_old_slip_imported_again_is_refused_not_admitted(
+    served: InProcessLeague, players: dict[str, Player], tmp_path: Path
+) -> None:
+    """A sends CZ-TALLY-0001 to B, B sends it back to A; B imports the old slip again: the
+    notary records the print sent on past that slip's hop, so the import is refused on one
+    line, exit 2, nothing admitted and B's wallet unchanged (not admitted, B can never sign it
+    a second time); the print's life at the notary convicts no one."""
+    a, b = players["A"], players["B"]
+    a.ok("load", str(wallet_with(tmp_path / "a.code", [Print("Tally")])))
+    a.ok("league", "set", served.url)
+    (stamped,) = a.json("stamp")["stamped"]
+    serial = stamped["serial"]
+    assert serial == "CZ-TALLY-0001"
+    b.strike(served.url)
+    a.ok("card", "--out", str(tmp_path / "a.card"))
+    b.ok("card", "--out", str(tmp_path / "b.card"))
+    gift = a.ok("send", "--to", str(tmp_path / "b.card"), serial)
+    assert b.json("import", "-", stdin=gift)["admitted"] == [serial]
+    back = b.ok("send", "--to", str(tmp_path / "a.card"), serial)
+    assert a.json("import", "-", stdin=back)["admitted"] == [serial]
+
+    before = b.wallet_file.read_bytes()
+    refusal = one_line_failure(b.run("import", "-", stdin=gift))
+    assert "superseded" in refusal
+    assert f"{serial} sent on at hop 2" in refusal
+    assert b.wallet_file.read_bytes() == before
+    assert b.json("collection")["prints"] == []
+    assert "holds no stamped print" in one_line_failure(
+        b.run("send", "--to", str(tmp_path / "a.card"), serial))
+    assert serial in serials(a).values()
+    no_conflicts(a, serial)
+    assert [h["hop"] for h in a.json("provenance", serial)["hops"]] == [1, 2]
+
+
+# V.3, V.6, V.7, L-05, L-23; issue 22 item 2
+def test_a_second_device_from_an_older_code_never_signs_a_print_sent_away(
+    served: InProcessLeague, players: dict[str, Player], tmp_path: Path
+) -> None:
+    """Device 2 loads A's save code from before device 1 sent the Tally to B. Its `cz send`
+    of the Tally asks the notary, which records it gone: refused on one line, exit 2, nothing
+    signed, no slip, the wallet unchanged. `cz sync` then lets it go, a line for it, and keeps
+    the print it still holds; `--offline` still sends that one, with a one-line warning. No
+    fraud proof against anyone at the end."""
+    a, a2, b, c = players["A"], players["B2"], players["B"], players["C"]
+    a.ok("load", str(wallet_with(tmp_path / "a.code", [Print("Tally"), Print("Faithful")])))
+    a.ok("league", "set", served.url)
+    a.ok("stamp")
+    held = serials(a)
+    tally, faithful = held["Tally"], held["Faithful"]
+    b.strike(served.url)
+    c.strike(served.url)
+    b.ok("card", "--out", str(tmp_path / "b.card"))
+    c.ok("card", "--out", str(tmp_path / "c.card"))
+    old = a.ok("save")
+    assert b.json("import", "-", stdin=a.ok("send", "--to", str(tmp_path / "b.card"), tally)
+                  )["admitted"] == [tally]
+
+    a2.ok("load", "-", stdin=old)
+    assert tally in serials(a2).values()
+    before = a2.wallet_file.read_bytes()
+    out = tmp_path / "to-c.slip"
+    refusal = one_line_failure(
+        a2.run("send", "--to", str(tmp_path / "c.card"), tally, "--out", str(out)))
+    assert f"the notary records {tally} sent on at hop 1" in refusal
+    assert "nothing was signed" in refusal
+    assert not out.exists()
+    assert a2.wallet_file.read_bytes() == before
+
+    synced = a2.run("sync")
+    assert synced.returncode == 0, synced.stderr
+    assert f"  {tally} left this wallet: the notary records {tally} sent on at hop 1" in (
+        synced.stdout)
+    assert len(synced.stdout.splitlines()) == 2  # the count, and a line for the Tally
+    assert serials(a2) == {"Faithful": faithful}
+    again = a2.json("sync")
+    assert (again["checked"], again["left"]) == (1, [])
+    assert "holds no stamped print" in one_line_failure(
+        a2.run("send", "--to", str(tmp_path / "c.card"), tally))
+
+    offline = a2.run("send", "--offline", "--to", str(tmp_path / "c.card"), faithful,
+                     "--out", str(out))
+    assert offline.returncode == 0, offline.stderr
+    warning, *_ = offline.stderr.splitlines()
+    assert warning.startswith("cz: warning:") and "--offline" in warning
+    assert c.json("import", str(out))["admitted"] == [faithful]
+    for serial in (tally, faithful):
+        no_conflicts(c, serial)
