@@ -74,8 +74,8 @@ def test_a_league_gone_or_changed_is_refused_and_nothing_is_lost(
     league_env: dict[str, str], players: dict[str, Player], tmp_path: Path,
     server_url: str,
 ) -> None:
-    """With the pinned league stopped, stamp, import and provenance say it did not answer
-    (one line, nothing changes) and `import --offline` admits on offline verification alone
+    """With the pinned league stopped, stamp, import, provenance, sync and send say it did not
+    answer (one line, nothing changes) and `import --offline` admits on offline verification alone
     (L-15). Then another league at the pinned URL (served on its port) and another league at
     another URL: league set, stamp, provenance and notes claim refuse on one line naming the
     pinned root key (L-13); the wallets are unchanged."""
@@ -90,8 +90,10 @@ def test_a_league_gone_or_changed_is_refused_and_nothing_is_lost(
         b.ok("card", "--out", str(tmp_path / "b.card"))
         slip = a.ok("send", "--to", str(tmp_path / "b.card"), stamped["serial"])
     before = {p.home: p.wallet_file.read_bytes() for p in (a, b)}
+    kept = sorted(set(serials(a).values()) - {stamped["serial"]})
     for player, args in (
         (a, ("stamp",)), (b, ("import", "-")), (b, ("provenance", stamped["serial"])),
+        (a, ("sync",)), (a, ("send", "--to", str(tmp_path / "b.card"), kept[0])),  # L-23
     ):
         assert "did not answer" in one_line_failure(player.run(*args, stdin=slip))
     assert {p.home: p.wallet_file.read_bytes() for p in (a, b)} == before
