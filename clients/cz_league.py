@@ -20,6 +20,7 @@ from clients.cz_session import (
 )
 from clients.league import MAX_RETRIES, LeagueClient, LeagueProblem, verify_stamped
 from clients.wallet import LeaguePin, StampCredit, Wallet, WalletError
+from clients.words import plural
 from ledger.address import address_of
 from ledger.api.logs import FeedEvent
 from ledger.api.mint import StampAnswer, Stamped
@@ -193,7 +194,7 @@ def stamp(args: argparse.Namespace) -> int:
     """Present every unstamped print to the pinned league's mint (V.4)."""
     with opened_wallet() as opened:
         run = asyncio.run(_stamp(opened))
-    lines = [f"stamped {len(run.stamped)} prints:"] + [
+    lines = [f"stamped {plural(len(run.stamped), 'print')}:"] + [
         f"  ✓ {s['title']} ({s['finish']}) {s['serial']}" for s in run.stamped
     ]
     if run.refused:

@@ -23,6 +23,7 @@ from typing import Any
 from clients.cz_session import JSON_FLAG, Opened, Progress, emit, league_of, opened_wallet, pinned
 from clients.league import LeagueClient, LeagueProblem, check_certificate, new_request_id
 from clients.wallet import Wallet, WalletError
+from clients.words import plural
 from ledger.api.treasury import (
     MAX_CLAIM_MARKS,
     MAX_PAYMENT_NOTES,
@@ -169,7 +170,7 @@ def notes_claim(args: argparse.Namespace) -> int:
     notes = _note_items(answer.notes)
     lines = [
         ("finished the claim kept from last time: " if resumed else "")
-        + f"M{answer.marks} of unstamped marks became {len(notes)} notes:",
+        + f"M{answer.marks} of unstamped marks became {plural(len(notes), 'note')}:",
         *(f"  M{n['denomination']} {n['serial']}" for n in notes),
         f"left today: M{day.left_today} of M{day.per_day} (the faucet resets at midnight UTC)",
     ]
@@ -187,10 +188,10 @@ def notes_list(args: argparse.Namespace) -> int:
         bound = sorted((_note(c) for c in opened.wallet.bound.values()),
                        key=lambda n: (-n.denomination, n.serial))
     total = sum(n.denomination for n in notes)
-    lines = [f"{len(notes)} notes, M{total} in all:",
+    lines = [f"{plural(len(notes), 'note')}, M{total} in all:",
              *(f"  M{n.denomination} {n.serial}" for n in notes)]
     if bound:  # L-21
-        lines += [f"{len(bound)} notes bound to the treasury (a rejected purchase signed "
+        lines += [f"{plural(len(bound), 'note')} bound to the treasury (a rejected purchase signed "
                   "their hop there): cz buy pays them first",
                   *(f"  M{n.denomination} {n.serial}" for n in bound)]
     emit(args, {"notes": _note_items(notes), "marks": total, "bound": _note_items(bound)},
@@ -375,7 +376,7 @@ async def _buy(
         owed = price - sum(_note(c).denomination for c in bound)
         notes = choose_notes([_note(c) for c in wallet.notes.values()], owed) if owed > 0 else []
         if len(bound) + len(notes) > MAX_PAYMENT_NOTES:
-            raise WalletError(f"M{price} takes {len(bound) + len(notes)} notes with the "
+            raise WalletError(f"M{price} takes {plural(len(bound) + len(notes), 'note')} with the "
                               f"{len(bound)} bound to the treasury; a purchase pays with at "
                               f"most {MAX_PAYMENT_NOTES}")
         treasury = PublicKey.from_text(manifest.treasury)
@@ -411,7 +412,7 @@ def _bought(answer: BuyAnswer, request: BuyRequest) -> tuple[dict[str, Any], lis
     }
     what = f"{request.title} {upgrade.finish} upgrade" if upgrade else request.title
     lines = [f"{what}: {answer.outcome}, price M{answer.price}, paid M{answer.paid} "
-             f"with {len(paid)} notes ({' + '.join(f'M{d}' for d in paid)})"
+             f"with {plural(len(paid), 'note')} ({' + '.join(f'M{d}' for d in paid)})"
              + (f" and {upgrade.returned.serial} returned to the mint" if upgrade else "")]
     if answer.stamped is not None:
         lines.append(f"  ✓ {answer.stamped.title} ({answer.stamped.finish}) "

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import platformdirs
 
+from clients.words import plural
 from ledger.errors import LedgerError
 from ledger.manifest import SERVICE_NAMES
 from services.kernel.errors import LeagueError
@@ -362,23 +363,25 @@ async def _verify(
             except LedgerError as exc:
                 raise LeagueError(f"{name} log: {exc.diagnostics()}") from None
             lines.append(
-                f"{name} log: {summary.events} events, {summary.subtrees} subtrees and "
-                f"{summary.checkpoints} checkpoints verified (root {encode_b64(summary.root)})"
+                f"{name} log: {plural(summary.events, 'event')}, "
+                f"{plural(summary.subtrees, 'subtree')} and "
+                f"{plural(summary.checkpoints, 'checkpoint')} verified "
+                f"(root {encode_b64(summary.root)})"
             )
             if name == "mint":
                 census = await audit_census(Mint(manifest, key, store))
                 lines.append(
-                    f"mint census: {census.prints} prints in {census.runs} runs to "
-                    f"{census.owners} keys; its {census.rows} projection rows are what the "
-                    f"log folds to"
+                    f"mint census: {plural(census.prints, 'print')} in "
+                    f"{plural(census.runs, 'run')} to {plural(census.owners, 'key')}; its "
+                    f"{plural(census.rows, 'projection row')} as folded from the log"
                 )
             report = await rebuild(store, PROJECTIONS[name], commit=False)
             if report.differences:
                 raise LeagueError(f"{name} projection differs from what its log folds to: "
                                   f"{report.differences[0].describe()} (league rebuild "
                                   f"--check lists every difference)")
-            lines.append(f"{name} projection: its {report.rows} rows are what its "
-                         f"{report.events} events fold to")
+            lines.append(f"{name} projection: {plural(report.rows, 'row')} as folded from "
+                         f"its {plural(report.events, 'event')}")
     return lines
 
 
@@ -410,7 +413,8 @@ def cmd_rebuild(args: argparse.Namespace) -> None:
     differed = False
     for report in reports:
         done = "checked" if args.check else "rebuilt"
-        print(f"{report.projection}: {done} {report.rows} rows from {report.events} events")
+        print(f"{report.projection}: {done} {plural(report.rows, 'row')} from "
+              f"{plural(report.events, 'event')}")
         for difference in report.differences:
             differed = True
             print(f"  differed: {difference.describe()}")

@@ -1,0 +1,32 @@
+"""Counted words: one is singular, every other count (none included) plural, in the helper
+and in what cz prints."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from clients.words import plural
+from game.economy.prints import Print
+from tests.clients.conftest import Player, wallet_with
+from tests.harness.league import InProcessLeague
+
+
+def test_one_is_singular_and_every_other_count_plural() -> None:
+    """"1 item", "0 items", "2 fraud proofs", and a word whose plural is not an added s."""
+    assert plural(1, "item") == "1 item"
+    assert plural(0, "item") == "0 items"
+    assert plural(2, "fraud proof") == "2 fraud proofs"
+    assert plural(1, "copy", "copies") == "1 copy"
+    assert plural(3, "copy", "copies") == "3 copies"
+
+
+def test_cz_counts_one_print_in_the_singular(
+    served: InProcessLeague, players: dict[str, Player], tmp_path: Path
+) -> None:
+    """``cz stamp`` of one print says "stamped 1 print:", and ``cz notes`` of none "0 notes"
+    (not "1 prints", not "0 note")."""
+    a = players["A"]
+    a.ok("load", str(wallet_with(tmp_path / "a.code", [Print("Tally")])))
+    a.ok("league", "set", served.url)
+    assert a.ok("stamp").startswith("stamped 1 print:\n")
+    assert a.ok("notes").startswith("0 notes, M0 in all:")
