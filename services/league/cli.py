@@ -30,7 +30,6 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import platformdirs
 
-from clients.words import plural
 from ledger.errors import LedgerError
 from ledger.manifest import SERVICE_NAMES
 from services.kernel.errors import LeagueError
@@ -347,6 +346,7 @@ async def _verify(
     nothing is printed then (the lines are returned once everything passed)."""
     import asyncpg
 
+    from clients.words import plural
     from ledger.encoding import encode_b64
     from services.kernel.projections import rebuild
     from services.league.registry import PROJECTIONS
@@ -394,6 +394,7 @@ def _store(
 
 
 def cmd_rebuild(args: argparse.Namespace) -> None:
+    from clients.words import plural
     from services.kernel.founding import load_manifest, load_service_key, read_passphrase
     from services.league.registry import PROJECTIONS
 
