@@ -210,7 +210,8 @@ def test_a_second_device_from_an_older_code_never_signs_a_print_sent_away(
                      "--out", str(out))
     assert offline.returncode == 0, offline.stderr
     warning, *_ = offline.stderr.splitlines()
-    assert warning.startswith("cz: warning:") and "--offline" in warning
+    assert warning.startswith("cz: warning:")
+    assert "--offline" in warning
     assert c.json("import", str(out))["admitted"] == [faithful]
     for serial in (tally, faithful):
         no_conflicts(c, serial)
