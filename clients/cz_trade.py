@@ -25,6 +25,7 @@ from clients.cz_session import JSON_FLAG, Opened, emit, league_of, opened_wallet
 from clients.cz_wallet import read_text
 from clients.league import LeagueClient, NotaryConflict
 from clients.wallet import LeaguePin, NotaryRecord, WalletError, notary_record
+from clients.words import plural
 from ledger.address import address_of
 from ledger.armor import LEDGER_CARD, SLIP
 from ledger.cards import LedgerCard
@@ -84,15 +85,15 @@ def send(args: argparse.Namespace) -> int:
         else:
             _write_then_save(out, text, opened)
     data = {"to": to.address, "serials": serials, "file": args.out}
+    what = f"slip of {plural(len(serials), 'item')} to {to.address}"
     if out is not None:
-        emit(args, data, f"slip of {len(serials)} items to {to.address} written to {out}; "
-                         "they have left your wallet")
+        emit(args, data, f"{what} written to {out}; they have left your wallet")
     elif args.json:
         emit(args, {**data, "slip": text}, text)
     else:
         sys.stdout.write(text)
-        sys.stderr.write(f"slip of {len(serials)} items to {to.address}: they have left your "
-                         "wallet; hand the slip over by any channel\n")
+        sys.stderr.write(f"{what}: they have left your wallet; hand the slip over by any "
+                         "channel\n")
     return 0
 
 
@@ -181,7 +182,7 @@ def import_slip(args: argparse.Namespace) -> int:
         args,
         {"admitted": items, "from": senders, "notarized": recorded is not None,
          "recorded": recorded},
-        f"admitted {len(items)} items from {', '.join(senders)}, {notarized}:\n"
+        f"admitted {plural(len(items), 'item')} from {', '.join(senders)}, {notarized}:\n"
         + "\n".join(f"  ✓ {s}" for s in items),
     )
     return 0
@@ -202,7 +203,7 @@ def sync(args: argparse.Namespace) -> int:
     differ = [r for r in records if r.differs is not None]
     lines = [f"  {r.chain.serial} left this wallet: {r.says()}" for r in gone]
     lines += [f"  {r.chain.serial} is kept, but {r.says()}: cz send refuses it" for r in differ]
-    count = f"{len(records)} item{'' if len(records) == 1 else 's'}"
+    count = plural(len(records), "item")
     head = (f"checked {count} with the notary: {len(gone)} sent on from this key since, "
             "gone from this wallet:" if gone else
             f"checked {count} with the notary: up to date, nothing was sent on since")

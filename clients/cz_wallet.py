@@ -12,6 +12,7 @@ from typing import Any
 
 from clients.cz_session import JSON_FLAG, ask_passphrase, emit, opened_wallet, print_item
 from clients.wallet import Wallet, WalletError, WalletHome, read_code, seal, unseal
+from clients.words import plural
 from ledger.address import address_of
 from ledger.armor import SAVE_CODE
 from ledger.certificates import NoteCertificate, PrintCertificate
@@ -150,8 +151,8 @@ def _summary_text(wallet: Wallet) -> str:
     s = _summary(wallet)
     return (
         f"{s['stamped']} stamped ✓ and {s['unstamped']} unstamped ⧗ prints, "
-        f"M{s['marks']} unstamped marks, {s['bundles']} bundles, {s['notes']} notes, "
-        f"{s['fraud_proofs']} fraud proofs kept"
+        f"M{s['marks']} unstamped marks, {plural(s['bundles'], 'bundle')}, "
+        f"{plural(s['notes'], 'note')}, {plural(s['fraud_proofs'], 'fraud proof')} kept"
     )
 
 

@@ -125,6 +125,7 @@ def test_from_the_tables_to_a_notarized_trade(
         kept = c.json("collection")
         assert [p["serial"] for p in kept["prints"]] == [serial]
         assert kept["fraud_proofs"] == 1
+        assert "1 fraud proof kept" in c.ok("collection")  # not "1 fraud proofs"
         proof = FraudProof.from_wire(kept["fraud_proof_list"][0]["proof"])
         assert proof.verify().to_text() == a_key["key"]  # A's own signatures convict A
 

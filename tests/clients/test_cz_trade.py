@@ -136,6 +136,7 @@ def test_an_old_slip_imported_again_is_refused_not_admitted(
     a second time); the print's life at the notary convicts no one."""
     a, b = players["A"], players["B"]
     a.ok("load", str(wallet_with(tmp_path / "a.code", [Print("Tally")])))
+    address = a.json("key", "show")["address"]
     a.ok("league", "set", served.url)
     (stamped,) = a.json("stamp")["stamped"]
     serial = stamped["serial"]
@@ -143,8 +144,11 @@ def test_an_old_slip_imported_again_is_refused_not_admitted(
     b.strike(served.url)
     a.ok("card", "--out", str(tmp_path / "a.card"))
     b.ok("card", "--out", str(tmp_path / "b.card"))
-    gift = a.ok("send", "--to", str(tmp_path / "b.card"), serial)
-    assert b.json("import", "-", stdin=gift)["admitted"] == [serial]
+    sent = a.run("send", "--to", str(tmp_path / "b.card"), serial)
+    assert sent.stderr.startswith("slip of 1 item to ")  # one item, not "1 items"
+    gift = sent.stdout
+    assert f"admitted 1 item from {address}, notarized:\n  ✓ {serial}\n" == b.ok(
+        "import", "-", stdin=gift)
     back = b.ok("send", "--to", str(tmp_path / "a.card"), serial)
     assert a.json("import", "-", stdin=back)["admitted"] == [serial]
 
