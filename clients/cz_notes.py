@@ -17,7 +17,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import hashlib
+import json
+import os
 import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 from clients.cz_session import JSON_FLAG, Opened, Progress, emit, league_of, opened_wallet, pinned
@@ -32,6 +37,7 @@ from ledger.api.treasury import (
     BuyRequest,
     ClaimAnswer,
     ClaimRequest,
+    FaucetDay,
     Upgrade,
     buy_request,
     claim_request,
@@ -54,6 +60,10 @@ RETRY_LATER = (429, 503)
 #: A 429 that refuses for good: the day's faucet is used up, and the request, signed with
 #: today's time, would be stale by the time it opens again.
 REFUSED_FOR_THE_DAY = "allowance-exhausted"
+#: What the treasury last said of this home's key's faucet day (its ``FaucetDay``), beside the
+#: wallet: a new claim is refused here, before its proof of work, while the day it says is
+#: used up lasts. Only a shortcut: the treasury decides (another device's claims included).
+FAUCET_FILE = "faucet.json"
 
 
 def _kept(exc: LeagueProblem) -> bool:
@@ -94,6 +104,49 @@ def _kept_line(opened: Opened, exc: LeagueProblem | None, what: str) -> str:
 # -- notes claim ---------------------------------------------------------------------------
 
 
+def _faucet_of(opened: Opened) -> tuple[Path, str]:
+    """The faucet file, and who its day is of: a digest of the league and the key (the
+    key's address is not written in clear beside the sealed wallet)."""
+    league = pinned(opened.wallet).manifest.league
+    who = hashlib.sha256(f"{league}\n{opened.wallet.public.to_text()}".encode()).hexdigest()
+    return opened.home.directory / FAUCET_FILE, who
+
+
+def _remember_day(opened: Opened, day: FaucetDay) -> None:
+    """Keep what the treasury said of today's faucet (written whole, or not at all)."""
+    path, who = _faucet_of(opened)
+    temporary = path.with_name(f".{FAUCET_FILE}.{os.getpid()}.tmp")
+    temporary.write_text(json.dumps({"who": who, **day.model_dump()}), encoding="utf-8")
+    temporary.replace(path)
+
+
+def _refused_for_the_day(per_day: int) -> FaucetDay:
+    """The day the treasury just refused for the day: used up until the next UTC midnight."""
+    now = datetime.now(UTC)
+    midnight = datetime.combine(now.date() + timedelta(days=1), datetime.min.time(), UTC)
+    return FaucetDay(per_day=per_day, claimed_today=per_day, left_today=0,
+                     day=now.date().isoformat(), resets_at=int(midnight.timestamp()))
+
+
+def _check_day_left(opened: Opened, now: float) -> None:
+    """Refuse a new claim at once when the treasury's last word on this key's day is that
+    nothing is left of it, and the day is not over (nothing sent, no work done)."""
+    path, who = _faucet_of(opened)
+    try:
+        kept = json.loads(path.read_text(encoding="utf-8"))
+        day = FaucetDay.model_validate({k: v for k, v in kept.items() if k != "who"})
+    except (OSError, ValueError):
+        return  # none kept, or unreadable: the treasury will say
+    if kept.get("who") != who or day.left_today > 0 or now >= day.resets_at:
+        return
+    wait = int(day.resets_at - now)
+    raise WalletError(
+        f"today's faucet is used up (left today: M0 of M{day.per_day}, {day.day} UTC): it "
+        f"opens again at midnight UTC, in {wait // 3600}h{wait % 3600 // 60:02d}m; nothing "
+        "was sent"
+    )
+
+
 def _credit_claim(wallet: Wallet, answer: ClaimAnswer, request: ClaimRequest,
                   manifest: LeagueManifest) -> None:
     """The notes held and their marks out of the collection, all of it or (a check failing)
@@ -124,6 +177,8 @@ async def _send_claim(opened: Opened, client: LeagueClient, manifest: LeagueMani
         # grant whose answer was lost.
         wallet.pending_claim = None
         opened.save()
+        if exc.slug == REFUSED_FOR_THE_DAY:
+            _remember_day(opened, _refused_for_the_day(manifest.policies.faucet_marks_per_day))
         raise
     wallet.pending_claim = None
     try:
@@ -131,17 +186,20 @@ async def _send_claim(opened: Opened, client: LeagueClient, manifest: LeagueMani
         return answer
     finally:
         opened.save()
+        _remember_day(opened, answer.faucet)
 
 
 async def _claim(opened: Opened, marks: int | None) -> tuple[ClaimAnswer, bool]:
     """The answer credited, and whether it finished a claim kept from an earlier run."""
     wallet = opened.wallet
+    if wallet.pending_claim is None:
+        if wallet.collection.marks == 0:
+            raise WalletError("this wallet holds no unstamped marks: play tables to earn some")
+        _check_day_left(opened, time.time())  # before asking the league, and any work
     async with league_of(pinned(wallet)) as (client, manifest):
         if wallet.pending_claim is not None:
             return await _send_claim(opened, client, manifest), True
         held = wallet.collection.marks
-        if held == 0:
-            raise WalletError("this wallet holds no unstamped marks: play tables to earn some")
         if marks is None:
             marks = min(held, manifest.policies.faucet_marks_per_day, MAX_CLAIM_MARKS)
         elif marks > held:
