@@ -1,4 +1,4 @@
-"""The charter rulebook (``../shared/seeds/001_07b1a9a4e610bf5c.txt``) as its own rules engine.
+"""The charter rulebook (in our words: ``docs/charter-rules.md``) as its own rules engine.
 
 Cards as data (:mod:`.cards`, :mod:`.schema`), charters and decks (:mod:`.charters`), the
 packaged sample (:mod:`.library`), the game (``State``: ``legal_actions``, ``apply``,
