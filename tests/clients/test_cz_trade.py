@@ -6,11 +6,20 @@ proof kept, a second device, provenance) is told in test_cz_story.py."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
+import pytest
+
+from clients.league import LeagueClient
+from clients.wallet import notary_record, unseal
 from game.economy.prints import Finish, Print
+from ledger.api.notary import Provenance
+from ledger.endorsements import endorse
+from ledger.errors import BadSignatureError, ProofError
+from ledger.keys import SigningKey
 from services.kernel.database import scratch_database
-from tests.clients.conftest import Player, one_line_failure, serving, wallet_with
+from tests.clients.conftest import PASSPHRASE, Player, one_line_failure, serving, wallet_with
 from tests.harness.league import InProcessLeague, init_league
 
 PRINTS = (Print("Model-A"), Print("Tally", Finish.GILT), Print("Faithful"))
@@ -219,3 +228,49 @@ def test_a_second_device_from_an_older_code_never_signs_a_print_sent_away(
     assert c.json("import", str(out))["admitted"] == [faithful]
     for serial in (tally, faithful):
         no_conflicts(c, serial)
+
+
+# V.6 ("a witness, never a warden"), L-23
+def test_the_notarys_record_is_checked_not_believed(
+    served: InProcessLeague, players: dict[str, Player], tmp_path: Path
+) -> None:
+    """notary_record compares a chain with the notary's real record of its item: a chain the
+    record moved past names the hops after it and the holder they reach; a chain differing at a
+    recorded hop names that hop; a record whose hop was changed, or whose receipt is not the
+    notary's, is refused, never taken as the item's holder."""
+    a, b = players["A"], players["B"]
+    a.ok("load", str(wallet_with(tmp_path / "a.code", [Print("Tally")])))
+    a.ok("league", "set", served.url)
+    (stamped,) = a.json("stamp")["stamped"]
+    serial = stamped["serial"]
+    b_address = b.strike(served.url)
+    b.ok("card", "--out", str(tmp_path / "b.card"))
+    old = unseal(a.ok("save"), PASSPHRASE)
+    b.ok("import", "-", stdin=a.ok("send", "--to", str(tmp_path / "b.card"), serial))
+    assert old.league is not None
+    manifest, held = old.league.manifest, old.prints[serial]
+
+    async def ask() -> Provenance:
+        async with LeagueClient(served.url) as client:
+            return await client.provenance(serial)
+
+    life = asyncio.run(ask())
+    record = notary_record(held, life, manifest)
+    assert ([e.hop for e in record.moved], record.differs, record.holder) == ([1], None, b_address)
+    elsewhere = endorse(held, old.key, SigningKey.generate().public, 1)
+    other = notary_record(elsewhere, life, manifest)
+    assert (other.moved, other.differs) == ((), 1)
+
+    def changed(part: str, field: str, value: object) -> Provenance:
+        """The record as the notary sent it, one field of its hop changed (parsed again, as
+        an answer is: nothing of the original is carried over)."""
+        wire = life.model_dump(mode="json", by_alias=True)
+        (hop,) = wire["hops"]
+        hop[part][field] = value
+        return Provenance.model_validate(wire)
+
+    with pytest.raises(ProofError):  # the receipt is of another endorsement
+        notary_record(held, changed("endorsement", "to", old.public.to_text()), manifest)
+    with pytest.raises(BadSignatureError):  # the receipt is not the notary's word
+        notary_record(held, changed("receipt", "index", life.hops[0].receipt.index + 1),
+                      manifest)
