@@ -31,9 +31,9 @@ from tests.harness.league import InProcessLeague
 from tests.ledger.factories import make_league
 
 COMMANDS = ("key", "save", "load", "collection", "card", "league", "stamp", "send", "import",
-            "provenance")
+            "sync", "provenance")
 LEAVES = (("key", "strike"), ("key", "show"), ("save",), ("load",), ("collection",), ("card",),
-          ("league", "set"), ("stamp",), ("send",), ("import",), ("provenance",))
+          ("league", "set"), ("stamp",), ("send",), ("import",), ("sync",), ("provenance",))
 
 
 def test_help_teaches_every_command(tmp_path: Path) -> None:
