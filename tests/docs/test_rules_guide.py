@@ -22,6 +22,8 @@ GUIDE = ROOT / "docs" / "rules.md"
 CITED_IN = ("clients", "game", "services", "docs")
 # A section of the book: "Book V", "Book V.2", or a bare "IV.3".
 CITATION = re.compile(r"(Book [IVX]+(?:\.[0-9]+)?|\b[IVX]+\.[0-9]+\b)")
+# A card or an action named within its section: "Book III GRAM", "Book II TURN", "I.7 CUT".
+NAMED = re.compile(r"\b(Book III?|I\.7) ([A-Z][A-Z-]*[A-Z])\b")
 OUTSIDE = re.compile(r"\.\./shared\b|/work/shared\b|\bseeds/")
 SKIP_DIRS = {"__pycache__", "node_modules"}
 
@@ -46,15 +48,32 @@ def _headings() -> set[str]:
     return found
 
 
-def _cited() -> dict[str, set[str]]:
-    """Each cited section, with the files that cite it."""
+def _named_headings() -> set[str]:
+    """Each card of Books II and III ("Book II TURN") and each action of I.7 ("I.7 CUT") that
+    has its own heading in docs/rules.md."""
+    found: set[str] = set()
+    book = ""
+    for line in GUIDE.read_text(encoding="utf-8").splitlines():
+        if line.startswith("## Book "):
+            book = line.split()[1] + " " + line.split()[2]
+        elif line.startswith("#### "):
+            name = line.removeprefix("#### ").split(" — ")[0]
+            found.add(name if name.startswith("I.7 ") else f"{book} {name}")
+    return found
+
+
+def _sources() -> list[Path]:
+    """The files whose citations the guide must answer (the guide itself aside)."""
     files = [ROOT / "README.md"]
     for top in CITED_IN:
         files += [p for p in (ROOT / top).rglob("*") if p.suffix in {".py", ".md"}]
+    return [p for p in files if not _skipped(p) and p != GUIDE]
+
+
+def _cited() -> dict[str, set[str]]:
+    """Each cited section, with the files that cite it."""
     cited: dict[str, set[str]] = {}
-    for path in files:
-        if _skipped(path) or path == GUIDE:
-            continue
+    for path in _sources():
         for citation in CITATION.findall(path.read_text(encoding="utf-8")):
             cited.setdefault(_section(citation), set()).add(str(path.relative_to(ROOT)))
     return cited
@@ -79,6 +98,19 @@ def test_every_cited_section_has_a_heading_in_the_guide() -> None:
     assert {"I.7", "V.2", "Book III"} <= cited.keys(), "the citation scan found too little"
     headings = _headings()
     missing = {s: sorted(files)[:3] for s, files in cited.items() if s not in headings}
+    assert not missing, f"cited but no heading in docs/rules.md: {missing}"
+
+
+def test_every_cited_card_and_action_has_its_heading() -> None:
+    """A citation naming a card of Books II–III ("Book III GRAM") or an action of I.7 ("I.7 CUT")
+    finds that card's or action's own heading in its book in docs/rules.md."""
+    named = {
+        f"{book} {name}": path.relative_to(ROOT)
+        for path in _sources()
+        for book, name in NAMED.findall(path.read_text(encoding="utf-8"))
+    }
+    assert {"I.7 CUT", "Book II TURN", "Book III GRAM"} <= named.keys()
+    missing = {c: str(p) for c, p in named.items() if c not in _named_headings()}
     assert not missing, f"cited but no heading in docs/rules.md: {missing}"
 
 
