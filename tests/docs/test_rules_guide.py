@@ -66,7 +66,7 @@ def _sources() -> list[Path]:
     """The files whose citations the guide must answer (the guide itself aside)."""
     files = [ROOT / "README.md"]
     for top in CITED_IN:
-        files += [p for p in (ROOT / top).rglob("*") if p.suffix in {".py", ".md"}]
+        files += [p for p in (ROOT / top).rglob("*") if p.suffix in {".py", ".md", ".json"}]
     return [p for p in files if not _skipped(p) and p != GUIDE]
 
 
