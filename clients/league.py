@@ -364,7 +364,7 @@ class LeagueClient:
         longest = max((len(c.endorsements) for c in chains), default=0)
         for end in range(MAX_NEW_HOPS_PER_CHAIN, longest, MAX_NEW_HOPS_PER_CHAIN):
             await self.notarize_once(
-                [c.model_copy(update={"endorsements": c.endorsements[:end]})
+                [Chain(certificate=c.certificate, endorsements=c.endorsements[:end])
                  for c in chains if len(c.endorsements) > end]
             )
         return await self.notarize_once(chains)
