@@ -24,7 +24,7 @@ import os
 import subprocess
 import sys
 import urllib.parse
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -221,26 +221,67 @@ def _pg_tool(tool: str, arguments: list[str], database_url: str) -> None:
         raise LeagueError(f"{tool} failed: {last}")
 
 
+#: A file in the league's home that every ``league serve`` of it holds locked shared while it
+#: serves, and ``league db restore`` exclusive while it restores: neither runs while the
+#: other does (a lock of this host's processes: a server on another host, over the same
+#: DATABASE_URL, is not seen).
+SERVING_LOCK = "serving.lock"
+
+
+@contextlib.contextmanager
+def _home_lock(data_dir: Path, *, restoring: bool) -> Iterator[None]:
+    """Hold the league home's serving lock (exclusive to restore, shared to serve) for the
+    block, or refuse in one line naming who holds it."""
+    import fcntl
+
+    try:
+        fd = os.open(data_dir / SERVING_LOCK, os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError:  # a read-only home (a container's): nothing to hold, nothing refused
+        yield
+        return
+    try:
+        try:
+            fcntl.flock(fd, (fcntl.LOCK_EX if restoring else fcntl.LOCK_SH) | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if restoring:
+                raise LeagueError(
+                    f"the league in {data_dir} is serving (a `league serve` of it runs): "
+                    "stop it, then restore; nothing was restored"
+                ) from None
+            raise LeagueError(
+                f"`league db restore` is restoring the league in {data_dir}: serve once it "
+                "is done"
+            ) from None
+        yield
+    finally:
+        os.close(fd)  # the lock goes with it
+
+
 def cmd_db_restore(args: argparse.Namespace) -> None:
+    if not args.file.is_file():
+        raise LeagueError(f"{args.file}: no such dump file")
+    settings = _settings(args)
+    with _home_lock(settings.data_dir, restoring=True):
+        _restore(settings.with_database(), args.file)
+
+
+def _restore(settings: LeagueSettings, file: Path) -> None:
     from services.kernel import database
     from services.kernel.founding import load_manifest, load_service_key, read_passphrase
     from services.league.registry import PROJECTIONS
 
-    if not args.file.is_file():
-        raise LeagueError(f"{args.file}: no such dump file")
-    settings = _settings(args).with_database()
     manifest = load_manifest(settings)
     passphrase = read_passphrase(settings)
     keys = {name: load_service_key(settings, manifest, name, passphrase) for name in PROJECTIONS}
     # Restored first into a scratch database and checked there: the league's own database is
     # touched only once the dump is known to extend every checkpoint the services published.
     with database.scratch_database(settings.database, "cz_restore") as scratch:
-        _pg_tool("pg_restore", ["--no-owner", str(args.file)], scratch)
+        _pg_tool("pg_restore", ["--no-owner", str(file)], scratch)
         _migrate(scratch)
         asyncio.run(_check_kept(settings, manifest, keys, scratch))
-    _pg_tool("pg_restore", ["--clean", "--if-exists", "--no-owner", str(args.file)],
+    _pg_tool("pg_restore", ["--clean", "--if-exists", "--no-owner", str(file)],
              settings.database)
-    print(f"restored {args.file}: every service's log extends its last published checkpoint")
+    print(f"restored {file}: every service's log extends its last published checkpoint")
 
 
 async def _check_kept(
@@ -285,9 +326,6 @@ def cmd_migrate(args: argparse.Namespace) -> None:
 
 
 def cmd_serve(args: argparse.Namespace) -> None:
-    from services.http.serving import internal_listener
-    from services.kernel import database
-    from services.kernel.compose import compose, run_until_stopped
     from services.kernel.founding import create_league, league_exists, read_passphrase
     from services.league.registry import SERVICES
 
@@ -305,6 +343,16 @@ def cmd_serve(args: argparse.Namespace) -> None:
             f"{settings.manifest_path} (see docs/operations.md)",
             file=sys.stderr,
         )
+    with _home_lock(settings.data_dir, restoring=False):  # no restore while it serves
+        _serve(settings, names)
+
+
+def _serve(settings: LeagueSettings, names: list[str]) -> None:
+    from services.http.serving import internal_listener
+    from services.kernel import database
+    from services.kernel.compose import compose, run_until_stopped
+    from services.league.registry import SERVICES
+
     # The embedded PostgreSQL this server starts (no DATABASE_URL) is watched while it
     # serves, and started again after a crash, saying so in the log.
     supervised = settings.database_url is None
