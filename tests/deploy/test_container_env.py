@@ -155,6 +155,9 @@ async def test_the_compose_services_run_as_configured(
     assert codes == [0, 0, 0]
     for name in ("mint", "treasury", "notary"):
         home = tmp_path / name / "home"
-        assert sorted(p.name for p in home.iterdir()) == ["checkpoints", "manifest.json"]
+        # Nothing written but the serving lock each `league serve` holds (no league made).
+        assert sorted(p.name for p in home.iterdir()) == [
+            "checkpoints", "manifest.json", "serving.lock"
+        ]
         secrets = sorted(p.name for p in (tmp_path / name / "secrets").iterdir())
         assert secrets == sorted(["league_passphrase", "pgpass", f"{name}.key"])
