@@ -24,6 +24,7 @@ import os
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+from clients.words import plural
 from ledger.checkpoint import Checkpoint, log_verifier
 from ledger.encoding import encode_b64
 from ledger.errors import LedgerError
@@ -80,7 +81,7 @@ class CheckpointFile:
         head = await store.head()
         if head.size < kept.size:
             raise ForkedDatabase(
-                f"the {store.schema} database holds {head.size} events, but the service "
+                f"the {store.schema} database holds {plural(head.size, 'event')}, but the service "
                 f"signed a checkpoint of size {kept.size} (root {encode_b64(kept.root)}) kept "
                 f"in {self.path}: this database is older than what was published; restore "
                 f"the newest backup, never an older one (docs/operations.md)"

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from clients.words import plural
 from ledger.address import address_of
 from ledger.api.notary import (
     ConflictRecord,
@@ -98,7 +99,7 @@ async def provenance(
         serial=serial,
         standing="stamped",
         remark=f"stamped by the mint at event {printed.mint_seq} of its log; "
-        f"{len(hops)} hops recorded{again}",
+        f"{plural(len(hops), 'hop')} recorded{again}",
         stamp=StampRecord(
             certificate=certificate,
             index=printed.mint_seq,
@@ -171,8 +172,8 @@ async def _note(
     return Provenance(
         serial=serial,
         standing="in-reserve" if in_reserve else "issued",
-        remark=f"issued {len(issues)} times by the treasury, returned {len(returns)} times; "
-        f"{len(hops)} hops recorded"
+        remark=f"issued {plural(len(issues), 'time')} by the treasury, returned "
+        f"{plural(len(returns), 'time')}; {plural(len(hops), 'hop')} recorded"
         + ("; back in the reserve" if in_reserve else f"; issue {current.issue} is current"),
         stamp=None,
         issues=records,

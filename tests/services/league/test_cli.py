@@ -438,7 +438,7 @@ def test_an_older_backup_is_never_served(env: dict[str, str], tmp_path: Path) ->
     stamp_and_publish(env, "Pairing", 2)
     assert league(env, "db", "dump", str(new)).returncode == 0
     refused = one_line_failure(league(env, "db", "restore", str(old)))
-    assert "holds 1 events" in refused
+    assert "holds 1 event," in refused
     assert "checkpoint of size 2" in refused
     assert league(env, "verify").returncode == 0  # untouched by the refused restore
     subprocess.run(
