@@ -182,10 +182,12 @@ def build_parser(groups: Collection[str] | None = None) -> argparse.ArgumentPars
             "  cz buy Tally                          a single for notes, with exact change\n"
             "  cz provenance CZ-TALLY-0042           a life, every proof checked\n"
             "\n"
-            "Records and the action notation: docs/formats.md. The rulebook's open points\n"
-            "and how the engine reads them: docs/rulings.md. A refusal prints one line on\n"
-            "stderr and exits with status 2. The wallet lives in CZ_HOME (default: the\n"
-            "platform's user data directory); CZ_PASSPHRASE gives scripts its passphrase."
+            "The game's rules, section by section as messages cite them (Book V.2, IV.1):\n"
+            "docs/rules.md. Records and the action notation: docs/formats.md. The rulebook's\n"
+            "open points and how the engine reads them: docs/rulings.md. A refusal prints one\n"
+            "line on stderr and exits with status 2. The wallet lives in CZ_HOME (default:\n"
+            "the platform's user data directory; a second player or device on one machine\n"
+            "sets its own); CZ_PASSPHRASE gives scripts its passphrase."
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
