@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from clients.wallet import LeaguePin, Wallet, WalletError, WalletHome, unseal
 from game.economy.prints import Print
 from ledger.address import address_of
-from ledger.errors import BadSignatureError, LedgerError
+from ledger.errors import BadSignatureError, LedgerError, WrongPassphraseError
 from ledger.keys import PublicKey
 from ledger.manifest import LeagueManifest
 
@@ -95,7 +95,34 @@ class Opened:
     passphrase: str
 
     def save(self) -> None:
+        from clients.cz_public import publish
+
         self.home.write(self.wallet, self.passphrase)
+        publish(self.home, self.wallet)
+
+
+#: Passphrases typed on a terminal before a command gives up.
+TRIES = 3
+
+
+def _unseal_asking(home: WalletHome, code: str) -> tuple[Wallet, str]:
+    """The wallet, opened with the passphrase: ``$CZ_PASSPHRASE`` once, else typed on the
+    terminal, asked again after a wrong one (:data:`TRIES` in all)."""
+    tries = TRIES if os.environ.get(PASSPHRASE_ENV) is None and _has_terminal() else 1
+    for attempt in range(1, tries + 1):
+        phrase = ask_passphrase()
+        try:
+            return unseal(code, phrase), phrase
+        except WrongPassphraseError:
+            if attempt < tries:
+                sys.stderr.write(f"wrong passphrase, try again ({tries - attempt} left)\n")
+                sys.stderr.flush()
+    # Without the passphrase a changed byte and a wrong passphrase look the same.
+    raise WrongPassphraseError(
+        f"wrong passphrase: the wallet in {home.directory} does not open with this passphrase"
+        + (f" ({tries} tries)" if tries > 1 else "")
+        + " (or its file was altered); nothing changed"
+    )
 
 
 @contextlib.contextmanager
@@ -104,9 +131,26 @@ def opened_wallet() -> Iterator[Opened]:
     :meth:`Opened.save`, explicitly, at the moments the command chooses)."""
     home = WalletHome.default()
     with home.lock():
+        from clients.cz_public import publish
+
         code = home.read_code()  # "no wallet" before asking for a passphrase
-        phrase = ask_passphrase()
-        yield Opened(home, unseal(code, phrase), phrase)
+        wallet, phrase = _unseal_asking(home, code)
+        publish(home, wallet, code)  # the summary of the wallet as saved
+        yield Opened(home, wallet, phrase)
+
+
+def public_summary() -> dict[str, Any] | None:
+    """The public summary of this home's wallet (``clients.cz_public``), read without the
+    passphrase, or None when there is none for the wallet there now (the command then opens
+    the wallet). Says so on stderr, in one line, when it is used."""
+    from clients.cz_public import current
+
+    summary = current(WalletHome.default())  # replaced whole, and checked against the wallet
+    if summary is not None:
+        sys.stderr.write("(from the public summary of your wallet as of its last save: "
+                         "no passphrase needed)\n")
+        sys.stderr.flush()
+    return summary
 
 
 def pinned(wallet: Wallet) -> LeaguePin:

@@ -10,11 +10,20 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from clients.cz_session import JSON_FLAG, ask_passphrase, emit, opened_wallet, print_item
+from clients.cz_public import publish
+from clients.cz_session import (
+    JSON_FLAG,
+    ask_passphrase,
+    emit,
+    opened_wallet,
+    print_item,
+    public_summary,
+)
 from clients.wallet import Wallet, WalletError, WalletHome, read_code, seal, unseal
 from clients.words import plural
 from ledger.address import address_of
 from ledger.armor import SAVE_CODE
+from ledger.cards import LedgerCard
 from ledger.certificates import NoteCertificate, PrintCertificate
 from ledger.errors import DecodeError, SizeLimitError
 from ledger.limits import MAX_ARMOR_BYTES
@@ -44,6 +53,7 @@ def key_strike(args: argparse.Namespace) -> int:
         wallet = Wallet.new()
         retired = home.retire()
         home.write(wallet, phrase)
+        publish(home, wallet)
     address = address_of(wallet.public)
     text = f"struck {address}: your wallet is kept in {home.path}"
     if retired is not None:
@@ -55,11 +65,15 @@ def key_strike(args: argparse.Namespace) -> int:
 
 
 def key_show(args: argparse.Namespace) -> int:
-    """Print the wallet's address and public key."""
-    with opened_wallet() as opened:
-        public = opened.wallet.public
-    emit(args, {"address": address_of(public), "key": public.to_text()},
-         f"{address_of(public)}  {public.to_text()}")
+    """Print the wallet's address and public key (from the public summary: no passphrase)."""
+    summary = public_summary()
+    if summary is None:
+        with opened_wallet() as opened:
+            public = opened.wallet.public
+        address, key = address_of(public), public.to_text()
+    else:
+        address, key = summary["address"], summary["key"]
+    emit(args, {"address": address, "key": key}, f"{address}  {key}")
     return 0
 
 
@@ -125,6 +139,7 @@ def load(args: argparse.Namespace) -> int:
         wallet = unseal(code, ask_passphrase("the save code's passphrase: "))
         retired = home.retire()
         home.write_code(code)
+        publish(home, wallet, code)
     address = address_of(wallet.public)
     text = f"loaded {address}: {_summary_text(wallet)}"
     if retired is not None:
@@ -209,9 +224,19 @@ def _pending(wallet: Wallet) -> tuple[dict[str, Any], list[str]]:
 
 
 def collection(args: argparse.Namespace) -> int:
-    """List what the wallet holds."""
-    with opened_wallet() as opened:
-        wallet = opened.wallet
+    """List what the wallet holds (from the public summary: no passphrase)."""
+    summary = public_summary()
+    if summary is None:
+        with opened_wallet() as opened:
+            data, text = collection_view(opened.wallet)
+    else:
+        data, text = summary["collection"], summary["collection_text"]
+    emit(args, data, text)
+    return 0
+
+
+def collection_view(wallet: Wallet) -> tuple[dict[str, Any], str]:
+    """``cz collection`` of ``wallet``: its ``--json`` document and its text."""
     address = address_of(wallet.public)
     pin = wallet.league
     league = None if pin is None else {
@@ -276,14 +301,18 @@ def collection(args: argparse.Namespace) -> int:
     for proof in wallet.proofs:
         lines.append(f"  fraud proof: {proof.describe()}")
     lines += pending_lines
-    emit(args, data, "\n".join(lines))
-    return 0
+    return data, "\n".join(lines)
 
 
 def card(args: argparse.Namespace) -> int:
-    """Print my ledger card: my public key and address, nothing else (V.6)."""
-    with opened_wallet() as opened:
-        my_card = opened.wallet.card
+    """Print my ledger card: my public key and address, nothing else (V.6); from the public
+    summary, with no passphrase."""
+    summary = public_summary()
+    if summary is None:
+        with opened_wallet() as opened:
+            my_card = opened.wallet.card
+    else:
+        my_card = LedgerCard.from_armor(summary["card"])
     text = my_card.to_armor()
     if args.out is not None:
         Path(args.out).write_text(text, encoding="ascii")

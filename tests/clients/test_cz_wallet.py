@@ -75,7 +75,7 @@ def test_strike_on_a_terminal_shows_the_warning_and_asks_twice(tmp_path: Path) -
     shown_key = player.run("key", "show", passphrase="tulip fever")
     assert shown_key.returncode == 0, shown_key.stderr
     assert shown_key.stdout.startswith("CZ-")
-    assert "does not open" in one_line_failure(player.run("key", "show"))
+    assert "wrong passphrase" in one_line_failure(player.run("save"))
 
 
 def test_strike_refuses_two_different_passphrases(tmp_path: Path) -> None:
@@ -91,10 +91,11 @@ def test_strike_refuses_two_different_passphrases(tmp_path: Path) -> None:
 
 
 def test_no_terminal_and_no_passphrase_is_one_line(tmp_path: Path) -> None:
+    """A command that needs the key, with no terminal and no CZ_PASSPHRASE: one line."""
     player = Player(tmp_path / "p")
     player.strike()
     env = {k: v for k, v in player.env().items() if k != "CZ_PASSPHRASE"}
-    result = subprocess.run([str(CZ), "collection"], env=env, capture_output=True, text=True,
+    result = subprocess.run([str(CZ), "save"], env=env, capture_output=True, text=True,
                             stdin=subprocess.DEVNULL, timeout=60, check=False,
                             start_new_session=True)  # no controlling terminal either
     assert "CZ_PASSPHRASE" in one_line_failure(result)
