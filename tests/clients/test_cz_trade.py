@@ -49,7 +49,7 @@ def test_bad_input_is_one_line_and_loses_nothing(
     before = {p.home: p.wallet_file.read_bytes() for p in (a, b, c)}
 
     assert "does not open with this passphrase" in one_line_failure(
-        a.run("collection", passphrase="wrong horse")
+        a.run("save", passphrase="wrong horse")  # collection needs none: a public summary
     )
     assert "does not open" in one_line_failure(
         b.run("load", "--replace", "-", stdin=code, passphrase="wrong horse")
