@@ -399,6 +399,42 @@ def test_docker_compose_config_accepts_the_file(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
 
 
+#: How the file and docs/operations.md state the Compose version the file needs.
+NEEDS_V2 = "Compose v2"
+OPERATIONS = ROOT / "docs" / "operations.md"
+
+
+def test_the_file_and_the_docs_say_it_needs_compose_v2() -> None:
+    """Compose v1 drops the top-level ``configs`` (the manifest) without a word: the file's
+    opening comment and docs/operations.md's "Running in containers" both say v2 is needed,
+    and why, and the file does use ``configs``."""
+    text = COMPOSE_FILE.read_text(encoding="utf-8")
+    header = text[:text.index("\nname:")]
+    assert f"Needs {NEEDS_V2}" in header
+    assert "configs" in header
+    assert "configs" in yaml.safe_load(text)
+    docs = OPERATIONS.read_text(encoding="utf-8")
+    section = docs[docs.index("## Running in containers"):]
+    section = section[:section.index("\n## ", 1)]
+    assert f"It needs {NEEDS_V2}" in section
+    assert "`configs`" in section
+    assert "docker compose version" in section
+
+
+def test_the_docker_compose_here_is_v2() -> None:
+    """Where a docker CLI with a compose command is installed, it is Compose v2 or later (the
+    file needs it, see above)."""
+    docker = shutil.which("docker")
+    if docker is None:
+        pytest.skip("no docker CLI on this machine: the Compose version not checked")
+    probe = subprocess.run([docker, "compose", "version", "--short"], capture_output=True,
+                           text=True, check=False, timeout=60)
+    if probe.returncode != 0:
+        pytest.skip("the docker CLI has no compose plugin: the Compose version not checked")
+    version = probe.stdout.strip().removeprefix("v")
+    assert int(version.split(".")[0]) >= 2, probe.stdout
+
+
 def test_nginx_accepts_the_gateway(tmp_path: Path, services: dict[str, dict[str, Any]]) -> None:
     """``nginx -t`` over the gateway as the nginx image includes it (inside ``http``), with the
     containers' names resolved to loopback as a compose network resolves them."""
