@@ -49,21 +49,11 @@ def _read_record(path: str) -> Any:
 
 
 def table_replay(args: argparse.Namespace) -> int:
-    """Replay a record and print the final position, the columns and the verdict."""
-    from game.window import parse_record, reckon, replay, to_json
+    """Step through a record move by move, the board drawn (``--json``: the final position,
+    the columns and the verdict); in ``clients.cz_table``."""
+    from clients.cz_table import replay
 
-    state = replay(parse_record(_read_record(args.record)))
-    reckoning = reckon(state)
-    _print_json(
-        {
-            "position": to_json(state),
-            "columns": [
-                {"substance": s, "form": f, "holdings": h} for s, f, h in reckoning.columns
-            ],
-            "verdict": [v.value for v in reckoning.verdicts] if state.is_over else None,
-        }
-    )
-    return 0
+    return replay(args)
 
 
 def table_new(args: argparse.Namespace) -> int:
@@ -86,15 +76,22 @@ def _add_table(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     sub = table.add_subparsers(dest="table_command", required=True, metavar="COMMAND")
     rep = sub.add_parser(
         "replay",
-        help="replay a table record; print the final position, columns and verdict (JSON)",
+        help="step through a table record move by move, the board drawn",
         description=(
             "Replay RECORD (a cz-table-record/1 JSON file, or - for stdin: a deal and its "
-            "actions in notation, see docs/formats.md). Prints the final position, the three "
+            "actions in notation, see docs/formats.md; default: your latest table in "
+            "CZ_HOME/tables/). On a terminal, one move per Enter (q stops), the board drawn as "
+            "cz play draws it; with --all or no terminal, every position; then both sides' "
+            "columns and the verdict's reason. --json prints the final position, the three "
             "columns per seat and the verdict (null while the table is open). An illegal "
             "action stops the replay: one line naming the action, its turn and the rule, exit 2."
         ),
     )
-    rep.add_argument("record", metavar="RECORD", help="path of the record, or - for stdin")
+    rep.add_argument("record", metavar="RECORD", nargs="?",
+                     help="path of the record, or - for stdin (default: your latest table)")
+    rep.add_argument("--all", action="store_true", help="print every position, no stepping")
+    rep.add_argument("--json", action="store_true",
+                     help="print the final position, columns and verdict as JSON")
     rep.set_defaults(handler=table_replay)
     new = sub.add_parser(
         "new",
@@ -169,7 +166,7 @@ def build_parser(groups: Collection[str] | None = None) -> argparse.ArgumentPars
         epilog=(
             "examples:\n"
             "  cz table new --kind market --seed 7   the opening position of a market table\n"
-            "  cz table replay game.json             replay a record: position, columns, verdict\n"
+            "  cz table replay game.json             step through a record, the board drawn\n"
             "  cz key strike                         strike your ledger key: a new wallet\n"
             "  cz league set http://HOST:8080        pin a league (its root key, first use)\n"
             "  cz stamp                              present your unstamped prints to its mint\n"

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from clients.cz_session import JSON_FLAG, Opened, emit, opened_wallet, print_item, seed
+from clients.cz_table import HELP, RULES, Move, card_lines, verdict_lines, why_lines
 from game.ai.player import AIPlayer
 from game.ai.roster import CHAIR_STRENGTH, chair_player, opponent_for, strength_at
 from game.campaign import (
@@ -325,22 +326,27 @@ class Screen:
         self.out.flush()
 
 
-def _card(screen: Screen, state: State, table: Table, card: int) -> str:
+def _card(screen: Screen, state: State, table: Table | None, card: int) -> str:
     name = state.title_of(card)
+    if table is None:
+        return name
     origin = table.provenance[card].print if card < len(table.provenance) else None
     if origin is not None and origin.finish is not Finish.STANDARD:
         name += f" [{origin.finish.value}]"
     return name
 
 
-def draw(screen: Screen, state: State, table: Table, you: int, them: str) -> None:
+def draw(screen: Screen, state: State, table: Table | None, you: int, them: str, *,
+         kind: str | None = None, me: str = "you") -> None:
     """Both chains (innermost first; a face-down card in parentheses), hands, market, hostage,
-    plenum, hoards, the Seal and the live columns (I.9, reckoned as if the table closed now)."""
-    who = {you: "you", 1 - you: them}
-    width = max(len(them), len("market"))
+    plenum, hoards, the Seal and the live columns (I.9, reckoned as if the table closed now).
+    Without a ``table`` (a replayed record) the cards are drawn by title and ``kind`` names it."""
+    who = {you: me, 1 - you: them}
+    width = max(len(them), len(me), len("market"))
+    kind = table.kind if table is not None else kind
     seal = "#" * state.seal + "." * (SEAL_CLOSE - state.seal)
     screen.say(screen.paint(
-        f"── {table.kind} table · turn {state.turn + 1} · Seal [{seal}] {state.seal}/{SEAL_CLOSE}"
+        f"── {kind} table · turn {state.turn + 1} · Seal [{seal}] {state.seal}/{SEAL_CLOSE}"
         f" · plenum {state.plenum} ──", "1"))
     columns = state.columns()
     for seat in (1 - you, you):
@@ -399,6 +405,27 @@ class Person:
     them: str
     drill_seed: str
     drills: int = 0
+    #: The last move taken at the table (by either seat, or the drill), for ``why``.
+    last: Move | None = None
+
+    def teach(self, text: str) -> bool:
+        """``help``/``?``, ``rules``, ``card NAME``, ``why``: answered, and True; else False."""
+        word, _, rest = text.partition(" ")
+        word = word.lower()
+        if word in ("help", "?"):
+            lines: Sequence[str] = HELP
+        elif word == "rules":
+            lines = RULES
+        elif word == "card":
+            lines = card_lines(rest) if rest.strip() else ["card NAME, e.g. card Tally"]
+        elif word == "why":
+            seats = ("you", self.them) if self.you == 0 else (self.them, "you")
+            lines = why_lines(self.last, seats)
+        else:
+            return False
+        for line in lines:
+            self.screen.say(line)
+        return True
 
     def decide(self, state: State) -> int:
         draw(self.screen, state, self.table, self.you, self.them)
@@ -410,6 +437,8 @@ class Person:
             self.screen.say(f"  {number:>3}. {format_action(state, action)}")
         while True:
             text = _read_line(self.screen, "your action (number or notation; q leaves): ")
+            if self.teach(text):
+                continue
             if text.isdigit():
                 if not 1 <= int(text) <= len(legal):
                     self.screen.say(f"choose a number from 1 to {len(legal)}")
@@ -499,7 +528,13 @@ def play_table(state: State, seats: Sequence[Person | Seat]) -> Played:
         else:
             action = seats[player].decide(state)
         played.actions.append(format_action(state, action))
+        before = state.clone()
         state.apply(action)
+        actor = "the drill" if player == CHANCE else (
+            "you" if isinstance(seats[player], Person) else getattr(seats[player], "name", "?"))
+        for seat in seats:
+            if isinstance(seat, Person):
+                seat.last = Move(before, action, actor)
     return played
 
 
@@ -577,8 +612,11 @@ def play(args: argparse.Namespace) -> int:
         wallet.campaign, reward = settle(wallet.campaign, venue, verdict)
         opened.save()
         after = wallet.campaign
+    seat_names = ("you", venue.name) if you == 0 else (venue.name, "you")
     if shown is not None:
         draw(screen, state, table, you, venue.name)
+        for line in verdict_lines(state, seat_names):
+            screen.say(line)
     s, f, h = state.columns()[you]
     data = {
         "venue": venue.name,

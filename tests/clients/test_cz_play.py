@@ -121,7 +121,7 @@ def test_auto_play_records_credits_and_advances_the_campaign(tmp_path: Path) -> 
     assert (first["venue"], first["table"], first["seed"]) == ("clerk-1", "base", 1)
     verdict = Verdict(first["verdict"])
     assert first["reward"]["marks"] == CLERK_MARKS[verdict]
-    replayed = json.loads(player.ok("table", "replay", first["record"]))
+    replayed = json.loads(player.ok("table", "replay", "--json", first["record"]))
     assert replayed["verdict"][0] == first["verdict"]
     collection = player.json("collection")
     assert collection["marks"] == CLERK_MARKS[verdict]
@@ -200,12 +200,66 @@ def test_a_person_who_plays_to_the_close_is_recorded_and_paid(tmp_path: Path) ->
     player.strike()
     result = player.json("play", "--seed", "4", stdin="1\n" * 200)
     assert result["venue"] == "clerk-1"
-    replayed = json.loads(player.ok("table", "replay", result["record"]))
+    replayed = json.loads(player.ok("table", "replay", "--json", result["record"]))
     assert replayed["verdict"][0] == result["verdict"]
     verdict = Verdict(result["verdict"])
     held = player.json("collection")
     assert held["marks"] == CLERK_MARKS[verdict]
     assert sum(held["campaign"]["clerk-1"].values()) == 1
+
+
+# I.4, I.6, I.7, Book II: the table teaches (issue: help was "unknown action")
+def test_the_table_answers_help_rules_card_and_why(tmp_path: Path) -> None:
+    """At the prompt, help lists what can be typed; rules sums up the turn and cites
+    docs/rules.md; card NAME prints the catalog's cost and set and the card's text and power from
+    docs/rules.md (an unknown name is one line); why names the last move, its rule and what it
+    changed. None of them is an action: the table goes on, and q leaves it (L-19)."""
+    player = Player(tmp_path / "p")
+    player.strike()
+    typed = ["?", "rules", "card Tally", "card pairing", "card No-Go", "card Nobody", "why",
+             "1", "why", "q"]
+    out = player.ok("play", "--seed", "1", stdin="".join(t + "\n" for t in typed))
+    assert "unknown action" not in out
+    assert "card NAME" in out
+    assert "why" in out
+    assert "docs/rules.md I.6" in out
+    assert "I.9" in out
+    assert "Tally: cost 5, base set (common)" in out
+    assert "no power" in out
+    assert "Pairing: cost 4" in out
+    assert "I.7 COLLECT" in out
+    assert "N = 1 for the axis" in out  # Collect's text, read from docs/rules.md
+    assert "No-Go: cost 1, folded set" in out
+    assert "notation 'nogo" in out
+    assert "challenge one face-up card" in out
+    assert "no certificate is named 'Nobody'" in out
+    assert "no move yet" in out
+    # seed 1: you build Separation (number 1), clerk-1 answers; why explains clerk-1's move
+    assert "you: build Separation" in out
+    assert "clerk-1 played 'build Reflection' on turn 2 (docs/rules.md I.7 BUILD)" in out
+    assert "clerk-1's chain: -  →  Reflection" in out
+    assert "the Seal: 0 → 1" in out
+    assert "clerk-1's columns: Substance 0→2, Form 0→1" in out
+    assert "you left the table before its close" in out
+
+
+# I.9, I.10: the verdict shows both sides and its reason
+def test_the_close_shows_both_columns_and_the_reason(tmp_path: Path) -> None:
+    """At the close the table prints both sides' columns, who takes each column and the rule
+    that decided the verdict (docs/rules.md I.9), agreeing with the verdict settled."""
+    player = Player(tmp_path / "p")
+    player.strike()
+    out = player.ok("play", "--seed", "4", stdin="1\n" * 200)
+    assert "the columns at the close (docs/rules.md I.9):" in out
+    rows = {m[1]: (int(m[2]), int(m[3]), int(m[4]))
+            for m in re.finditer(r"^  (you|clerk-1) +(\d+) +(\d+) +(\d+)$", out, re.M)}
+    assert set(rows) == {"you", "clerk-1"}
+    # seed 4 played by the first listed action: clerk-1 takes all three columns
+    assert rows["you"] == (3, 0, 0)
+    assert rows["clerk-1"] == (19, 2, 1)
+    assert "Substance to clerk-1 (19 to 3)" in out
+    assert "clerk-1 wins the table: three columns of three to none (docs/rules.md I.9" in out
+    assert "clerk-1: loss" in out
 
 
 def test_colour_only_on_a_terminal_and_never_with_no_color(tmp_path: Path) -> None:
@@ -321,5 +375,5 @@ def test_a_registrar_table_pays_the_set_on_first_settlement(tmp_path: Path) -> N
     assert [p["finish"] for p in played["reward"]["prints"]].count("holofoil") == 1
     assert held["unstamped"] == 7
     assert held["marks"] == marks + 100
-    replayed = json.loads(player.ok("table", "replay", played["record"]))
+    replayed = json.loads(player.ok("table", "replay", "--json", played["record"]))
     assert replayed["verdict"][0] == played["verdict"]

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from game.window import new_market_table, to_json
+from tests.clients.conftest import on_terminal
 from tests.harness.cz import run_cz
 
 DATA = Path(__file__).parents[1] / "data" / "window"
@@ -57,17 +58,19 @@ def test_table_new_refuses_a_negative_seed() -> None:
 
 # I.9, I.10, formats.md Record
 def test_table_replay_prints_position_columns_and_verdict() -> None:
-    """cz table replay RECORD prints the final position, the columns and the verdict (golden)."""
-    out = cz("table", "replay", str(DATA / "market-32.record.json"))
+    """cz table replay --json RECORD prints the final position, the columns and the verdict
+    (golden)."""
+    out = cz("table", "replay", "--json", str(DATA / "market-32.record.json"))
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout) == json.loads((DATA / "market-32.expected.json").read_text())
 
 
 # I.5, I.9
 def test_table_replay_reads_stdin() -> None:
-    """cz table replay - reads the record from standard input; an open table has no verdict."""
+    """cz table replay --json - reads the record from standard input; an open table has no
+    verdict."""
     record = {"format": "cz-table-record/1", "deal": {"table": "base", "seed": 1}, "actions": []}
-    out = cz("table", "replay", "-", stdin=json.dumps(record))
+    out = cz("table", "replay", "--json", "-", stdin=json.dumps(record))
     assert out.returncode == 0, out.stderr
     result = json.loads(out.stdout)
     assert result["verdict"] is None
@@ -130,11 +133,71 @@ def test_unreadable_records_exit_2_with_one_line(tmp_path: Path) -> None:
         assert needle in out.stderr
 
 
+# I.9, formats.md Record
+def test_table_replay_draws_every_move_and_the_verdict() -> None:
+    """Without a terminal (or with --all) cz table replay draws the dealt board, then each move
+    by name and the board after it, as cz play draws it; at the close both seats' columns, who
+    takes each and the rule of the verdict (docs/rules.md I.9)."""
+    path = DATA / "base-18.record.json"
+    actions = json.loads(path.read_text())["actions"]
+    for extra in ((), ("--all",)):
+        out = cz("table", "replay", *extra, str(path))
+        assert out.returncode == 0, out.stderr
+        lines = out.stdout.splitlines()
+        moves = [line for line in lines if line.startswith("move ")]
+        assert [m.split(": ", 2)[2] for m in moves] == actions
+        assert moves[0] == f"move 1: first seat: {actions[0]}"
+        assert sum("── base table · turn" in line for line in lines) == len(actions) + 1
+        assert sum("chain:" in line for line in lines) == 2 * (len(actions) + 1)
+        tail = [" ".join(line.split()) for line in lines[-6:]]
+        assert tail[0] == "the columns at the close (docs/rules.md I.9):"
+        assert tail[2:4] == ["first seat 21 2 0", "second seat 10 1 1"]
+        tail = "\n".join(tail)
+        assert "first seat wins the table: two columns of three to one" in tail
+
+
+# formats.md Record
+def test_table_replay_steps_on_a_terminal_and_q_stops(tmp_path: Path) -> None:
+    """On a terminal cz table replay waits for Enter before each move and q stops it: two
+    Enters show two moves and their boards, then q ends the replay (exit 0)."""
+    env = {**os.environ, "CZ_HOME": str(tmp_path), "NO_COLOR": "1"}
+    prompt = "Enter for the next move, q to stop: "
+    status, shown = on_terminal(
+        ["table", "replay", str(DATA / "base-18.record.json")], env,
+        [(prompt, ""), (prompt, ""), (prompt, "q")],
+    )
+    assert status == 0, shown
+    assert shown.count(prompt) == 3
+    assert "move 2: " in shown
+    assert "move 3: " not in shown
+    assert shown.count("── base table · turn") == 3
+
+
+# formats.md Record
+def test_table_replay_without_a_record_takes_the_latest(tmp_path: Path) -> None:
+    """cz table replay with no RECORD replays the latest table kept in CZ_HOME/tables/, and
+    with none kept says so in one line, exit 2."""
+    env = {**os.environ, "CZ_HOME": str(tmp_path)}
+    none = run_cz(("table", "replay"), env=env)
+    assert none.returncode == 2
+    assert len(none.stderr.splitlines()) == 1
+    assert "no RECORD named" in none.stderr
+    tables = tmp_path / "tables"
+    tables.mkdir()
+    record = json.loads((DATA / "base-18.record.json").read_text())
+    (tables / "20260101T000000.000000Z-clerk-1-1.json").write_text(
+        json.dumps({**record, "actions": record["actions"][:2]}))
+    (tables / "20260102T000000.000000Z-clerk-1-2.json").write_text(json.dumps(record))
+    out = run_cz(("table", "replay", "--json"), env=env)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["verdict"] == ["win", "loss"]
+
+
 def test_usage_errors_are_one_line_with_status_2() -> None:
     """A missing argument, an unknown command or a missing charter option is one line on
     stderr naming where --help is, exit 2, at every level of the command tree. Run as a real
     process: the console script's exit status (a subprocess smoke test)."""
-    for args in (("table", "replay"), ("bogus",), ("charter", "validate")):
+    for args in (("table", "new"), ("bogus",), ("charter", "validate")):
         result = process(*args)
         assert result.returncode == 2
         lines = result.stderr.strip().splitlines()

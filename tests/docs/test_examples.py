@@ -1,4 +1,4 @@
-"""Every marked example in docs/ runs through the real parser or engine (issue 9 §4).
+"""Every marked example in docs/ runs through the real parser or engine (docs/api.md "Conventions").
 
 A fenced example is marked by the HTML comment on the line before its fence,
 ``<!-- example: KIND -->``; KIND names the runner below. ``sketch`` marks an outline that holds
@@ -148,7 +148,7 @@ def test_every_fence_of_a_marked_doc_is_marked() -> None:
         assert example.kind in {*RUNNERS, "record", "sketch"}, f"{example}: unknown kind"
 
 
-# Issue 9 §4: the example record in docs/formats.md was illegal ('build Tally' at turn 1).
+# Regression: the example record in docs/formats.md was illegal ('build Tally' at turn 1).
 @pytest.mark.parametrize("example", [e for e in EXAMPLES if e.kind == "record"], ids=str)
 def test_record_examples_replay_with_cz(
     example: Example, tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -157,7 +157,7 @@ def test_record_examples_replay_with_cz(
     and prints the final position, the columns and the verdict."""
     path = tmp_path / "record.json"
     path.write_text(example.text, encoding="utf-8")
-    status = cz(["table", "replay", str(path)])
+    status = cz(["table", "replay", "--json", str(path)])
     out, err = capsys.readouterr()
     assert (status, err) == (0, "")
     assert set(json.loads(out)) == {"position", "columns", "verdict"}
