@@ -657,11 +657,15 @@ def add_play(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
             "The table is drawn after each move: both chains (innermost first; a face-down card "
             "in parentheses), hands, market, hostage, plenum, hoards, the Seal and the live "
             "columns. Choose an action by its number or type its notation (docs/formats.md, "
-            "e.g. 'build Tally'); q leaves the table, which then counts for nothing (L-19). A "
+            "e.g. 'build Tally'); q leaves the table, which then counts for nothing (L-19). "
+            "At the prompt: help (or ?), rules (where to read them: docs/rules.md), card NAME "
+            "(a certificate's cost, set, power and text), why (what the last move changed). A "
             "No-Go of yours sets the drill (IV.4): the 3×3 pattern is shown for "
             f"{SHOW_SECONDS:g} s, then type it as three rows of 0/1 (101/010/001) within "
-            f"{TIME_LIMIT_SECONDS:g} s. A finished table is recorded in CZ_HOME/tables/ and "
-            "settled: its reward joins your collection (see cz campaign). Chairs: " + chairs
+            f"{TIME_LIMIT_SECONDS:g} s. At the close both sides' columns are shown and the "
+            "rule that decided (docs/rules.md I.9). A finished table is recorded in "
+            "CZ_HOME/tables/ (cz table replay steps through it) and settled: its reward "
+            "joins your collection (see cz campaign). Chairs: " + chairs
         ),
     )
     venue = p.add_mutually_exclusive_group()
