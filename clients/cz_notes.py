@@ -25,7 +25,16 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from clients.cz_session import JSON_FLAG, Opened, Progress, emit, league_of, opened_wallet, pinned
+from clients.cz_session import (
+    JSON_FLAG,
+    Opened,
+    Progress,
+    emit,
+    league_of,
+    opened_wallet,
+    pinned,
+    public_summary,
+)
 from clients.league import LeagueClient, LeagueProblem, check_certificate, new_request_id
 from clients.wallet import Wallet, WalletError
 from clients.words import plural
@@ -239,22 +248,30 @@ def notes_claim(args: argparse.Namespace) -> int:
 
 
 def notes_list(args: argparse.Namespace) -> int:
-    """The notes this wallet holds."""
-    with opened_wallet() as opened:
-        notes = sorted((_note(c) for c in opened.wallet.notes.values()),
-                       key=lambda n: (-n.denomination, n.serial))
-        bound = sorted((_note(c) for c in opened.wallet.bound.values()),
-                       key=lambda n: (-n.denomination, n.serial))
-    total = sum(n.denomination for n in notes)
+    """The notes this wallet holds (from the public summary: no passphrase)."""
+    summary = public_summary()
+    if summary is None:
+        with opened_wallet() as opened:
+            notes = _note_items([_note(c) for c in opened.wallet.notes.values()])
+            bound = _note_items([_note(c) for c in opened.wallet.bound.values()])
+    else:
+        notes, bound = summary["collection"]["note_list"], summary["collection"]["bound_notes"]
+    notes, bound = _by_value(notes), _by_value(bound)
+    total = sum(n["denomination"] for n in notes)
     lines = [f"{plural(len(notes), 'note')}, M{total} in all:",
-             *(f"  M{n.denomination} {n.serial}" for n in notes)]
+             *(f"  M{n['denomination']} {n['serial']}" for n in notes)]
     if bound:  # L-21
         lines += [f"{plural(len(bound), 'note')} bound to the treasury (a rejected purchase signed "
                   "their hop there): cz buy pays them first",
-                  *(f"  M{n.denomination} {n.serial}" for n in bound)]
-    emit(args, {"notes": _note_items(notes), "marks": total, "bound": _note_items(bound)},
-         "\n".join(lines))
+                  *(f"  M{n['denomination']} {n['serial']}" for n in bound)]
+    emit(args, {"notes": notes, "marks": total, "bound": bound}, "\n".join(lines))
     return 0
+
+
+def _by_value(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Notes as listed: the largest first, then by serial."""
+    return sorted(({"serial": n["serial"], "denomination": n["denomination"]} for n in items),
+                  key=lambda n: (-n["denomination"], n["serial"]))
 
 
 # -- buy -----------------------------------------------------------------------------------

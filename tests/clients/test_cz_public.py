@@ -50,6 +50,11 @@ def test_read_only_commands_need_no_passphrase(tmp_path: Path) -> None:
     text = player.run("collection", passphrase=NONE)
     assert "Model-A" in text.stdout
     assert "M7 unstamped marks" in text.stdout
+    notes = player.run("notes", "--json", passphrase=NONE)  # cz notes too
+    assert notes.returncode == 0, notes.stderr
+    assert json.loads(notes.stdout) == player.json("notes") == {
+        "notes": [], "marks": 0, "bound": []
+    }
 
     secret = WalletHome(player.home).read(PASSPHRASE).to_payload()["key"]
     assert secret not in summary.read_text(encoding="utf-8")
