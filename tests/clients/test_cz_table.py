@@ -156,6 +156,23 @@ def test_table_replay_draws_every_move_and_the_verdict() -> None:
         assert "first seat wins the table: two columns of three to one" in tail
 
 
+# I.9, I.10: the worked table of docs/rules.md ends in a Balance
+def test_table_replay_explains_a_balance(tmp_path: Path) -> None:
+    """The worked table of docs/rules.md replayed: one column each and Form level, so the
+    verdict line names the Balance and why (neither side takes two columns, I.9, I.10)."""
+    guide = (Path(__file__).parents[2] / "docs" / "rules.md").read_text(encoding="utf-8")
+    worked = guide[guide.index("## A worked table"):]
+    block = worked[worked.index("```json\n") + 8:]
+    path = tmp_path / "worked.json"
+    path.write_text(block[:block.index("```")], encoding="utf-8")
+    out = cz("table", "replay", "--all", str(path))
+    assert out.returncode == 0, out.stderr
+    assert ("Substance to second seat (25 to 16); Form level (1 to 1); Holdings to first seat "
+            "(1 to 0)") in out.stdout
+    assert ("a Balance: columns taken first seat 1, second seat 1; neither takes two, so the "
+            "table is Balanced, its own verdict (docs/rules.md I.9, I.10)") in out.stdout
+
+
 # formats.md Record
 def test_table_replay_steps_on_a_terminal_and_q_stops(tmp_path: Path) -> None:
     """On a terminal cz table replay waits for Enter before each move and q stops it: two
