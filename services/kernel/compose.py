@@ -19,10 +19,12 @@ from collections.abc import Awaitable, Callable, Sequence
 import asyncpg
 from aiohttp import web
 
+from ledger.manifest import LeagueManifest
 from services.eventlog import StoreUnavailable
 from services.http.apps import POOL, Service, new_app, pool_context
 from services.http.metrics import Figure, add_figures, sql_figure
 from services.http.openapi import openapi_document, render
+from services.http.pages import Page, html_response, wants_html
 from services.http.serving import serving, structured_logs, throttled_logs
 from services.kernel.feeds import watch_feeds
 from services.kernel.founding import load_manifest, read_passphrase
@@ -56,7 +58,7 @@ def compose(settings: LeagueSettings, services: Sequence[Service]) -> web.Applic
     for service in services:
         service.install(app, settings)
         app.router.add_get(f"/{service.name}/openapi.json", _document(service, version))
-    app.router.add_get("/", _index(manifest.name, services, version))
+    app.router.add_get("/", _index(manifest, services, version))
     app.router.add_get("/health", health)
     for service in services:
         add_figures(app, (*service.figures, _events_appended(service.name)))
@@ -113,7 +115,12 @@ def _document(service: Service, version: str) -> Handler:
     return openapi
 
 
-def _index(league: str, services: Sequence[Service], version: str) -> Handler:
+def _index(manifest: LeagueManifest, services: Sequence[Service], version: str) -> Handler:
+    """``/``: the services this server runs, as JSON; to a browser, a landing page linking
+    the ledger, the treasury and a serial search (each answered here or, behind the
+    gateway, by the service serving it)."""
+    league = manifest.name
+    landing = Page("index.html", lambda request: manifest)
     index = {
         "name": league,
         "version": version,
@@ -129,7 +136,13 @@ def _index(league: str, services: Sequence[Service], version: str) -> Handler:
     }
 
     async def describe(request: web.Request) -> web.Response:
-        return web.json_response(index)
+        if wants_html(request):  # a browser: the landing page (docs/operations.md)
+            response = html_response(request, landing, "index.html",
+                                     services=index["services"], version=version)
+        else:
+            response = web.json_response(index)
+        response.headers["Vary"] = "Accept"
+        return response
 
     return describe
 

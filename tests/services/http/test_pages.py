@@ -1,4 +1,5 @@
-"""Pages for people (issue 13 item 5): ``/ledger``, ``/treasury`` and ``/provenance/SERIAL``
+"""Pages for people (docs/operations.md "Pages for people"): ``/ledger``, ``/treasury`` and
+``/provenance/SERIAL``
 answer HTML to a browser by content negotiation, JSON to everyone else; over real HTTP against
 the mint, the notary and the treasury composed in one app, and in a real headless Chromium
 (driven over the DevTools protocol: pages render, a link is followed, a serial is searched
@@ -114,6 +115,36 @@ async def test_a_browser_gets_a_page_everyone_else_json(
         assert response.content_type == "application/json", accept
         assert response.headers["Vary"] == "Accept"
         json.loads(text)
+
+
+async def test_the_root_is_a_landing_page_to_a_browser_and_the_index_to_everyone_else(
+    server: TestServer, http: aiohttp.ClientSession
+) -> None:
+    """``/``, the one URL ``league serve`` prints: to a browser a page linking the ledger,
+    the treasury and a serial search (a GET form to ``/provenance``, which redirects to the
+    serial's page); to every other client the services' index as before (docs/api.md)."""
+    url = str(server.make_url("/"))
+    response, text = await get(http, url, BROWSER)
+    assert response.status == 200
+    assert response.content_type == "text/html"
+    assert response.headers["Vary"] == "Accept"
+    assert "default-src 'none'" in response.headers["Content-Security-Policy"]
+    start = text[text.index('id="start"'):text.index("</div>", text.index('id="start"'))]
+    assert 'href="/ledger"' in start
+    assert 'href="/treasury"' in start
+    assert re.search(r'<form[^>]*method="get" action="/provenance"', start)
+    assert 'name="serial"' in start
+    for service in ("mint", "notary", "treasury"):
+        assert f'href="/{service}/openapi.json"' in text
+    assert "<script" not in text
+    assert "&lt;script&gt;alert(&#34;pwned&#34;)&lt;/script&gt;" in text  # the name, as text
+    for accept in (None, "*/*", "application/json"):
+        response, text = await get(http, url, accept)
+        assert response.content_type == "application/json", accept
+        assert response.headers["Vary"] == "Accept"
+        index = json.loads(text)
+        assert index["name"] == EVIL_NAME
+        assert {s["name"] for s in index["services"]} == {"mint", "notary", "treasury"}
 
 
 async def test_a_name_with_markup_is_printed_as_text(
