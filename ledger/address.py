@@ -1,4 +1,5 @@
-"""Addresses ``CZ-XXXX-XXXX-XXXX``: a short, checked id of a public key (DESIGN §3, Book V.2).
+"""Addresses ``CZ-XXXX-XXXX-XXXX``: a short, checked id of a public key (docs/architecture.md §3,
+Book V.2).
 
 Ten Crockford base32 symbols carry the first 50 bits of SHA-256(``b"cz-addr-v1"`` + key); two
 more carry that 50-bit value mod 1021. 1021 is prime and larger than 31, so a single changed

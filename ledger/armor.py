@@ -1,4 +1,4 @@
-"""Strict RFC 7468 armor, read the way age reads it (DESIGN §3).
+"""Strict RFC 7468 armor, read the way age reads it (docs/architecture.md §3).
 
 A block is ``-----BEGIN <label>-----``, then padded standard base64 in lines of exactly 64
 columns (the last line 1 to 64), then ``-----END <label>-----``. Like age, the reader allows

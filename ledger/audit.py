@@ -1,4 +1,5 @@
-"""The independent auditor's core (issue 10 item 3): every service's log checked from its feed.
+"""The independent auditor's core (docs/operations.md "Auditing a running league"): every service's
+log checked from its feed.
 
 Pure (no IO): the caller (``league audit``) downloads, this module judges. Given the league
 manifest (its root signature checked here), the checkpoints each service serves, those kept

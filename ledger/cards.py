@@ -1,6 +1,7 @@
 """Ledger cards: the armored public key a player hands out to be paid (Book V.6).
 
-A card holds only the public key and its address (DESIGN §3). The address is for people to
+A card holds only the public key and its address (docs/architecture.md §3). The address is for
+people to
 read and compare; the key is what an endorsement is made out to. A card whose address is not
 the address of its key is refused.
 """

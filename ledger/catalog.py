@@ -15,7 +15,7 @@ from enum import StrEnum
 
 
 class Rarity(StrEnum):
-    """Rarity of mechanics: it lives in the sets (DESIGN §5)."""
+    """Rarity of mechanics: it lives in the sets (docs/architecture.md §5)."""
 
     COMMON = "common"
     UNCOMMON = "uncommon"

@@ -1,4 +1,4 @@
-"""Certificates: the first link of every chain (DESIGN §3, Book V.1 and V.5).
+"""Certificates: the first link of every chain (docs/architecture.md §3, Book V.1 and V.5).
 
 A print certificate is signed by the mint: this serial, of this title, set and finish, was
 stamped to ``issued_to`` by mint log event ``event`` under the manifest whose hash is

@@ -1,4 +1,4 @@
-"""Endorsements and chains: ownership is a signature chain (DESIGN §3, Book V.6).
+"""Endorsements and chains: ownership is a signature chain (docs/architecture.md §3, Book V.6).
 
 An endorsement moves one certificate from the holder after hop n-1 to a new key at hop n: it
 names the serial, the hop (1-based), ``prev`` = the hash of the previous link (the certificate

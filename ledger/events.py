@@ -74,8 +74,8 @@ def print_stream(serial: str) -> str:
 
 
 class PrintReturned(EventBody):
-    """A print handed back to the mint for a finish upgrade (Book V.5, DESIGN §3 "a print
-    returned for a finish upgrade ... comes back to its issuer", L-20): the chain of
+    """A print handed back to the mint for a finish upgrade (Book V.5, docs/architecture.md §3 "a
+    print returned for a finish upgrade ... comes back to its issuer", L-20): the chain of
     ``issue`` is history from now on, and the mint holds the print."""
 
     TYPE: ClassVar[str] = "print-returned"

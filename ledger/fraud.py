@@ -1,4 +1,4 @@
-"""Fraud proofs and the seen-registry (DESIGN §3, Book V.6 and V.7).
+"""Fraud proofs and the seen-registry (docs/architecture.md §3, Book V.6 and V.7).
 
 A fraud proof is two valid, different endorsements of one serial at one hop, following the same
 previous link, both signed by one key: that key signed the same item away twice, and its own

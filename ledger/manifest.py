@@ -1,4 +1,5 @@
-"""The league manifest: the root-signed page that says who signs what (DESIGN §3 and §5).
+"""The league manifest: the root-signed page that says who signs what (docs/architecture.md §3 and
+§5).
 
 It names the league, its root key (the signer, which clients pin on first use), the mint,
 treasury and notary keys, the print-run table, the note set (with its hash) and the published
@@ -108,7 +109,8 @@ DEFAULT_STAMP_WORK = 1 << 20
 
 
 class Policies(WireModel):
-    """Published policies (DESIGN §4): they slow a script down; the fixed runs are the bound."""
+    """Published policies (docs/architecture.md §4): they slow a script down; the fixed runs are
+    the bound."""
 
     WHAT = "policies"
 

@@ -1,4 +1,5 @@
-"""The note set: every note the treasury will ever hold, minted once (Book V.5, DESIGN §5).
+"""The note set: every note the treasury will ever hold, minted once (Book V.5,
+docs/architecture.md §5).
 
 6,000 × M100 + 24,000 × M25 + 40,000 × M5 + 100,000 × M1 = 1,500,000 marks in 170,000 notes.
 A note serial is ``CZ-M<denomination>-<NNNNNN>``, the number counting 1..count within its

@@ -1,6 +1,7 @@
 """The print runs: how many prints of each title exist in each finish, and their serials.
 
-Rarity of style lives in the runs (Book V.1, DESIGN §5): per title, standard / gilt / holofoil
+Rarity of style lives in the runs (Book V.1, docs/architecture.md §5): per title, standard / gilt /
+holofoil
 is 6000/1500/500 for common sets, 3000/750/250 uncommon, 1200/300/100 rare, 400/100/40 sealed.
 Runs are fixed and never extended. A serial is ``CZ-<TITLE>-<NNNN>``, the title upper case as
 printed; numbers run through standard first (1..standard), then gilt, then holofoil, contiguous.

@@ -1,4 +1,4 @@
-"""Save codes and passphrase-armored keys (DESIGN §3, Book V.2 and V.3).
+"""Save codes and passphrase-armored keys (docs/architecture.md §3, Book V.2 and V.3).
 
 One envelope serves both: argon2id (libsodium, through PyNaCl) turns the passphrase into a key,
 XSalsa20-Poly1305 (``nacl.secret.SecretBox``) seals the JSON inside. The envelope is binary and

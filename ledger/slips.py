@@ -2,8 +2,8 @@
 
 A slip holds, for each print or note sent, its whole chain: the certificate and every
 endorsement, the last one to the receiver. Nothing in it is trusted: :func:`receive_slip` is
-the import rule of DESIGN §3 — verify every signature offline, check every chain ends at the
-receiver's key, check the seen-registry — and admits all of the slip or none of it.
+the import rule of docs/architecture.md §3 — verify every signature offline, check every chain ends
+at the receiver's key, check the seen-registry — and admits all of the slip or none of it.
 A slip names each serial once.
 """
 

@@ -1,4 +1,5 @@
-"""The offline store's published numbers (V.5; DESIGN §5). The one place they are written.
+"""The offline store's published numbers (V.5; docs/architecture.md §5). The one place they are
+written.
 
 Prices are in unstamped marks: the counter in your own ledger, spendable only in the offline
 store. Marks are not money; notes are (V.5). See docs/modes.md for the readings.

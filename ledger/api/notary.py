@@ -1,4 +1,5 @@
-"""What the notary reads and answers (Book V.6, V.7, V.8; DESIGN §4 "one arbiter of transfers").
+"""What the notary reads and answers (Book V.6, V.7, V.8; docs/architecture.md §4 "one arbiter of
+transfers").
 
 ``POST /notary/endorsements`` reads a :class:`NotarizeRequest` (an armored slip, or whole
 chains) and answers a :class:`NotarizeAnswer`: one :class:`Receipt` per hop of every chain,

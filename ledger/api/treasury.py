@@ -1,4 +1,4 @@
-"""What the treasury reads and answers (Book V.5, V.8; DESIGN §4 and §5).
+"""What the treasury reads and answers (Book V.5, V.8; docs/architecture.md §4 and §5).
 
 ``POST /treasury/claim`` reads a :class:`ClaimRequest` (the faucet: unstamped marks to notes,
 signed by the claimant's key, with proof of work bound to it) and answers a
@@ -200,7 +200,8 @@ class TreasurySupply(Answer):
 
 
 class ReturnedPrint(WireModel):
-    """A print handed back to the mint for a finish upgrade (Book V.5, DESIGN §3, L-20): its
+    """A print handed back to the mint for a finish upgrade (Book V.5, docs/architecture.md §3,
+    L-20): its
     whole chain, the last hop the buyer's endorsement to the mint's key, and the ``seq`` of the
     notary's ``hop-recorded`` event that recorded that endorsement. The whole chain travels so
     that the mint checks offline, as anyone can, that the buyer held the print and signed it
@@ -332,8 +333,8 @@ def single_price(manifest: LeagueManifest, title: str) -> int:
 class Upgrade(WireModel):
     """A finish upgrade (Book V.5 "finish upgrade (gilt M80, holofoil M200)", L-20): the
     finish bought and the standard print of the purchase's title returned for it, as a whole
-    chain whose last hop is the buyer's endorsement to the mint's key ("goes back to its
-    issuer", DESIGN §3)."""
+    chain whose last hop is the buyer's endorsement to the mint's key ("comes back to its
+    issuer", docs/architecture.md §3)."""
 
     WHAT = "upgrade"
 

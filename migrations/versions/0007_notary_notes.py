@@ -6,7 +6,7 @@ Revises: 0006_treasury_projections
 What the notary followed from the treasury's feed (``services.notary.following``), written in
 the follower's transaction with its position, as ``notary.prints`` is from the mint's. A note
 is issued again after each return, so both are keyed by (serial, issue): the newest issue is
-the only one whose chain is spendable; the older ones are history (DESIGN §3).
+the only one whose chain is spendable; the older ones are history (docs/architecture.md §3).
 """
 
 from __future__ import annotations

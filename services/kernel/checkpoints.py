@@ -6,8 +6,8 @@ always one to serve), then whenever the log has grown, at most every
 ``checkpoint_interval_ms`` and at once when ``checkpoint_max_pending`` events wait (both
 published in the manifest's policies), in the spirit of Tessera's integration interval.
 
-**No silent forks** (DESIGN §4). Each new checkpoint is also written to a file outside the
-database (:class:`CheckpointFile`, in the league home) before it is committed, so before
+**No silent forks** (docs/architecture.md §4). Each new checkpoint is also written to a file
+outside the database (:class:`CheckpointFile`, in the league home) before it is committed, so before
 any reader can see it. A service refuses to start on a database whose log is not a
 consistent extension of that file's checkpoint: an older backup restored, or another
 database, would otherwise issue serials already issued and sign a root at a size it has

@@ -2,8 +2,8 @@
 
 ``league init`` strikes the root key and one key per service, writes them 0600, and writes the
 league manifest signed by the root key: the service keys, the print-run table, the note set
-and the published policies (DESIGN §5), and where the services answer when the operator names
-it (``--url``). It never overwrites a league.
+and the published policies (docs/architecture.md §5), and where the services answer when the
+operator names it (``--url``). It never overwrites a league.
 """
 
 from __future__ import annotations

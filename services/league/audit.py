@@ -1,4 +1,5 @@
-"""``league audit``: the independent auditor's IO around ``ledger.audit`` (issue 10 item 3).
+"""``league audit``: the independent auditor's IO around ``ledger.audit`` (docs/operations.md
+"Auditing a running league").
 
 Nothing but the HTTP client and ``ledger/``, never the services' own code, which is what it
 checks. A :class:`Source` gives what a league serves, as served (the JSON and notes' text):

@@ -515,7 +515,8 @@ def cmd_openapi(args: argparse.Namespace) -> None:
 
 
 # -- league audit ------------------------------------------------------------------------------
-# The independent auditor (issue 10 item 3) lives in services/league/audit.py: nothing but the
+# The independent auditor (docs/operations.md "Auditing a running league") lives in
+# services/league/audit.py: nothing but the
 # HTTP client and ledger/, never the services' own code, which is what it checks.
 
 

@@ -1,4 +1,4 @@
-"""Orders: the treasury's signed order stamps one print to a buyer (Book V.5, issue 11).
+"""Orders: the treasury's signed order stamps one print to a buyer (Book V.5).
 
 A purchase with notes ends at the mint: the treasury, once the buyer's notes are notarized
 and returned, signs a :class:`~ledger.api.treasury.MintOrder` naming the purchase id, the

@@ -1,4 +1,4 @@
-"""The notary: the one arbiter of transfers (Book V.6, V.7, V.8; DESIGN §3-4).
+"""The notary: the one arbiter of transfers (Book V.6, V.7, V.8; docs/architecture.md §3 and §4).
 
 ``POST /notary/endorsements`` takes whole chains (a slip, or the chains themselves), verifies
 them offline-style under the league manifest and against the mint's feed as followed, and

@@ -8,7 +8,7 @@ note in ``notary.notes`` and each return in ``notary.note_returns``, in the foll
 transaction, with its position. Plain INSERTs: were a page ever applied twice, the primary
 key would refuse it rather than hide it. :func:`check_current` holds chains against an
 issuer's feed as followed: only the newest issue of a note or a print moves; an older one, or
-one returned to its issuer, is history (DESIGN §3).
+one returned to its issuer, is history (docs/architecture.md §3).
 """
 
 from __future__ import annotations
@@ -322,8 +322,8 @@ async def check_current(
 ) -> StaleIssueError | None:
     """Hold chains against the issuer's feed as followed: each certificate must be the one
     the issuer issued as the item's current issue. A chain of an older issue is history,
-    refused with :class:`StaleIssueError` (DESIGN §3: "a chain of an older issue is history,
-    never spendable again"; issue 11: "refused with the reason"; L-17, L-20), and so is the
+    refused with :class:`StaleIssueError` (docs/architecture.md §3: "a chain of an older issue is
+    history, never spendable again", refused with the reason; L-17, L-20), and so is the
     current issue's once the item came back to its issuer. The notary knows of a return or an
     issue once it has followed the issuer's feed past it (a page, at most its idle interval
     later, or at once when a chain names a newer issue); a chain of the ended issue in between

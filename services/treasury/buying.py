@@ -30,7 +30,7 @@ An exhausted run closes the purchase ``refunded`` in one transaction: every paid
 and issued again to the buyer under its next issue (reason ``refund``), so the refund is the
 paid notes themselves and no claim can take them in between. The notes are returned only once
 the print is delivered, so a note is at every moment out to exactly one holder or in the
-reserve (DESIGN §4, L-18).
+reserve (docs/architecture.md §4, L-18).
 
 The handler drives a purchase as far as it can and answers how it ended; a service that does
 not answer leaves the purchase open (503 retry-later) and the resumer, on start-up and on a
