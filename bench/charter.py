@@ -6,7 +6,7 @@ prints where their time goes (own time per function; docs/charter.md, "Performan
 Random games are played to the end by ``random.Random`` choices among the legal actions, with
 the packaged sample (charter skirmish, decks ember v tide; charter siege, bastion v tithe; and a
 four-player skirmish). AI move time is measured over the decisions of
-seeded AI-versus-random games. Targets (issue 14): at least 500 random two-player games per
+seeded AI-versus-random games. Targets: at least 500 random two-player games per
 second on one core; the AI answers in under 1 s median.
 """
 

@@ -13,7 +13,7 @@ Run: ``python bench/drain.py [--seconds S] [--live N]``.
    its rising price) in core-hours and in hours on this machine; and, as estimates, a native
    solver and a GPU (factors stated in the table, not measured here).
 
-Targets (issue 9): 20 prints in under 30 s of one core; a drain of at least 40 core-hours
+Targets: 20 prints in under 30 s of one core; a drain of at least 40 core-hours
 for a 2-core script. The bench prints the figures; it never fails on them.
 """
 

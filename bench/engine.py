@@ -3,7 +3,7 @@
 Run: ``python bench/engine.py [--seconds S]``. Prints a results table; one core, one process.
 Random tables are played to the close by ``random.Random`` choices among the legal actions
 (the No-Go drill's outcome drawn the same way), exactly as a Monte Carlo playout would.
-The target (issue 4) is at least 1,000 random market tables per second.
+The target is at least 1,000 random market tables per second.
 """
 
 from __future__ import annotations

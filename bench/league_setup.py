@@ -6,8 +6,9 @@ PostgreSQL in the temporary directory), starts ``league serve`` on a free port o
 (the services that follow another, as the notary follows the mint, find it at the server's
 own address) and yields its URL and process; everything is stopped and removed on exit.
 
-With ``apart=True`` it runs the league as a separate-process deployment does (issue 13 item
-2): ``league serve mint``, ``league serve treasury`` and ``league serve notary`` as three child
+With ``apart=True`` it runs the league as a separate-process deployment does
+(docs/operations.md, "Separate processes"): ``league serve mint``, ``league serve treasury`` and
+``league serve notary`` as three child
 processes, each on its own database of the same server (three scratch databases), finding each
 other through the URLs the manifest names (``league init --url``), no ``*_URL`` setting.
 """

@@ -6,7 +6,7 @@ It serves a league (``league serve``: every service in one server, proof of work
 per-source limits published as nil; see ``bench/league_setup.py``) from a child process, or
 with ``--separate`` as three processes (``league serve mint``, ``treasury``, ``notary``) each
 on its own database, finding each other through the manifest's URLs and talking over HTTP
-(issue 13 target: within 30% of the all-in-one figure), or uses the league already answering
+(target: within 30% of the all-in-one figure), or uses the league already answering
 at ``--url``, and from this process sends (to the service each request is for) a mix of
 
 - ``stamp``: ``POST /mint/stamp``, one print, a fresh key (bench/mint.py's builder);

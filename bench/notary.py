@@ -25,7 +25,7 @@ process:
 Sizes: ``--quick`` (CI: 200 + 2,000 hops), default (1,000 + 20,000), ``--long`` (2,000 +
 50,000; the common and uncommon runs hold 57,000 prints).
 
-Targets (issue 10): >= 3,000 hops/s notarized in slips of 20 on a 2-core machine; a
+Targets: >= 3,000 hops/s notarized in slips of 20 on a 2-core machine; a
 receipt's inclusion proof verifies offline in under 1 ms. The bench prints the figures; it
 never fails on them. On a machine shared with other work every figure moves with the load:
 the raw rates are measured in the same run so the share of the bound can be compared.

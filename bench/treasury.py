@@ -1,4 +1,4 @@
-"""Claims/s and buys/s end to end against ``league serve`` (issue 11 item 5).
+"""Claims/s and buys/s end to end against ``league serve`` (docs/api.md "The treasury").
 
 A league is served from a child process (bench/league_setup.py: every service, on the
 embedded PostgreSQL or a scratch database on DATABASE_URL, proof of work and per-source
