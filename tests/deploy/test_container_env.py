@@ -1,4 +1,5 @@
-"""The containers' configuration, run for real without Docker (issue 13 item 1): the compose
+"""The containers' configuration, run for real without Docker (docs/operations.md "Running in
+containers"): the compose
 file's own commands and environment, its container paths mapped to directories laid out as
 the compose file mounts them (the secrets: only the service's own key, the passphrase, the
 pgpass file; the league home: only the manifest and the checkpoints volume), over the test

@@ -1,4 +1,5 @@
-"""The gateway for real (issue 13 item 1): nginx with deploy/nginx.conf in front of the mint and
+"""The gateway for real (docs/operations.md "Running in containers"): nginx with deploy/nginx.conf
+in front of the mint and
 the notary, each served alone on its own port as their containers serve them, the treasury's
 upstream a port nothing answers on until the treasury is registered. One URL serves the whole
 league, and `league audit` passes through it. Skipped where nginx is not installed (Debian:

@@ -1,4 +1,4 @@
-"""Every marked example in docs/ runs through the real parser or engine (docs/api.md "Conventions").
+"""Every marked example in docs/ runs through the real parser or engine.
 
 A fenced example is marked by the HTML comment on the line before its fence,
 ``<!-- example: KIND -->``; KIND names the runner below. ``sketch`` marks an outline that holds

@@ -1,4 +1,5 @@
-"""Addresses CZ-XXXX-XXXX-XXXX (DESIGN §3, Book V.2): derivation, lenient reading, check."""
+"""Addresses CZ-XXXX-XXXX-XXXX (docs/architecture.md §3, Book V.2): derivation, lenient reading,
+check."""
 
 from __future__ import annotations
 
@@ -161,7 +162,7 @@ WHITESPACE = [chr(c) for c in range(0x110000) if chr(c).isspace()]
 SURROUNDING = {" ", "\t", "\r", "\n"}
 
 
-# Issue 9 §5, item 3: str.upper() read ſ as S, ı as 1, ß as SS and ligatures as their letters.
+# Regression: str.upper() read ſ as S, ı as 1, ß as SS and ligatures as their letters.
 @pytest.mark.parametrize("char", UPPER_CASE_TO_ASCII)
 def test_letters_whose_upper_case_is_ascii_are_not_address_symbols(char: str) -> None:
     """A non-ASCII letter standing where its upper case would spell valid symbols (``ſ`` for S,
@@ -180,7 +181,7 @@ def test_whitespace_set_is_the_one_the_issue_counts() -> None:
     assert SURROUNDING.issubset(WHITESPACE)
 
 
-# Issue 9 §5, item 3: str.strip() dropped 29 kinds of space, 25 of which are not ours.
+# Regression: str.strip() dropped 29 kinds of space, 25 of which are not ours.
 @pytest.mark.parametrize("space", WHITESPACE, ids=[f"U+{ord(c):04X}" for c in WHITESPACE])
 def test_only_ascii_space_tab_and_line_ends_surround_an_address(space: str) -> None:
     """Space, tab, CR and LF around an address are dropped; every other space (NBSP, EM SPACE,

@@ -1,5 +1,5 @@
-"""Strict RFC 7468 armor as age reads it (DESIGN §3): one text per payload, everything else
-refused with a typed error a person can act on."""
+"""Strict RFC 7468 armor as age reads it (docs/architecture.md §3): one text per payload,
+everything else refused with a typed error a person can act on."""
 
 from __future__ import annotations
 

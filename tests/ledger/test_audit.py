@@ -1,4 +1,5 @@
-"""The auditor's pure core (issue 10 item 3): logs built in memory with real signatures."""
+"""The auditor's pure core (docs/operations.md "Auditing a running league"): logs built in memory
+with real signatures."""
 
 from __future__ import annotations
 
@@ -181,7 +182,7 @@ def traded(world: World) -> Chain:
 
 
 def test_a_clean_league_passes_page_by_page(world: World) -> None:
-    """issue 10 item 3: every signature, leaf, root and checkpoint verifies; serials unique
+    """Every signature, leaf, root and checkpoint verifies; serials unique
     and in their runs; chains valid, the conflict's fraud proof valid; the holder derived."""
     to_c = traded(world)
     mid = world.mint.checkpoint(1)
@@ -200,7 +201,7 @@ def test_a_clean_league_passes_page_by_page(world: World) -> None:
 
 
 def test_an_edited_event_is_named_by_service_and_seq(world: World) -> None:
-    """issue 10 item 3: an edited row no longer matches its leaf hash: mint seq 1."""
+    """An edited row no longer matches its leaf hash: mint seq 1."""
     world.stamp(a, "CZ-MODEL-A-0001")
     world.mint.checkpoint()
     certificate = world.league.print_certificate(b, "CZ-MODEL-A-0002", event=1)
@@ -212,7 +213,7 @@ def test_an_edited_event_is_named_by_service_and_seq(world: World) -> None:
 
 
 def test_an_event_signed_by_another_key_fails(world: World) -> None:
-    """issue 10 item 3: every event's signature is the service's."""
+    """Every event's signature is the service's."""
     world.notary.signer = key(99)
     stamped = world.stamp(a, "CZ-MODEL-A-0001")
     world.record(chain_of(stamped.certificate, a, b), 1)
@@ -223,7 +224,7 @@ def test_an_event_signed_by_another_key_fails(world: World) -> None:
 
 
 def test_a_gap_in_the_seqs_fails(world: World) -> None:
-    """issue 10 item 3: seqs are dense from 0."""
+    """Seqs are dense from 0."""
     world.stamp(a, "CZ-MODEL-A-0001")
     world.stamp(a, "CZ-MODEL-A-0002")
     auditor = Auditor(world.league.manifest, world.league.root.public)
@@ -232,7 +233,7 @@ def test_a_gap_in_the_seqs_fails(world: World) -> None:
 
 
 def test_a_checkpoint_over_another_log_fails(world: World, league: League) -> None:
-    """issue 10 item 3: a checkpoint whose root is not the recomputed one (a split view) fails
+    """A checkpoint whose root is not the recomputed one (a split view) fails
     at its size; one not signed by the service fails as such."""
     world.stamp(a, "CZ-MODEL-A-0001")
     other = World(league)
@@ -246,7 +247,7 @@ def test_a_checkpoint_over_another_log_fails(world: World, league: League) -> No
 
 
 def test_a_log_inconsistent_with_the_kept_checkpoint_fails(world: World, league: League) -> None:
-    """issue 10 item 3: the previous run's checkpoint must be a prefix of the log now: a log
+    """The previous run's checkpoint must be a prefix of the log now: a log
     restored from an older backup (shorter) or rewritten since (other leaves) fails."""
     world.stamp(a, "CZ-MODEL-A-0001")
     world.stamp(a, "CZ-MODEL-A-0002")
@@ -263,7 +264,7 @@ def test_a_log_inconsistent_with_the_kept_checkpoint_fails(world: World, league:
 
 
 def test_a_print_run_exceeded_fails() -> None:
-    """issue 10 item 3 ("no run ever exceeded"): a tiny run of 2 standard Tallies; a third
+    """No run is ever exceeded: a tiny run of 2 standard Tallies; a third
     standard certificate, validly signed by the mint, is named at its seq."""
     runs = PrintRunTable(runs=(PrintRun(title="Tally", set="base", standard=2, gilt=1,
                                         holofoil=0),))
@@ -276,7 +277,7 @@ def test_a_print_run_exceeded_fails() -> None:
 
 
 def test_serials_unique_and_numbers_dense(world: World, league: League) -> None:
-    """issue 10 item 3: a serial stamped twice fails at the second; numbers that skip one
+    """A serial stamped twice fails at the second; numbers that skip one
     fail (the run's numbers are exactly first..first+n-1)."""
     world.stamp(a, "CZ-MODEL-A-0001")
     world.stamp(b, "CZ-MODEL-A-0001")
@@ -292,7 +293,7 @@ def test_serials_unique_and_numbers_dense(world: World, league: League) -> None:
 
 
 def test_a_certificate_not_signed_by_the_mint_fails(world: World, league: League) -> None:
-    """issue 10 item 3: every certificate mint-signed."""
+    """Every certificate mint-signed."""
     world.stamp(a, "CZ-MODEL-A-0001", signer=league.notary)
     caught = failure(world)
     assert (caught.service, caught.seq) == ("mint", 0)
@@ -300,7 +301,7 @@ def test_a_certificate_not_signed_by_the_mint_fails(world: World, league: League
 
 
 def test_bad_hops_fail(league: League) -> None:
-    """issue 10 item 3: a hop of a print never stamped, a hop by a key that did not hold the
+    """A hop of a print never stamped, a hop by a key that did not hold the
     print, and a second endorsement recorded at a recorded hop each fail at their seq."""
     never = World(league)
     never.stamp(a, "CZ-MODEL-A-0001")
@@ -330,7 +331,7 @@ def test_bad_hops_fail(league: League) -> None:
 
 
 def test_a_bad_refused_conflict_fails(league: League) -> None:
-    """issue 10 item 3: a refused conflict must carry a valid fraud proof whose first
+    """A refused conflict must carry a valid fraud proof whose first
     endorsement is the recorded winner."""
     world = World(league)
     stamped = world.stamp(a, "CZ-MODEL-A-0001")
@@ -366,7 +367,7 @@ def audit_with_holders(world: World, *pages: tuple[str, Holders]) -> Auditor:
 
 
 def test_holders_equal_to_those_derived_pass(world: World) -> None:
-    """issue 10 item 3: every holder in the notary's projection equal to the one derived from
+    """Every holder in the notary's projection equal to the one derived from
     the events, compared at the log size each page was read at."""
     to_c = traded(world)
     c_text = c.public.to_text()
@@ -380,7 +381,7 @@ def test_holders_equal_to_those_derived_pass(world: World) -> None:
 
 
 def test_an_edited_holder_is_named_by_its_serial(world: World) -> None:
-    """issue 10 item 3: a projection row that is not what the log folds to fails, naming the
+    """A projection row that is not what the log folds to fails, naming the
     serial (and the seq of the hop that makes the true holder)."""
     to_c = traded(world)
     forged = holders_page(world, {to_c.serial: (1, 2, d.public.to_text())})
@@ -403,7 +404,7 @@ def test_an_edited_holder_is_named_by_its_serial(world: World) -> None:
 
 
 def test_cosignatures_are_verified_and_reported(world: World) -> None:
-    """issue 10 item 3: every cosignature line by a known witness (another service, named by
+    """Every cosignature line by a known witness (another service, named by
     its own log's origin, tlog-cosignature) verifies and is reported; a bad one fails naming
     the service whose checkpoint carries it."""
     traded(world)
@@ -434,7 +435,7 @@ def test_cosignatures_are_verified_and_reported(world: World) -> None:
 
 
 def test_evidence_kept_by_a_witness_fails_the_accused(world: World) -> None:
-    """issue 10 item 3: any evidence a witness keeps is a violation naming the accused log."""
+    """Any evidence a witness keeps is a violation naming the accused log."""
     traded(world)
     league = world.league
     served = world.mint.checkpoint()
@@ -550,7 +551,7 @@ def test_a_process_pool_gives_the_same_verdicts(world: World) -> None:
 
 
 def test_holders_pages_tile_the_serials(world: World) -> None:
-    """issue 10 item 3: pages are read in order (each after the last serial of the one
+    """Pages are read in order (each after the last serial of the one
     before) and compared at their own log sizes; a page out of serial order fails."""
     to_c = traded(world)
     other = world.stamp(b, "CZ-MODEL-A-0003")
@@ -570,7 +571,7 @@ def test_holders_pages_tile_the_serials(world: World) -> None:
         audit_with_holders(world, ("", backwards))
 
 
-# -- the treasury (issue 11 item 3) -------------------------------------------------------------
+# -- the treasury ----------------------------------------------------------------------------------
 
 treasury_key = key(3)  # tests.ledger.factories.make_league's treasury
 
@@ -628,7 +629,7 @@ def treasury_world(world: World) -> list[Chain]:
 
 
 def test_a_treasury_log_passes(world: World) -> None:
-    """issue 11 item 3: notes issued, notarized, paid to the treasury, returned and re-issued
+    """Notes issued, notarized, paid to the treasury, returned and re-issued
     as change: every check passes; the report gives the treasury's figures."""
     traded(world)
     first, second = treasury_world(world)

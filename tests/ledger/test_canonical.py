@@ -50,7 +50,7 @@ def ours(value: Any) -> bytes | type[Exception]:
 
 @given(values)
 def test_jcs_is_rfc8785_on_any_json_value(value: Any) -> None:
-    """DESIGN §3 (canonical bytes are RFC 8785): same bytes, or refused by both."""
+    """docs/architecture.md §3 (canonical bytes are RFC 8785): same bytes, or refused by both."""
     assert ours(value) == reference(value)
 
 

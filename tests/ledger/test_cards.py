@@ -1,4 +1,4 @@
-"""Ledger cards (Book V.6, DESIGN §3): an armored public key and its address."""
+"""Ledger cards (Book V.6, docs/architecture.md §3): an armored public key and its address."""
 
 from __future__ import annotations
 
@@ -59,7 +59,7 @@ def test_card_round_trip(seed: bytes) -> None:
     assert LedgerCard.from_wire(card.to_wire()) == card
 
 
-# Issue 9 §5, item 2: hmac.compare_digest raised TypeError on a non-ASCII address.
+# Regression: hmac.compare_digest raised TypeError on a non-ASCII address.
 @pytest.mark.parametrize("address", ["CZ-é", "CZ-\u0130", "CZ-8B10-F\u017fZ1-MB14", "\udcff"])
 def test_card_with_a_non_ascii_address_is_a_schema_error(
     alice: SigningKey, address: str

@@ -1,4 +1,5 @@
-"""Print and note certificates (DESIGN §3): shape, signatures, fit with the manifest."""
+"""Print and note certificates (docs/architecture.md §3): shape, signatures, fit with the
+manifest."""
 
 from __future__ import annotations
 

@@ -212,7 +212,7 @@ def test_an_oversized_witness_request_is_refused_before_parsing() -> None:
 WITNESS = Cosigner("witness.test/w1", SigningKey(bytes([5] * 32)))
 
 
-# Issue 9 §5, item 5: verify accepted a checkpoint whose only signature was a cosignature.
+# Regression: verify accepted a checkpoint whose only signature was a cosignature.
 def test_a_checkpoint_needs_its_logs_own_signature() -> None:
     """Given [log, witness] verifiers, a checkpoint carrying only the witness's cosignature is
     refused: the log's signature (Ed25519 under the key name = origin) is required, and

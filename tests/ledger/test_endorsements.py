@@ -1,4 +1,5 @@
-"""Endorsements and chains (DESIGN §3, Book V.6): the holder at hop n-1 signs hop n."""
+"""Endorsements and chains (docs/architecture.md §3, Book V.6): the holder at hop n-1 signs hop
+n."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Fraud proofs and the seen-registry (DESIGN §3, Book V.6–V.7): a double spend convicts its
-signer offline; anything short of one is refused as a proof."""
+"""Fraud proofs and the seen-registry (docs/architecture.md §3, Book V.6–V.7): a double spend
+convicts its signer offline; anything short of one is refused as a proof."""
 
 from __future__ import annotations
 

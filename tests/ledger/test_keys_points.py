@@ -1,5 +1,5 @@
-"""Ed25519 acceptance (DESIGN §3 keys; docs/formats.md, "Ed25519 acceptance"): every class the
-policy refuses, built by hand from a key whose secret scalar we know.
+"""Ed25519 acceptance (docs/architecture.md §3 keys; docs/formats.md, "Ed25519 acceptance"): every
+class the policy refuses, built by hand from a key whose secret scalar we know.
 
 Keys are checked as curve points where they are read (``PublicKey``: canonical, in the
 prime-order subgroup); signatures by ``PublicKey.verify_raw``, which is libsodium's
@@ -114,7 +114,7 @@ def test_the_hand_built_signature_is_the_libsodium_one() -> None:
     KEY.verify_raw(MESSAGE, _honest())
 
 
-# Issue 9 §5, item 7 (keys): small order, non-canonical and mixed order are refused on load.
+# Keys of small order, non-canonical or of mixed order are refused on load.
 @pytest.mark.parametrize("raw", TORSION + NEGATIVE_ZERO_X, ids=lambda b: b.hex()[:8])
 def test_small_order_points_are_refused(raw: bytes) -> None:
     """Each of the eight small-order points (identity, order 2, 4 and 8), and the two
@@ -147,7 +147,7 @@ def test_real_keys_are_accepted() -> None:
     assert PublicKey.from_text(key.to_text()) == key
 
 
-# Issue 9 §5, item 7 (signatures): S ≥ L, small-order or non-canonical R, and what only a
+# Regression: S ≥ L, small-order or non-canonical R, and what only a
 # cofactored verifier would accept are refused.
 @pytest.mark.parametrize("k", [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15])
 def test_s_not_reduced_mod_l_is_refused(k: int) -> None:

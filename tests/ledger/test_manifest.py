@@ -1,4 +1,5 @@
-"""The league manifest (DESIGN §3 and §5): root-signed keys, runs, note set and policies."""
+"""The league manifest (docs/architecture.md §3 and §5): root-signed keys, runs, note set and
+policies."""
 
 from __future__ import annotations
 
@@ -168,7 +169,7 @@ def test_a_request_is_good_only_at_the_league_and_manifest_it_names() -> None:
         manifest.check_addressed("treasury", "the claim", manifest.league, other.hash_text())
 
 
-# -- where the services answer (issue 13 item 2) -----------------------------------------------
+# -- where the services answer (docs/operations.md "Separate processes") ---------------------------
 
 #: The hash of :func:`pinned_league`'s manifest as manifests were made before they could name
 #: URLs (computed then): a manifest naming none must keep it, or every certificate issued under

@@ -1,4 +1,5 @@
-"""The note set and note serials (DESIGN §5, Book V.5: 1,500,000 marks minted once)."""
+"""The note set and note serials (docs/architecture.md §5, Book V.5: 1,500,000 marks minted
+once)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The print runs and serials (DESIGN §5, Book V.1, V.8)."""
+"""The print runs and serials (docs/architecture.md §5, Book V.1, V.8)."""
 
 from __future__ import annotations
 

@@ -62,7 +62,7 @@ def test_another_kind_is_refused_before_it_is_read(league: League, alice: Signin
 
 def test_one_nonce_per_print(league: League, alice: SigningKey) -> None:
     """A request carries exactly one proof-of-work nonce per print, each an 8-byte unsigned
-    integer (issue 9 §1)."""
+    integer (docs/economy.md)."""
     for work in ([], [1, 2], [-1], [2**64]):
         with pytest.raises(SchemaError):
             StampRequest.sign(alice, **{**_fields(league, alice), "work": work})

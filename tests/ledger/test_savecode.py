@@ -1,4 +1,4 @@
-"""Save codes and passphrase-armored keys (Book V.2–V.3, DESIGN §3): argon2id with its
+"""Save codes and passphrase-armored keys (Book V.2–V.3, docs/architecture.md §3): argon2id with its
 parameters in the header, capped on read, and a box that opens only under the passphrase.
 
 Tests seal with libsodium's minimum argon2id cost (MINIMUM_KDF) to stay fast; one test uses
@@ -102,9 +102,9 @@ def test_default_cost_is_libsodium_moderate() -> None:
     ("opslimit", "memlimit", "message"),
     [
         (MAX_KDF_OPSLIMIT + 1, MINIMUM_KDF.memlimit, "opslimit"),
-        (5, MINIMUM_KDF.memlimit, "opslimit"),  # issue 9 §5, item 6: the old cap was 10
+        (5, MINIMUM_KDF.memlimit, "opslimit"),  # the old cap was 10
         (10, 1024 * MIB, "opslimit"),
-        (1, 512 * MIB + 1024, "memlimit"),  # issue 9 §5, item 6: the old cap was 1 GiB
+        (1, 512 * MIB + 1024, "memlimit"),  # the old cap was 1 GiB
         (1, 1024 * MIB, "memlimit"),
         (2**32 - 1, MINIMUM_KDF.memlimit, "opslimit"),
         (0, MINIMUM_KDF.memlimit, "opslimit"),
@@ -126,7 +126,7 @@ def test_hostile_kdf_parameters_are_refused_unread(
         seal_save_code(PAYLOAD, "pw", KdfParams(opslimit, memlimit))
 
 
-# Issue 9 §5, item 6: the largest accepted header (10, 1 GiB) cost ~9 s and 1 GiB per attempt.
+# Regression: the largest accepted header (10, 1 GiB) cost ~9 s and 1 GiB per attempt.
 def test_the_costliest_accepted_header_is_4_passes_over_512_mib() -> None:
     """The caps are opslimit 4 and memlimit 512 MiB (measured here at 1.5-2.2 s and 527 MiB
     peak RSS, see ledger/savecode.py); a header at exactly the caps is accepted unread, one KiB

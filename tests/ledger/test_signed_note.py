@@ -91,7 +91,7 @@ def test_a_known_key_with_a_bad_signature_rejects_the_note() -> None:
 )
 def test_malformed_notes_are_typed_errors(text: str | bytes, error: type[Exception]) -> None:
     """Every malformation of the note format raises a typed error, never a partial note: a
-    signature line must have the shape '— <key name> <base64 text>' (issue 9 §5, item 4)."""
+    signature line must have the shape '— <key name> <base64 text>' (docs/formats.md)."""
     with pytest.raises(error):
         parse_note(text)
 
@@ -117,7 +117,7 @@ def _vkey_material(sig_type: int) -> str:
     return encode_b64(material)
 
 
-# Issue 9 §5, item 1: a lone surrogate in a key name reached name.encode() untyped.
+# Regression: a lone surrogate in a key name reached name.encode() untyped.
 @pytest.mark.parametrize("name", ["a\udcff", "\ud800", "x\udfffy"])
 def test_a_key_name_with_a_lone_surrogate_is_a_typed_error(name: str) -> None:
     """A vkey whose name holds a lone surrogate (not UTF-8) is a KeyFormatError, for the
@@ -142,7 +142,7 @@ def _corrupted(line: str, at: int = 40) -> str:
     return line[:at] + ("B" if line[at] != "B" else "C") + line[at + 1 :]
 
 
-# Issue 9 §5, item 4: a line from an unknown key that did not decode canonically failed the
+# Regression: a line from an unknown key that did not decode canonically failed the
 # whole note, so a relay could block it; the policy is in docs/formats.md, "Signed notes".
 @pytest.mark.parametrize(
     "line",
@@ -173,7 +173,7 @@ def test_a_note_of_only_unreadable_unknown_lines_has_no_known_signature() -> Non
         verify_note(note, [SIGNER.verifier()])
 
 
-# Issue 9 §5, item 4: a corrupted duplicate of a known key's line failed the whole note.
+# Regression: a corrupted duplicate of a known key's line failed the whole note.
 @pytest.mark.parametrize("order", ["corrupted-first", "corrupted-last"])
 def test_a_known_key_has_signed_when_one_of_its_lines_verifies(order: str) -> None:
     """Duplicate lines of one known key: the key has signed when any one of them verifies (in

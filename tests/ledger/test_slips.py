@@ -1,4 +1,4 @@
-"""Slips (Book V.6, DESIGN §3): armored whole chains, verified offline on import."""
+"""Slips (Book V.6, docs/architecture.md §3): armored whole chains, verified offline on import."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Known-answer vectors for the signed formats (docs/formats.md, DESIGN §3).
+"""Known-answer vectors for the signed formats (docs/formats.md, docs/architecture.md §3).
 
 The expected signing bytes are written out by hand from the documented format (domain tag, then
 RFC 8785 JSON: keys sorted, no spaces), and checked with hashlib and PyNaCl directly rather than

@@ -1,4 +1,4 @@
-"""Wire forms of every signed object (DESIGN §3, Book V.7 "any altered byte kills the
+"""Wire forms of every signed object (docs/architecture.md §3, Book V.7 "any altered byte kills the
 signature"): round trips, tampering, domain separation, and typed errors on bad JSON."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Proof of work per print (ledger/work.py): bound to the request, priced by the run, cheap to
-check, and the honest solver finds what the mint accepts (issue 9 §1)."""
+check, and the honest solver finds what the mint accepts (docs/economy.md)."""
 
 from __future__ import annotations
 

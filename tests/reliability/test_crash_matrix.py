@@ -1,8 +1,8 @@
 """The crash matrix: the mint, the treasury and the notary each crashed at every durable write
 of a scenario (just before and just after its commit) and at every call the treasury makes to
 another service (before it is sent, after it is answered); and PostgreSQL restarted under
-load. After each, nothing promised is lost and nothing happened twice (DESIGN §4; Book V.5 to
-V.8; L-11, L-20).
+load. After each, nothing promised is lost and nothing happened twice (docs/architecture.md §4;
+Book V.5 to V.8; L-11, L-20).
 
 Kill points are installed by the test (tests/reliability/crashing.py): no switch in production
 code. A crashed service is abandoned and started again on the same database; the wallets

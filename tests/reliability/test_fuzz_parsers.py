@@ -1,8 +1,8 @@
 """Every parser of untrusted bytes in ``ledger/``, fuzzed: arbitrary text and valid inputs
 mutated (characters replaced, inserted, deleted, slices doubled, cut short) either parse or
 raise the library's own error (:class:`ledger.errors.LedgerError`), never another exception;
-a parsed value written back parses to the same value (DESIGN §2 "the protocol refuses what it
-cannot read with a typed error").
+a parsed value written back parses to the same value (docs/architecture.md §2 "the protocol refuses
+what it cannot read with a typed error").
 
 The existing tests round-trip valid values (tests/ledger/test_wire.py, test_armor.py,
 test_checkpoint.py, test_savecode.py ...); these feed the parsers what an attacker would:

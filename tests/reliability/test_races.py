@@ -2,7 +2,7 @@
 the mint, the treasury and the notary served in one app. Exactly one of competing requests
 takes effect; a request replayed concurrently takes effect once and every copy is answered as
 the first was (Book V.6 "the first endorsement recorded at each hop wins", V.7; V.5's faucet
-cap, L-12; DESIGN §4 "one arbiter of transfers").
+cap, L-12; docs/architecture.md §4 "one arbiter of transfers").
 
 After each test the supply invariant and every projection rebuild are checked (test_buying's
 ``faucet`` fixture).

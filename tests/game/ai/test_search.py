@@ -42,7 +42,7 @@ def _midgame_base(seed: int, seal: int) -> State:
 
 
 def test_solved_base_positions_are_played_perfectly() -> None:
-    """IV.6 / issue 5: where the table can be solved within the budget (base tables), the
+    """IV.6: where the table can be solved within the budget (base tables), the
     search's move keeps the exact game value that unpruned minimax computes, and says it is
     exact; its value is the verdict's worth."""
     checked = 0

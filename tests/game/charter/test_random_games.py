@@ -44,7 +44,7 @@ TABLES = {
 
 
 def check_invariants(s: State) -> None:
-    """The invariants of issue 14, item 5, on one position."""
+    """The invariants a position keeps at every step of a random game, checked on one."""
     # Every card in exactly one zone or pile, and its place code says which.
     seen: dict[int, int] = {}
     for code, piles in ((DECK, s.decks), (HAND, s.hands), (DISCARD, s.discards)):

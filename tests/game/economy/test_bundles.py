@@ -49,7 +49,8 @@ def test_published_odds_sum_to_one_hundred() -> None:
 
 
 def test_every_title_of_a_rarity_can_come_and_no_other() -> None:
-    """DESIGN §5: common = base six, uncommon = Folded seven, rare = 21 Archive, sealed = 7."""
+    """docs/architecture.md §5: common = base six, uncommon = Folded seven, rare = 21 Archive,
+    sealed = 7."""
     assert [len(TITLES_BY_RARITY[r]) for r in RARITY_ODDS] == [6, 7, 21, 7]
 
 

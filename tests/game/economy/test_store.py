@@ -76,7 +76,8 @@ def test_finishes_never_go_down_and_the_misprint_is_not_upgraded() -> None:
 
 
 def test_stamped_prints_are_upgraded_at_the_mint_not_offline() -> None:
-    """V.1/DESIGN §3: a stamped print's finish changes only by return and re-issue at the mint."""
+    """V.1/docs/architecture.md §3: a stamped print's finish changes only by return and re-issue at
+    the mint."""
     stamped = Print("Tally", stamped=True, serial="CZ-TALLY-0042")
     with pytest.raises(StoreRefusal, match="mint"):
         upgrade(Collection(marks=1000, prints=(stamped,)), 0, Finish.GILT)

@@ -68,7 +68,7 @@ def random_record(name: str) -> dict:
     return {"format": "cz-table-record/1", "deal": deal, "actions": actions}
 
 
-# DESIGN §6 (a table is a record), I.9, I.10
+# docs/architecture.md §6 (a table is a record), I.9, I.10
 @pytest.mark.parametrize("name", GOLDEN)
 def test_golden_playthrough_replays_to_its_recorded_end(name: str) -> None:
     """A whole recorded table replays to exactly the recorded position, columns and verdict."""
@@ -101,7 +101,7 @@ def playthrough(record: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-# DESIGN §6, I.6, I.7
+# docs/architecture.md §6, I.6, I.7
 @pytest.mark.parametrize("name", GOLDEN)
 def test_golden_playthrough_line_by_line(name: str) -> None:
     """Every intermediate position of a golden table, diffed line by line (OpenSpiel-style)."""

@@ -114,8 +114,8 @@ async def test_logs_of_different_services_are_separate(pool: asyncpg.Pool) -> No
 
 async def test_database_failures_are_wrapped(pool: asyncpg.Pool) -> None:
     """A driver error (here: a schema without tables) leaves as StoreUnavailable, whose
-    message names no internals (issue 9 §4) while the driver's error stays chained for the
-    operator's log."""
+    message names no internals (docs/api.md "Conventions") while the driver's error stays chained
+    for the operator's log."""
     log = PostgresEventStore(pool, schema="nowhere", origin="l/x", key=SigningKey.generate())
     with pytest.raises(StoreUnavailable) as caught:
         await log.append("s", 0, "t", {})

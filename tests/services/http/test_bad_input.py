@@ -54,7 +54,7 @@ async def client(aiohttp_client: Any) -> TestClient:
 async def test_a_body_must_be_utf8_without_bom(client: TestClient, raw: bytes) -> None:
     """A body with a UTF-8 byte order mark, in UTF-16 or UTF-32, or with an encoded
     surrogate, is 400 `malformed` (RFC 8259 §8.1: UTF-8 without a BOM)."""
-    # issue 9 §4: a body with a UTF-8 BOM or sent as UTF-16 was accepted and stamped
+    # Regression: a body with a UTF-8 BOM or sent as UTF-16 was accepted and stamped
     response = await client.post("/echo", data=raw, headers={"Content-Type": "application/json"})
     await problem(response, 400, "malformed")
 
@@ -63,7 +63,7 @@ async def test_a_body_must_be_utf8_without_bom(client: TestClient, raw: bytes) -
 async def test_query_integers_are_canonical_decimal(client: TestClient, value: str) -> None:
     """A query integer is digits with no leading zero (and an optional minus): `+1`, ` 1`,
     `1_0` (which int() reads as 10), `01`, Arabic-Indic digits are `invalid-object`."""
-    # issue 9 §4: query integers accepted +1, " 1" and 1_0 (= 10)
+    # Regression: query integers accepted +1, " 1" and 1_0 (= 10)
     response = await client.get("/page", params={"after": value})
     body = await problem(response, 422, "invalid-object")
     assert "after" in body["detail"]
@@ -71,7 +71,7 @@ async def test_query_integers_are_canonical_decimal(client: TestClient, value: s
 
 async def test_a_canonical_query_integer_is_read(client: TestClient) -> None:
     """`0` and `10` read as themselves."""
-    # issue 9 §4: only canonical decimal digits
+    # Only canonical decimal digits
     for value in ("0", "10"):
         response = await client.get("/page", params={"after": value})
         assert await response.json() == {"said": value}
@@ -80,7 +80,7 @@ async def test_a_canonical_query_integer_is_read(client: TestClient) -> None:
 async def test_a_huge_integer_is_a_clean_refusal(client: TestClient) -> None:
     """An integer of more than 4,300 digits is `too-large` in a body and `invalid-object` in
     a query, never Python's set_int_max_str_digits hint."""
-    # issue 9 §4: an integer of over 4,300 digits answered with Python's hint
+    # Regression: an integer of over 4,300 digits answered with Python's hint
     digits = "9" * 5000
     response = await client.post(
         "/roomy", data=f'{{"word": "a", "count": {digits}}}',
@@ -95,7 +95,7 @@ async def test_a_huge_integer_is_a_clean_refusal(client: TestClient) -> None:
 
 async def test_405_names_the_allowed_methods(client: TestClient) -> None:
     """A 405 carries an `Allow` header listing the methods the path answers."""
-    # issue 9 §4: 405 without an Allow header
+    # Regression: 405 without an Allow header
     response = await client.put("/echo", json={})
     await problem(response, 405, "method-not-allowed")
     assert response.headers["Allow"] == "POST"
@@ -106,7 +106,7 @@ async def test_405_names_the_allowed_methods(client: TestClient) -> None:
 
 async def test_head_is_answered_on_every_get_endpoint(client: TestClient) -> None:
     """HEAD works wherever GET does: the same status and headers, no body."""
-    # issue 9 §4: HEAD refused on /ledger but allowed on /health
+    # Regression: HEAD refused on /ledger but allowed on /health
     for path in ("/plain", "/page?after=1", "/problems/malformed"):
         get = await client.get(path)
         head = await client.head(path)
@@ -119,7 +119,7 @@ async def test_head_is_answered_on_every_get_endpoint(client: TestClient) -> Non
 async def test_a_driver_in_a_broken_state_is_503_with_retry_after(client: TestClient) -> None:
     """asyncpg's InternalClientError (PostgreSQL killed mid-transaction) is 503
     `store-unavailable` with Retry-After, and its detail names nothing internal."""
-    # issue 9 §4: PostgreSQL killed during stamping gave 500 (InternalClientError)
+    # Regression: PostgreSQL killed during stamping gave 500 (InternalClientError)
     response = await client.get("/stamping")
     body = await problem(response, 503, "store-unavailable")
     assert int(response.headers["Retry-After"]) >= 1
@@ -146,7 +146,7 @@ async def test_driver_failures_become_store_errors(
     """Each driver failure leaves the store as its store error: a value the database cannot
     hold is a 422-class refusal, a lost or broken connection is StoreUnavailable (503 with
     Retry-After); neither message names the driver's exception."""
-    # issue 9 §4: after=9223372036854775808 gave 503 naming DataError; 503 details named
+    # Regression: after=9223372036854775808 gave 503 naming DataError; 503 details named
     # FileNotFoundError: [Errno 2]
     with pytest.raises(refusal) as caught:
         async with _wrapped():

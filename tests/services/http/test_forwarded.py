@@ -1,4 +1,5 @@
-"""Behind the gateway (issue 13 item 1): a request from a trusted proxy counts as from the client
+"""Behind the gateway (docs/operations.md "Running in containers"): a request from a trusted proxy
+counts as from the client
 its X-Forwarded-For names, so the mint's per-source limit counts clients, not the gateway.
 Over real HTTP, with the mint's real limit of one print a minute per source network."""
 

@@ -1,8 +1,7 @@
-"""/healthz and /readyz over real HTTP (issue 13 item 4): liveness touches nothing, readiness
-names what is not ready (database, schema, feeds) in a 503 problem: ``store-unavailable`` for
-the database, ``retry-later`` for a followed feed not caught up (the notary declares it follows
-the mint's and the treasury's, issue 13 item 3)."""
-
+"""/healthz and /readyz over real HTTP (docs/operations.md "Health, metrics and logs"): liveness
+touches nothing, readiness names what is not ready (database, schema, feeds) in a 503 problem:
+``store-unavailable`` for the database, ``retry-later`` for a followed feed not caught up (the
+notary declares it follows the mint's and the treasury's)."""
 from __future__ import annotations
 
 import asyncio

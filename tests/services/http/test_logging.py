@@ -1,4 +1,5 @@
-"""Structured logs with request ids, and never a secret in a log (issue 13 item 4), over real
+"""Structured logs with request ids, and never a secret in a log (docs/operations.md "Health,
+metrics and logs"), over real
 HTTP: a league served with passphrase-armored keys and a password in its database URL."""
 
 from __future__ import annotations

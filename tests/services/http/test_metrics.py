@@ -1,5 +1,5 @@
-"""/metrics over real HTTP (issue 13 item 4): requests counted and timed by route template,
-the services' figures read at each scrape."""
+"""/metrics over real HTTP (docs/operations.md "Health, metrics and logs"): requests counted and
+timed by route template, the services' figures read at each scrape."""
 
 from __future__ import annotations
 

@@ -62,7 +62,7 @@ async def connections_settle(runner: LeagueRunner, count: int) -> None:
 async def test_partial_bodies_are_timed_out(small: tuple[LeagueRunner, int]) -> None:
     """Connections that send a head and part of a body are answered 408 `request-timeout`
     (problem+json) once the body read timeout passes, and closed."""
-    # issue 9 §3: 5,000 connections sending a partial body were never timed out
+    # Regression: 5,000 connections sending a partial body were never timed out
     runner, port = small
     head = (
         "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
@@ -85,7 +85,7 @@ async def test_partial_bodies_are_timed_out(small: tuple[LeagueRunner, int]) -> 
 async def test_partial_heads_are_closed(small: tuple[LeagueRunner, int]) -> None:
     """A connection that never completes its request head, or sends nothing, is closed
     when the head timeout passes."""
-    # issue 9 §3: slow clients are never timed out
+    # Regression: slow clients were never timed out
     runner, port = small
     streams = [await asyncio.open_connection(HOST, port) for _ in range(10)]
     for i, (_, writer) in enumerate(streams):
@@ -102,7 +102,7 @@ async def test_partial_heads_are_closed(small: tuple[LeagueRunner, int]) -> None
 async def test_connections_beyond_the_limit_are_refused_at_once() -> None:
     """With 20 connections held, each of 30 more is answered 503 `overloaded` with
     Retry-After and closed; once held ones close, new ones are served again."""
-    # issue 9 §3: at 20,000 connections the process ran out of file descriptors
+    # Regression: at 20,000 connections the process ran out of file descriptors
     runner, port, context = await served(
         ServerLimits(head_timeout=60, body_timeout=60, max_connections=20)
     )
@@ -137,7 +137,7 @@ async def test_connections_beyond_the_limit_are_refused_at_once() -> None:
 
 def test_the_limit_leaves_descriptors_free() -> None:
     """The connection limit never exceeds the process's descriptor limit less a reserve."""
-    # issue 9 §3: a connection limit below the file descriptor limit
+    # A connection limit below the file descriptor limit
     import resource
 
     soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
@@ -151,7 +151,7 @@ async def test_a_client_vanishing_mid_body_is_not_an_error(
 ) -> None:
     """A client that disconnects in the middle of its body leaves no error and no traceback
     in the log: at most one debug line."""
-    # issue 9 §3: every client disconnecting mid-body logged "unhandled error" + traceback
+    # Regression: every client disconnecting mid-body logged "unhandled error" + traceback
     runner, port = small
     caplog.set_level(logging.DEBUG)
     head = (
@@ -184,7 +184,7 @@ async def test_unreadable_requests_are_problems(
 ) -> None:
     """aiohttp's own refusals (a URL or header line too long, a bad method, not HTTP at all)
     are 400 `bad-request` problem+json with the neutral Server header, logged at debug."""
-    # issue 9 §4: aiohttp's own 400/414 were text/plain, not problem+json
+    # Regression: aiohttp's own 400/414 were text/plain, not problem+json
     _, port = small
     caplog.set_level(logging.DEBUG)
     reader, writer = await asyncio.open_connection(HOST, port)
@@ -204,7 +204,7 @@ async def test_unreadable_requests_are_problems(
 def test_log_throttle_suppresses_a_flood_and_counts_it() -> None:
     """One message repeated beyond the burst within a window is suppressed; the first one
     of the next window says how many were; other messages pass meanwhile."""
-    # issue 9 §3: the log grew 2.8 MB/s ("socket.accept() out of system resource")
+    # Regression: the log grew 2.8 MB/s ("socket.accept() out of system resource")
     now = [0.0]
     throttle = LogThrottle(burst=3, window=10.0, clock=lambda: now[0])
 
@@ -222,7 +222,7 @@ def test_log_throttle_suppresses_a_flood_and_counts_it() -> None:
 
 async def test_every_answer_names_no_server_version(aiohttp_client: Any) -> None:
     """The Server header is the neutral name on answers and refusals alike."""
-    # issue 9 §4: the Server header named the aiohttp version
+    # Regression: the Server header named the aiohttp version
     client = await aiohttp_client(new_app(ENDPOINTS, max_body=1000))
     for path in ("/plain", "/nowhere", "/page?after=x"):
         response = await client.get(path)
@@ -232,7 +232,7 @@ async def test_every_answer_names_no_server_version(aiohttp_client: Any) -> None
 def test_operations_doc_publishes_the_limits() -> None:
     """docs/operations.md's table of limits gives exactly the values in
     services/http/limits.py."""
-    # issue 9 §3: publish the limits as constants in one place and in docs/operations.md
+    # The limits are published as constants in one place and in docs/operations.md
     from pathlib import Path
 
     from services.http import limits

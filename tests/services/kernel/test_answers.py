@@ -18,7 +18,7 @@ INT64_MAX = 2**63 - 1
 async def test_a_query_integer_beyond_64_bits_is_422(server: TestServer) -> None:
     """`after`, `index`, `size`, `first`, `second` beyond int64 are 422 `invalid-object`,
     never a 503 naming the driver; int64's largest value itself is answered."""
-    # issue 9 §4: GET /mint/events?after=9223372036854775808 gave 503 naming DataError
+    # Regression: GET /mint/events?after=9223372036854775808 gave 503 naming DataError
     async with aiohttp.ClientSession() as session:
         for path in (
             f"/mint/events?after={INT64_MAX + 1}",
@@ -41,7 +41,7 @@ async def test_a_lost_database_is_503_with_retry_after_and_no_internals(
 ) -> None:
     """With the database gone, the feed and /health answer 503 `store-unavailable` with
     Retry-After, and the detail says the service is unavailable, naming no exception."""
-    # issue 9 §4: 503 details named internals (FileNotFoundError: [Errno 2]); killed
+    # Regression: 503 details named internals (FileNotFoundError: [Errno 2]); killed
     # PostgreSQL gave 500s
     await server.app[POOL].close()
     async with aiohttp.ClientSession() as session:
@@ -58,7 +58,7 @@ async def test_a_lost_database_is_503_with_retry_after_and_no_internals(
 
 async def test_head_on_every_get_route(server: TestServer) -> None:
     """Every GET route of the composed app answers HEAD with GET's status and no body."""
-    # issue 9 §4: HEAD was refused on /ledger but allowed on /health
+    # Regression: HEAD was refused on /ledger but allowed on /health
     paths = [
         "/", "/health", "/ledger", "/mint/manifest", "/mint/events", "/mint/checkpoint",
         "/mint/openapi.json", "/problems/malformed",
@@ -72,7 +72,7 @@ async def test_head_on_every_get_route(server: TestServer) -> None:
 
 async def test_the_index_names_the_league(make_settings: Callable[..., LeagueSettings]) -> None:
     """`GET /` names the league as its manifest does, not the game."""
-    # issue 9 §4: GET / said "THE WINDOW league" for a league named "Friday Night League"
+    # Regression: GET / said "THE WINDOW league" for a league named "Friday Night League"
     server = await serve(make_settings(name="Friday Night League"))
     try:
         async with (

@@ -1,5 +1,5 @@
 """The checkpointer's copy outside the database, and the refusal of a database that does not
-extend it (issue 9 §2, DESIGN §4 "no silent forks")."""
+extend it (docs/architecture.md §4 "no silent forks")."""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
 """The feed follower over real HTTP: the notary's store follows the mint's feed.
 
 Exactly once across crashes and restarts, and a feed that contradicts what it signed is
-refused with the evidence kept (DESIGN §4: the services follow and witness each other)."""
+refused with the evidence kept (docs/architecture.md §4: the services follow and witness each
+other)."""
 
 from __future__ import annotations
 
@@ -338,7 +339,7 @@ async def test_killed_with_sigkill_mid_batch_and_restarted_applies_each_event_on
 ) -> None:
     """A follower process killed with SIGKILL while a page's rows are written but not
     committed loses that page only; a restarted follower applies every event exactly once
-    (issue 8 §5: kill during a batch, restart, nothing lost or applied twice)."""
+    (docs/reliability.md: kill during a batch, restart, nothing lost or applied twice)."""
     manifest = await league.manifest()
     await stamp(league, manifest, 6)
     await checkpoint_covering(league, 6)

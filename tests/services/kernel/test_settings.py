@@ -61,7 +61,8 @@ def test_each_service_url_comes_from_its_own_setting(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """MINT_URL, TREASURY_URL and NOTARY_URL name where each service answers when it runs in
-    its own process (issue 13 item 2); a service without one is this server's own address."""
+    its own process (docs/operations.md "Separate processes"); a service without one is this
+    server's own address."""
     monkeypatch.setenv("LEAGUE_HOME", str(tmp_path))
     monkeypatch.setenv("LEAGUE_PORT", "8123")
     for name in ("MINT_URL", "TREASURY_URL", "NOTARY_URL"):
@@ -79,7 +80,7 @@ def test_each_service_url_comes_from_its_own_setting(
 def test_a_peer_answers_where_the_manifest_says_unless_a_setting_overrides(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Issue 13 item 2: a service this server does not serve answers at the URL the signed
+    """A service this server does not serve answers at the URL the signed
     manifest names; a served one at this server's own address; a <SERVICE>_URL setting
     (an operator behind NAT) wins over both."""
     monkeypatch.setenv("LEAGUE_HOME", str(tmp_path))

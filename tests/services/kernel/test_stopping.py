@@ -47,7 +47,7 @@ def test_sigterm_right_after_serving_on_stops_cleanly(env: dict[str, str]) -> No
     """SIGTERM sent as soon as `serving on` is printed stops the server cleanly, every time:
     exit status 0, `stopping` said, no traceback. The signal handlers are installed before
     the line is printed."""
-    # issue 9 §3: SIGTERM just after "serving on" killed the server uncleanly in 5 of 6 tries
+    # Regression: SIGTERM just after "serving on" killed the server uncleanly in 5 of 6 tries
     for attempt in range(ATTEMPTS):
         code, first, stderr = serve_then_sigterm(env)
         assert first.startswith("serving on http://127.0.0.1:"), (attempt, first, stderr)

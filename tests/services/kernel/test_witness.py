@@ -1,5 +1,5 @@
-"""Witnessing (issue 10 item 2): the league's services cosign each other's checkpoints under
-C2SP tlog-witness over real HTTP, and keep the evidence of a log that forks.
+"""Witnessing (docs/operations.md "Witnesses"): the league's services cosign each other's
+checkpoints under C2SP tlog-witness over real HTTP, and keep the evidence of a log that forks.
 
 The mint and the notary are composed in one server on a known port, each submitting its
 checkpoints to the other's witness at the server's own address. The witness's answers are

@@ -1,4 +1,4 @@
-"""issue 10 item 2: the mint's database restored from an older dump is caught by its witness
+"""The mint's database restored from an older dump is caught by its witness
 (the notary) at the mint's next checkpoints, and the evidence is served and convicts the
 mint's key offline.
 

@@ -1,6 +1,6 @@
 """The kernel's group writer, which the mint's stamper and the notary's writer both are:
 requests decided in groups in arrival order, a refusal failing its request alone, a failed
-transaction its whole group, and a bounded queue (DESIGN §4, issue 8 §7)."""
+transaction its whole group, and a bounded queue (docs/architecture.md §4)."""
 
 from __future__ import annotations
 

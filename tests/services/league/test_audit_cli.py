@@ -1,4 +1,4 @@
-"""`league audit URL` over a real served league (issue 10 item 3 and item 4's audit cases)."""
+"""`league audit URL` over a real served league (docs/operations.md "Auditing a running league")."""
 
 from __future__ import annotations
 
@@ -80,7 +80,7 @@ async def trade(url: str) -> None:
 
 
 def test_a_clean_league_passes_twice(env: dict[str, str], tmp_path: Path) -> None:
-    """issue 10 item 3: a league with stamps, a trade and a refused conflict passes; the root
+    """A league with stamps, a trade and a refused conflict passes; the root
     is pinned and the checkpoints kept; the second run checks them and passes again."""
     server = serve(env)
     try:
@@ -111,7 +111,7 @@ def test_a_clean_league_passes_twice(env: dict[str, str], tmp_path: Path) -> Non
 
 
 def test_a_league_that_moves_host_keeps_its_history(env: dict[str, str], tmp_path: Path) -> None:
-    """issue 10 item 3: the audit's state is keyed by the league's root key: the same league
+    """The audit's state is keyed by the league's root key: the same league
     served from another address is pinned there too and its kept checkpoints still checked."""
     state = tmp_path / "audit"
     server = serve(env)
@@ -136,7 +136,7 @@ def test_a_league_that_moves_host_keeps_its_history(env: dict[str, str], tmp_pat
 
 
 def test_an_edited_row_is_named(env: dict[str, str], tmp_path: Path, database_url: str) -> None:
-    """issue 10 item 4: an edited row in the mint's log fails the audit on one line naming
+    """An edited row in the mint's log fails the audit on one line naming
     the service and the seq (the served event's leaf no longer matches), in this process or
     in a pool of worker processes alike."""
     server = serve(env)
@@ -166,7 +166,7 @@ def test_an_edited_row_is_named(env: dict[str, str], tmp_path: Path, database_ur
 
 
 def test_a_saved_league_audits_offline(env: dict[str, str], tmp_path: Path) -> None:
-    """issue 10 item 3: `league audit URL --save DIR` keeps every answer as plain files;
+    """`league audit URL --save DIR` keeps every answer as plain files;
     `league audit --offline DIR` audits them with the same checks (passes, with its own state
     or the one that pinned the league); one saved event edited fails naming service and seq."""
     saved, state = tmp_path / "saved", tmp_path / "audit"
@@ -198,7 +198,7 @@ def test_a_saved_league_audits_offline(env: dict[str, str], tmp_path: Path) -> N
 
 
 def test_an_edited_holder_is_named(env: dict[str, str], tmp_path: Path, database_url: str) -> None:
-    """issue 10 item 3: a row of the notary's holders projection edited in the database (its
+    """A row of the notary's holders projection edited in the database (its
     log untouched) fails the audit naming the serial."""
     server = serve(env)
     try:
@@ -226,7 +226,7 @@ def test_an_edited_holder_is_named(env: dict[str, str], tmp_path: Path, database
 def test_a_database_restored_from_an_older_dump_is_caught(
     env: dict[str, str], tmp_path: Path
 ) -> None:
-    """issue 10 item 4: the mint's database restored from an older dump (and the league's
+    """The mint's database restored from an older dump (and the league's
     own kept checkpoint removed, so it serves it) forks the log: the checkpoint the auditor
     kept from its previous run is inconsistent with it."""
     state, old = tmp_path / "audit", tmp_path / "old.dump"
@@ -267,7 +267,7 @@ def test_a_database_restored_from_an_older_dump_is_caught(
 
 
 def test_another_root_key_is_refused(env: dict[str, str], tmp_path: Path) -> None:
-    """issue 10 item 3: the root key is pinned on first use; a league at the same URL under
+    """The root key is pinned on first use; a league at the same URL under
     another root is refused on one line."""
     state = tmp_path / "audit"
     server = serve(env)
@@ -314,7 +314,7 @@ async def buy_with_change(url: str, buyer: SigningKey, notes: list[NoteCertifica
 
 
 def test_the_treasury_is_audited(env: dict[str, str], tmp_path: Path, database_url: str) -> None:
-    """issue 11 item 3: a league with claims and a purchase with change passes, the
+    """A league with claims and a purchase with change passes, the
     treasury's figures reported (issues, returns, reserve per denomination, supply
     1,500,000, the purchase delivered, the notes' hops); an edited row of the treasury's log
     fails on one line naming the treasury and the seq."""

@@ -123,7 +123,7 @@ def test_db_path_and_status(env: dict[str, str]) -> None:
     path = league(env, "db", "path")
     assert path.stdout.strip() == str(Path(env["LEAGUE_HOME"]) / "pgdata")
     status = league(env, "db", "status")
-    assert status.returncode == 3  # issue 9 §4: "not running" is not success
+    assert status.returncode == 3  # "not running" is not success
     assert status.stdout.startswith("stopped")
 
 
@@ -205,7 +205,7 @@ def test_db_dump_writes_a_restorable_dump(env: dict[str, str], tmp_path: Path) -
     ).stdout
     assert "TABLE mint events" in listing
     assert "TABLE mint runs" in listing
-    # issue 9 §4: an existing dump is never overwritten without --force
+    # An existing dump is never overwritten without --force
     before = target.read_bytes()
     assert "exists" in one_line_failure(league(env, "db", "dump", str(target)))
     assert target.read_bytes() == before
@@ -352,7 +352,7 @@ def test_rebuild_reports_and_repairs_an_edited_projection(
 def test_bad_port_and_policy_are_one_line(env: dict[str, str]) -> None:
     """A port out of range or not a number, from the flag or LEAGUE_PORT, and a policy that is
     not NAME=VALUE are one line naming where the value came from, never a pydantic dump
-    (issue 9 §4)."""
+    (docs/api.md "Conventions")."""
     line = one_line_failure(league(env, "serve", "--port", "99999"))
     assert "--port or LEAGUE_PORT" in line
     assert "99999" in line
@@ -428,7 +428,7 @@ def stamp_and_publish(env: dict[str, str], title: str, size: int) -> None:
 
 
 def test_an_older_backup_is_never_served(env: dict[str, str], tmp_path: Path) -> None:
-    """issue 9 §2: dump at 1 event, stamp a second (checkpoint of size 2 published), then:
+    """Dump at 1 event, stamp a second (checkpoint of size 2 published), then:
     `league db restore` of the old dump is refused naming both sizes and changes nothing; an
     operator who restores it by hand gets a league that refuses to serve and a verify that
     fails; restoring the newest dump serves again."""

@@ -1,4 +1,5 @@
-"""The league as three OS processes on three databases (issue 13 item 2): `league serve mint`,
+"""The league as three OS processes on three databases (docs/operations.md "Separate processes"):
+`league serve mint`,
 `league serve treasury` and `league serve notary`, each with its own DATABASE_URL and the
 others' MINT_URL, TREASURY_URL and NOTARY_URL, talking only over HTTP. Stamp at the mint, claim
 and buy at the treasury (its saga calling the notary and the mint), a hop notarized at the
@@ -74,7 +75,7 @@ async def sizes(urls: dict[str, str]) -> dict[str, int]:
     return found
 
 
-# V.4, V.8; issue 13 item 2
+# V.4, V.8; docs/operations.md "Separate processes"
 @pytest.mark.parametrize("victim", NAMES)
 def test_three_processes_on_three_databases(
     separate: Separate, tmp_path: Path, victim: str

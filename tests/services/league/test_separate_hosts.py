@@ -1,9 +1,9 @@
-"""Services on separate hosts finding each other through the signed manifest (issue 13 item
-2): `league init --url SERVICE=URL` names where each answers, and three `league serve NAME`
-processes on three databases, with no MINT_URL, TREASURY_URL or NOTARY_URL at all, run the
-story across each other; the notary is ready once it has read both issuers' feeds. `league
-audit` then reads each service where the manifest says (given only the mint's URL), or where
---mint, --treasury and --notary say; a service's flag naming another service's host fails."""
+"""Services on separate hosts finding each other through the signed manifest (docs/operations.md,
+"Separate processes"): `league init --url SERVICE=URL` names where each answers, and three `league
+serve NAME` processes on three databases, with no MINT_URL, TREASURY_URL or NOTARY_URL at all, run
+the story across each other; the notary is ready once it has read both issuers' feeds. `league
+audit` then reads each service where the manifest says (given only the mint's URL), or where --mint,
+--treasury and --notary say; a service's flag naming another service's host fails."""
 
 from __future__ import annotations
 
@@ -61,7 +61,7 @@ async def ready(url: str) -> None:
     raise AssertionError(f"{url} never ready: {last}")
 
 
-# V.4, V.8; issue 13 items 2 and 3
+# V.4, V.8; docs/operations.md "Separate processes"
 def test_services_apart_find_each_other_and_are_audited_through_the_manifest(
     found: Separate, tmp_path: Path
 ) -> None:

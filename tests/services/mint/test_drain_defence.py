@@ -1,4 +1,4 @@
-"""The defence against draining the runs (issue 9 §1): proof of work per print, priced by
+"""The defence against draining the runs (docs/economy.md): proof of work per print, priced by
 how empty its run is, and a token bucket per source network, both published in the
 manifest and enforced by the mint over real HTTP."""
 

@@ -1,5 +1,5 @@
 """POST /mint/orders: the treasury's signed order stamps one print to a buyer (Book V.5
-"buying with notes returns a stamped print"; issue 11): inside the fixed runs, outside the
+"buying with notes returns a stamped print"): inside the fixed runs, outside the
 buyer's stamping allowance, once per order id."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""The mint's projection is a pure function of its log (DESIGN §4): what each event adds, the
-same live as rebuilt, and a rebuild that names and repairs what an edit broke."""
+"""The mint's projection is a pure function of its log (docs/architecture.md §4): what each event
+adds, the same live as rebuilt, and a rebuild that names and repairs what an edit broke."""
 
 from __future__ import annotations
 

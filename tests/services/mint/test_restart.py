@@ -1,7 +1,7 @@
 """A mint killed with SIGKILL while stamps pour in loses nothing and doubles nothing: a
 restarted `league serve mint` holds every answered stamp exactly once, answers each stamp
 request sent again as the same print (a replay), stamps those never answered once, and its log
-verifies and folds to its tables (DESIGN §4; Book V.4)."""
+verifies and folds to its tables (docs/architecture.md §4; Book V.4)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The notary follows the mint's feed over HTTP, exactly once across a SIGKILL and a restart
-(issue 10 items 1 and 4; DESIGN §4: the services follow each other's feeds)."""
+(docs/architecture.md §4: the services follow each other's feeds)."""
 
 from __future__ import annotations
 
@@ -52,9 +52,8 @@ async def test_the_notary_killed_while_following_loses_and_doubles_nothing(
 ) -> None:
     """While prints are being stamped, a notary process following the mint is killed with
     SIGKILL; more are stamped while it is down; a restarted notary ends with every stamp of
-    the mint's log exactly once, in order, and notarizes a trade of the last one (issue 10
-    item 4: "the notary killed while following the mint's feed, restarted, nothing lost or
-    doubled")."""
+    the mint's log exactly once, in order, and notarizes a trade of the last one (nothing lost
+    or doubled)."""
     mint_url = str(mint_alone.make_url("")).rstrip("/")
     titles = [card.name for card in PLAYING][:30]
     owner, receiver = SigningKey.generate(), SigningKey.generate()

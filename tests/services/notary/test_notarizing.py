@@ -1,5 +1,5 @@
 """POST /notary/endorsements over real HTTP and PostgreSQL: receipts, 409 fraud proofs and the
-422 refusals (Book V.6, V.7; issue 10 items 1 and 4)."""
+422 refusals (Book V.6, V.7)."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from tests.harness.trading import T0, Trade, hop
 async def test_a_to_b_to_c_hop_by_hop(trade: Trade) -> None:
     """A→B is notarized with a receipt checkable offline; then A→B→C records hop 2 alone and
     answers hop 1's receipt again, byte for byte; the same chain again records nothing and
-    answers the same receipts (V.6, issue 10 item 4)."""
+    answers the same receipts (V.6)."""
     a, b, c = SigningKey.generate(), SigningKey.generate(), SigningKey.generate()
     to_b = hop(await trade.stamp(a), a, b)
     first = await trade.league.notarize([to_b])
@@ -46,7 +46,7 @@ async def test_a_to_b_to_c_hop_by_hop(trade: Trade) -> None:
 
 async def test_a_to_b_to_c_as_one_chain_in_a_slip(trade: Trade) -> None:
     """A chain that skips unrecorded hops is recorded hop by hop, in order, in one request;
-    an armored slip is taken as the chains it holds (V.6, issue 10 item 4)."""
+    an armored slip is taken as the chains it holds (V.6)."""
     a, b, c = SigningKey.generate(), SigningKey.generate(), SigningKey.generate()
     chain = hop(hop(await trade.stamp(a), a, b), b, c, T0 + 1)
     answer = await trade.league.notarize(slip=Slip(chains=(chain,)).to_armor())
@@ -64,7 +64,7 @@ async def test_one_print_endorsed_twenty_ways_at_once_gets_one_receipt(
     """A signs one print away to twenty keys, submitted at once from twenty connections:
     exactly one receipt; every other answer is 409 with the prior record (the winner's
     receipt) and a fraud proof convicting A (V.6 "the first endorsement recorded at each hop
-    wins", V.7 "barred outright when a notary is in the loop"; issue 10 item 4)."""
+    wins", V.7 "barred outright when a notary is in the loop")."""
     a = SigningKey.generate()
     stamped = await trade.stamp(a)
     chains = [hop(stamped, a, SigningKey.generate(), T0 + i) for i in range(20)]
@@ -99,7 +99,7 @@ async def test_one_print_endorsed_twenty_ways_at_once_gets_one_receipt(
 
 async def test_a_resubmitted_conflict_is_refused_again_and_logged_once(trade: Trade) -> None:
     """The same conflicting endorsement sent twice is refused twice and kept once in the
-    notary's log (V.7; issue 10 item 1)."""
+    notary's log (V.7)."""
     a, b, c = SigningKey.generate(), SigningKey.generate(), SigningKey.generate()
     stamped = await trade.stamp(a)
     await trade.league.notarize([hop(stamped, a, b)])
@@ -111,7 +111,7 @@ async def test_a_resubmitted_conflict_is_refused_again_and_logged_once(trade: Tr
 
 async def test_a_conflict_records_nothing_of_its_request(trade: Trade) -> None:
     """A request is taken whole or not at all: a slip with one good new chain and one
-    conflicting chain records neither (issue 10 item 1)."""
+    conflicting chain records neither (docs/api.md "The notary")."""
     a, b, c = SigningKey.generate(), SigningKey.generate(), SigningKey.generate()
     first, second = await trade.stamp(a, "Model-A"), await trade.stamp(a, "Model-B")
     await trade.league.notarize([hop(first, a, b)])
@@ -192,8 +192,8 @@ async def test_a_print_the_mint_never_stamped_is_refused(
     trade: Trade, settings: LeagueSettings
 ) -> None:
     """A certificate under the mint's own key for a serial the mint's log never stamped is
-    422 not-stamped: the notary checks the mint's feed, not only the signature (issue 10
-    item 1); a chain of no hop has nothing to notarize."""
+    422 not-stamped: the notary checks the mint's feed, not only the signature; a chain of no
+    hop has nothing to notarize."""
     a, b = SigningKey.generate(), SigningKey.generate()
     stamped = await trade.stamp(a, "Model-A")
     mint_key = load_service_key(settings, trade.manifest, "mint", None)
@@ -220,7 +220,7 @@ async def test_a_print_the_mint_never_stamped_is_refused(
 
 async def test_a_print_stamped_a_moment_ago_is_known(trade: Trade) -> None:
     """The notary catches up with the mint's feed when a chain names a print it has not
-    followed yet, so a print can be traded the moment it is stamped (issue 10 item 1)."""
+    followed yet, so a print can be traded the moment it is stamped (docs/api.md "The notary")."""
     a, b = SigningKey.generate(), SigningKey.generate()
     for title in ("Tally", "Pairing", "Separation"):
         answer = await trade.league.notarize([hop(await trade.stamp(a, title), a, b)])

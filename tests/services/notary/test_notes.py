@@ -1,5 +1,5 @@
 """The notary notarizes notes as it does prints, learning them from the treasury's feed
-(DESIGN §4 "one arbiter of transfers"; Book V.5, V.6, V.8; issue 11): a note travels by
+(docs/architecture.md §4 "one arbiter of transfers"; Book V.5, V.6, V.8): a note travels by
 endorsement, the first endorsement at each hop wins, only a note's current issue is
 spendable, and /provenance/{note serial} shows its issues, hops and returns.
 
@@ -109,7 +109,7 @@ async def test_a_note_endorsed_to_a_friend_and_to_the_treasury_is_spent_once(
 ) -> None:
     """The holder signs one note to a friend and to the treasury: whichever the notary
     records first wins, the other is refused with a fraud proof convicting the holder, and
-    the provenance keeps the conflict (V.6, V.7; DESIGN §4)."""
+    the provenance keeps the conflict (V.6, V.7; docs/architecture.md §4)."""
     owner, friend = SigningKey.generate(), SigningKey.generate()
     for first_to_friend in (True, False):
         claimed = await claim_note(faucet, owner)
@@ -135,7 +135,7 @@ async def test_a_note_of_an_older_issue_is_history(
     """A note paid to the treasury and returned is in the reserve (provenance in-reserve,
     held by the treasury); issued again, its issue-1 chain is refused as history with the
     reason, even re-sent unchanged, while a conflicting hop of it is still fraud with its
-    proof, and its issue-2 chain is spendable (DESIGN §3, L-17)."""
+    proof, and its issue-2 chain is spendable (docs/architecture.md §3, L-17)."""
     owner, friend, next_owner = (SigningKey.generate() for _ in range(3))
     claimed = await claim_note(faucet, owner)
     paid = endorse(claimed, owner, treasury_key(faucet), T0)

@@ -1,5 +1,5 @@
 """GET /provenance/{serial}: one print's whole life (Book V.8 "/provenance/SERIAL (one
-certificate's whole life)"; issue 10 items 1 and 4), and the notary's projection rebuilt."""
+certificate's whole life)"), and the notary's projection rebuilt."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ async def test_a_print_stamped_traded_twice_and_conflicted_once(trade: Trade) ->
     """Stamped to A, A→B, B→C, then B signs it to D as well (refused): the provenance shows
     the stamp with the mint's inclusion proof against a mint checkpoint, both hops with
     receipts that check offline, the one conflict with a proof convicting B, and C holding
-    it (V.6, V.7, V.8; issue 10 item 4)."""
+    it (V.6, V.7, V.8)."""
     a, b, c, d = (SigningKey.generate() for _ in range(4))
     stamped = await trade.stamp(a)
     to_b = hop(stamped, a, b)
@@ -87,7 +87,7 @@ async def test_the_projection_is_what_the_log_folds_to(
     trade: Trade, settings: LeagueSettings
 ) -> None:
     """`league rebuild --check` over the notary: hops, holders and conflicts rebuilt from the
-    notary's log alone equal the tables written live (issue 10 item 1; DESIGN §4)."""
+    notary's log alone equal the tables written live (docs/architecture.md §4)."""
     a, b, c = (SigningKey.generate() for _ in range(3))
     stamped = await trade.stamp(a)
     chain = hop(hop(stamped, a, b), b, c, T0 + 1)

@@ -1,5 +1,5 @@
 """POST /treasury/buy: buying with notes returns a stamped print and exact change (Book V.5,
-V.6, V.7; DESIGN §4 "one arbiter of transfers"; issue 11 items 2 and 4).
+V.6, V.7; docs/architecture.md §4 "one arbiter of transfers").
 
 The mint, the treasury and the notary are served in one app on a real port (each reaches the
 others at it); the supply invariant and every projection rebuild are checked after every

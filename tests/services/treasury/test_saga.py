@@ -1,4 +1,4 @@
-"""The purchase saga survives a crash of any service (issue 11 item 2 and 4): the treasury
+"""The purchase saga survives a crash of any service (docs/api.md "The treasury"): the treasury
 crashed at each step, and the mint down during a buy, each purchase completes or is refunded
 exactly once.
 

@@ -1,4 +1,4 @@
-"""The upgrade saga survives a crash of the treasury (issue 11 items 2 and 4; L-20): crashed at
+"""The upgrade saga survives a crash of the treasury (L-20): crashed at
 each step of a finish upgrade, the treasury started again ends it exactly once, the returned
 print taken back by the mint once, and on an exhausted run the print handed back to the buyer
 once.

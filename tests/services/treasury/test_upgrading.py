@@ -1,6 +1,6 @@
 """POST /treasury/buy with an upgrade: a finish upgrade bought with notes against a standard
-print returned to the mint (Book V.5 "finish upgrade (gilt M80, holofoil M200)"; DESIGN §3 "a
-print returned for a finish upgrade ... comes back to its issuer"; L-20).
+print returned to the mint (Book V.5 "finish upgrade (gilt M80, holofoil M200)";
+docs/architecture.md §3 "a print returned for a finish upgrade ... comes back to its issuer"; L-20).
 
 The mint, the treasury and the notary are served in one app on a real port; the supply
 invariant and every projection rebuild are checked after every test (the fixtures of
