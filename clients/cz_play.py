@@ -24,7 +24,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
-from clients.cz_session import JSON_FLAG, Opened, emit, opened_wallet, print_item, seed
+from clients.cz_session import (
+    JSON_FLAG,
+    Opened,
+    emit,
+    opened_wallet,
+    print_item,
+    public_summary,
+    seed,
+)
 from clients.cz_table import HELP, RULES, Move, card_lines, verdict_lines, why_lines
 from game.ai.player import AIPlayer
 from game.ai.roster import CHAIR_STRENGTH, chair_player, opponent_for, strength_at
@@ -180,8 +188,14 @@ def campaign_view(campaign: Campaign) -> tuple[dict[str, Any], str]:
 
 
 def campaign_command(args: argparse.Namespace) -> int:
-    with opened_wallet() as opened:
-        data, text = campaign_view(opened.wallet.campaign)
+    """The campaign's record (from the public summary: no passphrase)."""
+    summary = public_summary()
+    if summary is None:
+        with opened_wallet() as opened:
+            campaign = opened.wallet.campaign
+    else:
+        campaign = Campaign.from_json(summary["campaign"])
+    data, text = campaign_view(campaign)
     emit(args, data, text)
     return 0
 
@@ -205,9 +219,14 @@ def _store_data(collection: Collection) -> dict[str, Any]:
 
 
 def store_list(args: argparse.Namespace) -> int:
-    """The price list, what the player can pay, and their unstamped prints by index."""
-    with opened_wallet() as opened:
-        collection = opened.wallet.collection
+    """The price list, what the player can pay, and their unstamped prints by index (from
+    the public summary: no passphrase)."""
+    summary = public_summary()
+    if summary is None:
+        with opened_wallet() as opened:
+            collection = opened.wallet.collection
+    else:
+        collection = Collection.from_json(summary["unstamped"])
     data = _store_data(collection)
     lines = [f"you hold M{collection.marks} unstamped marks (V.5: spendable only here)", "singles:"]
     for rarity in Rarity:

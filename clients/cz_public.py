@@ -1,13 +1,14 @@
 """The wallet's public summary, kept beside it in ``CZ_HOME`` so that the commands that only
-read (``cz card``, ``cz key show``, ``cz collection``) need no passphrase: the key signs, it
-is not needed to show what the wallet holds.
+read (``cz card``, ``cz key show``, ``cz collection``, ``cz notes``, ``cz campaign``,
+``cz store``) need no passphrase: the key signs, it is not needed to show what the wallet holds.
 
 ``public.json`` (mode 0600, like the wallet) holds only what is public or harmless: the
 ledger card (public key and address), the pinned league, the collection as ``cz collection``
-shows it and the campaign record. Never the private key, never the passphrase. It is written
-each time the wallet is opened or saved, and names the sealed wallet it summarises by its
-SHA-256: a summary of another wallet file (an older or newer save) is not used, and the
-command asks for the passphrase as before."""
+shows it, the campaign record and the unstamped collection's own record (for ``cz store``).
+Never the private key, never the passphrase. It is written each time the wallet is opened or
+saved, and names the sealed wallet it summarises by its SHA-256: a summary of another wallet
+file (an older or newer save) is not used, and the command asks for the passphrase as
+before."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from ledger.errors import LedgerError
 
 #: Beside ``wallet.czsave`` in the wallet's home.
 PUBLIC_FILE = "public.json"
-FORMAT = 1
+FORMAT = 2
 
 
 def _digest(code: str) -> str:
@@ -45,6 +46,7 @@ def publish(home: WalletHome, wallet: Wallet, code: str | None = None) -> None:
         "collection": data,
         "collection_text": text,
         "campaign": wallet.campaign.to_json(),
+        "unstamped": wallet.collection.to_json(),
     }
     path = home.directory / PUBLIC_FILE
     temporary = path.with_name(PUBLIC_FILE + ".tmp")
