@@ -50,6 +50,11 @@ def test_read_only_commands_need_no_passphrase(tmp_path: Path) -> None:
     text = player.run("collection", passphrase=NONE)
     assert "Model-A" in text.stdout
     assert "M7 unstamped marks" in text.stdout
+    for command in ("campaign", "store"):  # and the campaign's record, the store's list
+        shown = player.run(command, "--json", passphrase=NONE)
+        assert shown.returncode == 0, shown.stderr
+        assert json.loads(shown.stdout) == player.json(command)
+    assert json.loads(player.run("store", "--json", passphrase=NONE).stdout)["marks"] == 7
     notes = player.run("notes", "--json", passphrase=NONE)  # cz notes too
     assert notes.returncode == 0, notes.stderr
     assert json.loads(notes.stdout) == player.json("notes") == {
