@@ -1,4 +1,4 @@
-"""The player's wallet (Book V.2, V.3, V.6; DESIGN §3) and its home on disk.
+"""The player's wallet (Book V.2, V.3, V.6; docs/architecture.md §3) and its home on disk.
 
 A :class:`Wallet` is everything a save code holds: the ledger key, the campaign (progress and
 the offline collection of ✓ stamped and ⧗ unstamped prints, unstamped marks and bundles), the

@@ -1,4 +1,5 @@
-"""Pages for people: an endpoint's answer rendered as HTML to a browser (issue 13 item 5).
+"""Pages for people: an endpoint's answer rendered as HTML to a browser (docs/operations.md,
+"Pages for people").
 
 An :class:`~services.http.endpoints.Endpoint` may declare a :class:`Page`: a Jinja2
 template (in ``services/http/templates/``, autoescaped) given the answer model, the league's

@@ -1,4 +1,4 @@
-"""Issue 12 item 4, the whole story from play: a new player strikes a key on a terminal, plays
+"""The whole story from play: a new player strikes a key on a terminal, plays
 the campaign's tables with ``cz play --auto`` until a Registrar's table pays prints, stamps
 them (a progress bar on a terminal); then trades a print won at the table (the slip, the print
 leaving at once, the import notarized), is caught signing it away twice from an old save code
@@ -37,7 +37,7 @@ EARNED = 3 * 10 + 25 + 100
 LETTERED = sorted(c.name for c in ARCHIVE_SETS[CardSet.LETTERED])
 
 
-# IV.1-IV.5, V.2-V.8; issue 12 item 4
+# IV.1-IV.5, V.2-V.8
 def test_from_the_tables_to_a_notarized_trade(
     league_env: dict[str, str], players: dict[str, Player], tmp_path: Path
 ) -> None:

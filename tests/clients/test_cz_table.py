@@ -29,7 +29,7 @@ def process(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-# issue 4 (cz)
+# cz table (docs/formats.md, records)
 def test_help_teaches_the_commands() -> None:
     """cz --help names the table commands; cz table --help names replay and new."""
     top = cz("--help")

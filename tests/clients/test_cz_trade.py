@@ -30,7 +30,7 @@ def serials(player: Player) -> dict[str, str]:
     return {p["title"]: p["serial"] for p in player.json("collection")["prints"] if p["stamped"]}
 
 
-# V.3, V.6, V.7; issue 12 item 4 (bad input)
+# V.3, V.6, V.7 (bad input)
 def test_bad_input_is_one_line_and_loses_nothing(
     served: InProcessLeague, players: dict[str, Player], tmp_path: Path
 ) -> None:
@@ -78,7 +78,7 @@ def test_bad_input_is_one_line_and_loses_nothing(
     assert second in serials(a).values()
 
 
-# V.2 ("no server permission", the root pinned on first use); issue 12 item 3
+# V.2 ("no server permission", the root pinned on first use); L-13
 def test_a_league_gone_or_changed_is_refused_and_nothing_is_lost(
     league_env: dict[str, str], players: dict[str, Player], tmp_path: Path,
     server_url: str,
@@ -135,7 +135,7 @@ def no_conflicts(player: Player, serial: str) -> None:
     assert life["conflicts"] == []
 
 
-# V.6, V.7, L-05, L-23; issue 22 item 1
+# V.6, V.7, L-05, L-23 (an old slip imported again)
 def test_an_old_slip_imported_again_is_refused_not_admitted(
     served: InProcessLeague, players: dict[str, Player], tmp_path: Path
 ) -> None:
@@ -174,7 +174,7 @@ def test_an_old_slip_imported_again_is_refused_not_admitted(
     assert [h["hop"] for h in a.json("provenance", serial)["hops"]] == [1, 2]
 
 
-# V.3, V.6, V.7, L-05, L-23; issue 22 item 2
+# V.3, V.6, V.7, L-05, L-23 (a second device from an older save code)
 def test_a_second_device_from_an_older_code_never_signs_a_print_sent_away(
     served: InProcessLeague, players: dict[str, Player], tmp_path: Path
 ) -> None:

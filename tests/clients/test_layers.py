@@ -1,4 +1,4 @@
-"""The client stands on the protocol alone (DESIGN §2): importing it loads no database
+"""The client stands on the protocol alone (docs/architecture.md §2): importing it loads no database
 driver, no server and no service (import-linter checks the same statically)."""
 
 from __future__ import annotations

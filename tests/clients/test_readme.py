@@ -1,5 +1,5 @@
 """README "Play and trade": every command in it, run in order as the player its block names,
-against a served league (issue 12 item 5), exactly as written: each player types in a shell
+against a served league, exactly as written: each player types in a shell
 of its own in the clone (here a directory holding the clone's ``.venv``), with ``cz`` not on
 its PATH until the README's ``. .venv/bin/activate``, and the wallet where the README puts it
 (the platform's data directory for you, ``export CZ_HOME=…`` for the friend and the second

@@ -202,8 +202,8 @@ while True:
 
 def test_a_killed_writer_never_leaves_a_half_written_wallet(tmp_path: Path) -> None:
     """A process writing the wallet over and over, killed (SIGKILL) at whatever moment: the
-    wallet file always opens whole, with a count of marks it really wrote (DESIGN §3,
-    issue 12 item 2: "a crash never leaves a half-written wallet")."""
+    wallet file always opens whole, with a count of marks it really wrote (docs/architecture.md
+    §3)."""
     home = WalletHome(tmp_path / "home")
     env = {**os.environ, "CZ_KDF": "minimum"}
     counts = []

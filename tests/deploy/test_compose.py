@@ -1,5 +1,6 @@
-"""The container deployment (issue 13 item 1): docker-compose.yml, the Dockerfile and the nginx
-gateway, checked for their structure, since this machine has no Docker engine.
+"""The container deployment (docs/operations.md, "Running in containers"): docker-compose.yml,
+the Dockerfile and the nginx gateway, checked for their structure, since this machine has no
+Docker engine.
 
 The commands are parsed by the real ``league`` parser, the routes come from the apps the
 registry composes, and the gateway's locations are matched against them as nginx matches
