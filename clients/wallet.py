@@ -288,7 +288,15 @@ class Wallet:
                 )
             if serial not in self.prints and serial not in self.notes:
                 raise WalletError(self._not_held(serial))
-        return [self.prints.get(serial) or self.notes[serial] for serial in serials]
+        held = [self.prints.get(serial) or self.notes[serial] for serial in serials]
+        for chain in held:
+            signed = self.seen.after(chain)
+            if signed is not None:
+                raise WalletError(
+                    f"{chain.serial} was already signed away from here at hop {signed.hop}: "
+                    "signing it again would be a double endorsement (V.7); nothing was signed"
+                )
+        return held
 
     def send(self, serials: Sequence[str], to: PublicKey, time: int) -> Slip:
         """Endorse each held item to ``to`` and return the slip. The items leave the wallet
@@ -330,12 +338,21 @@ class Wallet:
         return f"this wallet holds no stamped print or note {serial}"
 
     def check_new(self, chains: Iterable[Chain]) -> None:
-        """Refuse chains of items this wallet already holds (a slip imported twice)."""
+        """Refuse chains of items this wallet already holds (a slip imported twice), and
+        chains that end where this wallet has seen the item move on since (an old slip of an
+        item sent away: held again, it would be signed away twice, L-05)."""
         for chain in chains:
             if chain.serial in self.prints or chain.serial in self.notes or (
                 chain.serial in self.bound or chain.serial in self.bound_prints
             ):
                 raise WalletError(f"{chain.serial} is already in this wallet")
+            moved = self.seen.after(chain)
+            if moved is not None:
+                raise WalletError(
+                    f"{chain.serial} has moved on since this slip (hop {moved.hop} is known "
+                    "here): the slip is history, and holding it again would lead to signing "
+                    "the item away twice; nothing was admitted"
+                )
 
     def admit(self, chains: Iterable[Chain]) -> None:
         """Hold ``chains`` (verified by :func:`ledger.slips.receive_slip`, ending at my key)."""

@@ -23,7 +23,7 @@ from ledger.address import address_of
 from ledger.endorsements import Chain, Endorsement
 from ledger.errors import BadSignatureError, InvalidFraudProofError, SchemaError
 from ledger.keys import PublicKey
-from ledger.wire import KindedModel, WireTuple
+from ledger.wire import KindedModel, WireTuple, hash_text
 
 
 class FraudProof(KindedModel):
@@ -101,6 +101,15 @@ class SeenRegistry:
         """The hash of the endorsement seen at this position, if any."""
         seen = self._seen.get((serial, hop, prev))
         return seen.hash() if seen is not None else None
+
+    def after(self, chain: Chain) -> Endorsement | None:
+        """The endorsement seen at the hop after ``chain``'s end, following its last link:
+        the item moved on from where ``chain`` leaves it (this wallet sent it away, or saw it
+        sent), so ``chain`` is history here: held again, its holder would sign that hop
+        twice (L-05)."""
+        links = chain.endorsements
+        prev = hash_text(links[-1].hash() if links else chain.certificate.hash())
+        return self._seen.get((chain.serial, len(links) + 1, prev))
 
     def conflicts(self, chain: Chain) -> tuple[FraudProof, ...]:
         """A fraud proof for every hop of ``chain`` that disagrees with what was seen."""

@@ -153,6 +153,7 @@ def test_an_old_slip_imported_again_is_refused_not_admitted(
     b.strike(served.url)
     a.ok("card", "--out", str(tmp_path / "a.card"))
     b.ok("card", "--out", str(tmp_path / "b.card"))
+    older = b.ok("save")  # B's code from before the Tally came and went
     sent = a.run("send", "--to", str(tmp_path / "b.card"), serial)
     assert sent.stderr.startswith("slip of 1 item to ")  # one item, not "1 items"
     gift = sent.stdout
@@ -162,10 +163,18 @@ def test_an_old_slip_imported_again_is_refused_not_admitted(
     assert a.json("import", "-", stdin=back)["admitted"] == [serial]
 
     before = b.wallet_file.read_bytes()
-    refusal = one_line_failure(b.run("import", "-", stdin=gift))
+    # B's own wallet knows the hop it signed since (the seen-registry, L-05): refused at home,
+    # with or without a league to ask.
+    for offline in ((), ("--offline",)):
+        refusal = one_line_failure(b.run("import", *offline, "-", stdin=gift))
+        assert f"{serial} has moved on since this slip (hop 2 is known here)" in refusal
+    assert b.wallet_file.read_bytes() == before
+    # A device of B from the older code does not know that hop: the notary does (L-23).
+    b2 = players["B2"]
+    b2.ok("load", "-", stdin=older)
+    refusal = one_line_failure(b2.run("import", "-", stdin=gift))
     assert "superseded" in refusal
     assert f"{serial} sent on at hop 2" in refusal
-    assert b.wallet_file.read_bytes() == before
     assert b.json("collection")["prints"] == []
     assert "holds no stamped print" in one_line_failure(
         b.run("send", "--to", str(tmp_path / "a.card"), serial))

@@ -121,6 +121,28 @@ def test_send_endorses_removes_and_remembers(league: League) -> None:
         friend.admit(admitted)
 
 
+def test_an_old_slip_of_an_item_sent_on_is_refused_offline_and_never_signed_twice(
+    league: League,
+) -> None:
+    """# L-05, L-23: A sends a print to B, B sends it on to C; B's copy of A's old slip,
+    imported again with no league to ask (--offline), is refused: the seen-registry knows the
+    hop B signed after it. And a wallet holding a chain it has already signed on (a copy
+    planted in it) refuses to sign that hop again. Before, both passed, and C's import then
+    convicted B of a double endorsement."""
+    a, (chain,) = stamped_wallet(league, "Model-A")
+    b, c = Wallet.new(), Wallet.new()
+    old_slip = a.send([chain.serial], b.public, 1_800_000_000)
+    b.admit(receive_slip(old_slip, league.manifest, b.public, b.seen))
+    b.send([chain.serial], c.public, 1_800_000_100)
+    (again,) = receive_slip(old_slip, league.manifest, b.public, b.seen)
+    with pytest.raises(WalletError, match="has moved on since this slip"):
+        b.admit([again])
+    assert b.prints == {}
+    b.prints[chain.serial] = again  # held again behind the checks' back
+    with pytest.raises(WalletError, match="already signed away from here at hop 2"):
+        b.send([chain.serial], a.public, 1_800_000_200)
+
+
 def test_send_refuses_what_cannot_be_sent(league: League) -> None:
     wallet, (chain,) = stamped_wallet(league, "Model-A")
     wallet.give(prints=[Print("Faithful")])
