@@ -33,7 +33,7 @@ from clients.cz_session import (
     league_of,
     opened_wallet,
     pinned,
-    public_summary,
+    read_only,
 )
 from clients.league import LeagueClient, LeagueProblem, check_certificate, new_request_id
 from clients.wallet import Wallet, WalletError
@@ -249,13 +249,11 @@ def notes_claim(args: argparse.Namespace) -> int:
 
 def notes_list(args: argparse.Namespace) -> int:
     """The notes this wallet holds (from the public summary: no passphrase)."""
-    summary = public_summary()
-    if summary is None:
-        with opened_wallet() as opened:
-            notes = _note_items([_note(c) for c in opened.wallet.notes.values()])
-            bound = _note_items([_note(c) for c in opened.wallet.bound.values()])
-    else:
-        notes, bound = summary["collection"]["note_list"], summary["collection"]["bound_notes"]
+    notes, bound = read_only(
+        lambda summary: (summary["collection"]["note_list"], summary["collection"]["bound_notes"]),
+        lambda wallet: (_note_items([_note(c) for c in wallet.notes.values()]),
+                        _note_items([_note(c) for c in wallet.bound.values()])),
+    )
     notes, bound = _by_value(notes), _by_value(bound)
     total = sum(n["denomination"] for n in notes)
     lines = [f"{plural(len(notes), 'note')}, M{total} in all:",

@@ -30,7 +30,7 @@ from clients.cz_session import (
     emit,
     opened_wallet,
     print_item,
-    public_summary,
+    read_only,
     seed,
 )
 from clients.cz_table import HELP, RULES, Move, card_lines, verdict_lines, why_lines
@@ -189,12 +189,8 @@ def campaign_view(campaign: Campaign) -> tuple[dict[str, Any], str]:
 
 def campaign_command(args: argparse.Namespace) -> int:
     """The campaign's record (from the public summary: no passphrase)."""
-    summary = public_summary()
-    if summary is None:
-        with opened_wallet() as opened:
-            campaign = opened.wallet.campaign
-    else:
-        campaign = Campaign.from_json(summary["campaign"])
+    campaign = read_only(lambda summary: Campaign.from_json(summary["campaign"]),
+                         lambda wallet: wallet.campaign)
     data, text = campaign_view(campaign)
     emit(args, data, text)
     return 0
@@ -221,12 +217,8 @@ def _store_data(collection: Collection) -> dict[str, Any]:
 def store_list(args: argparse.Namespace) -> int:
     """The price list, what the player can pay, and their unstamped prints by index (from
     the public summary: no passphrase)."""
-    summary = public_summary()
-    if summary is None:
-        with opened_wallet() as opened:
-            collection = opened.wallet.collection
-    else:
-        collection = Collection.from_json(summary["unstamped"])
+    collection = read_only(lambda summary: Collection.from_json(summary["unstamped"]),
+                           lambda wallet: wallet.collection)
     data = _store_data(collection)
     lines = [f"you hold M{collection.marks} unstamped marks (V.5: spendable only here)", "singles:"]
     for rarity in Rarity:

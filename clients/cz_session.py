@@ -9,9 +9,9 @@ import getpass
 import json
 import os
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 from clients.wallet import LeaguePin, Wallet, WalletError, WalletHome, unseal
 from game.economy.prints import Print
@@ -31,6 +31,8 @@ JSON_FLAG = argparse.ArgumentParser(add_help=False)
 JSON_FLAG.add_argument(
     "--json", action="store_true", help="print the result as one JSON document (for scripts)"
 )
+
+T = TypeVar("T")
 
 
 def seed(text: str) -> int:
@@ -151,6 +153,17 @@ def public_summary() -> dict[str, Any] | None:
                          "no passphrase needed)\n")
         sys.stderr.flush()
     return summary
+
+
+def read_only(from_summary: Callable[[dict[str, Any]], T], from_wallet: Callable[[Wallet], T]
+              ) -> T:
+    """What a command that only reads shows: taken from the public summary when there is a
+    current one (no passphrase), else from the opened wallet."""
+    summary = public_summary()
+    if summary is not None:
+        return from_summary(summary)
+    with opened_wallet() as opened:
+        return from_wallet(opened.wallet)
 
 
 def pinned(wallet: Wallet) -> LeaguePin:

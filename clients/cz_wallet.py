@@ -17,7 +17,7 @@ from clients.cz_session import (
     emit,
     opened_wallet,
     print_item,
-    public_summary,
+    read_only,
 )
 from clients.wallet import Wallet, WalletError, WalletHome, read_code, seal, unseal
 from clients.words import plural
@@ -66,13 +66,10 @@ def key_strike(args: argparse.Namespace) -> int:
 
 def key_show(args: argparse.Namespace) -> int:
     """Print the wallet's address and public key (from the public summary: no passphrase)."""
-    summary = public_summary()
-    if summary is None:
-        with opened_wallet() as opened:
-            public = opened.wallet.public
-        address, key = address_of(public), public.to_text()
-    else:
-        address, key = summary["address"], summary["key"]
+    address, key = read_only(
+        lambda summary: (summary["address"], summary["key"]),
+        lambda wallet: (address_of(wallet.public), wallet.public.to_text()),
+    )
     emit(args, {"address": address, "key": key}, f"{address}  {key}")
     return 0
 
@@ -225,12 +222,8 @@ def _pending(wallet: Wallet) -> tuple[dict[str, Any], list[str]]:
 
 def collection(args: argparse.Namespace) -> int:
     """List what the wallet holds (from the public summary: no passphrase)."""
-    summary = public_summary()
-    if summary is None:
-        with opened_wallet() as opened:
-            data, text = collection_view(opened.wallet)
-    else:
-        data, text = summary["collection"], summary["collection_text"]
+    data, text = read_only(lambda summary: (summary["collection"], summary["collection_text"]),
+                           collection_view)
     emit(args, data, text)
     return 0
 
@@ -307,12 +300,8 @@ def collection_view(wallet: Wallet) -> tuple[dict[str, Any], str]:
 def card(args: argparse.Namespace) -> int:
     """Print my ledger card: my public key and address, nothing else (V.6); from the public
     summary, with no passphrase."""
-    summary = public_summary()
-    if summary is None:
-        with opened_wallet() as opened:
-            my_card = opened.wallet.card
-    else:
-        my_card = LedgerCard.from_armor(summary["card"])
+    my_card = read_only(lambda summary: LedgerCard.from_armor(summary["card"]),
+                        lambda wallet: wallet.card)
     text = my_card.to_armor()
     if args.out is not None:
         Path(args.out).write_text(text, encoding="ascii")
