@@ -148,7 +148,7 @@ def notary_record(chain: Chain, life: Provenance, manifest: LeagueManifest) -> N
         moved.append(recorded[hop])
     if moved:
         verify_league_chain(
-            chain.model_copy(update={"endorsements": (*mine, *moved)}), manifest
+            Chain(certificate=chain.certificate, endorsements=(*mine, *moved)), manifest
         )
     return NotaryRecord(chain, moved=tuple(moved))
 
@@ -325,8 +325,8 @@ class Wallet:
         held = self.prints.get(serial) or self.notes.get(serial)
         if held is None or held != record.chain or not record.moved:
             raise WalletError(f"{serial} is not held here as the notary's record was read")
-        moved = held.model_copy(update={"endorsements": (*held.endorsements, *record.moved)})
-        self.seen.admit(moved)
+        self.seen.admit(Chain(certificate=held.certificate,
+                              endorsements=(*held.endorsements, *record.moved)))
         self.release([serial])
 
     def _not_held(self, serial: str) -> str:
