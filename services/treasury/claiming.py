@@ -183,6 +183,10 @@ class Deciding:
     def faucet(self, owner: str) -> FaucetDay:
         return faucet_day(self.treasury.manifest, self.state.claimed.get(owner, 0), self.day)
 
+    def replayed(self, answer: ClaimAnswer, owner: str) -> ClaimAnswer:
+        """``answer`` given again: marked a replay, with the key's day as it stands now."""
+        return answer.model_copy(update={"replayed": True, "faucet": self.faucet(owner)})
+
     def decide(self, presented: Presented) -> Grant | Again | ClaimAnswer | LedgerError:
         """A grant, a replay (of an answer stored, or of a copy decided in this
         transaction), or one of :data:`REFUSALS`, having changed nothing."""
@@ -205,9 +209,7 @@ class Deciding:
         if prior is not None:
             if not hmac.compare_digest(prior[0], presented.hash):
                 raise _reused(request)
-            answer = ClaimAnswer.model_validate(prior[1])
-            faucet = self.faucet(request.owner)
-            return answer.model_copy(update={"replayed": True, "faucet": faucet})
+            return self.replayed(ClaimAnswer.model_validate(prior[1]), request.owner)
         if abs(self.now.timestamp() - request.time) > MAX_CLOCK_SKEW:
             raise StaleRequest(
                 f"the claim was signed at {request.time}, more than {MAX_CLOCK_SKEW} s from "
@@ -310,18 +312,18 @@ async def claim_group(
         notes_of = {id(grant): notes for grant, notes in zip(grants, issued, strict=True)}
         results: list[ClaimAnswer | LedgerError] = []
         answers: list[tables.AnsweredClaim] = []
+        #: Each grant's answer by the grant's id: its copies, always after it, replay it.
+        granted: dict[int, ClaimAnswer] = {}
         for item in decided:
             if isinstance(item, Again):
                 first = item.first
-                results.append(_answer(first, notes_of[id(first)]).model_copy(update={
-                    "replayed": True, "faucet": deciding.faucet(first.presented.owner)
-                }))
+                results.append(deciding.replayed(granted[id(first)], first.presented.owner))
                 continue
             if not isinstance(item, Grant):
                 results.append(item)
                 continue
             request = item.presented.request
-            answer = _answer(item, notes_of[id(item)])
+            answer = granted[id(item)] = _answer(item, notes_of[id(item)])
             results.append(answer)
             answers.append(
                 (
