@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -28,6 +28,7 @@ from services.kernel.projections import Projection, rebuild
 from services.kernel.settings import LeagueSettings
 from services.treasury.app import SERVICE, TREASURY_LOG
 from services.treasury.projection import PROJECTION
+from tests.harness.founding import TEST_POLICIES
 from tests.harness.serving import closing
 
 
@@ -136,3 +137,18 @@ async def faucet(settings: LeagueSettings, server: TestServer) -> AsyncIterator[
     """The treasury's faucet; the supply invariant is checked after the test."""
     async with checked_faucet(settings, server) as faucet:
         yield faucet
+
+
+@asynccontextmanager
+async def throttled_faucet(
+    make_settings: Callable[..., LeagueSettings], burst: int
+) -> AsyncIterator[tuple[Faucet, TestServer]]:
+    """The treasury alone, a source network allowed ``burst`` requests at once and then one
+    a minute (the manifest's source_prints_* policies): its faucet and server, the supply
+    invariant checked on the way out."""
+    policies = TEST_POLICIES.model_copy(
+        update={"source_prints_per_minute": 1, "source_prints_burst": burst}
+    )
+    settings = make_settings(policies=policies)
+    async with closing(await serve(settings)) as server, checked_faucet(settings, server) as faucet:
+        yield faucet, server

@@ -11,7 +11,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 
-import aiohttp
 import pytest
 from aiohttp.test_utils import TestServer
 
@@ -21,7 +20,6 @@ from ledger.certificates import NoteCertificate
 from ledger.endorsements import Chain, endorse
 from ledger.events import TREASURY_EVENTS, PurchaseOpened, parse_event
 from ledger.keys import PublicKey, SigningKey
-from services.kernel.founding import load_manifest
 from services.kernel.settings import LeagueSettings
 from services.mint.app import MINT_LOG
 from services.treasury.app import TREASURY_LOG
@@ -34,9 +32,8 @@ from tests.harness.buying import (
     settings,
     to_treasury,
 )
-from tests.harness.founding import TEST_POLICIES
 from tests.harness.trading import T0
-from tests.harness.treasury import Faucet, serve
+from tests.harness.treasury import Faucet, throttled_faucet
 
 __all__ = ["faucet", "league", "server", "settings"]  # fixtures
 
@@ -265,28 +262,19 @@ async def test_a_source_buying_too_fast_is_refused(
     `rate-limited` with Retry-After before its signature is checked, and opens nothing (a
     rejected purchase moves no note, so without it the same notes opened purchase after
     purchase, each logged whole: an outsider's 290 in 28 s)."""
-    policies = TEST_POLICIES.model_copy(
-        update={"source_prints_per_minute": 1, "source_prints_burst": 2}
-    )
-    settings = make_settings(policies=policies)
-    server = await serve(settings)
-    try:
-        async with aiohttp.ClientSession() as session:
-            faucet = Faucet(session, str(server.make_url("")).rstrip("/"), load_manifest(settings))
-            buyer = SigningKey.generate()
-            (note,) = (await faucet.claim(buyer, 25)).notes
-            paid = endorse(Chain(certificate=note, endorsements=()), buyer,
-                           PublicKey.from_text(faucet.manifest.treasury), 1_700_000_000)
-            request = buy_request(buyer, faucet.manifest, "Tally", [paid],
-                                  purchase_id="buy-fast-0001", at=1_700_000_000)
-            body = {**request.to_wire(), "sig": "A" * 86}
-            statuses = []
-            for _ in range(3):
-                async with session.post(f"{faucet.url}/treasury/buy", json=body) as response:
-                    statuses.append(response.status)
-                    problem = await response.json(content_type=None)
-            assert statuses == [422, 422, 429]
-            assert problem["type"] == "/problems/rate-limited"
-            assert (await server.app[TREASURY_LOG].head()).size == 1  # the claim alone
-    finally:
-        await server.close()
+    async with throttled_faucet(make_settings, 2) as (faucet, server):
+        buyer = SigningKey.generate()
+        (note,) = (await faucet.claim(buyer, 25)).notes
+        paid = endorse(Chain(certificate=note, endorsements=()), buyer,
+                       PublicKey.from_text(faucet.manifest.treasury), 1_700_000_000)
+        request = buy_request(buyer, faucet.manifest, "Tally", [paid],
+                              purchase_id="buy-fast-0001", at=1_700_000_000)
+        body = {**request.to_wire(), "sig": "A" * 86}
+        statuses = []
+        for _ in range(3):
+            async with faucet.session.post(f"{faucet.url}/treasury/buy", json=body) as response:
+                statuses.append(response.status)
+                problem = await response.json(content_type=None)
+        assert statuses == [422, 422, 429]
+        assert problem["type"] == "/problems/rate-limited"
+        assert (await server.app[TREASURY_LOG].head()).size == 1  # the claim alone

@@ -36,7 +36,7 @@ from services.treasury.claiming import (
 )
 from services.treasury.projection import PROJECTION
 from tests.harness.founding import TEST_POLICIES
-from tests.harness.treasury import Faucet, check_supply, refused, serve
+from tests.harness.treasury import Faucet, check_supply, refused, serve, throttled_faucet
 
 
 def notes_of(answer: ClaimAnswer) -> list[tuple[str, int]]:
@@ -248,27 +248,15 @@ async def test_a_source_claiming_too_fast_is_refused(
     """A source network may claim source_prints_burst times at once: the next claim is a 429
     `rate-limited` with Retry-After, before its signature is even checked, and issues
     nothing."""
-    policies = TEST_POLICIES.model_copy(
-        update={"source_prints_per_minute": 1, "source_prints_burst": 2}
-    )
-    settings = make_settings(policies=policies)
-    server = await serve(settings)
-    try:
-        async with aiohttp.ClientSession() as session:
-            faucet = Faucet(session, str(server.make_url("")).rstrip("/"), load_manifest(settings))
-            for _ in range(2):
-                await faucet.claim(SigningKey.generate(), 5)
-            body = {**faucet.request(SigningKey.generate(), 5).to_wire(), "sig": "A" * 86}
-            async with session.post(f"{faucet.url}/treasury/claim", json=body) as response:
-                assert response.status == 429
-                assert int(response.headers["Retry-After"]) >= 1
-                assert (await response.json(content_type=None))["type"] == (
-                    "/problems/rate-limited"
-                )
-            assert (await server.app[TREASURY_LOG].head()).size == 2
-            await check_supply(faucet, server.app[TREASURY_LOG])
-    finally:
-        await server.close()
+    async with throttled_faucet(make_settings, 2) as (faucet, server):
+        for _ in range(2):
+            await faucet.claim(SigningKey.generate(), 5)
+        body = {**faucet.request(SigningKey.generate(), 5).to_wire(), "sig": "A" * 86}
+        async with faucet.session.post(f"{faucet.url}/treasury/claim", json=body) as response:
+            assert response.status == 429
+            assert int(response.headers["Retry-After"]) >= 1
+            assert (await response.json(content_type=None))["type"] == "/problems/rate-limited"
+        assert (await server.app[TREASURY_LOG].head()).size == 2
 
 
 async def test_a_returned_note_is_issued_again_under_its_next_issue(
