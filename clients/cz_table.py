@@ -19,7 +19,9 @@ from typing import Any
 
 from game.window import actions as A
 from game.window import format_action, parse_action, reckon, to_json
+from game.window import titles as T
 from game.window.errors import IllegalActionError, NotationError
+from game.window.powers import POWER_OF
 from game.window.records import convene, parse_record
 from game.window.records import replay as whole_replay
 from game.window.scoring import Verdict
@@ -53,9 +55,6 @@ RULES = (
     "I.10 The Balance, Book IV for the tables, and 'A worked table' at its end.",
 )
 
-#: What each of the base six gives (docs/rules.md I.4): the I.7 action its power is.
-_BASE_POWER = {"Pairing": "COLLECT", "Separation": "CUT", "Reflection": "SWAP",
-               "Escrow": "HOLD", "Exchange": "CONVERT"}
 _BOOK = {CardSet.BASE: "I.4", CardSet.FOLDED: "Book II", CardSet.LETTERED: "Book III, Set II",
          CardSet.BEGOTTEN: "Book III, Set III", CardSet.COUNTED: "Book III, Set IV",
          CardSet.SEALED: "Book III, Set V"}
@@ -98,9 +97,10 @@ def card_lines(text: str) -> list[str]:
     where = _BOOK[cert.card_set]
     lines = [f"{name}: cost {cert.cost}, {cert.card_set.value} set "
              f"({SET_RARITY[cert.card_set].value}), docs/rules.md {where}"]
-    kinds = [k for k in A.KIND_NAMES if k < A.YIELD and _power_title(k) == name]
-    if name in _BASE_POWER:
-        action = _BASE_POWER[name]
+    power = next(((kind, section) for kind, (title, section) in POWER_OF.items()
+                  if T.NAMES[title] == name), None)
+    if power is not None and power[1].startswith("I.7 "):  # one of the base six's
+        action = power[1].removeprefix("I.7 ")
         lines.append(f"  power: the action {action.lower()} while it stands face up in your "
                      f"chain (docs/rules.md I.7 {action}):")
         text_of = _section(re.compile(rf"^#### I\.7 {action}\b"))
@@ -108,8 +108,8 @@ def card_lines(text: str) -> list[str]:
         lines.append("  no power: it is simply worth its weight (docs/rules.md I.4)")
         text_of = []
     else:
-        if kinds:
-            lines.append(f"  power: an action of its own, notation '{A.KIND_NAMES[kinds[0]]} "
+        if power is not None:
+            lines.append(f"  power: an action of its own, notation '{A.KIND_NAMES[power[0]]} "
                          "...' (docs/formats.md)")
         text_of = _section(re.compile(rf"^#### {re.escape(name.upper())} — {cert.cost}\b"))
     lines.extend("  " + " ".join(re.sub(r"[*`]", "", p).split()) for p in text_of)
@@ -134,16 +134,6 @@ def _names(state: State, cards: list[int], faces: bool = False) -> str:
     return " · ".join(shown) or "-"
 
 
-def _power_title(kind: int) -> str | None:
-    """The title whose power the action ``kind`` is (``nogo`` → No-Go, ``construct`` →
-    Constructor), or None."""
-    name = A.KIND_NAMES.get(kind, "")
-    for title in BY_NAME:
-        if name and title.lower().replace("-", "").startswith(name):
-            return title
-    return None
-
-
 def _rule_of(action: int) -> str:
     kind = A.kind_of(action)
     if kind <= A.ACCELERATE:
@@ -152,8 +142,9 @@ def _rule_of(action: int) -> str:
         return "the No-Go drill, docs/rules.md IV.4"
     if kind >= A.YIELD:
         return "a decision inside the action under way, docs/rules.md I.7"
-    title = _power_title(kind)
-    return f"docs/rules.md, {title.upper()}" if title else "docs/rules.md I.7"
+    if kind in POWER_OF:
+        return f"docs/rules.md, {T.NAMES[POWER_OF[kind][0]].upper()}"
+    return "docs/rules.md I.7"
 
 
 def _of(name: str) -> str:

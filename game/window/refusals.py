@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from game.window import actions as A
 from game.window import titles as T
+from game.window.powers import CARD_ACTIONS, CORE_POWERS
 from game.window.state import (
     CHAIN,
     HAND,
@@ -20,26 +21,9 @@ from game.window.state import (
     State,
 )
 
-_CARD_ACTIONS = {
-    A.TRACE: (T.TRACE, "Book III TRACE"),
-    A.EULERFUSE: (T.EULERFUSE, "Book III EULERFUSE"),
-    A.ADMISSION: (T.ADMISSION, "Book III ADMISSION"),
-    A.CONSTRUCT: (T.CONSTRUCTOR, "Book III CONSTRUCTOR"),
-    A.TRANSPORT: (T.TRANSPORT, "Book III TRANSPORT"),
-    A.EXHAUST: (T.EXHAUSTION, "Book III EXHAUSTION"),
-}
 _CARD_ARGUMENT = frozenset(
     {A.BUILD, A.HOLD, A.NOGO, A.TRACE, A.EULERFUSE, A.ADMISSION, A.TRANSPORT, A.CONSTRUCT}
 )
-_POWERS = {
-    A.COLLECT: (T.PAIRING, "I.7 COLLECT"),
-    A.CUT: (T.SEPARATION, "I.7 CUT"),
-    A.SWAP: (T.REFLECTION, "I.7 SWAP"),
-    A.HOLD: (T.ESCROW, "I.7 HOLD"),
-    A.CONVERT: (T.EXCHANGE, "I.7 CONVERT"),
-    A.TURN: (T.TURN, "Book II TURN"),
-    A.NOGO: (T.NOGO, "Book II NO-GO"),
-}
 
 
 def why_illegal(state: State, action: int) -> str:
@@ -57,14 +41,14 @@ def why_illegal(state: State, action: int) -> str:
     me = state.to_move
     if state.exhausted[me] and kind == state.last_kind[me]:
         return "Exhaustion: this turn may not repeat your previous action (Book III EXHAUSTION)"
-    reason = _power_reason(state, me, kind, b) if kind in _POWERS else None
+    reason = _power_reason(state, me, kind, b) if kind in CORE_POWERS else None
     if reason:
         return reason
     n = len(state.titles)
     if (a >= n and kind in _CARD_ARGUMENT) or (kind == A.CONSTRUCT and b >= n):
         return "no such card at this table (I.4, formats.md)"
-    if kind in _CARD_ACTIONS:
-        title, section = _CARD_ACTIONS[kind]
+    if kind in CARD_ACTIONS:
+        title, section = CARD_ACTIONS[kind]
         if not state.in_force(title, me):
             return f"{T.NAMES[title]} must stand face up in your chain ({section})"
     return _specific_reason(state, me, kind, a, b)
@@ -104,7 +88,7 @@ def _pending_reason(p: PendingDecision) -> str:
 
 
 def _power_reason(state: State, me: int, kind: int, source: int) -> str | None:
-    title, section = _POWERS[kind]
+    title, section = CORE_POWERS[kind]
     name = T.NAMES[title]
     if kind in (A.CUT, A.SWAP, A.TURN, A.NOGO):
         if source >= len(state.titles):
