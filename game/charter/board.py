@@ -204,7 +204,9 @@ def leave(s: State, card: int, pile: int) -> None:
     if s.attackers:
         s.attackers = [a for a in s.attackers if a[0] != card]
     if s.blocks:
-        s.blocks = [b for b in s.blocks if card not in b]
+        s.blocks = [b for b in s.blocks if card not in b]  # its attacker stays blocked (C-24)
+    if s.blocked:
+        s.blocked = [a for a in s.blocked if a != card]
     s.dirty = True
 
 

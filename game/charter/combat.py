@@ -108,11 +108,14 @@ def plan_divisions(s: State) -> None:
     tasks: list[tuple[int, int, tuple[int, ...], int]] = []
     assigned: list[tuple[int, int]] = []
     struck: dict[int, list[int]] = {}
+    blocked = s.blocked
     for a, t, k in s.attackers:
         faced = blockers.get(a)
         pts = strength(s, a)
         if faced:
             _divide(s.ctrl[a], a, tuple(faced), pts, tasks, assigned)
+        elif a in blocked:
+            continue  # Combat: its damage goes only to its blockers, and none is left (C-24)
         elif not k and s.place[t] == BOARD:
             assigned.extend([(a, t)] * pts)  # Defense and defeat: it strikes the location
             struck.setdefault(t, []).append(a)
@@ -171,7 +174,7 @@ def resolve_damage(s: State) -> None:
     for source, receiver in s.assigned:
         if s.place[source] == BOARD and s.place[receiver] == BOARD:
             shares[(source, receiver)] = shares.get((source, receiver), 0) + 1
-    blocked = {a for _, a in s.blocks}
+    blocked = set(s.blocked)  # an attacker blocked stays blocked (C-24)
     hit_players = {t for a, t, k in s.attackers if k and a not in blocked and strength(s, a) > 0}
     # Damage is reduced against the resilience each receiver has before any of it lands.
     dealt = [(r, pts - resilience(s, r)) for (_, r), pts in shares.items()]
@@ -182,4 +185,4 @@ def resolve_damage(s: State) -> None:
     for seat in sorted(hit_players):
         if s.alive[seat] and s.exposed(seat):
             defeat(s, seat)
-    s.attackers, s.blocks, s.assigned = [], [], []
+    s.attackers, s.blocks, s.blocked, s.assigned = [], [], [], []

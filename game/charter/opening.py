@@ -71,7 +71,7 @@ def new_game(
     s.stack = []
     s.priority, s.passes, s.resolving = 0, 0, False
     s.pending = None
-    s.attackers, s.blocks, s.divisions, s.assigned = [], [], [], []
+    s.attackers, s.blocks, s.blocked, s.divisions, s.assigned = [], [], [], [], []
     s.triggers, s.deferred = [], []
     s.rng = seed & 0xFFFFFFFFFFFFFFFF
     s.dirty, s.winner, s.steps = False, -1, 0

@@ -96,6 +96,7 @@ def to_json(s: State) -> dict[str, Any]:
         "pending": _pending_json(s),
         "attackers": [list(x) for x in s.attackers],
         "blocks": [list(x) for x in s.blocks],
+        "blocked": s.blocked[:],
         "divisions": [[c, src, list(r), pts] for c, src, r, pts in s.divisions],
         "assigned": [list(x) for x in s.assigned],
         "triggers": [[c, w, _ref(r), t] for c, w, r, t in s.triggers],
@@ -202,7 +203,8 @@ _KEYS = {
     "format", "card_set", "charter", "manifest", "max_turns", "cards", "decks", "hands",
     "discards", "board", "stack", "pools", "manifest_used", "alive", "first_turn", "turn_player",
     "turns", "phase", "step", "priority", "passes", "resolving", "pending", "attackers",
-    "blocks", "divisions", "assigned", "triggers", "deferred", "rng", "dirty", "winner", "steps",
+    "blocks", "blocked", "divisions", "assigned", "triggers", "deferred", "rng", "dirty", "winner",
+    "steps",
 }  # fmt: skip
 
 
@@ -314,6 +316,9 @@ def from_json(data: Any, card_set: CardSet | None = None) -> State:
         (r.card(b, "blocks"), r.card(a, "blocks"))
         for b, a in (r.list_(x, "blocks", 2) for x in r.list_(d["blocks"], "blocks"))
     ]
+    s.blocked = [r.card(a, "blocked") for a in r.list_(d["blocked"], "blocked")]
+    if not {a for _, a in s.blocks} <= set(s.blocked):
+        raise r.fail("blocked", "every attacker with a blocker is blocked")
     s.divisions = [
         (
             r.seat(c, "divisions"),

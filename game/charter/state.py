@@ -49,7 +49,7 @@ class State:
     """One game: every card, every pile, the board, the stack, and whose decision it is."""
 
     __slots__ = (
-        "_legal", "alive", "assigned", "attackers", "blocks", "board", "bond", "boost",
+        "_legal", "alive", "assigned", "attackers", "blocked", "blocks", "board", "bond", "boost",
         "card_set", "charter", "committed", "ctrl", "damage", "decks", "deferred", "defs",
         "dirty", "discards", "divisions", "first_turn", "free_ctrl", "grant", "hands", "host",
         "manifest_used", "max_turns", "n", "owner", "passes", "pending", "phase", "place",
@@ -95,6 +95,7 @@ class State:
     pending: tuple[Any, ...] | None
     attackers: list[tuple[int, int, int]]  # (attacker, location or seat, 1 if a seat)
     blocks: list[tuple[int, int]]  # (blocker, attacker)
+    blocked: list[int]  # attackers declared blocked: blocked they stay, blockers gone or not
     divisions: list[tuple[int, int, tuple[int, ...], int]]  # (chooser, source, receivers, pts)
     assigned: list[tuple[int, int]]  # (source, receiver): one point each
     triggers: list[tuple[int, int, tuple[int, int, int], int]]  # (card, ctrl, ref, target)
@@ -182,6 +183,7 @@ class State:
         s.pending = self.pending
         s.attackers = self.attackers[:]
         s.blocks = self.blocks[:]
+        s.blocked = self.blocked[:]
         s.divisions = self.divisions[:]
         s.assigned = self.assigned[:]
         s.triggers = self.triggers[:]

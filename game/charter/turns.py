@@ -311,6 +311,8 @@ def take(s: State, action: int) -> None:
             _to_end_phase(s)
     elif kind == A.BLOCK:
         s.blocks.append((a, b))
+        if b not in s.blocked:
+            s.blocked.append(b)
     elif kind == A.BLOCKS_DONE:
         _next_defender(s, s.pending[2] if s.pending else ())
     elif kind == A.DEAL:

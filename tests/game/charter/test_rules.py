@@ -20,6 +20,7 @@ from game.charter.state import (
     FREE,
     HAND,
     MAINTENANCE,
+    P_BLOCK,
     P_MULLIGAN,
     P_SUPPORT,
     RELEASE,
@@ -523,3 +524,30 @@ def test_an_illegal_action_is_refused_and_nothing_moves() -> None:
     s = scene([["Raider"], []], [["Lantern"], ["Keep"]])
     with pytest.raises(IllegalActionError, match="attacks done"):
         act(s, "attacks done")
+
+
+# Combat, Defense and defeat
+@pytest.mark.parametrize("exposed", [False, True])
+def test_a_blocked_attacker_whose_blockers_all_leave_deals_no_damage(exposed: bool) -> None:
+    """Seat 0's Raider attacks seat 1's Harbor (or the exposed seat 1); seat 1 blocks with a
+    Squire; after blocks seat 0 returns the Squire with Recall. "A blocked attacker's damage
+    goes only to its blockers" (Combat): the Raider stays blocked and deals nothing — the
+    Harbor keeps its counters, the exposed seat 1 is not defeated (C-24)."""
+    board1 = ["Squire"] if exposed else ["Harbor", "Squire"]
+    s = scene([["Recall"], []], [["Raider", "Harbor"], board1])
+    recall, raider, squire = 0, 1, card(s, "Squire")
+    target = "seat 1" if exposed else "Harbor#3"
+    if not exposed:
+        s.damage[3] = 3  # two more would exceed its integrity 4
+    act(s, "pass", f"attack Raider#{raider} at {target}", "attacks done")
+    until(s, lambda s: s.pending is not None and s.pending[0] == P_BLOCK)  # its trigger first
+    act(s, f"block Squire#{squire} on Raider#{raider}", "blocks done")
+    act(s, f"play Recall#{recall} at Squire#{squire}")  # then nobody can do more: damage
+    assert s.place[squire] == HAND
+    assert not s.is_over
+    assert s.alive == [True, True]
+    assert s.turns > 3  # combat damage resolved, the turn passed
+    if not exposed:
+        assert s.place[3] == BOARD
+        assert s.damage[3] == 3
+    assert s.damage[raider] == 0
