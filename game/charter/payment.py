@@ -34,21 +34,57 @@ def consumable(s: State, sel: Selector, payer: int, source: int) -> list[int]:
 def producers(s: State, payer: int, source: int, wanted: set[int] | None = None) -> list[int]:
     """Uncommitted producers ``payer`` controls (of a ``wanted`` identity, if given); of two
     copies alike in every respect only the first is offered, the choice between them being
-    none."""
-    defs, ctrl, committed = s.defs, s.ctrl, s.committed
-    seen: set[tuple[str, int, int]] = set()
+    none (C-26)."""
+    defs, ctrl, committed, name_id = s.defs, s.ctrl, s.committed, s.tables.name_id
     out = []
+    names: set[int] = set()
+    repeated = False
     for c in s.board:
         d = defs[c]
         if not d.produces or ctrl[c] != payer or committed[c] or c == source:
             continue
         if wanted is not None and wanted.isdisjoint(d.produces):
             continue
-        key = (d.name, s.host[c], s.damage[c])
+        out.append(c)
+        if name_id[c] in names:
+            repeated = True
+        names.add(name_id[c])
+    if not repeated:
+        return out
+    marked = _marked(s)
+    seen: set[tuple[object, ...]] = set()
+    kept = []
+    for c in out:
+        if c in marked:
+            kept.append(c)  # something holds it, names it or waits on it: it is itself
+            continue
+        key = (name_id[c], s.owner[c], s.host[c], s.bond[c], s.damage[c], s.boost.get(c))
         if key not in seen:
             seen.add(key)
-            out.append(c)
-    return out
+            kept.append(c)
+    return kept
+
+
+def _marked(s: State) -> set[int]:
+    """The board cards that differ from any copy by more than their printed card, where they
+    stand and their counters: a card anchored or constructed on them, a release withheld, a
+    reserve effect or trigger waiting on them, a stack item or a combat naming them."""
+    marked = {h for h in s.host if h >= 0}
+    marked.update(s.withheld)
+    for item in s.stack:
+        marked.add(item[1])
+        marked.add(item[4])
+    for waiting in (s.triggers, s.deferred):
+        for card, _, _, target in waiting:
+            marked.add(card)
+            marked.add(target)
+    for a, t, _ in s.attackers:
+        marked.add(a)
+        marked.add(t)
+    for b, a in s.blocks:
+        marked.add(b)
+        marked.add(a)
+    return marked
 
 
 def can_pay(s: State, payer: int, price: Price, source: int, card_type: int = -1) -> bool:

@@ -236,6 +236,9 @@ def test_over_extent_the_controller_chooses_and_the_rest_are_destroyed() -> None
         constructed={2: 1, 3: 1},
     )
     act(s, "play Wall#0 on Keep#1")
+    # The Keep holding structures and a bare one differ; the two bare ones do not (C-26).
+    assert sorted(legal(s)) == ["produce Keep#1", "produce Keep#4"]
+    act(s, "produce Keep#4")
     assert s.pending is not None
     assert s.pending[0] == P_SUPPORT
     assert sorted(legal(s)) == ["unsupport Tower#2", "unsupport Wall#0", "unsupport Wall#3"]
@@ -551,3 +554,29 @@ def test_a_blocked_attacker_whose_blockers_all_leave_deals_no_damage(exposed: bo
         assert s.place[3] == BOARD
         assert s.damage[3] == 3
     assert s.damage[raider] == 0
+
+
+# Commitment, Anchoring
+@pytest.mark.parametrize("carried", ["Banner", "Shackles"])
+def test_producers_that_differ_in_what_they_carry_are_each_offered(carried: str) -> None:
+    """Paying Lantern's one additional requirement with two Squires, one carrying a Banner (or
+    Shackles, which withholds its release): they differ, so the payer chooses which one to
+    commit (Commitment; C-26 merges only producers alike in every respect). Committing the
+    bare one leaves the carrier ready; the shackled one, if chosen, would never release."""
+    s = scene([["Lantern"], []], [["Squire", carried, "Squire"], ["Keep"]], anchored={2: 1})
+    lantern, carrier, bare = 0, 1, 3
+    act(s, f"play Lantern#{lantern}")
+    assert sorted(legal(s)) == [f"produce Squire#{carrier}", f"produce Squire#{bare}"]
+    act(s, f"produce Squire#{bare}")
+    assert (s.committed[bare], s.committed[carrier]) == (1, 0)
+
+
+# Commitment, Anchoring
+def test_producers_alike_in_every_respect_are_offered_once() -> None:
+    """Two bare Squires of one owner, undamaged, holding nothing: the choice between them is
+    none, so the first is committed without asking (C-26)."""
+    s = scene([["Lantern"], []], [["Squire", "Squire"], ["Keep"]])
+    act(s, "play Lantern#0")
+    assert s.committed[1] == 1
+    assert s.committed[2] == 0
+    assert not any(a.startswith("produce") for a in legal(s))
