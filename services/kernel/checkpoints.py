@@ -5,6 +5,9 @@ serve the latest stored one. The checkpointer signs one as the service starts (s
 always one to serve), then whenever the log has grown, at most every
 ``checkpoint_interval_ms`` and at once when ``checkpoint_max_pending`` events wait (both
 published in the manifest's policies), in the spirit of Tessera's integration interval.
+Where several workers serve one log, the interval's beat is the leader's
+(:mod:`services.kernel.leadership`); every worker still signs at once when its own appends
+reach ``checkpoint_max_pending`` or a receipt needs a checkpoint covering its event.
 
 **No silent forks** (docs/architecture.md §4). Each new checkpoint is also written to a file
 outside the database (:class:`CheckpointFile`, in the league home) before it is committed, so before
@@ -32,6 +35,7 @@ from ledger.keys import PublicKey
 from ledger.manifest import Policies
 from services.eventlog import EventStore
 from services.kernel.errors import LeagueError
+from services.kernel.leadership import Leadership
 
 log = logging.getLogger(__name__)
 
@@ -99,10 +103,19 @@ class Checkpointer:
     """Signs ``store``'s checkpoints from one background task."""
 
     def __init__(
-        self, store: EventStore, policies: Policies, kept: CheckpointFile | None = None
+        self,
+        store: EventStore,
+        policies: Policies,
+        kept: CheckpointFile | None = None,
+        *,
+        leadership: Leadership | None = None,
     ) -> None:
         self.store = store
         self.kept = kept
+        #: Whose beat this is: only the log's leader signs on the published interval (every
+        #: worker still signs at once when a receipt needs a checkpoint covering its event).
+        #: None: this process alone serves the log.
+        self.leadership = leadership
         self.interval = policies.checkpoint_interval_ms / 1000
         self.max_pending = policies.checkpoint_max_pending
         self._pending = 0
@@ -148,12 +161,18 @@ class Checkpointer:
         while True:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._due.wait(), self.interval)
+            if not self._due.is_set() and not self._beats():
+                continue
             try:
                 await self.sign()
             except LedgerError as exc:
                 # A database that is down now may be back on the next beat; a refused
                 # checkpoint (a forked log) stays in the operator's log until it is fixed.
                 log.warning("%s: no checkpoint signed: %s", self.store.origin, exc.diagnostics())
+
+    def _beats(self) -> bool:
+        """Whether this process signs on the interval: the log's leader does."""
+        return self.leadership is None or self.leadership.leading
 
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[Checkpointer]:

@@ -246,25 +246,21 @@ class Witnessing:
                 peer.cosigned = last[peer.name]
                 peer.size = peer.cosigned[0]
 
+    async def run(self) -> None:
+        """Follow every witness until cancelled: the log's leader's work
+        (:mod:`services.kernel.leadership`), inside :meth:`running`."""
+        await self._load()
+        await asyncio.gather(*(self._follow(peer) for peer in self.peers))
+
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[Witnessing]:
-        """Follow every witness in the background until the block exits."""
-        await self._load()
+        """Hold the client session :meth:`run` submits through until the block exits."""
         timeout = aiohttp.ClientTimeout(total=REQUEST_TIMEOUT)
         async with aiohttp.ClientSession(timeout=timeout) as session:
             self._session = session
-            tasks = [
-                asyncio.create_task(self._follow(p), name=f"witnessing {p.name}")
-                for p in self.peers
-            ]
             try:
                 yield self
             finally:
-                for task in tasks:
-                    task.cancel()
-                for task in tasks:
-                    with contextlib.suppress(asyncio.CancelledError):
-                        await task
                 self._session = None
 
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 from aiohttp import web
 
 from ledger.api.mint import Census, OwnerCensus, StampAnswer
@@ -23,24 +21,19 @@ from ledger.errors import (
     VerificationError,
     WrongLeague,
 )
-from ledger.keys import SigningKey
 from ledger.limits import MAX_REQUEST_BODY_BYTES
 from ledger.manifest import LeagueManifest
 from ledger.print_runs import serial_for
 from ledger.requests import StampRequest
-from services.eventlog import EventStore, PostgresEventStore
-from services.http.apps import POOL, CleanupContext, Service
+from services.eventlog import EventStore
 from services.http.endpoints import Endpoint
-from services.http.logs import log_endpoints, read_view
+from services.http.logs import read_view
 from services.http.metrics import sql_figure
 from services.http.pages import Page
-from services.kernel.checkpoints import Checkpointer, CheckpointFile
 from services.kernel.compose import compose
-from services.kernel.founding import load_manifest, load_service_key, read_passphrase
+from services.kernel.host import Running, ServiceSpec, Shell
 from services.kernel.ratelimit import TokenBuckets, source_of
 from services.kernel.settings import LeagueSettings
-from services.kernel.witness import witness_endpoints
-from services.kernel.witnessing import witness_urls, witnessing
 from services.mint import tables
 from services.mint.census import census, owner_census
 from services.mint.orders import Orderer
@@ -170,54 +163,31 @@ ENDPOINTS = (
 )
 
 
-def install(app: web.Application, settings: LeagueSettings) -> None:
-    """Load the manifest and the mint key now (so a bad league fails before serving), and
-    bind the database to this league when the app starts."""
-    manifest = load_manifest(settings)
-    key = load_service_key(settings, manifest, "mint", read_passphrase(settings))
-    kept = CheckpointFile(
-        settings.checkpoint_path("mint"), f"{manifest.league}/mint", key.public
+async def open_mint(shell: Shell) -> Running:
+    """Bind the database to this league; the mint, its writers and its sources' buckets."""
+    manifest = shell.manifest
+    await tables.bind_league(shell.store, manifest)
+    app = shell.app
+    app[MINT] = mint = Mint(manifest, shell.key, shell.store)
+    app[STAMPER] = stamper = Stamper(mint)
+    app[ORDERER] = orderer = Orderer(mint)
+    app[SOURCES] = TokenBuckets(
+        per_minute=manifest.policies.source_prints_per_minute,
+        burst=manifest.policies.source_prints_burst,
     )
-    app.cleanup_ctx.append(_open_mint(manifest, key, kept, witness_urls(settings, "mint")))
+    return Running(close=(stamper.close, orderer.close))
 
 
-def _open_mint(
-    manifest: LeagueManifest, key: SigningKey, kept: CheckpointFile, witnesses: dict[str, str]
-) -> CleanupContext:
-    async def open_mint(app: web.Application) -> AsyncIterator[None]:
-        store = PostgresEventStore(
-            app[POOL], schema="mint", origin=f"{manifest.league}/mint", key=key
-        )
-        await tables.bind_league(store, manifest)
-        mint = Mint(manifest, key, store)
-        app[MINT] = mint
-        app[MINT_LOG] = store
-        app[STAMPER] = stamper = Stamper(mint)
-        app[ORDERER] = orderer = Orderer(mint)
-        app[SOURCES] = TokenBuckets(
-            per_minute=manifest.policies.source_prints_per_minute,
-            burst=manifest.policies.source_prints_burst,
-        )
-        async with (
-            Checkpointer(store, manifest.policies, kept).running() as checkpointer,
-            witnessing(app, "mint", manifest, key, store, checkpointer, witnesses),
-        ):
-            yield
-            await stamper.close()
-            await orderer.close()
-
-    return open_mint
-
-
-SERVICE = Service(
+SPEC = ServiceSpec(
     name="mint",
     title="THE WINDOW league: the mint",
     description=(
         "Stamps prints from the league's fixed, published print runs and publishes the "
         "census. Every stamp is an event in the mint's signed Merkle log."
     ),
-    endpoints=ENDPOINTS + log_endpoints("mint", MINT_LOG) + witness_endpoints("mint"),
-    install=install,
+    endpoints=ENDPOINTS,
+    log_key=MINT_LOG,
+    open=open_mint,
     figures=(
         sql_figure(
             "league_mint_run_remaining", "Prints the mint's runs have left to stamp, by finish",
@@ -225,6 +195,7 @@ SERVICE = Service(
         ),
     ),
 )
+SERVICE = SPEC.service()
 
 
 def create_app(settings: LeagueSettings) -> web.Application:

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator
 
 from aiohttp import web
 
-from clients.league import LeagueClient
 from ledger.api.notary import (
     Conflict,
     FraudConflict,
@@ -33,24 +30,18 @@ from ledger.errors import (
     UnknownSerial,
     VerificationError,
 )
-from ledger.keys import SigningKey
 from ledger.limits import MAX_NEW_HOPS_PER_CHAIN, MAX_REQUEST_BODY_BYTES
-from ledger.manifest import LeagueManifest
 from ledger.note_set import parse_note_serial
 from ledger.print_runs import MISPRINT_SERIAL, parse_serial
-from services.eventlog import EventStore, PostgresEventStore
-from services.http.apps import POOL, CleanupContext, Service
+from services.eventlog import EventStore
 from services.http.endpoints import Endpoint
-from services.http.logs import log_endpoints, read_view
+from services.http.logs import read_view
 from services.http.pages import Page, Search
 from services.http.problems import problem_of, title_of
-from services.kernel.checkpoints import Checkpointer, CheckpointFile
 from services.kernel.compose import compose
-from services.kernel.founding import load_manifest, load_service_key, read_passphrase
+from services.kernel.host import Running, ServiceSpec, Shell
 from services.kernel.settings import LeagueSettings
-from services.kernel.witness import witness_endpoints
-from services.kernel.witnessing import witness_urls, witnessing
-from services.notary.following import MINT, TREASURY, Issuer, IssuerLink
+from services.notary.following import MINT, TREASURY, IssuerLink
 from services.notary.holders import holders_endpoint
 from services.notary.notarizing import (
     MAX_CONFLICTS_PER_HOP,
@@ -208,78 +199,23 @@ ENDPOINTS = (
 )
 
 
-def install(app: web.Application, settings: LeagueSettings) -> None:
-    """Load the manifest and the notary key now; open the log, the checkpointer, the writer
-    and the mint's feed when the app starts."""
-    manifest = load_manifest(settings)
-    key = load_service_key(settings, manifest, "notary", read_passphrase(settings))
-    kept = CheckpointFile(
-        settings.checkpoint_path("notary"), f"{manifest.league}/notary", key.public
-    )
-    app.cleanup_ctx.append(
-        _open_notary(
-            manifest,
-            key,
-            kept,
-            {issuer: settings.service_url(issuer.source) for issuer in (MINT, TREASURY)},
-            witness_urls(settings, "notary"),
-        )
-    )
+async def open_notary(shell: Shell) -> Running:
+    """The notary, its links to the issuers it follows, its writer and receipts; the leader
+    follows the issuers' feeds."""
+    links = {
+        issuer: IssuerLink(shell.store, shell.manifest, shell.peers[issuer.source], issuer)
+        for issuer in (MINT, TREASURY)
+    }
+    notary = Notary(shell.manifest, shell.key, shell.store, links[MINT], links[TREASURY])
+    app = shell.app
+    app[NOTARY] = notary
+    app[WRITER] = writer = Writer(notary)
+    app[RECEIPTS] = Receipts(shell.store, shell.key, shell.checkpointer)
+    following = tuple(link.run for link in links.values() if link.follower is not None)
+    return Running(leader=following, close=(writer.close,))
 
 
-def _open_notary(
-    manifest: LeagueManifest,
-    key: SigningKey,
-    kept: CheckpointFile,
-    issuer_urls: dict[Issuer, str | None],
-    witnesses: dict[str, str],
-) -> CleanupContext:
-    async def open_notary(app: web.Application) -> AsyncIterator[None]:
-        store = PostgresEventStore(
-            app[POOL], schema="notary", origin=f"{manifest.league}/notary", key=key
-        )
-        async with contextlib.AsyncExitStack() as stack:
-            links = {}
-            for issuer, url in issuer_urls.items():
-                league = None
-                if url is None:
-                    log.warning(
-                        "the notary does not know where the %s answers: set %s",
-                        issuer.source,
-                        issuer.setting,
-                    )
-                else:
-                    league = await stack.enter_async_context(LeagueClient(url))
-                links[issuer] = IssuerLink(store, manifest, league, issuer)
-            notary = Notary(manifest, key, store, links[MINT], links[TREASURY])
-            checkpointer = await stack.enter_async_context(
-                Checkpointer(store, manifest.policies, kept).running()
-            )
-            await stack.enter_async_context(
-                witnessing(app, "notary", manifest, key, store, checkpointer, witnesses)
-            )
-            app[NOTARY] = notary
-            app[NOTARY_LOG] = store
-            app[WRITER] = writer = Writer(notary)
-            app[RECEIPTS] = Receipts(store, key, checkpointer)
-            following = [
-                asyncio.create_task(link.run())
-                for link in links.values()
-                if link.follower is not None
-            ]
-            try:
-                yield
-            finally:
-                for task in following:
-                    task.cancel()
-                    with contextlib.suppress(asyncio.CancelledError):
-                        await task
-                await writer.close()
-
-    return open_notary
-
-
-SERVICE = Service(
+SPEC = ServiceSpec(
     name="notary",
     title="THE WINDOW league: the notary",
     description=(
@@ -287,12 +223,15 @@ SERVICE = Service(
         "stamped print, answers receipts and fraud proofs, and tells each print's provenance. "
         "Every hop and every refused conflict is an event in the notary's signed Merkle log."
     ),
-    endpoints=ENDPOINTS + log_endpoints("notary", NOTARY_LOG) + witness_endpoints("notary"),
-    install=install,
+    endpoints=ENDPOINTS,
+    log_key=NOTARY_LOG,
+    open=open_notary,
+    peers=(MINT.source, TREASURY.source),
     max_body=MAX_REQUEST_BODY_BYTES,
     # Not ready before it has read both issuers' feeds (/readyz counts their lag).
     follows=(MINT.source, TREASURY.source),
 )
+SERVICE = SPEC.service()
 
 
 def create_app(settings: LeagueSettings) -> web.Application:

@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
-from collections.abc import AsyncIterator
 
 from aiohttp import web
 
-from clients.league import LeagueClient
 from ledger.api.treasury import BuyAnswer, BuyRequest, ClaimAnswer, ClaimRequest, TreasurySupply
 from ledger.errors import (
     AllowanceExhausted,
@@ -28,21 +24,15 @@ from ledger.errors import (
     VerificationError,
     WrongLeague,
 )
-from ledger.keys import SigningKey
 from ledger.limits import MAX_REQUEST_BODY_BYTES
-from ledger.manifest import LeagueManifest
-from services.eventlog import EventStore, PostgresEventStore
-from services.http.apps import POOL, CleanupContext, Service
+from services.eventlog import EventStore
 from services.http.endpoints import Endpoint
-from services.http.logs import log_endpoints, read_view
+from services.http.logs import read_view
 from services.http.pages import Page
-from services.kernel.checkpoints import Checkpointer, CheckpointFile
 from services.kernel.compose import compose
-from services.kernel.founding import load_manifest, load_service_key, read_passphrase
+from services.kernel.host import Running, ServiceSpec, Shell
 from services.kernel.ratelimit import TokenBuckets, source_of
 from services.kernel.settings import LeagueSettings
-from services.kernel.witness import witness_endpoints
-from services.kernel.witnessing import witness_urls, witnessing
 from services.treasury import tables
 from services.treasury.buying import Buyer, Peers
 from services.treasury.claiming import Claimer, Treasury
@@ -177,89 +167,42 @@ ENDPOINTS = (
 )
 
 
-def install(app: web.Application, settings: LeagueSettings) -> None:
-    """Load the manifest and the treasury key now (so a bad league fails before serving),
-    and bind the database to this league when the app starts."""
-    manifest = load_manifest(settings)
-    key = load_service_key(settings, manifest, "treasury", read_passphrase(settings))
-    kept = CheckpointFile(
-        settings.checkpoint_path("treasury"), f"{manifest.league}/treasury", key.public
+async def open_treasury(shell: Shell) -> Running:
+    """Bind the database to this league; the treasury, its claimer and buyer, its sources'
+    buckets; the leader resumes open purchases."""
+    manifest = shell.manifest
+    await tables.bind_league(shell.store, manifest)
+    app = shell.app
+    app[TREASURY] = treasury = Treasury(manifest, shell.key, shell.store)
+    app[CLAIMER] = claimer = Claimer(treasury)
+    app[CLAIM_SOURCES] = TokenBuckets(
+        per_minute=manifest.policies.source_prints_per_minute,
+        burst=manifest.policies.source_prints_burst,
+        what="claims",
     )
-    peers = {name: settings.service_url(name) for name in ("notary", "mint")}
-    app.cleanup_ctx.append(
-        _open_treasury(manifest, key, kept, witness_urls(settings, "treasury"), peers)
+    app[BUY_SOURCES] = TokenBuckets(
+        per_minute=manifest.policies.source_prints_per_minute,
+        burst=manifest.policies.source_prints_burst,
+        what="purchases",
     )
+    app[BUYER] = buyer = Buyer(treasury, Peers(shell.peers["notary"], shell.peers["mint"]))
+    return Running(leader=(buyer.run,), close=(buyer.close, claimer.close))
 
 
-def _open_treasury(
-    manifest: LeagueManifest,
-    key: SigningKey,
-    kept: CheckpointFile,
-    witnesses: dict[str, str],
-    peers: dict[str, str | None],
-) -> CleanupContext:
-    async def open_treasury(app: web.Application) -> AsyncIterator[None]:
-        store = PostgresEventStore(
-            app[POOL], schema="treasury", origin=f"{manifest.league}/treasury", key=key
-        )
-        await tables.bind_league(store, manifest)
-        treasury = Treasury(manifest, key, store)
-        app[TREASURY] = treasury
-        app[TREASURY_LOG] = store
-        app[CLAIMER] = claimer = Claimer(treasury)
-        app[CLAIM_SOURCES] = TokenBuckets(
-            per_minute=manifest.policies.source_prints_per_minute,
-            burst=manifest.policies.source_prints_burst,
-            what="claims",
-        )
-        app[BUY_SOURCES] = TokenBuckets(
-            per_minute=manifest.policies.source_prints_per_minute,
-            burst=manifest.policies.source_prints_burst,
-            what="purchases",
-        )
-        async with contextlib.AsyncExitStack() as stack:
-            clients: dict[str, LeagueClient | None] = {}
-            for name, url in peers.items():
-                if url is None:
-                    log.warning("the treasury does not know where the %s answers", name)
-                clients[name] = (
-                    None if url is None
-                    else await stack.enter_async_context(LeagueClient(url))
-                )
-            buyer = Buyer(treasury, Peers(clients["notary"], clients["mint"]))
-            app[BUYER] = buyer
-            checkpointer = await stack.enter_async_context(
-                Checkpointer(store, manifest.policies, kept).running()
-            )
-            await stack.enter_async_context(
-                witnessing(app, "treasury", manifest, key, store, checkpointer, witnesses)
-            )
-            resuming = asyncio.create_task(buyer.run())
-            try:
-                yield
-            finally:
-                resuming.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await resuming
-                await buyer.close()
-                await claimer.close()
-
-    return open_treasury
-
-
-SERVICE = Service(
+SPEC = ServiceSpec(
     name="treasury",
     title="THE WINDOW league: the treasury",
     description=(
         "Issues notes from the league's fixed note set of 1,500,000 marks (the faucet) and "
         "publishes the supply. Every issue is an event in the treasury's signed Merkle log."
     ),
-    endpoints=ENDPOINTS
-    + log_endpoints("treasury", TREASURY_LOG)
-    + witness_endpoints("treasury"),
-    install=install,
+    endpoints=ENDPOINTS,
+    log_key=TREASURY_LOG,
+    open=open_treasury,
+    peers=("notary", "mint"),
     max_body=MAX_REQUEST_BODY_BYTES,
 )
+SERVICE = SPEC.service()
 
 
 def create_app(settings: LeagueSettings) -> web.Application:

@@ -191,6 +191,8 @@ async def test_a_witness_that_is_down_is_retried_until_it_cosigns(
         submitter = Witnessing(store, checkpointer, manifest, urls, interval=0.02, max_backoff=0.1)
         (peer,) = submitter.peers
         async with checkpointer.running(), submitter.running():
+            # The leader's work (services/kernel/leadership.py): this process leads alone.
+            submitting = asyncio.create_task(submitter.run())
             await store.append_batch([NewEvent("s", i, "t", {"i": i}) for i in range(3)])
             for _ in range(500):  # a guard, not a timing assertion
                 latest = checkpointer.latest
@@ -213,6 +215,9 @@ async def test_a_witness_that_is_down_is_retried_until_it_cosigns(
                     await asyncio.sleep(0.02)
             finally:
                 await notary.close()
+                submitting.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await submitting
     finally:
         await pool.close()
     witness = CosignatureVerifier(f"{manifest.league}/notary", PublicKey.from_text(manifest.notary))
