@@ -87,7 +87,7 @@ def legal_actions(s: State) -> tuple[int, ...]:
     tag, seat = p[0], p[1]
     enc = A.encode
     if tag == P_MULLIGAN:
-        return (A.KEEP, A.MULLIGAN)  # a hand of three is kept without asking
+        return (A.KEEP, A.MULLIGAN)
     if tag == P_PAY:
         kinds = {"produce": A.PRODUCE, "pay": A.PAY, "consume": A.CONSUME}
         return tuple(enc(kinds[what], x) for what, x in choices(s))
@@ -516,23 +516,23 @@ def begin_turn(s: State, seat: int) -> None:
 
 
 def _mulligan(s: State, seat: int, again: bool) -> None:
-    """Game setup: a mulligan returns the hand, reshuffles and redraws one card fewer."""
+    """Game setup: a mulligan returns the hand, reshuffles and redraws one card fewer, to a
+    minimum hand of three; a player may take as many as they wish (C-29)."""
     if again:
         hand, deck = s.hands[seat], s.decks[seat]
-        size = len(hand) - 1
+        size = max(len(hand) - 1, MIN_HAND)
         for c in hand:
             s.place[c] = DECK
         deck.extend(hand)
         hand.clear()
         s.shuffle(deck)
         draw(s, seat, size)
-        if size > MIN_HAND:
-            return
+        return
     _next_mulligan(s, seat + 1)
 
 
 def _next_mulligan(s: State, seat: int) -> None:
-    while seat < s.n and len(s.hands[seat]) <= MIN_HAND:
+    while seat < s.n and not s.hands[seat]:  # an empty hand has nothing to return
         seat += 1
     if seat < s.n:
         s.pending = (P_MULLIGAN, seat)

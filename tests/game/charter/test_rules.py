@@ -327,17 +327,24 @@ def test_a_committed_entity_blocks_and_strength_is_a_pool() -> None:
 
 
 # Game setup
-def test_mulligans_redraw_one_fewer_down_to_three() -> None:
-    """Seven cards; each mulligan one fewer; at three no mulligan is offered."""
+def test_mulligans_redraw_one_fewer_down_to_three_as_often_as_wished() -> None:
+    """Seven cards; each mulligan one fewer, to a minimum hand of three; a player "may take as
+    many mulligans as they wish", so at three a mulligan is still offered and redraws three
+    (Game setup; C-29)."""
     decks = [library.deck("ember").card_list(), library.deck("tide").card_list()]
     s = new_game(library.card_set(), library.charter("skirmish"), decks, seed=3)
     assert [len(h) for h in s.hands] == [7, 7]
-    for size in (6, 5, 4):
+    for size in (6, 5, 4, 3):
         act(s, "mulligan")
         assert len(s.hands[0]) == size
-    act(s, "mulligan")
+    assert s.pending == (P_MULLIGAN, 0)
+    assert legal(s) == ["keep", "mulligan"]
+    before = s.hands[0][:]
+    act(s, "mulligan", "mulligan")
     assert len(s.hands[0]) == 3
-    assert s.pending == (P_MULLIGAN, 1)  # seat 0 keeps three without being asked
+    assert s.hands[0] != before  # returned, reshuffled, redrawn
+    act(s, "keep")
+    assert s.pending == (P_MULLIGAN, 1)
 
 
 # Game setup
