@@ -4,7 +4,8 @@ paying it — the forced parts at once, the payer's choices as decisions.
 Resources enter a pool by production (ruling C-01): while paying, the payer commits producers
 they control, each adding what it produces to their running pool, and the price is paid from
 the pool. One resource pays exactly one requirement whatever its tier; named requirements take
-only their identity, additional ones any. Named requirements are paid first (a resource of the
+only their identity, additional ones any. Each requirement is filled from the pool or by a
+producer, as the payer chooses (C-01). Named requirements are paid first (a resource of the
 named identity is the only one that can pay them), then additional ones, then consumes. A choice
 with one possible answer is made for the payer; a decision is asked only when answers differ.
 """
@@ -157,47 +158,93 @@ def begin(s: State, payer: int, price: Price, source: int, then: tuple[Any, ...]
 
 
 def advance(s: State, pending: tuple[Any, ...]) -> None:
-    """Make every forced payment step; stop at the first real choice, or finish."""
+    """Make every forced payment step; stop at the first real choice, or finish.
+
+    Each requirement is filled by a pooled resource that can pay it or by committing a
+    producer (the payer chooses: the book gives no order, C-01); a producer's resource pays at
+    once (:func:`_produce_and_pay`). Named requirements come before additional ones, then
+    consumes."""
     _, payer, need, additional, consume, source, then = pending
     pool = s.pools[payer]
     while True:
-        short = []
-        for identity, count in need:
-            paid = min(count, pool[identity])
-            pool[identity] -= paid
-            if count > paid:
-                short.append((identity, count - paid))
-        need = tuple(short)
-        if need:
-            options = producers(s, payer, source, {i for i, _ in need})
-        elif additional:
-            held = [i for i, k in enumerate(pool) if k]
-            if held:
-                if len(held) > 1 and sum(pool) > additional:
-                    s.pending = (P_PAY, payer, need, additional, consume, source, then)
-                    return
-                pool[held[0]] -= 1
-                additional -= 1
-                continue
-            options = producers(s, payer, source)
-        elif consume:
-            options = consumable(s, consume[0], payer, source)
-            if len(options) == 1:
-                destroy(s, options[0])  # Consume: to the payer's discard pile, as a payment
+        if need or additional:
+            options = _resource_options(s, payer, need, additional, source)
+            if len(options) != 1:
+                s.pending = (P_PAY, payer, need, additional, consume, source, then)
+                return
+            what, x = options[0]
+            if what == "pay":
+                need, additional = _pay_from_pool(pool, need, additional, x)
+            else:
+                need, additional = _produce_and_pay(s, payer, x, need, additional)
+            continue
+        if consume:
+            options_c = consumable(s, consume[0], payer, source)
+            if len(options_c) == 1:
+                destroy(s, options_c[0])  # Consume: to the payer's discard pile, as a payment
                 consume = consume[1:]
                 continue
             s.pending = (P_PAY, payer, need, additional, consume, source, then)
             return
-        else:
-            break
-        if len(options) != 1:
-            s.pending = (P_PAY, payer, need, additional, consume, source, then)
-            return
-        produce(s, payer, options[0])
+        break
     s.pending = None
     from game.charter.turns import after_payment
 
     after_payment(s, payer, then)
+
+
+def _resource_options(
+    s: State, payer: int, need: tuple[tuple[int, int], ...], additional: int, source: int
+) -> list[tuple[str, int]]:
+    """The ways to fill the next requirement: ``("pay", identity)`` from the pool, ``("produce",
+    card)``; a choice that cannot differ is one option (C-26)."""
+    pool = s.pools[payer]
+    if need:
+        wanted = {i for i, _ in need}
+        paid = [("pay", i) for i in sorted(wanted) if pool[i]]
+        return paid + [("produce", c) for c in producers(s, payer, source, wanted)]
+    held = [i for i, k in enumerate(pool) if k]
+    made = producers(s, payer, source)
+    if not made and held and (len(held) == 1 or sum(pool) <= additional):
+        return [("pay", held[0])]  # the pool alone pays, all of it or from one identity
+    return [("pay", i) for i in held] + [("produce", c) for c in made]
+
+
+def _pay_from_pool(
+    pool: list[int], need: tuple[tuple[int, int], ...], additional: int, identity: int
+) -> tuple[tuple[tuple[int, int], ...], int]:
+    """One pooled resource of ``identity`` fills a named requirement of it, else an
+    additional one."""
+    pool[identity] -= 1
+    if need:
+        return _less(need, identity), additional
+    return need, additional - 1
+
+
+def _less(need: tuple[tuple[int, int], ...], identity: int) -> tuple[tuple[int, int], ...]:
+    return tuple((i, k - (i == identity)) for i, k in need if i != identity or k > 1)
+
+
+def _produce_and_pay(
+    s: State, payer: int, card: int, need: tuple[tuple[int, int], ...], additional: int
+) -> tuple[tuple[tuple[int, int], ...], int]:
+    """Commit ``card`` to production; what it makes pays the requirement it was committed for
+    at once (named ones first; an additional one when it makes a single identity), the rest
+    staying in the pool. Leaving a fresh resource in the pool while paying with another is no
+    choice worth asking: the producer left uncommitted could always make it later."""
+    produce(s, payer, card)
+    pool = s.pools[payer]
+    made = s.defs[card].produces
+    if need:
+        for identity in made:
+            if any(i == identity for i, _ in need):
+                pool[identity] -= 1
+                need = _less(need, identity)
+        return need, additional
+    if additional and len(made) == 1:
+        pool[made[0]] -= 1
+        additional -= 1
+    return need, additional
 
 
 def produce(s: State, payer: int, card: int) -> None:
@@ -214,11 +261,8 @@ def choices(s: State) -> list[tuple[str, int]]:
     pending = s.pending
     assert pending is not None
     _, payer, need, additional, consume, source, _then = pending
-    if need:
-        return [("produce", c) for c in producers(s, payer, source, {i for i, _ in need})]
-    if additional:
-        held = [("pay", i) for i, k in enumerate(s.pools[payer]) if k]
-        return held or [("produce", c) for c in producers(s, payer, source)]
+    if need or additional:
+        return _resource_options(s, payer, need, additional, source)
     return [("consume", c) for c in consumable(s, consume[0], payer, source)]
 
 
@@ -228,10 +272,9 @@ def choose(s: State, what: str, x: int) -> None:
     assert pending is not None
     _, payer, need, additional, consume, source, then = pending
     if what == "produce":
-        produce(s, payer, x)
+        need, additional = _produce_and_pay(s, payer, x, need, additional)
     elif what == "pay":
-        s.pools[payer][x] -= 1
-        additional -= 1
+        need, additional = _pay_from_pool(s.pools[payer], need, additional, x)
     else:
         destroy(s, x)
         consume = consume[1:]

@@ -587,3 +587,38 @@ def test_producers_alike_in_every_respect_are_offered_once() -> None:
     assert s.committed[1] == 1
     assert s.committed[2] == 0
     assert not any(a.startswith("produce") for a in legal(s))
+
+
+# Resources, Commitment
+@pytest.mark.parametrize(
+    ("hand", "pooled", "producer"), [("Squire", "tide", "Keep"), ("Raider", "ember", "Lantern")]
+)
+def test_the_payer_chooses_between_a_pooled_resource_and_production(
+    hand: str, pooled: str, producer: str
+) -> None:
+    """With a resource in the pool and a producer ready, a requirement it can fill — Squire's
+    additional one, Raider's named ember — is paid by either: the book gives no order
+    (Resources: "filled by a resource of any identity"; C-01). Committing the producer keeps
+    the pooled resource for later in the turn."""
+    s = scene([[hand], []], [[producer], ["Keep"]])
+    identity = library.card_set().identities.index(pooled)
+    s.pools[0][identity] = 1
+    s._legal = None
+    act(s, f"play {hand}#0")
+    assert sorted(legal(s)) == [f"pay {pooled}", f"produce {producer}#1"]
+    act(s, f"produce {producer}#1")
+    assert s.committed[1] == 1
+    assert s.pools[0][identity] == 1  # kept, and the producer's resource paid
+    assert sum(s.pools[0]) == 1
+
+
+# Resources
+def test_a_pooled_resource_alone_pays_without_asking() -> None:
+    """With nothing to produce, the pooled resource that can pay is spent without a decision
+    (C-26)."""
+    s = scene([["Squire", "Keep"], []], [[], ["Keep"]])  # a Keep in hand: a decision to stop at
+    s.pools[0][2] = 1
+    s._legal = None
+    act(s, "play Squire#0")
+    assert s.pools[0] == [0, 0, 0, 0]
+    assert s.place[0] == BOARD
