@@ -42,8 +42,8 @@ def producers(s: State, payer: int, source: int, wanted: set[int] | None = None)
     repeated = False
     for c in s.board:
         d = defs[c]
-        if not d.produces or ctrl[c] != payer or committed[c] or c == source:
-            continue
+        if not d.produces or ctrl[c] != payer or committed[c]:
+            continue  # a price that commits its source has committed it already (C-30)
         if wanted is not None and wanted.isdisjoint(d.produces):
             continue
         out.append(c)
@@ -125,11 +125,12 @@ def can_pay_from(
         made = s.tables.produces[source]
         if (
             made
+            and price.commit  # committed to pay, it produces nothing more (C-30)
             and s.place[source] == BOARD
             and s.ctrl[source] == payer
             and not s.committed[source]
         ):
-            have = have[:]  # the source pays with itself, never produces for itself
+            have = have[:]
             for identity in made:
                 have[identity] -= 1
         for identity, count in price.need:

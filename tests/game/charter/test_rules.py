@@ -622,3 +622,18 @@ def test_a_pooled_resource_alone_pays_without_asking() -> None:
     act(s, "play Squire#0")
     assert s.pools[0] == [0, 0, 0, 0]
     assert s.place[0] == BOARD
+
+
+# Maintenance, Commitment
+def test_a_producer_may_produce_for_its_own_obligation() -> None:
+    """Citadel owes one resource of any identity and produces a stone: nothing in the book
+    keeps it from committing to production for its own obligation (Commitment names production
+    among the tasks; only a card already committed cannot be committed again), so it pays its
+    own upkeep (C-30)."""
+    s = scene([[], []], [["Keep"], ["Citadel", "Knight"]])
+    citadel = 1
+    assert (s.turn_player, s.phase) == (1, MAINTENANCE)
+    assert f"upkeep Citadel#{citadel}" in legal(s)
+    act(s, f"upkeep Citadel#{citadel}")
+    assert s.place[citadel] == BOARD
+    assert s.committed[citadel] == 1
