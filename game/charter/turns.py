@@ -261,8 +261,20 @@ def ability_choices(s: State, a: Ability, card: int, p: int) -> list[int]:
         return [-1]
     found = [c for c in candidates(s, sel, p) if c != card]
     if a.keyword == "Attach":
-        found = [c for c in found if c != s.host[card]]  # Attach moves it to a new host
+        # Attach moves it to a new host, never one anchored beneath it (C-31).
+        found = [c for c in found if c != s.host[card] and not _beneath(s, c, card)]
     return found
+
+
+def _beneath(s: State, c: int, card: int) -> bool:
+    """Whether ``c`` is anchored, at any depth, to ``card``."""
+    host = s.host
+    x = host[c]
+    while x >= 0:
+        if x == card:
+            return True
+        x = host[x]
+    return False
 
 
 # ----------------------------------------------------------------------------- taking actions

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
+from typing import Any
 
-from game.charter import format_action, library, new_game, parse_action
+from game.charter import CardSet, format_action, library, load_card_set, new_game, parse_action
 from game.charter.state import (
     ACTION,
     ANCHORED,
@@ -29,14 +31,17 @@ def scene(
     turn_player: int = 0,
     constructed: dict[int, int] | None = None,
     anchored: dict[int, int] | None = None,
+    card_set: CardSet | None = None,
 ) -> State:
     """Seat p holds ``hands[p]`` and controls ``boards[p]`` (free, released, undamaged); each
-    deck holds ``deck_filler`` Mends; ids follow seat 0's hand, board and deck, then seat 1's;
-    ``constructed`` and ``anchored`` map card ids to their hosts. It is ``turn_player``'s
-    action phase, the stack empty, and no seat is on its first turn."""
+        deck holds ``deck_filler`` Mends; ids follow seat 0's hand, board and deck, then seat 1's;
+        ``constructed`` and ``anchored`` map card ids to their hosts. It is ``turn_player``'s
+        action phase, the stack empty, and no seat is on its first turn. ``card_set``: the sample
+    unless given (:func:`with_cards`)."""
     boards = boards or [[] for _ in hands]
     decks = [h + b + [FILLER] * deck_filler for h, b in zip(hands, boards, strict=True)]
-    s = new_game(library.card_set(), library.charter(charter), decks, seed=1)
+    cards = card_set or library.card_set()
+    s = new_game(cards, library.charter(charter), decks, seed=1)
     start = 0
     for seat, deck in enumerate(decks):
         ids = list(range(start, start + len(deck)))
@@ -64,6 +69,14 @@ def scene(
     open_window(s)
     run(s)
     return s
+
+
+def with_cards(*extra: dict[str, Any]) -> CardSet:
+    """The sample card set with ``extra`` cards (card-set JSON) added, for a scene that needs
+    a card the sample does not print."""
+    data = copy.deepcopy(library.card_set().source)
+    data["cards"].extend(extra)
+    return load_card_set(data)
 
 
 def card(s: State, name: str, seat: int | None = None, nth: int = 0) -> int:

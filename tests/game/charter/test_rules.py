@@ -25,7 +25,7 @@ from game.charter.state import (
     P_SUPPORT,
     RELEASE,
 )
-from tests.game.charter.scenes import act, card, legal, scene, until
+from tests.game.charter.scenes import act, card, legal, scene, until, with_cards
 
 
 # Resources
@@ -637,3 +637,26 @@ def test_a_producer_may_produce_for_its_own_obligation() -> None:
     act(s, f"upkeep Citadel#{citadel}")
     assert s.place[citadel] == BOARD
     assert s.committed[citadel] == 1
+
+
+LEECH = {
+    "name": "Leech", "type": "object", "complexity": 2, "price": {"additional": 1},
+    "abilities": [{"kind": "activated", "keyword": "Attach", "price": {"additional": 1},
+                   "host": {"types": ["object", "entity"]}, "complexity": 1}],
+    "text": "Attach (1): to an object or entity.",
+}  # fmt: skip
+
+
+# Anchoring, Ability keywords
+def test_attach_never_offers_a_host_anchored_beneath_the_card() -> None:
+    """Leech#1 is anchored to Leech#0: anchoring Leech#0 to it would make each the other's
+    host, and "an anchored card moves with its host" (Anchoring) cannot hold both ways. Such a
+    card is no host Attach can anchor to, so the ability is not offered at it (C-09, C-31) —
+    before, it was offered, charged, and did nothing."""
+    cards = with_cards(LEECH)
+    s = scene([[], []], [["Leech", "Leech", "Raider", "Keep"], ["Keep"]], anchored={1: 0},
+              card_set=cards)  # fmt: skip
+    offered = legal(s)
+    assert "use Leech#0 1 at Raider#2" in offered
+    assert "use Leech#0 1 at Leech#1" not in offered
+    assert "use Leech#1 1 at Raider#2" in offered  # moving the lower one is fine
