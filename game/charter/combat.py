@@ -101,7 +101,14 @@ def block_options(s: State, defender: int) -> list[tuple[int, int]]:
 
 def plan_divisions(s: State) -> None:
     """Who divides which strength pool among whom (Combat: strength is a pool, never a
-    multiplier; Locations strike back once, divided by the defender)."""
+    multiplier; Locations strike back once, divided by the defender).
+
+    Combat is between sides (C-32): a blocker its attacker's controller now controls blocks no
+    more (the attacker stays blocked, C-24), and an attacker whose controller now controls what
+    it attacks deals it nothing."""
+    ctrl = s.ctrl
+    if s.blocks:
+        s.blocks = [(b, a) for b, a in s.blocks if ctrl[b] != ctrl[a]]
     blockers: dict[int, list[int]] = {}
     for b, a in s.blocks:
         blockers.setdefault(a, []).append(b)
@@ -116,7 +123,7 @@ def plan_divisions(s: State) -> None:
             _divide(s.ctrl[a], a, tuple(faced), pts, tasks, assigned)
         elif a in blocked:
             continue  # Combat: its damage goes only to its blockers, and none is left (C-24)
-        elif not k and s.place[t] == BOARD:
+        elif not k and s.place[t] == BOARD and ctrl[t] != ctrl[a]:
             assigned.extend([(a, t)] * pts)  # Defense and defeat: it strikes the location
             struck.setdefault(t, []).append(a)
     for b, a in s.blocks:
@@ -175,7 +182,11 @@ def resolve_damage(s: State) -> None:
         if s.place[source] == BOARD and s.place[receiver] == BOARD:
             shares[(source, receiver)] = shares.get((source, receiver), 0) + 1
     blocked = set(s.blocked)  # an attacker blocked stays blocked (C-24)
-    hit_players = {t for a, t, k in s.attackers if k and a not in blocked and strength(s, a) > 0}
+    hit_players = {
+        t
+        for a, t, k in s.attackers
+        if k and a not in blocked and s.ctrl[a] != t and strength(s, a) > 0  # C-32
+    }
     # Damage is reduced against the resilience each receiver has before any of it lands.
     dealt = [(r, pts - resilience(s, r)) for (_, r), pts in shares.items()]
     for receiver, amount in dealt:

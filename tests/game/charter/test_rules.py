@@ -660,3 +660,45 @@ def test_attach_never_offers_a_host_anchored_beneath_the_card() -> None:
     assert "use Leech#0 1 at Raider#2" in offered
     assert "use Leech#0 1 at Leech#1" not in offered
     assert "use Leech#1 1 at Raider#2" in offered  # moving the lower one is fine
+
+
+# Combat, Defense and defeat, Control and ownership
+def test_an_attack_on_a_location_its_attacker_now_controls_deals_nothing() -> None:
+    """Seat 0's Raider attacks seat 1's Harbor; after attacks seat 0 takes the Harbor (Seize at
+    interrupt speed through Chalice). An attack is "against that player" (Defense and defeat):
+    no player attacks their own location, so the Raider deals it nothing (C-32)."""
+    s = scene(
+        [["Seize"], []],
+        [["Raider", "Chalice", "Harbor", "Harbor", "Keep"], ["Harbor", "Keep"]],
+    )
+    raider, harbor = 1, 6
+    s.damage[harbor] = 3  # the Raider's two would destroy it
+    act(s, "pass", f"attack Raider#{raider} at Harbor#{harbor}", "attacks done")
+    until(s, lambda s: not s.stack and s.current_player == 0)  # the Raider's trigger
+    act(s, f"play Seize#0 at Harbor#{harbor}")
+    until(s, lambda s: s.ctrl[harbor] == 0 and not s.stack)
+    until(s, lambda s: s.turns > 3)
+    assert s.place[harbor] == BOARD
+    assert s.damage[harbor] == 3
+    assert s.damage[raider] == 0
+
+
+# Combat, Control and ownership
+def test_a_blocker_taken_by_the_attacker_blocks_no_more() -> None:
+    """Seat 1's Squire blocks seat 0's Raider; after blocks seat 0 takes the Squire. It is no
+    longer the defender's blocker against its own controller's attacker: it takes no combat
+    damage, and the Raider, blocked, deals none to the Harbor (C-24, C-32)."""
+    s = scene(
+        [["Seize"], []],
+        [["Raider", "Chalice", "Harbor", "Harbor", "Keep"], ["Harbor", "Squire"]],
+    )
+    raider, harbor, squire = 1, 6, 7
+    act(s, "pass", f"attack Raider#{raider} at Harbor#{harbor}", "attacks done")
+    until(s, lambda s: s.pending is not None and s.pending[0] == P_BLOCK)
+    act(s, f"block Squire#{squire} on Raider#{raider}", "blocks done")
+    act(s, f"play Seize#0 at Squire#{squire}")
+    until(s, lambda s: s.ctrl[squire] == 0 and not s.stack)
+    until(s, lambda s: s.turns > 3)
+    assert s.place[squire] == BOARD
+    assert s.damage[squire] == 0
+    assert s.damage[harbor] == 0
