@@ -6,24 +6,24 @@ order and number formatting. The hash of an object is SHA-256 of the same bytes.
 
 RFC 8785 is the maintained ``rfc8785`` package, in pure Python. Every object this protocol
 signs is JSON of strings, safe integers, booleans and nulls under ASCII keys, and for those
-JCS is exactly what the standard library's C encoder writes with sorted keys, no spaces and
-no ``\\u`` escapes of non-ASCII text: ASCII keys sort the same by UTF-16 code unit and by
-code point, both escape '"', '\\' and the C0 controls alike (the short forms, else
+JCS is exactly what orjson writes with sorted keys (``OPT_SORT_KEYS``; it writes no spaces
+and no ``\\u`` escapes of non-ASCII text): ASCII keys sort the same by UTF-16 code unit and
+by code point, both escape '"', '\\' and the C0 controls alike (the short forms, else
 ``\\u00xx`` in lower case) and write every other character as itself in UTF-8, and an
 integer is its decimal digits. :func:`jcs` takes that path when a walk of the value finds
 nothing else (a float, an integer outside ±(2**53 − 1), a key that is not an ASCII string,
-any other type) and the text encodes as UTF-8 (a lone surrogate does not); everything else
-goes to the package, which decides or refuses. ``tests/ledger/test_canonical.py`` holds the
-two to the same bytes over generated values.
+any other type, a subclass of a JSON type) and orjson writes it (a lone surrogate is not
+UTF-8: orjson refuses it); everything else goes to the package, which decides or refuses.
+``tests/ledger/test_canonical.py`` holds the two to the same bytes over generated values.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Mapping
 from typing import Any
 
+import orjson
 import rfc8785
 
 from ledger.errors import SchemaError, UnknownKindError
@@ -58,9 +58,9 @@ def domain_tag(kind: str) -> bytes:
 
 #: JavaScript's safe integers: RFC 8785 writes numbers as ECMAScript does, exact only here.
 _SAFE = 2**53
-_encode = json.JSONEncoder(
-    ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False
-).encode
+#: orjson's options for the fast path: keys sorted, and an integer beyond 53 bits refused
+#: (the walk sends none; the option keeps the fast path exact even if it did).
+_FAST = orjson.OPT_SORT_KEYS | orjson.OPT_STRICT_INTEGER
 
 
 def _plain(value: Any) -> bool:
@@ -88,8 +88,8 @@ def jcs(value: Any) -> bytes:
         plain = False
     if plain:
         try:
-            return _encode(value).encode("utf-8")
-        except UnicodeEncodeError:
+            return orjson.dumps(value, option=_FAST)
+        except orjson.JSONEncodeError:
             pass  # a lone surrogate: the package refuses it in its own words
     try:
         return rfc8785.dumps(value)

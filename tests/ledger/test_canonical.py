@@ -74,6 +74,19 @@ def test_edge_values_match_the_package(value: Any) -> None:
     assert ours(value) == reference(value)
 
 
+def nested(depth: int) -> Any:
+    value: Any = {"leaf": "x"}
+    for i in range(depth):
+        value = {"a": value} if i % 2 else [value]
+    return value
+
+
+@pytest.mark.parametrize("depth", [254, 255, 256, 300, 600])
+def test_nesting_past_the_fast_paths_limit_is_still_rfc8785(depth: int) -> None:
+    """orjson (the fast path) refuses more than 255 levels; the package writes them."""
+    assert jcs(nested(depth)) == rfc8785.dumps(nested(depth))
+
+
 def test_deep_nesting_is_a_schema_error() -> None:
     deep: Any = []
     for _ in range(100_000):
