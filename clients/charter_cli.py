@@ -26,6 +26,7 @@ from game.charter import (
     load_charter,
     load_deck,
     new_game,
+    outcome,
     parse_action,
     parse_record,
     record_json,
@@ -147,18 +148,31 @@ def charter_play(args: argparse.Namespace) -> int:
             action = ais[seat].decide(state)
         actions.append(format_action(state, action))
         state.apply(action)
-    record = record_json(cards.name, charter.name, lists, args.seed, actions, args.max_turns)
+    result = outcome(state)
+    assert result is not None  # the loop ends only with the game
+    record = record_json(
+        cards.name, charter.name, lists, args.seed, actions, args.max_turns, result
+    )
+    sys.stderr.write(_result_line(result) + "\n")
     sys.stdout.write(json.dumps(record, indent=1) + "\n")
     return 0
 
 
+def _result_line(result: dict[str, Any]) -> str:
+    """Who won and why, in one line."""
+    who = "no winner" if result["winner"] is None else f"seat {result['winner']} wins"
+    return f"result: {who} — {result['reason']}"
+
+
 def charter_replay(args: argparse.Namespace) -> int:
-    """Replay a record; print the final position, the winner and the returns (JSON)."""
+    """Replay a record; print the final position, the winner, why and the returns (JSON)."""
     state = replay(parse_record(_read_json(args.record, "record")))
+    ended = outcome(state)
     result = {
         "position": to_json(state),
         "over": state.is_over,
         "winner": state.winner if state.winner >= 0 else None,
+        "reason": None if ended is None else ended["reason"],
         "returns": state.returns() if state.is_over else None,
     }
     sys.stdout.write(json.dumps(result, indent=1) + "\n")

@@ -14,7 +14,7 @@ from game.charter.errors import CardDataError, CharterViolation, IllegalActionEr
 from game.charter.notation import format_action, parse_action
 from game.charter.opening import new_game
 from game.charter.positions import from_json, to_json
-from game.charter.records import Record, parse_record, record_json, replay
+from game.charter.records import Record, outcome, parse_record, record_json, replay
 from game.charter.state import TERMINAL, State
 
 __all__ = [
@@ -36,6 +36,7 @@ __all__ = [
     "load_charter",
     "load_deck",
     "new_game",
+    "outcome",
     "parse_action",
     "parse_record",
     "record_json",

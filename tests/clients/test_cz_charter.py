@@ -92,3 +92,23 @@ def test_a_human_seat_reads_actions_from_stdin() -> None:
     assert out.returncode == 2
     assert "is not an action of the charter notation" in out.stderr
     assert out.stderr.splitlines()[-1] == "cz: the input ended before the game did"
+
+
+# Defense and defeat, C-19
+def test_play_states_who_won_and_why(tmp_path: Path) -> None:
+    """The record of a finished game carries its result, winner and reason; a result line on
+    stderr says the same; replay prints the reason."""
+    out = cz("charter", "play", "ember", "tide", "--seed", "2", "--budget", "2", "--max-turns", "1")
+    assert out.returncode == 0, out.stderr
+    record = json.loads(out.stdout)
+    assert record["result"] == {
+        "winner": None,
+        "reason": "no winner: the table's limit of 1 turn was reached with no player "
+        "defeated (C-19)",
+    }
+    assert out.stderr.splitlines()[-1] == f"result: no winner — {record['result']['reason']}"
+    path = tmp_path / "game.json"
+    path.write_text(out.stdout)
+    replayed = cz("charter", "replay", str(path))
+    assert replayed.returncode == 0, replayed.stderr
+    assert json.loads(replayed.stdout)["reason"] == record["result"]["reason"]

@@ -24,6 +24,7 @@ from game.charter import (
     from_json,
     library,
     new_game,
+    outcome,
     record_json,
     replay,
     to_json,
@@ -135,7 +136,11 @@ def _play_out(players: int, seed: int) -> None:
         s.apply(action)
         assert to_json(twin) == before  # the clone did not move
     check_invariants(s)
-    record = record_json("sample", charter, lists, seed, actions)
+    ended = outcome(s)
+    assert ended is not None
+    assert ended["reason"]  # every finished game says why it ended
+    assert (ended["winner"] is None) == (s.winner < 0)
+    record = record_json("sample", charter, lists, seed, actions, result=ended)
     assert to_json(replay(parse(json.loads(json.dumps(record))))) == to_json(s)
 
 
