@@ -49,6 +49,7 @@ from notary import Notarizer, slips, stamp
 from clients.league import LeagueClient
 from ledger.api.logs import Feed, FeedEvent
 from ledger.api.notary import MAX_HOLDERS_PAGE, HolderRow, Holders
+from ledger.api.witness import EvidenceList
 from ledger.certificates import NoteCertificate, PrintCertificate
 from ledger.checkpoint import sign_checkpoint
 from ledger.endorsements import Endorsement
@@ -194,6 +195,9 @@ def save(league: BenchLeague, directory: Path) -> None:
         saved.write_checkpoint(log.service, log.checkpoint())
         for index, page in enumerate(log.pages()):
             saved.write_numbered(f"{log.service}/events", index, page)
+        # Each service serving a log witnesses the others: its (empty) evidence is served.
+        saved.write_numbered(f"{log.service}/evidence", 0, EvidenceList(
+            witness=log.origin, evidence=[], next_after=0).model_dump_json())
     traded = sorted(league.holders.items())
     for index, start in enumerate(range(0, len(traded) + 1, MAX_HOLDERS_PAGE)):
         rows = traded[start:start + MAX_HOLDERS_PAGE]

@@ -58,15 +58,17 @@ import binascii
 import bisect
 import hashlib
 import hmac
+import itertools
 import json
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any, NamedTuple
 
+import orjson
 from pydantic import ValidationError
 
 from ledger.api.logs import Feed, FeedEvent
@@ -321,7 +323,8 @@ def check_page(context: PageContext, text: str | bytes) -> CheckedPage:
     leaf hash and signature, its body's schema, the signatures inside it. Pure; safe to run
     in another process."""
     setup = _setup(context.manifest)
-    key = setup.keys[context.service]
+    service = context.service
+    key = setup.keys[service]
     facts: list[Fact] = []
     try:
         events = _fast_events(text)
@@ -337,21 +340,34 @@ def check_page(context: PageContext, text: str | bytes) -> CheckedPage:
             except LedgerError as exc:
                 return CheckedPage(facts, (item.seq, exc.diagnostics()))
         return CheckedPage(facts)
-    for raw in events:
+    at, count = 0, len(events)
+    while at < count:
+        # The fast path over the events from ``at`` up to the first it cannot vouch for, then
+        # every signature of that run verified in one tight loop (libsodium's code and tables
+        # stay in the caches); the first event whose own signature fails there goes to the
+        # reference path, as does the one the fast path refused, and the run goes on after it.
+        batch: list[_Pending] = []
+        for raw in itertools.islice(events, at, None):
+            try:
+                batch.append(_fast(setup, service, key, raw))
+            except (_Slow, RecursionError):
+                break
+        at += _verify_batch(key, batch, facts)
+        if at == count:
+            break
+        raw = events[at]
+        at += 1
+        seq = raw.get("seq") if isinstance(raw, dict) else None
+        where = seq if type(seq) is int else None
         try:
-            facts.append(_fast(setup, context.service, key, raw))
-        except (_Slow, RecursionError):
-            seq = raw.get("seq") if isinstance(raw, dict) else None
-            where = seq if type(seq) is int else None
-            try:
-                item = FeedEvent.model_validate(raw)
-            except ValidationError as exc:
-                first = exc.errors(include_url=False)[0]
-                return CheckedPage(facts, (where, f"a feed event is malformed: {first['msg']}"))
-            try:
-                facts.append(_reference(setup, context.service, key, item))
-            except LedgerError as exc:
-                return CheckedPage(facts, (item.seq, exc.diagnostics()))
+            item = FeedEvent.model_validate(raw)
+        except ValidationError as exc:
+            first = exc.errors(include_url=False)[0]
+            return CheckedPage(facts, (where, f"a feed event is malformed: {first['msg']}"))
+        try:
+            facts.append(_reference(setup, service, key, item))
+        except LedgerError as exc:
+            return CheckedPage(facts, (item.seq, exc.diagnostics()))
     return CheckedPage(facts)
 
 
@@ -360,13 +376,12 @@ def check_page(context: PageContext, text: str | bytes) -> CheckedPage:
 # cannot vouch for goes to the reference path. The body is validated by its strict model
 # first, so it holds no float and no integer beyond the model's bounds (all under 2**53), and
 # it is exactly the model's wire form (no defaults, no coercion, no unknown field). RFC 8785
-# of such JSON, when all its text is ASCII, is exactly Python's sorted compact JSON: keys sort
-# the same in UTF-16 and code points, and both escape '"', '\\' and C0 controls alike
-# (tests/ledger/test_audit.py compares them).
+# of such JSON, when all its text is ASCII, is exactly orjson's compact JSON with sorted keys:
+# keys sort the same in UTF-16 and code points, and both escape '"', '\\' and C0 controls
+# alike (tests/ledger/test_audit.py compares them). Its signatures are verified a run of
+# events at a time (:func:`_verify_batch`), the facts built meanwhile on the assumption that
+# they verify and built again, by the reference's own checks, for an event where one fails.
 
-_canonical_text = json.JSONEncoder(
-    ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False
-).encode
 _EVENT_FIELDS = frozenset(
     ("seq", "stream", "stream_version", "type", "body", "recorded_at", "leaf_hash", "signature")
 )
@@ -383,7 +398,7 @@ _FAST: dict[str, tuple[type[EventBody], str, bytes]] = {
 
 def _fast_events(text: str | bytes) -> list[Any]:
     try:
-        page = json.loads(text)
+        page = orjson.loads(text)
     except (ValueError, RecursionError):  # not JSON, or not UTF-8: the reference path names it
         raise _Slow from None
     if type(page) is not dict or page.keys() != {"events", "next_after"}:
@@ -395,10 +410,13 @@ def _fast_events(text: str | bytes) -> list[Any]:
 
 
 def _canonical(value: Any) -> bytes:
-    data = _canonical_text(value)
+    try:
+        data = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+    except orjson.JSONEncodeError:  # an integer past 64 bits, nested too deeply: not ours
+        raise _Slow from None
     if not data.isascii():
         raise _Slow
-    return data.encode("ascii")
+    return data
 
 
 
@@ -427,7 +445,45 @@ def _signature(text: object) -> bytes:
     return raw
 
 
-def _fast(setup: _Setup, service: str, key: PublicKey, raw: Any) -> Fact:
+class _Pending(NamedTuple):
+    """An event the fast path vouched for but for its signatures: its facts if they verify,
+    its leaf and signature, the signature its body carries (key, signed bytes, base64url;
+    None when none is checked), and the arguments of :func:`_facts` to build them again."""
+
+    fact: Fact
+    leaf: bytes
+    signature: bytes
+    inner: tuple[PublicKey, bytes, str] | None
+    again: tuple[_Setup, int, str, int, str, bytes, EventBody, bytes]
+
+
+class _Deferred:
+    """A stand-in for :func:`_verifies` that keeps the signature to verify and answers yes."""
+
+    __slots__ = ("job",)
+
+    def __init__(self) -> None:
+        self.job: tuple[PublicKey, bytes, str] | None = None
+
+    def __call__(self, key: PublicKey, signing: bytes, sig: str) -> bool:
+        self.job = (key, signing, sig)
+        return True
+
+
+def _verify_batch(key: PublicKey, batch: list[_Pending], facts: list[Fact]) -> int:
+    """Verify the events' signatures in order, appending each event's facts to ``facts`` (built
+    again by the real checks where the signature its body carries fails); how many events'
+    own signatures verified (the first that did not, and those after it, are not appended)."""
+    for n, (fact, leaf, signature, inner, again) in enumerate(batch):
+        try:
+            key.verify_raw(leaf, signature)
+        except BadSignatureError:
+            return n
+        facts.append(fact if inner is None or _verifies(*inner) else _facts(*again))
+    return len(batch)
+
+
+def _fast(setup: _Setup, service: str, key: PublicKey, raw: Any) -> _Pending:
     if type(raw) is not dict or raw.keys() != _EVENT_FIELDS:
         raise _Slow
     seq, stream, version = raw["seq"], raw["stream"], raw["stream_version"]
@@ -452,15 +508,14 @@ def _fast(setup: _Setup, service: str, key: PublicKey, raw: Any) -> Fact:
         "stream_version": version, "type": kind,
     })
     digest = hashlib.sha256(b"\x00" + leaf).digest()
-    if base64.b64encode(digest).decode("ascii") != raw["leaf_hash"]:
+    if binascii.b2a_base64(digest, newline=False).decode("ascii") != raw["leaf_hash"]:
         raise _Slow
-    try:
-        key.verify_raw(leaf, _signature(raw["signature"]))
-    except BadSignatureError:
-        raise _Slow from None
-    signed = body[inner]
-    return _facts(setup, seq, stream, version, at[:10], digest, parsed,
-                  tag + _canonical({k: v for k, v in signed.items() if k != "sig"}))
+    signature = _signature(raw["signature"])
+    signed = tag + _canonical({k: v for k, v in body[inner].items() if k != "sig"})
+    again = (setup, seq, stream, version, at[:10], digest, parsed, signed)
+    deferred = _Deferred()
+    fact = _facts(*again, verify=deferred)
+    return _Pending(fact, leaf, signature, deferred.job, again)
 
 
 def _reference(setup: _Setup, service: str, key: PublicKey, item: FeedEvent) -> Fact:
@@ -486,13 +541,13 @@ def _verifies(key: PublicKey, signing: bytes, sig: str) -> bool:
 
 def _certificate_faults(
     setup: _Setup, issuer: str, certificate: PrintCertificate | NoteCertificate, seq: int,
-    signed: bytes,
+    signed: bytes, verify: Callable[[PublicKey, bytes, str], bool],
 ) -> tuple[str | None, str | None]:
     """What is wrong with the certificate event ``seq`` of ``issuer``'s log issued, if
     anything: ``early`` (not signed by the issuer's key, or naming another event) and ``late``
     (refused by the manifest's own certificate check)."""
     early = None
-    if not _verifies(setup.keys[issuer], signed, certificate.sig):
+    if not verify(setup.keys[issuer], signed, certificate.sig):
         early = f"{certificate.serial}'s certificate is not signed by the league's {issuer}"
     elif certificate.event != seq:
         early = (f"{certificate.serial}'s certificate names event {certificate.event}, "
@@ -507,17 +562,18 @@ def _certificate_faults(
 
 def _facts(
     setup: _Setup, seq: int, stream: str, version: int, day: str, leaf_hash: bytes,
-    body: EventBody, signed: bytes,
+    body: EventBody, signed: bytes, verify: Callable[[PublicKey, bytes, str], bool] = _verifies,
 ) -> Fact:
     """The facts of one event whose leaf and signature verified; ``signed`` is the signing
-    bytes of the certificate or endorsement it carries, ``day`` its time's UTC date."""
+    bytes of the certificate or endorsement it carries, ``day`` its time's UTC date, and
+    ``verify`` checks the signature it carries."""
     if isinstance(body, PrintStamped | PrintReissued):
         certificate = body.certificate
         if stream != body.stream():
             early: str | None = f"the event's stream {stream!r} is not {body.stream()!r}"
             late = None
         else:
-            early, late = _certificate_faults(setup, "mint", certificate, seq, signed)
+            early, late = _certificate_faults(setup, "mint", certificate, seq, signed, verify)
         return Stamped(
             seq, leaf_hash, certificate.serial, certificate.issue, certificate.issued_to,
             certificate.title, certificate.finish, hash_text(hashlib.sha256(signed).digest()),
@@ -527,7 +583,7 @@ def _facts(
         e = body.endorsement
         return Hop(
             seq, leaf_hash, body.issue, e.serial, e.hop, e.prev, e.from_, e.to,
-            hashlib.sha256(signed).digest(), _verifies(_public(e.from_), signed, e.sig),
+            hashlib.sha256(signed).digest(), verify(_public(e.from_), signed, e.sig),
         )
     if isinstance(body, ConflictRefused):
         invalid = None
@@ -541,14 +597,14 @@ def _facts(
             invalid,
         )
     if isinstance(body, NoteIssued):
-        return _issued(setup, seq, stream, version, day, leaf_hash, body, signed)
+        return _issued(setup, seq, stream, version, day, leaf_hash, body, signed, verify)
     if isinstance(body, NoteReturned | PrintReturned):
         e = body.endorsement
         return Returned(
             seq, leaf_hash, stream, version, body.serial, body.issue, body.notarized,
             body.purchase_id if isinstance(body, NoteReturned) else body.order_id, e.serial,
             e.hop, e.to, hashlib.sha256(signed).digest(),
-            _verifies(_public(e.from_), signed, e.sig),
+            verify(_public(e.from_), signed, e.sig),
         )
     if isinstance(body, PurchaseStep):
         return _step(setup.manifest, seq, stream, version, leaf_hash, body)
@@ -557,10 +613,10 @@ def _facts(
 
 def _issued(
     setup: _Setup, seq: int, stream: str, version: int, day: str, leaf_hash: bytes,
-    body: NoteIssued, signed: bytes,
+    body: NoteIssued, signed: bytes, verify: Callable[[PublicKey, bytes, str], bool],
 ) -> Issued:
     certificate = body.certificate
-    early, late = _certificate_faults(setup, "treasury", certificate, seq, signed)
+    early, late = _certificate_faults(setup, "treasury", certificate, seq, signed, verify)
     return Issued(
         seq, leaf_hash, stream, version, day, certificate.serial, certificate.denomination,
         certificate.issue, certificate.issued_to, body.reason, body.request_id,

@@ -518,6 +518,13 @@ def mutations(world: World) -> list[tuple[str, str]]:
         ("mint", "not json"),
         ("mint", '{"events": [{"seq": 0}], "next_after": 0}'),
     ]
+    # A run of good events, then one whose own signature fails, then more: the fast path
+    # verifies a run's signatures together, and must stop where the reference path does.
+    for service, log, bad in (("notary", world.notary, 1), ("mint", world.mint, 1),
+                              ("notary", world.notary, 0)):
+        page = json.loads(pages_of(log, 3)[0])
+        page["events"][bad]["signature"] = page["events"][bad]["signature"][:-2] + "AA"
+        out.append((service, json.dumps(page)))
     return out
 
 
@@ -530,6 +537,9 @@ def test_the_fast_path_gives_the_reference_verdicts(world: World,
     context = Auditor(world.league.manifest, world.league.root.public).context
     fast = [check_page(context(service), text) for service, text in pages]
     assert sum(page.failure is None for page in fast) == 4  # the clean pages only
+    # The runs with a bad signature inside: the good events before it judged, none after.
+    assert [(p.failure and p.failure[0], len(p.facts)) for p in fast[-3:]] == [
+        (1, 1), (1, 1), (0, 0)]
     with monkeypatch.context() as slow:
         def reference_only(*args: object) -> object:
             raise _Slow
