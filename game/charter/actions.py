@@ -23,6 +23,7 @@ BLOCK = 12  # a = blocker, b = attacker (Defense and defeat)
 BLOCKS_DONE = 13  # this defender's blockers are declared
 DEAL = 14  # a = source, b = receiver: one point of the source's strength (Combat)
 UNSUPPORT = 15  # a = structure the location's controller lets go (Construction)
+TARGET = 16  # a = card a triggered ability chooses as it goes on the stack (Triggered, C-33)
 
 KIND_NAMES: dict[int, str] = {
     PASS: "pass",
@@ -41,6 +42,7 @@ KIND_NAMES: dict[int, str] = {
     BLOCKS_DONE: "blocks",
     DEAL: "deal",
     UNSUPPORT: "unsupport",
+    TARGET: "target",
 }
 
 

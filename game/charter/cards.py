@@ -41,7 +41,7 @@ KEYWORD_KIND = {
     "Grant": STATIC,
     "Free": ACTIVATED,
 }
-TRIGGERS = ("enters", "leaves", "turn_start", "attacks")
+TRIGGERS = ("enters", "leaves", "turn_start", "attacks", "blocks", "releases")
 #: Effects that act on a target, and effects only a static ability may state.
 TARGETED = frozenset({"damage", "destroy", "control", "return", "release", "counter", "repair"})
 STATIC_ONLY = frozenset({"modify", "withhold"})
@@ -205,13 +205,13 @@ class _Compiler:
         target: str | Selector | None
         if isinstance(e.target, S.CardClass):
             target = self.selector(e.target)
-            if kind == TRIGGERED:
-                raise self.fail("a triggered ability chooses no target here: self or host only")
             wanted = "stack" if e.do == "counter" else "board"
             if target.zone != wanted:
                 raise self.fail(f"{e.do!r} acts on a card on the {wanted}")
         else:
             target = e.target
+        if target == "opponents" and e.do != "damage":
+            raise self.fail("only 'damage' reaches players: 'opponents' is its target alone")
         if e.do in TARGETED and target is None:
             raise self.fail(f"{e.do!r} needs a target")
         if e.do in ("draw", "add") and target is not None:
@@ -303,8 +303,6 @@ class _Compiler:
             consequence = None
             if c.maintenance.consequence is not None:
                 consequence = self.effect(c.maintenance.consequence, TRIGGERED)
-                if consequence.target not in ("self", None):
-                    raise self.fail("a consequence falls on the card itself")
             maintenance = (m_price, consequence)
         tiers = self.tiers
         return CardDef(

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from game.charter.board import (
     DAMAGEABLE,
     ability_at,
+    candidates,
     destroy,
     leave,
     matches,
@@ -37,6 +38,7 @@ from game.charter.state import (
     DISCARD,
     FREE,
     HAND,
+    P_TARGET,
     PRINTED,
     RESERVE_ITEM,
     STACK,
@@ -62,17 +64,42 @@ def queue_consequence(s: State, card: int) -> None:
 def flush_triggers(s: State) -> int:
     """Add the waiting triggered abilities to the stack in turn order, beginning with the turn
     player (Triggered abilities); within one player, in the order they fired (ruling C-13).
-    Returns the controller of the last added, or -1 when none waited."""
+    One that chooses a card has its controller choose as it goes on (C-33): with one candidate
+    it is chosen, with none the ability does nothing (C-09), with more the flush stops at a
+    ``target`` decision, the rest waiting. Returns the controller of the last added, or -1."""
     n, tp = s.n, s.turn_player
     waiting = sorted(s.triggers, key=lambda t: (t[1] - tp) % n)  # stable: firing order kept
     s.triggers = []
     last = -1
-    for card, controller, ref, target in waiting:
+    for k, (card, controller, ref, target) in enumerate(waiting):
         if not s.alive[controller]:
             continue
+        if target < 0:
+            sel = ability_at(s, ref).chooses
+            if sel is not None:
+                options = trigger_targets(s, card, controller, sel)
+                if not options:
+                    continue
+                if len(options) > 1:
+                    s.triggers = waiting[k:]
+                    s.pending = (P_TARGET, controller, card, ref)
+                    return last
+                target = options[0]
         s.stack.append((ABILITY_ITEM, card, controller, ref, target))
         last = controller
     return last
+
+
+def trigger_targets(s: State, card: int, controller: int, sel: Selector) -> list[int]:
+    """The cards a triggered ability of ``card`` may choose (never the card itself)."""
+    return [c for c in candidates(s, sel, controller) if c != card]
+
+
+def choose_target(s: State, chosen: int) -> None:
+    """The ``target`` decision: the first waiting trigger takes ``chosen``."""
+    card, controller, ref, _ = s.triggers[0]
+    s.triggers[0] = (card, controller, ref, chosen)
+    s.pending = None
 
 
 def resolve_top(s: State) -> None:
@@ -153,7 +180,9 @@ def perform(s: State, a: Ability, card: int, controller: int, target: int) -> No
         victim = target if target >= 0 and matches(s, effect.target, target, controller) else -1
     else:
         victim = -1
-    if do == "draw":
+    if effect.target == "opponents":
+        damage_players(s, controller)
+    elif do == "draw":
         draw(s, controller, effect.amount)
     elif do == "add":
         s.pools[controller][effect.identity] += effect.amount
@@ -184,6 +213,17 @@ def deal_damage(s: State, card: int, amount: int) -> None:
             s.dirty = True
 
 
+def damage_players(s: State, controller: int) -> None:
+    """Damage dealt to each of ``controller``'s opponents (C-34): "the moment any damage is
+    dealt to an exposed player, that player is defeated" (Defense and defeat); a player who
+    controls a location carries no counters, and the damage does nothing to them."""
+    from game.charter.turns import defeat
+
+    for p in range(s.n):
+        if p != controller and s.alive[p] and s.exposed(p) and s.winner < 0:
+            defeat(s, p)
+
+
 def counter(s: State, card: int) -> None:
     """A card on the stack is answered: it leaves the stack for its owner's discard pile."""
     for i, item in enumerate(s.stack):
@@ -195,7 +235,10 @@ def counter(s: State, card: int) -> None:
 
 
 def release(s: State, card: int) -> None:
-    """``card`` releases, restoring its readiness; a reserve effect set aside on it fires."""
+    """``card`` releases, restoring its readiness; a reserve effect set aside on it fires, and
+    so do its ``releases`` triggers if it was committed."""
+    if s.committed[card] and "releases" in s.tables.triggers[card]:
+        queue_triggers(s, card, "releases")
     s.committed[card] = 0
     if s.deferred:
         waiting = [d for d in s.deferred if d[0] == card]

@@ -6,8 +6,8 @@ name, seats as ``seat N``. Examples: ``play Keep#3``, ``play Wall#4 on Keep#3``,
 ``play Bolt#7 at Raider#25``, ``use Lancer#9 1 at Squire#30``, ``attack Raider#6 at Keep#22``,
 ``attack Raider#6 at seat 1``, ``attacks done``, ``block Wall#4 on Raider#25``, ``blocks done``,
 ``deal Knight#8 to Wall#30``, ``produce Keep#3``, ``pay stone``, ``consume Squire#5``,
-``upkeep Knight#8``, ``neglect Knight#8``, ``unsupport Tower#5``, ``keep``, ``mulligan``,
-``pass``. Parsing never judges legality: :meth:`State.apply` does.
+``upkeep Knight#8``, ``neglect Knight#8``, ``unsupport Tower#5``, ``target Squire#30``,
+``keep``, ``mulligan``, ``pass``. Parsing never judges legality: :meth:`State.apply` does.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ _ONE_CARD = {
     "upkeep": A.UPKEEP,
     "neglect": A.NEGLECT,
     "unsupport": A.UNSUPPORT,
+    "target": A.TARGET,
 }
 _PREPOSITION = {A.PLAY: None, A.ATTACK: "at", A.BLOCK: "on", A.DEAL: "to"}
 

@@ -22,6 +22,7 @@ from game.charter.state import (
     P_MULLIGAN,
     P_PAY,
     P_SUPPORT,
+    P_TARGET,
     P_UPKEEP,
     PENDING_NAMES,
     PHASE_NAMES,
@@ -138,6 +139,8 @@ def _pending_json(s: State) -> dict[str, Any] | None:
         out |= {"source": p[2], "receivers": list(p[3]), "points": p[4]}
     elif tag == P_SUPPORT:
         out["location"] = p[2]
+    elif tag == P_TARGET:
+        out |= {"card": p[2], "ability": _ref(p[3])}
     return out
 
 
@@ -396,6 +399,7 @@ def _pending(r: _Reader, v: Any) -> tuple[Any, ...] | None:
         P_MULLIGAN: set(), P_ATTACK: set(), P_UPKEEP: {"owing"}, P_BLOCK: {"rest"},
         P_DIVIDE: {"source", "receivers", "points"}, P_SUPPORT: {"location"},
         P_PAY: {"need", "additional", "consume", "source", "then"},
+        P_TARGET: {"card", "ability"},
     }[tag]  # fmt: skip
     v = r.obj(v, "pending", {"step", "player"} | fields)
     seat = r.seat(v["player"], "pending.player")
@@ -426,6 +430,11 @@ def _pending(r: _Reader, v: Any) -> tuple[Any, ...] | None:
         )
     if tag == P_SUPPORT:
         return (tag, seat, r.card(v["location"], "pending.location"))
+    if tag == P_TARGET:
+        ref = r.ref(v["ability"], "pending.ability")
+        if ref is None:
+            raise r.fail("pending.ability", "names the choosing ability")
+        return (tag, seat, r.card(v["card"], "pending.card"), ref)
     return _pay_pending(r, v, seat)
 
 
@@ -483,11 +492,19 @@ def _check_refs(r: _Reader, s: State) -> None:
     p = s.pending
     if p is not None and p[0] == P_PAY and p[6][0] == "ability":
         refs.append(p[6][3])
+    if p is not None and p[0] == P_TARGET:
+        refs.append(p[3])
     for ref in refs:
         try:
             ability_at(s, ref)
         except (IndexError, AssertionError):
             raise r.fail("ability", f"no ability {list(ref)}") from None
+    if p is not None and p[0] == P_TARGET:
+        waiting = s.triggers[0] if s.triggers else None
+        if waiting is None or (waiting[0], waiting[1], waiting[2]) != (p[2], p[1], p[3]):
+            raise r.fail("pending", "a target is chosen for the first waiting trigger")
+        if ability_at(s, p[3]).chooses is None:
+            raise r.fail("pending.ability", "the ability chooses nothing")
     if p is not None and p[0] == P_PAY:
         price = _price_of(s, p[6])
         if p[4] > len(price.consume):

@@ -59,7 +59,7 @@ class Effect(_Strict):
         "damage", "destroy", "draw", "add", "control", "return", "release", "counter",
         "repair", "modify", "withhold",
     ]  # fmt: skip
-    target: Literal["self", "host"] | CardClass | None = None
+    target: Literal["self", "host", "opponents"] | CardClass | None = None
     amount: Small = 0
     identity: Name | None = None
     strength: int = Field(default=0, ge=-9, le=9)
@@ -73,7 +73,9 @@ class Ability(_Strict):
     keyword: Literal["Interrupt", "Affix", "Attach", "Grant", "Free"] | None = None
     speed: Literal["standard", "interrupt", "reserve"] | None = None
     trait: Literal["transactional", "interrupt", "reserve"] | None = None
-    trigger: Literal["enters", "leaves", "turn_start", "attacks"] | None = None
+    trigger: Literal["enters", "leaves", "turn_start", "attacks", "blocks", "releases"] | None = (
+        None
+    )
     price: Price | None = None
     effect: Effect | None = None
     host: CardClass | None = None

@@ -35,8 +35,8 @@ CARD_ITEM, ABILITY_ITEM, RESERVE_ITEM = range(3)
 # How an ability ref reaches its ability: printed, granted by an anchored card, a consequence.
 PRINTED, GRANTED, CONSEQUENCE = range(3)
 # Decisions inside the flow: (tag, player, ...).
-P_MULLIGAN, P_PAY, P_UPKEEP, P_ATTACK, P_BLOCK, P_DIVIDE, P_SUPPORT = range(7)
-PENDING_NAMES = ("mulligan", "pay", "upkeep", "attack", "block", "divide", "support")
+P_MULLIGAN, P_PAY, P_UPKEEP, P_ATTACK, P_BLOCK, P_DIVIDE, P_SUPPORT, P_TARGET = range(8)
+PENDING_NAMES = ("mulligan", "pay", "upkeep", "attack", "block", "divide", "support", "target")
 
 #: ``current_player`` once the game is over.
 TERMINAL = -2

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from game.charter import actions as A
-from game.charter.board import abilities_of, candidates, check, destroy, leave, matches
+from game.charter.board import abilities_of, ability_at, candidates, check, destroy, leave, matches
 from game.charter.cards import ACTIVATED, ANY, INTERRUPT, LOCATION, YOU, Ability, Selector
 from game.charter.cards import RESERVE as RESERVE_SPEED
 from game.charter.combat import (
@@ -29,12 +29,14 @@ from game.charter.combat import (
     plan_divisions,
 )
 from game.charter.effects import (
+    choose_target,
     draw,
     flush_triggers,
     queue_consequence,
     queue_triggers,
     release,
     resolve_top,
+    trigger_targets,
 )
 from game.charter.payment import begin, can_pay, can_pay_from, choices, choose, resources
 from game.charter.state import (
@@ -63,6 +65,7 @@ from game.charter.state import (
     P_MULLIGAN,
     P_PAY,
     P_SUPPORT,
+    P_TARGET,
     P_UPKEEP,
     RELEASE,
     RESERVE_ITEM,
@@ -106,6 +109,10 @@ def legal_actions(s: State) -> tuple[int, ...]:
         return (A.BLOCKS_DONE, *(enc(A.BLOCK, b, a) for b, a in block_options(s, seat)))
     if tag == P_DIVIDE:
         return tuple(enc(A.DEAL, p[2], r) for r in p[3])
+    if tag == P_TARGET:
+        sel = ability_at(s, p[3]).chooses
+        assert sel is not None
+        return tuple(enc(A.TARGET, c) for c in trigger_targets(s, p[2], seat, sel))
     assert tag == P_SUPPORT
     host, bond = s.host, s.bond
     return tuple(enc(A.UNSUPPORT, c) for c in s.board if host[c] == p[2] and bond[c] == 1)
@@ -334,6 +341,8 @@ def take(s: State, action: int) -> None:
     elif kind == A.UNSUPPORT:
         s.pending = None
         destroy(s, a)  # Construction: the rest are destroyed as unsupported
+    elif kind == A.TARGET:
+        choose_target(s, a)
     run(s)
 
 
@@ -486,6 +495,10 @@ def _next_defender(s: State, rest: tuple[int, ...]) -> None:
     else:
         s.pending = None
         s.step = AFTER_BLOCKS
+        triggers = s.tables.triggers
+        for b, _ in s.blocks:  # the atomic action is over: blockers' triggers fire (C-33)
+            if "blocks" in triggers[b]:
+                queue_triggers(s, b, "blocks")
         open_window(s)
 
 
