@@ -7,7 +7,11 @@ Random games are played to the end by ``random.Random`` choices among the legal 
 the packaged sample (charter skirmish, decks ember v tide; charter siege, bastion v tithe; and a
 four-player skirmish). AI move time is measured over the decisions of
 seeded AI-versus-random games. Targets: at least 500 random two-player games per
-second on one core; the AI answers in under 1 s median.
+second on one core; the AI answers in under 1 s median. ``--duel N`` instead plays N skirmish
+games of the fair AI (it searches determinizations of what its seat cannot see) against the
+old AI that searched the real hands, and N against random play, seats alternating, the same
+budget in playouts on both sides, and prints the fair AI's wins, losses and games with no
+winner.
 """
 
 from __future__ import annotations
@@ -89,15 +93,66 @@ def ai_times(decisions: int) -> list[float]:
     return times
 
 
+def duel(games: int, budget: int, opponent: str) -> tuple[int, int, int]:
+    """The fair AI against ``opponent`` ("seeing": the old AI reading the real hands;
+    "random"): (wins, losses, no winner) of the fair AI over ``games`` seeded skirmish games,
+    the fair AI at seat ``game % 2``."""
+    wins = losses = none = 0
+    for game in range(games):
+        s = opening("skirmish", ("ember", "tide"), game)
+        fair_seat = game % 2
+        fair = CharterAI(f"fair:{game}", budget)
+        seeing = CharterAI(f"seeing:{game}", budget, fair=False)
+        rng = random.Random(game)
+        while not s.is_over:
+            if s.current_player == fair_seat:
+                action = fair.decide(s)
+            elif opponent == "seeing":
+                action = seeing.decide(s)
+            else:
+                action = rng.choice(s.legal_actions())
+            s.apply(action)
+        if s.winner == fair_seat:
+            wins += 1
+        elif s.winner >= 0:
+            losses += 1
+        else:
+            none += 1
+    return wins, losses, none
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=5.0, help="per random-game row")
     parser.add_argument("--decisions", type=int, default=200, help="AI decisions timed")
-    parser.add_argument("--profile", type=int, default=0, metavar="N",
-                        help="profile N random skirmish 2p games instead")
+    parser.add_argument(
+        "--profile",
+        type=int,
+        default=0,
+        metavar="N",
+        help="profile N random skirmish 2p games instead",
+    )
+    parser.add_argument(
+        "--duel",
+        type=int,
+        default=0,
+        metavar="N",
+        help="N games of the fair AI against the seeing AI and against random",
+    )
+    parser.add_argument("--budget", type=int, default=32, help="playouts per decision (--duel)")
     args = parser.parse_args()
     if args.profile:
         profile(args.profile)
+        return
+    if args.duel:
+        print(f"fair AI (skirmish, ember v tide, {args.budget} playouts, seats alternating)")
+        for opponent in ("seeing", "random"):
+            won, lost, none = duel(args.duel, args.budget, opponent)
+            rate = won / args.duel
+            print(
+                f"  against {opponent:<7} won {won}, lost {lost}, no winner {none}: "
+                f"win rate {rate:.2f} over {args.duel} games"
+            )
         return
     print(f"charter engine · Python {platform.python_version()} · one core")
     print(f"{'measure':<44} {'value':>12}  detail")

@@ -2,10 +2,13 @@
 
 For each legal action the AI plays ``budget // actions`` seeded random continuations of at most
 ``horizon`` actions and scores where they end: a finished game by its returns, an unfinished one
-by :func:`evaluate`. Decks are reshuffled in every continuation (the AI does not know the order
-of anyone's deck; it does see the hands — the sample engine keeps no hidden information). The
-budget is counted in playouts, never by the clock, so a seed and a position give the same move
-on any machine.
+by :func:`evaluate`. The AI plays fair: every continuation starts from a determinization of what
+its seat cannot see — each other player's hand and deck dealt again at random from the cards
+they hold between them (sizes kept), its own deck's order shuffled, the game's generator
+reseeded — drawn from the cards' ids in order, so the real hidden cards and their order never
+reach the decision (:func:`determinize`). ``fair=False`` keeps the old AI that searched the real
+hands (for comparison: ``bench/charter.py``). The budget is counted in playouts, never by the
+clock, so a seed and a position give the same move on any machine.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from dataclasses import dataclass
 
 from game.charter.board import integrity, strength
 from game.charter.cards import LOCATION
-from game.charter.state import State
+from game.charter.state import DECK, HAND, State
 
 WIN = 1000.0
 
@@ -38,6 +41,35 @@ def evaluate(s: State, seat: int) -> float:
     return score[seat] - max(others)
 
 
+def determinize(s: State, seat: int, rng: random.Random) -> State:
+    """A copy of ``s`` as ``seat`` might believe it: what ``seat`` cannot see — the other
+    players' hands and every deck's order — dealt again from ``rng``. Each other player's hand
+    and deck are one pool of their cards, sorted by id and shuffled, the hand taking as many as
+    it holds; ``seat``'s own deck is sorted and shuffled. The result depends on the hidden cards
+    only through the set each player holds out of sight, never on which are where."""
+    d = s.clone()
+    place = d.place
+    for p in range(d.n):
+        deck = d.decks[p]
+        if p == seat:
+            deck.sort()
+            rng.shuffle(deck)
+            continue
+        hand = d.hands[p]
+        unseen = sorted(hand + deck)
+        rng.shuffle(unseen)
+        k = len(hand)
+        hand[:] = unseen[:k]
+        deck[:] = unseen[k:]
+        for c in hand:
+            place[c] = HAND
+        for c in deck:
+            place[c] = DECK
+    d.rng = rng.getrandbits(64)
+    d._legal = None
+    return d
+
+
 @dataclass(frozen=True, slots=True)
 class Choice:
     action: int
@@ -48,12 +80,15 @@ class Choice:
 class CharterAI:
     """One AI for one seat of one game: seeded, so the same game and seed replay the same."""
 
-    def __init__(self, seed: int | str, budget: int = 96, horizon: int = 60) -> None:
+    def __init__(
+        self, seed: int | str, budget: int = 96, horizon: int = 60, *, fair: bool = True
+    ) -> None:
         if budget < 1 or horizon < 1:
             raise ValueError("a budget and a horizon are at least one")
         self.rng = random.Random(f"charter-ai:{seed}")
         self.budget = budget
         self.horizon = horizon
+        self.fair = fair
 
     def choose(self, state: State) -> Choice:
         """The best action found for ``state.current_player``."""
@@ -68,7 +103,8 @@ class CharterAI:
         for action in legal:
             total = 0.0
             for _ in range(per):
-                child = state.clone()
+                # Fair: a determinization of what the seat cannot see; else the real hands.
+                child = determinize(state, seat, self.rng) if self.fair else state.clone()
                 child.apply(action)
                 total += self._playout(child, seat)
             value = total / per
@@ -81,9 +117,10 @@ class CharterAI:
 
     def _playout(self, s: State, seat: int) -> float:
         rng = self.rng
-        s.rng = rng.getrandbits(64)
-        for deck in s.decks:
-            s.shuffle(deck)
+        if not self.fair:
+            s.rng = rng.getrandbits(64)
+            for deck in s.decks:
+                s.shuffle(deck)
         for _ in range(self.horizon):
             if s.is_over:
                 break
