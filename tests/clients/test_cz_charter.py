@@ -112,3 +112,42 @@ def test_play_states_who_won_and_why(tmp_path: Path) -> None:
     replayed = cz("charter", "replay", str(path))
     assert replayed.returncode == 0, replayed.stderr
     assert json.loads(replayed.stdout)["reason"] == record["result"]["reason"]
+
+
+# Resolution, Anchoring, Combat
+def test_a_human_seat_reads_the_table_and_asks_for_help_and_cards() -> None:
+    """At a human seat: help lists the commands, card NAME gives the card's sheet (type,
+    attributes, price, production, text), an unknown card is said so, and the table shows
+    every seat's board with hand and deck sizes before the legal actions."""
+    out = cz(
+        "charter", "play", "ember", "tide", "--human", "0", "--budget", "2",
+        stdin="help\ncard Keep\ncard Nothing\ntable\n",
+    )  # fmt: skip
+    assert out.returncode == 2
+    err = out.stderr
+    assert "card NAME     a card's type, attributes, price" in err
+    assert "Keep — location, complexity 2; strength 1, resilience 1, integrity 5, extent 3" in err
+    assert "  price: nothing\n  produces: stone\n  text: Territory. Commit: add a stone." in err
+    assert "no card called 'Nothing' in 'sample'" in err
+    assert err.count("  seat 1: board") >= 2  # the table, and again on request
+    assert "; hand 7; deck 13" in err
+
+
+# Resolution, Anchoring, Combat
+def test_replay_steps_through_a_record_with_the_table(tmp_path: Path) -> None:
+    """replay --steps: every action with its seat, the table after it (targets on the stack,
+    who attacks what), and the result line at the end."""
+    played = cz("charter", "play", "ember", "tide", "--seed", "4", "--budget", "2")
+    assert played.returncode == 0, played.stderr
+    path = tmp_path / "game.json"
+    path.write_text(played.stdout)
+    record = json.loads(played.stdout)
+    out = cz("charter", "replay", str(path), "--steps")
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    steps = [line for line in lines if line.startswith("step ")]
+    assert len(steps) == len(record["actions"])
+    assert steps[0].startswith(f"step 1: seat 0: {record['actions'][0]} — turn")
+    assert lines[-1] == played.stderr.splitlines()[-1]  # the same result line
+    if any(a.startswith("attack ") for a in record["actions"]):
+        assert any(line.startswith("  combat: ") and " attacks " in line for line in lines)
