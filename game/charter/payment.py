@@ -202,8 +202,14 @@ def _resource_options(
     pool = s.pools[payer]
     if need:
         wanted = {i for i, _ in need}
+        made = producers(s, payer, source, wanted)
+        produces = s.tables.produces
+        for i in sorted(wanted):
+            # Only the pool can fill this identity's requirement: nothing to choose.
+            if pool[i] and not any(i in produces[c] for c in made):
+                return [("pay", i)]
         paid = [("pay", i) for i in sorted(wanted) if pool[i]]
-        return paid + [("produce", c) for c in producers(s, payer, source, wanted)]
+        return paid + [("produce", c) for c in made]
     held = [i for i, k in enumerate(pool) if k]
     made = producers(s, payer, source)
     if not made and held and (len(held) == 1 or sum(pool) <= additional):
