@@ -12,10 +12,17 @@ import binascii
 
 from ledger.errors import DecodeError
 
+# base64's urlsafe functions, without their per-call set-up (keys, signatures and hashes are
+# read and written on every request): the same alphabets, the same strict decoding.
+_TO_URL = bytes.maketrans(b"+/", b"-_")
+_FROM_URL = bytes.maketrans(b"-_", b"+/")
+
 
 def encode_b64url(data: bytes) -> str:
     """Base64url without padding (RFC 4648 §5), the form keys and signatures travel in."""
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+    return binascii.b2a_base64(data, newline=False).translate(_TO_URL).rstrip(b"=").decode(
+        "ascii"
+    )
 
 
 def decode_b64url(text: str, *, length: int | None = None, what: str = "value") -> bytes:
@@ -24,9 +31,10 @@ def decode_b64url(text: str, *, length: int | None = None, what: str = "value") 
         raise DecodeError(f"{what} is not base64url text")
     if "=" in text:
         raise DecodeError(f"{what} must be base64url without padding")
-    try:
-        data = base64.b64decode(
-            text + "=" * (-len(text) % 4), altchars=b"-_", validate=True
+    try:  # base64.b64decode(..., altchars=b"-_", validate=True), as binascii does it
+        data = binascii.a2b_base64(
+            text.encode("ascii").translate(_FROM_URL) + b"=" * (-len(text) % 4),
+            strict_mode=True,
         )
     except (binascii.Error, ValueError) as exc:
         raise DecodeError(f"{what} is not valid base64url") from exc
