@@ -26,10 +26,15 @@ import os
 import platform
 import time
 from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
 from typing import Any
 
-from league_setup import served_league
+if __package__ in (None, ""):  # run as a script: the repository's root on the path
+    import sys
 
+    sys.path[0] = str(Path(__file__).resolve().parents[1])
+
+from bench.league_setup import served_league
 from clients.league import LeagueClient, new_request_id
 from ledger.keys import SigningKey
 from ledger.manifest import DEFAULT_POLICIES, LeagueManifest

@@ -1,11 +1,16 @@
 """Event-store benchmark: appends, verify_all against raw Ed25519, proof latency at scale.
 
-    python bench/eventlog.py                      # full form: proofs at 10^5 and 10^6 events
-    python bench/eventlog.py --max-events 100000  # short form
-    DATABASE_URL=postgresql://... python bench/eventlog.py
+    python -m bench.eventlog                      # full form: proofs at 10^5 and 10^6 events
+    python -m bench.eventlog --max-events 100000  # short form
+    DATABASE_URL=postgresql://... python -m bench.eventlog
 
-Uses ``DATABASE_URL`` (a fresh database is created on that server and dropped afterwards) or
-else an embedded PostgreSQL in a temporary directory. Prints one results table. Not a test:
+(``python bench/eventlog.py ...`` runs it too.) Uses ``DATABASE_URL`` (a fresh database is
+created on that server and dropped afterwards) or else an embedded PostgreSQL in a temporary
+directory. Prints one results table: beside each append rate, the CPU an event cost (this
+process, where the store runs, and the embedded PostgreSQL's, from /proc; the database's is
+not measured on DATABASE_URL's server) and its ratio to the floor measured in the same run
+(bench/floor.py: the event's canonical bytes and signature, its share of one round trip);
+the floor's primitives and the load average at the start and the end close it. Not a test:
 nothing here asserts a time.
 """
 
@@ -24,9 +29,16 @@ from collections.abc import Awaitable, Callable
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+if __package__ in (None, ""):  # run as a script: the repository's root on the path
+    import sys
+
+    sys.path[0] = str(Path(__file__).resolve().parents[1])
+
 import asyncpg
 import nacl.signing
 
+from bench.floor import Cost, Floor, Recipe, loadavg, measure_local
+from bench.league_setup import postgres_cpu_seconds
 from ledger.keys import SigningKey
 from ledger.merkle import verify_consistency, verify_inclusion
 from services.eventlog import NewEvent, PostgresEventStore
@@ -174,10 +186,32 @@ def _ms(times: list[float]) -> str:
     return f"median {statistics.median(times):.2f} ms, p99 {p99:.2f} ms"
 
 
+class Spent:
+    """CPU of this process and of the database between :meth:`start` and :meth:`stop`."""
+
+    def __init__(self, database_cpu: Callable[[], float]) -> None:
+        self.database_cpu = database_cpu
+        self.own = self.database = 0.0
+
+    def start(self) -> Spent:
+        self.own, self.database = time.process_time(), self.database_cpu()
+        return self
+
+    def stop(self) -> Cost:
+        return Cost(time.process_time() - self.own, self.database_cpu() - self.database)
+
+
 async def run(
-    url: str, max_events: int, workers: int, verify_at_max: bool
+    url: str, max_events: int, workers: int, verify_at_max: bool,
+    floor: Floor | None = None, database_cpu: Callable[[], float] = lambda: 0.0,
 ) -> list[tuple[str, str]]:
     rows: list[tuple[str, str]] = []
+
+    def against(label: str, spent: Cost, events: int, batch: int) -> None:
+        if floor is not None:
+            rows.append(floor.compare(f"  {label}: CPU an event", spent, events,
+                                      Recipe(sign=1, canonical=1, round_trip=1 / batch)))
+
     await asyncio.to_thread(upgrade, url)
     pool = await asyncpg.create_pool(url, min_size=2, max_size=4)
     log = PostgresEventStore(
@@ -186,16 +220,19 @@ async def run(
     try:
         # A short form (small --max-events) still leaves the batched stage most of the log.
         single = min(2000, max(1, max_events // 10))
-        start = time.perf_counter()
+        start, spent = time.perf_counter(), Spent(database_cpu).start()
         for i in range(single):
             await log.append(f"one/{i}", 0, "stamped", _body(i))
         rows.append(
             ("append one by one", f"{single / (time.perf_counter() - start):,.0f} events/s")
         )
+        against("append one by one", spent.stop(), single, 1)
 
         first = min(100_000, max_events)
+        spent = Spent(database_cpu).start()
         rate = await fill(log, first)
         rows.append((f"append_batch (10,000 per batch) to {first:,}", f"{rate:,.0f} events/s"))
+        against("append_batch", spent.stop(), first - single, 10_000)
         await log.sign_checkpoint()
 
         for w in sorted({1, workers}):
@@ -229,6 +266,7 @@ def main() -> None:
     )
     args = parser.parse_args()
 
+    start = loadavg()
     server_url = os.environ.get("DATABASE_URL")
     tmp = None
     if not server_url:
@@ -237,7 +275,16 @@ def main() -> None:
         server_url = start_embedded(tmp / "pgdata").url
     try:
         with scratch_database(server_url, "cz_bench") as url:
-            rows = asyncio.run(run(url, args.max_events, args.workers, args.verify_at_max))
+            pgdata = tmp / "pgdata" if tmp is not None else None
+
+            def database_cpu() -> float:
+                return postgres_cpu_seconds(pgdata) if pgdata is not None else 0.0
+
+            floor = measure_local(url, database_cpu, measured=pgdata is not None)
+            rows = asyncio.run(run(url, args.max_events, args.workers, args.verify_at_max,
+                                   floor, database_cpu))
+            rows += [*floor.rows(), ("load average at start", start),
+                     ("load average at end", loadavg())]
     finally:
         if tmp is not None:
             stop_embedded(tmp / "pgdata")

@@ -76,6 +76,8 @@ class Served:
     pid: int
     #: The embedded PostgreSQL's data directory (None on DATABASE_URL's server).
     pgdata: Path | None = None
+    #: The database the league uses (served apart: the mint's).
+    database: str | None = None
     #: Served apart: where each service answers (``url`` is the mint's), and the other
     #: services' processes.
     urls: Mapping[str, str] = field(default_factory=dict)
@@ -86,37 +88,54 @@ class Served:
         return self.urls.get(service, self.url)
 
     def database_cpu_seconds(self) -> float:
-        """CPU time the embedded PostgreSQL has used so far: the postmaster, the children it
-        has reaped, and its live children (Linux's /proc; 0 elsewhere or on DATABASE_URL)."""
-        if self.pgdata is None:
-            return 0.0
-        try:
-            postmaster = int((self.pgdata / "postmaster.pid").read_text().split("\n", 1)[0])
-            ticks = 0
-            for entry in Path("/proc").iterdir():
-                if not entry.name.isdigit():
-                    continue
-                with contextlib.suppress(OSError):
-                    fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-                    if int(entry.name) == postmaster:
-                        ticks += sum(int(f) for f in fields[11:15])
-                    elif int(fields[1]) == postmaster:
-                        ticks += int(fields[11]) + int(fields[12])
-        except (OSError, ValueError):
-            return 0.0
-        return ticks / os.sysconf("SC_CLK_TCK")
+        """CPU time the embedded PostgreSQL has used so far (:func:`postgres_cpu_seconds`;
+        0 on DATABASE_URL's server)."""
+        return postgres_cpu_seconds(self.pgdata) if self.pgdata is not None else 0.0
 
     def cpu_seconds(self) -> float:
-        """CPU time the server processes have used so far, every thread of each (Linux's
-        /proc; 0 elsewhere). The database's processes are not counted."""
-        ticks = 0
-        for pid in (self.pid, *self.others):
-            try:
-                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            ticks += int(fields[11]) + int(fields[12])
-        return ticks / os.sysconf("SC_CLK_TCK")
+        """CPU time the server processes have used so far, every thread of each and of their
+        children (a server's workers; :func:`process_tree_cpu_seconds`). The database's
+        processes are not counted."""
+        return sum(process_tree_cpu_seconds(pid) for pid in (self.pid, *self.others))
+
+
+def _proc_table() -> dict[int, tuple[int, int]]:
+    """Every live process: pid -> (parent pid, CPU ticks of it and its reaped children)."""
+    table: dict[int, tuple[int, int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            table[int(entry.name)] = (int(fields[1]), sum(int(f) for f in fields[11:15]))
+    return table
+
+
+def process_tree_cpu_seconds(root: int) -> float:
+    """CPU time (user + system, every thread) process ``root`` and its descendants have used
+    so far, the children they reaped included (Linux's /proc; 0 elsewhere)."""
+    table = _proc_table()
+    if root not in table:
+        return 0.0
+    children: dict[int, list[int]] = {}
+    for pid, (parent, _) in table.items():
+        children.setdefault(parent, []).append(pid)
+    ticks, pending = 0, [root]
+    while pending:
+        pid = pending.pop()
+        ticks += table[pid][1]
+        pending += children.get(pid, [])
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def postgres_cpu_seconds(pgdata: Path) -> float:
+    """CPU time the PostgreSQL of ``pgdata`` has used so far: the postmaster, its live
+    children and those it has reaped (0 when it is not running here)."""
+    try:
+        postmaster = int((pgdata / "postmaster.pid").read_text().split("\n", 1)[0])
+    except (OSError, ValueError):
+        return 0.0
+    return process_tree_cpu_seconds(postmaster)
 
 
 @contextlib.contextmanager
@@ -164,7 +183,8 @@ def served_league(
         served = {service: _serve(cleanup, {**env, "DATABASE_URL": databases[service]},
                                   [service], ports[service]) for service in SERVICES}
         mint = served["mint"]
-        yield Served(mint.url, mint.pid, pgdata, {s: p.url for s, p in served.items()},
+        yield Served(mint.url, mint.pid, pgdata, databases["mint"],
+                     {s: p.url for s, p in served.items()},
                      tuple(p.pid for s, p in served.items() if s != "mint"))
 
 
@@ -182,8 +202,9 @@ def _serve(
     if not line.startswith("serving on "):
         raise SystemExit(f"league serve {' '.join(services)} did not start: {line!r}")
     pgdata = Path(env["LEAGUE_HOME"]) / "pgdata"
-    return Served(line.removeprefix("serving on ").strip(), process.pid,
-                  pgdata if pgdata.exists() else None)
+    # "serving on URL", perhaps with more said after it.
+    return Served(line.removeprefix("serving on ").split()[0], process.pid,
+                  pgdata if pgdata.exists() else None, env["DATABASE_URL"])
 
 
 def print_table(title: str, rows: Sequence[tuple[str, str]]) -> None:

@@ -1,6 +1,7 @@
 """A mixed load on a whole league, from a second process on loopback, ramping concurrency.
 
-Run: ``python bench/load.py [--quick | --long] [--separate | --url URL]``.
+Run: ``python -m bench.load [--quick | --long] [--separate | --url URL]`` (or ``python
+bench/load.py ...``).
 
 It serves a league (``league serve``: every service in one server, proof of work and
 per-source limits published as nil; see ``bench/league_setup.py``) from a child process, or
@@ -33,6 +34,13 @@ and CPU a request, which says where the mixed load's time goes. After the ramp: 
 step where errors, or a p99 over 100 ms, begin; whether any answer was a 5xx. Target (issue
 13): >= 1,000 mixed requests/s at p99 <= 100 ms on this 2-core machine, zero 5xx. The bench
 prints the figures; it never fails on them.
+
+With a league served here, every step and every endpoint alone also says the ratio of its
+CPU a request (server and database) to the floor measured in the same run (bench/floor.py:
+each endpoint's recipe — a print stamped alone, a claim, a buy with change, a hop in a slip
+of one, a read — weighted by the requests the step answered; the notes a claim issues and a
+buy gets as change counted in the run); the floor's primitives and the load average at the
+start and the end close the table.
 """
 
 from __future__ import annotations
@@ -49,13 +57,30 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import aiohttp
-from league_setup import Served, percentile, print_table, served_league
-from mint import requests as stamp_bodies
-from notary import slips, stamp
+if __package__ in (None, ""):  # run as a script: the repository's root on the path
+    import sys
 
+    sys.path[0] = str(Path(__file__).resolve().parents[1])
+
+import aiohttp
+
+from bench.floor import (
+    Cost,
+    Floor,
+    Recipe,
+    buy_recipe,
+    claim_recipe,
+    hop_recipe,
+    loadavg,
+    measure,
+    read_recipe,
+    stamp_recipe,
+)
+from bench.league_setup import Served, percentile, print_table, served_league
+from bench.mint import requests as stamp_bodies
+from bench.notary import slips, stamp
 from clients.league import LeagueClient
-from ledger.api.treasury import ClaimAnswer, buy_request, claim_request
+from ledger.api.treasury import BuyAnswer, ClaimAnswer, buy_request, claim_request
 from ledger.catalog import PLAYING, Rarity
 from ledger.endorsements import Chain, endorse
 from ledger.keys import PublicKey, SigningKey
@@ -108,6 +133,8 @@ class Step:
     database_cpu: float = 0.0
     client_cpu: float = 0.0
     machine_busy: float = 0.0
+    #: The answers of the buys that went through (their change counted after the clock).
+    bought: list[bytes] = field(default_factory=list)
 
     @property
     def count(self) -> int:
@@ -121,6 +148,44 @@ class Step:
 
     def worst_p99(self) -> float:
         return max(percentile(v, 0.99) for v in self.latencies.values())
+
+
+@dataclass(slots=True)
+class Claimed:
+    """The notes the run's claims were answered with: what a claim issues, a buy pays."""
+
+    claims: int = 0
+    notes: int = 0
+
+    @property
+    def per_claim(self) -> float:
+        return self.notes / self.claims if self.claims else 1.0
+
+
+CLAIMED = Claimed()
+
+
+def recipe_of(step: Step) -> Recipe:
+    """The floor of the step's average request: each endpoint's recipe, weighted by the
+    requests it answered."""
+    notes = CLAIMED.per_claim
+    change = (sum(len(BuyAnswer.model_validate_json(t).change) for t in step.bought)
+              / len(step.bought)) if step.bought else 0.0
+    recipes = {"stamp": stamp_recipe(1), "claim": claim_recipe(notes),
+               "buy": buy_recipe(notes, change), "notarize": hop_recipe(1),
+               "ledger": read_recipe(), "provenance": read_recipe()}
+    total = Recipe()
+    for endpoint, values in step.latencies.items():
+        total = total + recipes[endpoint] * len(values)
+    return total * (1 / max(1, step.count))
+
+
+def floor_row(floor: Floor | None, step: Step, label: str) -> list[tuple[str, str]]:
+    """The step's CPU a request against its floor (none for a league not served here)."""
+    if floor is None or not step.local:
+        return []
+    return [floor.compare(label, Cost(step.server_cpu, step.database_cpu), step.count,
+                          recipe_of(step))]
 
 
 def machine_ticks() -> tuple[int, int]:
@@ -151,6 +216,8 @@ async def claim_notes(
                 if response.status != 200:
                     raise SystemExit(f"a setup claim was refused: {response.status} {text}")
             answers[i] = ClaimAnswer.model_validate_json(text)
+            CLAIMED.claims += 1
+            CLAIMED.notes += len(answers[i].notes)
 
     await asyncio.gather(*(worker() for _ in range(16)))
     return [answers[i] for i in range(len(owners))]
@@ -218,6 +285,8 @@ async def drive(
                 text = await response.read()
             step.latencies[call.endpoint].append(time.perf_counter() - started)
             step.statuses[call.endpoint][response.status] += 1
+            if call.endpoint == "buy" and response.status == 200:
+                step.bought.append(text)
             if response.status >= 300:
                 step.examples.setdefault((call.endpoint, response.status), text[:300].decode(
                     errors="replace"))
@@ -311,7 +380,7 @@ def verdict(steps: list[Step]) -> list[tuple[str, str]]:
 
 
 async def run(
-    urls: dict[str, str], served: Served | None, size: str
+    urls: dict[str, str], served: Served | None, size: str, floor: Floor | None = None
 ) -> list[tuple[str, str]]:
     """The ramp and each endpoint alone against the services at ``urls`` (by service)."""
     requests, seconds = SIZES[size]
@@ -334,6 +403,7 @@ async def run(
             await drive(session, urls, calls, step, seconds, served)
             steps.append(step)
             rows += step_rows(step)
+            rows += floor_row(floor, step, "    CPU a request against the floor")
         rows += verdict(steps)
         rows.append(("where the time goes: each endpoint alone", ""))
         for endpoint in MIX:
@@ -342,6 +412,7 @@ async def run(
             step = Step(ALONE)
             await drive(session, urls, calls, step, seconds, served)
             rows.append(alone_row(endpoint, step))
+            rows += floor_row(floor, step, f"    {endpoint}: CPU against the floor")
     return rows
 
 
@@ -361,11 +432,16 @@ def main() -> None:
                        "notary), each on its own database, instead of one `league serve`")
     args = parser.parse_args()
     size_name = args.size or "default"
+    start = loadavg()
     with contextlib.ExitStack() as stack:
         served = None if args.url else stack.enter_context(served_league(apart=args.separate))
         urls = {service: args.url.rstrip("/") if args.url else served.url_of(service)  # type: ignore[union-attr]
                 for service in set(SERVICE_OF.values())}
-        rows = asyncio.run(run(urls, served, size_name))
+        floor = measure(served, quick=size_name == "quick") if served is not None else None
+        rows = asyncio.run(run(urls, served, size_name, floor))
+    if floor is not None:
+        rows += floor.rows()
+    rows += [("load average at start", start), ("load average at end", loadavg())]
     how = "three processes, three databases" if args.separate else (
         args.url or "one `league serve`")
     print_table(f"mixed load ({size_name}; {how}: "

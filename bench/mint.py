@@ -1,6 +1,7 @@
 """Mint throughput and latency, end to end over HTTP from a second process.
 
-Run: ``python bench/mint.py [--prints N] [--concurrency C] [--paced-seconds S]``.
+Run: ``python -m bench.mint [--prints N] [--concurrency C] [--paced-seconds S]`` (or
+``python bench/mint.py ...``).
 
 It creates a league in a temporary LEAGUE_HOME, starts ``league serve mint`` as a child
 process (on DATABASE_URL if set — a scratch database is created in that server and dropped
@@ -14,6 +15,12 @@ process:
    scheduled time, whatever the previous ones are doing): p50/p99 latency;
 4. during phase 1, ``GET /health`` every 10 ms: its p50/p99 shows whether the server keeps
    answering while the writer signs and stamps at full rate.
+
+Beside phases 1 and 2, the CPU a print cost (the server's processes and the embedded
+PostgreSQL's, from /proc) and its ratio to the floor measured in the same run (bench/floor.py:
+a print's certificate and event signed, its share of the request verified, parsed and
+answered and of one commit); the floor's primitives and the load average at the start and
+the end close the table.
 
 Requests are signed and serialized before each phase starts, and answers are counted from
 their JSON without validating every certificate, so the figures measure the server rather
@@ -30,11 +37,24 @@ import argparse
 import asyncio
 import json
 import statistics
+import sys
 import time
+from pathlib import Path
+
+if __package__ in (None, ""):  # run as a script: the repository's root on the path
+    sys.path[0] = str(Path(__file__).resolve().parents[1])
 
 import aiohttp
-from league_setup import closed_loop, percentile, print_table, served_league, titles
 
+from bench.floor import Floor, Spent, loadavg, measure, stamp_recipe
+from bench.league_setup import (
+    Served,
+    closed_loop,
+    percentile,
+    print_table,
+    served_league,
+    titles,
+)
 from clients.league import LeagueClient, stamp_request
 from ledger.keys import SigningKey
 from ledger.manifest import LeagueManifest
@@ -101,7 +121,8 @@ async def probe_health(
     return latencies
 
 
-async def run(args: argparse.Namespace, url: str) -> list[tuple[str, str]]:
+async def run(args: argparse.Namespace, served: Served, floor: Floor) -> list[tuple[str, str]]:
+    url = served.url
     rows: list[tuple[str, str]] = []
     connector = aiohttp.TCPConnector(limit=max(args.concurrency, 200))
     async with aiohttp.ClientSession(connector=connector) as session, LeagueClient(
@@ -115,7 +136,9 @@ async def run(args: argparse.Namespace, url: str) -> list[tuple[str, str]]:
             batch = requests(manifest, count, size)
             stop = asyncio.Event()
             health = asyncio.create_task(probe_health(session, url, stop))
+            spent = Spent(served).start()
             rate, latencies, stamped = await closed_loop(poster.stamp, batch, args.concurrency)
+            cost = spent.stop()
             stop.set()
             probes = await health
             rows.append((
@@ -123,6 +146,8 @@ async def run(args: argparse.Namespace, url: str) -> list[tuple[str, str]]:
                 f"{rate:8.0f} prints/s   p50 {1000 * statistics.median(latencies):6.1f} ms"
                 f"   p99 {1000 * percentile(latencies, 0.99):6.1f} ms",
             ))
+            rows.append(floor.compare(f"  CPU a print, batches of {size}", cost, stamped,
+                                      stamp_recipe(size)))
             rows.append((
                 f"  GET /health meanwhile ({len(probes)} probes)",
                 f"p50 {1000 * statistics.median(probes):6.1f} ms   "
@@ -149,8 +174,11 @@ def main() -> None:
     parser.add_argument("--paced-seconds", type=float, default=10.0,
                         help="how long to send single-print stamps at 100 requests/s")
     args = parser.parse_args()
+    start = loadavg()
     with served_league(["mint"]) as served:
-        rows = asyncio.run(run(args, served.url))
+        floor = measure(served)
+        rows = asyncio.run(run(args, served, floor))
+    rows += [*floor.rows(), ("load average at start", start), ("load average at end", loadavg())]
     print_table("mint bench", rows)
 
 

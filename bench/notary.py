@@ -1,6 +1,7 @@
 """Notary throughput and latency, end to end over HTTP from a second process.
 
-Run: ``python bench/notary.py [--quick | --long] [--concurrency C]``.
+Run: ``python -m bench.notary [--quick | --long] [--concurrency C]`` (or ``python
+bench/notary.py ...``).
 
 It serves a whole league (``league serve``: the mint and the notary in one server, the
 notary following the mint's feed over HTTP, proof of work nil) from a child process (see
@@ -17,10 +18,14 @@ process:
    so the phases measure the server rather than this client sharing its cores;
 3. notarizes slips of 1 chain, then slips of 20 chains (one new hop per chain), C requests
    in flight: hops/s, p50/p99 request latency, and the CPU time a hop cost the server's
-   process (every thread; not the database's) and this client (every answer's status and
-   receipt count are checked; receipts are read as JSON, not verified, during the phase);
+   processes (every thread, its workers too), the embedded PostgreSQL and this client
+   (every answer's status and receipt count are checked; receipts are read as JSON, not
+   verified, during the phase), with the ratio of the server's and the database's to the
+   floor measured in the same run (bench/floor.py: a hop's endorsement verified, its event
+   and receipt signed, its share of the request and of one commit);
 4. checks a receipt offline as a wallet does (``Receipt.check``: the notary's signature,
-   the checkpoint's, the inclusion proof) and the inclusion proof alone: time per check.
+   the checkpoint's, the inclusion proof) and the inclusion proof alone: time per check;
+5. the floor's primitives and the load average at the start and the end.
 
 Sizes: ``--quick`` (CI: 200 + 2,000 hops), default (1,000 + 20,000), ``--long`` (2,000 +
 50,000; the common and uncommon runs hold 57,000 prints).
@@ -38,15 +43,28 @@ import asyncio
 import json
 import os
 import statistics
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
+
+if __package__ in (None, ""):  # run as a script: the repository's root on the path
+    sys.path[0] = str(Path(__file__).resolve().parents[1])
 
 import aiohttp
 import nacl.bindings
 import nacl.signing
-from league_setup import Served, closed_loop, percentile, print_table, served_league, titles
 
+from bench.floor import Floor, Spent, hop_recipe, loadavg, measure
+from bench.league_setup import (
+    Served,
+    closed_loop,
+    percentile,
+    print_table,
+    served_league,
+    titles,
+)
 from clients.league import LeagueClient, stamp_request
 from ledger.api.notary import Receipt
 from ledger.certificates import PrintCertificate
@@ -173,7 +191,7 @@ def check_times(receipt: Receipt, notary: PublicKey, seconds: float) -> tuple[fl
 
 
 async def run(
-    served: Served, sizes: tuple[int, int], concurrency: int
+    served: Served, sizes: tuple[int, int], concurrency: int, floor: Floor
 ) -> tuple[list[tuple[str, str]], float]:
     """The table's rows, and the hops/s of slips of 20."""
     url = served.url
@@ -197,9 +215,10 @@ async def run(
         for per_slip, hops in zip((1, 20), sizes, strict=True):
             bodies = slips(held[taken:taken + hops], receiver, per_slip)
             taken += hops
-            cpu, own = served.cpu_seconds(), time.process_time()
+            spent, own = Spent(served).start(), time.process_time()
             rate_, latencies, recorded = await closed_loop(notarizer.notarize, bodies, concurrency)
-            cpu, own = served.cpu_seconds() - cpu, time.process_time() - own
+            cost, own = spent.stop(), time.process_time() - own
+            cpu = cost.server
             rows.append((
                 f"slips of {per_slip:>2} chain{'s' if per_slip > 1 else ' '}, {concurrency} in "
                 f"flight ({recorded} hops)",
@@ -208,6 +227,8 @@ async def run(
                 f"   CPU a hop: server {1e6 * cpu / recorded:5.0f} µs, client "
                 f"{1e6 * own / recorded:4.0f} µs",
             ))
+            rows.append(floor.compare(f"  CPU a hop, slips of {per_slip}", cost, recorded,
+                                      hop_recipe(per_slip)))
         assert notarizer.last is not None
         receipt = Receipt.from_wire(notarizer.last["receipts"][-1])  # type: ignore[index]
     whole, inclusion = check_times(receipt, notary, 1.0)
@@ -228,9 +249,11 @@ def main() -> None:
     args = parser.parse_args()
     sizes = SIZES[args.size or "default"]
     cores = os.cpu_count() or 1
+    start = loadavg()
     verifies, signs, points = raw_rates(0.5 if args.size == "quick" else 2.0)
     with served_league() as served:
-        rows, achieved = asyncio.run(run(served, sizes, args.concurrency))
+        floor = measure(served, quick=args.size == "quick")
+        rows, achieved = asyncio.run(run(served, sizes, args.concurrency, floor))
     bound = cores / (1 / verifies + 1 / signs)
     rows += [
         ("raw Ed25519 on one core (PyNaCl)",
@@ -239,6 +262,9 @@ def main() -> None:
         (f"the bound: 1 verify + 1 sign a hop on {cores} cores",
          f"{bound:8.0f} hops/s (nothing else: no HTTP, JSON, SQL or receipt); slips of 20 "
          f"reach {100 * achieved / bound:.1f}% of it"),
+        *floor.rows(),
+        ("load average at start", start),
+        ("load average at end", loadavg()),
     ]
     print_table("notary bench", rows)
 

@@ -11,11 +11,18 @@ limits published as nil so the services' own cost is measured). Then:
   the mint stamps the order, the notes return, the change is issued). Requests are signed
   before the clock starts; every answer must be delivered with change summing to paid - 30.
 
+Beside each rate, the CPU a claim and a buy cost (the server's processes and the embedded
+PostgreSQL's, from /proc) and its ratio to the floor measured in the same run (bench/floor.py:
+``claim_recipe`` and ``buy_recipe``, counted with the notes the run's claims issued and its
+purchases paid and got back as change); the floor's primitives and the load average at the
+start and the end close the table.
+
 At the end the supply invariant is checked over ``GET /treasury``: per denomination reserve +
 circulation = supply, the marks sum to 1,500,000, and the circulation is exactly what the
 claims issued less what the purchases took back.
 
     .venv/bin/python -m bench.treasury --keys 2000 --concurrency 64
+    .venv/bin/python bench/treasury.py --keys 500
 """
 
 from __future__ import annotations
@@ -23,12 +30,18 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import sys
 import time
 from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+
+if __package__ in (None, ""):  # run as a script: the repository's root on the path
+    sys.path[0] = str(Path(__file__).resolve().parents[1])
 
 import aiohttp
 
-from bench.league_setup import percentile, print_table, served_league
+from bench.floor import Floor, Spent, buy_recipe, claim_recipe, loadavg, measure
+from bench.league_setup import Served, percentile, print_table, served_league
 from clients.league import LeagueClient
 from ledger.api.treasury import BuyAnswer, ClaimAnswer, TreasurySupply, buy_request, claim_request
 from ledger.endorsements import Chain, endorse
@@ -80,8 +93,10 @@ def rate_rows(
 
 
 async def run(url: str, manifest: LeagueManifest, keys: int, concurrency: int,
-              tag: str) -> tuple[list[tuple[str, str]], int]:
-    """One round of claims then buys; the rows and the marks it left in circulation."""
+              tag: str, served: Served | None = None,
+              floor: Floor | None = None) -> tuple[list[tuple[str, str]], int]:
+    """One round of claims then buys; the rows and the marks it left in circulation (with the
+    CPU an operation cost against ``floor`` when given)."""
     owners = [SigningKey.generate() for _ in range(keys)]
     now = int(time.time())
     claims = [
@@ -99,9 +114,11 @@ async def run(url: str, manifest: LeagueManifest, keys: int, concurrency: int,
     treasury = PublicKey.from_text(manifest.treasury)
     connector = aiohttp.TCPConnector(limit=concurrency)
     async with aiohttp.ClientSession(connector=connector) as session:
+        spent = Spent(served).start()
         c_elapsed, c_latencies = await timed(
             session, f"{url}/treasury/claim", claims, concurrency, claimed
         )
+        c_cost = spent.stop()
         buys = [
             json.dumps(buy_request(
                 owner, manifest, COMMON[i % len(COMMON)],
@@ -112,18 +129,29 @@ async def run(url: str, manifest: LeagueManifest, keys: int, concurrency: int,
             for i, owner in enumerate(owners)
         ]
 
+        change_notes = 0
+
         def bought(text: str) -> None:
+            nonlocal change_notes
             answer = BuyAnswer.model_validate_json(text)
+            change_notes += len(answer.change)
             change = sum(n.denomination for n in answer.change)
             if answer.outcome != "delivered" or change != answer.paid - PRICE:
                 raise SystemExit(f"a purchase ended {answer.outcome} with {change} change")
 
+        spent = Spent(served).start()
         b_elapsed, b_latencies = await timed(
             session, f"{url}/treasury/buy", buys, concurrency, bought
         )
+        b_cost = spent.stop()
     rows = [("keys", f"{keys:,}"), ("concurrency", str(concurrency)),
             *rate_rows("claims", keys, c_elapsed, c_latencies),
             *rate_rows("buys", keys, b_elapsed, b_latencies)]
+    if floor is not None:
+        notes = sum(len(a.notes) for a in answers.values()) / keys
+        rows[6:6] = [floor.compare("claims: CPU a claim", c_cost, keys, claim_recipe(notes))]
+        rows.append(floor.compare(
+            "buys: CPU a buy", b_cost, keys, buy_recipe(notes, change_notes / keys)))
     return rows, keys * (50 - PRICE)
 
 
@@ -152,20 +180,26 @@ def main() -> None:
     parser.add_argument("--keys", type=int, default=2000, help="keys that claim, then buy")
     parser.add_argument("--concurrency", type=int, default=64)
     args = parser.parse_args()
+    start = loadavg()
     with served_league() as served:
+        floor = measure(served)
+
         async def go() -> list[tuple[str, str]]:
             async with LeagueClient(served.url) as league:
                 manifest = await league.manifest()
             _, warm = await run(served.url, manifest, 100, args.concurrency, "warm")
             cpu = served.cpu_seconds()
-            rows, measured = await run(served.url, manifest, args.keys, args.concurrency, "run")
+            rows, measured = await run(served.url, manifest, args.keys, args.concurrency, "run",
+                                       served, floor)
             per = (served.cpu_seconds() - cpu) / args.keys * 1e3
             rows.append(("server CPU per claim + buy", f"{per:.2f} ms"))
             rows.append(("supply invariant",
                          check_invariant(await supply(served.url), manifest, warm + measured)))
             return rows
 
-        print_table("treasury claims and buys end to end", asyncio.run(go()))
+        rows = asyncio.run(go())
+    rows += [*floor.rows(), ("load average at start", start), ("load average at end", loadavg())]
+    print_table("treasury claims and buys end to end", rows)
 
 
 if __name__ == "__main__":
