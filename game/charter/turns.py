@@ -205,8 +205,10 @@ def _silent(s: State, p: int) -> bool:
     """A quick sufficient test that ``p``, holding priority outside standard speed, can only
     pass (:func:`priority_actions` would offer nothing else): no granted activated ability in
     the game, no card with an interrupt-speed ability under their control that could pay its
-    price (a committed card cannot pay a price that commits it), no card in their hand that
-    names itself Interrupt, and no Interrupt term in force naming a card in their hand."""
+    price (a committed card cannot pay a price that commits it), and no card in their hand
+    that may be played at interrupt speed — naming itself Interrupt, or named by an Interrupt
+    term in force — whose price they can pay and that has a host or target to choose (the
+    same tests :func:`priority_actions` makes, without building its list)."""
     tables, place, ctrl, committed = s.tables, s.place, s.ctrl, s.committed
     if tables.any_grants_activated:
         return False
@@ -216,9 +218,9 @@ def _silent(s: State, p: int) -> bool:
             return False
     self_interrupt = tables.self_interrupt
     hand = s.hands[p]
-    for c in hand:
-        if self_interrupt[c]:
-            return False
+    if not hand:
+        return True
+    playable = [c for c in hand if self_interrupt[c]]
     for b in tables.term_cards:
         if place[b] == BOARD:
             reader = ctrl[b]
@@ -228,7 +230,16 @@ def _silent(s: State, p: int) -> bool:
                 mask, types = sel.types, tables.type
                 for c in hand:
                     if mask >> types[c] & 1 and matches(s, sel, c, reader):
-                        return False  # a term naming a card in p's hand
+                        playable.append(c)  # a term naming a card in p's hand
+    have = None
+    defs = s.defs
+    for c in playable:
+        d = defs[c]
+        price = d.price
+        if (price.need or price.additional) and have is None:
+            have = resources(s, p)
+        if can_pay_from(s, p, price, c, d.type, have) and play_choices(s, c, p):
+            return False
     return True
 
 
