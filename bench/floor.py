@@ -162,7 +162,7 @@ def _split(cost: Cost, database: bool) -> str:
 
 
 def _us(seconds: float) -> str:
-    return f"{seconds * 1e6:,.1f} µs" if seconds < 1e-3 else f"{seconds * 1e3:,.2f} ms"
+    return f"{seconds * 1e6:,.1f} µs" if seconds < 0.99995e-3 else f"{seconds * 1e3:,.2f} ms"
 
 
 # -- the operations' floors ----------------------------------------------------------------------
