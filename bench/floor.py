@@ -34,12 +34,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import itertools
 import json
 import os
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -171,7 +172,7 @@ def _us(seconds: float) -> str:
 def signed(verify: float = 0, sign: float = 0, **more: float) -> Recipe:
     """A recipe whose every signature verified or made needs its object's canonical bytes."""
     canonical = verify + sign + more.pop("canonical", 0)
-    return Recipe(verify=verify, sign=sign, canonical=canonical, **more)
+    return Recipe({"verify": verify, "sign": sign, "canonical": canonical, **more})
 
 
 def stamp_recipe(batch: int) -> Recipe:
@@ -271,8 +272,8 @@ def crypto_costs(seconds: float, size: int = 400, *, signs: bool = True) -> tupl
     messages = [b"CZ1/event\n" + bytes([n]) * size for n in range(256)]
     signed = [(k.verify_key, m, k.sign(m).signature) for k, m in zip(keys, messages,
                                                                         strict=True)]
-    verifying = iter(_cycle(signed))
-    signing = iter(_cycle(list(zip(keys, messages, strict=True))))
+    verifying = itertools.cycle(signed)
+    signing = itertools.cycle(list(zip(keys, messages, strict=True)))
 
     def verify() -> None:
         key, message, signature = next(verifying)
@@ -283,11 +284,6 @@ def crypto_costs(seconds: float, size: int = 400, *, signs: bool = True) -> tupl
         key.sign(message)
 
     return _cpu_per_call(verify, seconds), _cpu_per_call(sign, seconds) if signs else 0.0
-
-
-def _cycle(items: Sequence[object]) -> Iterator[object]:
-    while True:
-        yield from items
 
 
 def body_costs(seconds: float) -> tuple[float, float]:
