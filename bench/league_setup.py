@@ -11,6 +11,11 @@ With ``apart=True`` it runs the league as a separate-process deployment does
 ``league serve notary`` as three child
 processes, each on its own database of the same server (three scratch databases), finding each
 other through the URLs the manifest names (``league init --url``), no ``*_URL`` setting.
+
+What a bench charges an operation (bench/floor.py compares it with the floor): the CPU of the
+server's processes and of every child they start (a server's workers), and of the embedded
+PostgreSQL's postmaster and backends, read from /proc (:func:`process_tree_cpu_seconds`,
+:func:`postgres_cpu_seconds`; the database's is not measured on DATABASE_URL's server).
 """
 
 from __future__ import annotations
