@@ -83,6 +83,8 @@ class Served:
     pgdata: Path | None = None
     #: The database the league uses (served apart: the mint's).
     database: str | None = None
+    #: Workers each ``league serve`` was started with (None: its default, one per core).
+    workers: int | None = None
     #: Served apart: where each service answers (``url`` is the mint's), and the other
     #: services' processes.
     urls: Mapping[str, str] = field(default_factory=dict)
@@ -150,10 +152,11 @@ def served_league(
     name: str = "Bench",
     policies: Sequence[str] = SERVICE_COST_POLICIES,
     apart: bool = False,
+    workers: int | None = None,
 ) -> Iterator[Served]:
     """A new league served by ``league serve SERVICES`` (every service when empty) from a
     child process; with ``apart``, every service from a process of its own on a database of
-    its own."""
+    its own; ``--workers N`` when ``workers`` is given (else ``league serve``'s default)."""
     home = Path(tempfile.mkdtemp(prefix="cz-bench-"))
     home.chmod(0o755)
     env = {k: v for k, v in os.environ.items()
@@ -183,22 +186,25 @@ def served_league(
         subprocess.run([*LEAGUE, "init", "--name", name, *options], env=env, check=True,
                        stdout=subprocess.DEVNULL)
         if not apart:
-            yield _serve(cleanup, env, services, _free_port())
+            yield _serve(cleanup, env, services, _free_port(), workers)
             return
         served = {service: _serve(cleanup, {**env, "DATABASE_URL": databases[service]},
-                                  [service], ports[service]) for service in SERVICES}
+                                  [service], ports[service], workers) for service in SERVICES}
         mint = served["mint"]
-        yield Served(mint.url, mint.pid, pgdata, databases["mint"],
+        yield Served(mint.url, mint.pid, pgdata, databases["mint"], workers,
                      {s: p.url for s, p in served.items()},
                      tuple(p.pid for s, p in served.items() if s != "mint"))
 
 
 def _serve(
-    cleanup: contextlib.ExitStack, env: dict[str, str], services: Sequence[str], port: int
+    cleanup: contextlib.ExitStack, env: dict[str, str], services: Sequence[str], port: int,
+    workers: int | None = None,
 ) -> Served:
-    """``league serve SERVICES`` on ``port`` in a child process, stopped by ``cleanup``."""
+    """``league serve SERVICES`` on ``port`` (with ``workers``) in a child process, stopped by
+    ``cleanup``."""
+    more = ["--workers", str(workers)] if workers is not None else []
     process = subprocess.Popen(
-        [*LEAGUE, "serve", *services, "--port", str(port)], env=env, text=True,
+        [*LEAGUE, "serve", *services, "--port", str(port), *more], env=env, text=True,
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
     )
     cleanup.callback(process.wait)
@@ -209,7 +215,13 @@ def _serve(
     pgdata = Path(env["LEAGUE_HOME"]) / "pgdata"
     # "serving on URL", perhaps with more said after it.
     return Served(line.removeprefix("serving on ").split()[0], process.pid,
-                  pgdata if pgdata.exists() else None, env["DATABASE_URL"])
+                  pgdata if pgdata.exists() else None, env["DATABASE_URL"], workers)
+
+
+def workers_text(workers: int | None) -> str:
+    """How many workers served, as a table says it."""
+    return (f"league serve --workers {workers}" if workers is not None else
+            f"league serve's default workers (one per core: {os.cpu_count()})")
 
 
 def print_table(title: str, rows: Sequence[tuple[str, str]]) -> None:

@@ -1,7 +1,8 @@
 """A mixed load on a whole league, from a second process on loopback, ramping concurrency.
 
-Run: ``python -m bench.load [--quick | --long] [--separate | --url URL]`` (or ``python
-bench/load.py ...``).
+Run: ``python -m bench.load [--quick | --long] [--separate | --url URL] [--workers N]`` (or
+``python bench/load.py ...``); ``--workers`` is passed to each ``league serve`` started here
+(its default: one worker per core), and the table says which served.
 
 It serves a league (``league serve``: every service in one server, proof of work and
 per-source limits published as nil; see ``bench/league_setup.py``) from a child process, or
@@ -76,7 +77,7 @@ from bench.floor import (
     read_recipe,
     stamp_recipe,
 )
-from bench.league_setup import Served, percentile, print_table, served_league
+from bench.league_setup import Served, percentile, print_table, served_league, workers_text
 from bench.mint import requests as stamp_bodies
 from bench.notary import slips, stamp
 from clients.league import LeagueClient
@@ -430,17 +431,22 @@ def main() -> None:
     where.add_argument("--separate", action="store_true",
                        help="serve the league here as three processes (mint, treasury, "
                        "notary), each on its own database, instead of one `league serve`")
+    parser.add_argument("--workers", type=int, default=None, metavar="N",
+                        help="league serve --workers N (default: league serve's, one per core)")
     args = parser.parse_args()
     size_name = args.size or "default"
     start = loadavg()
     with contextlib.ExitStack() as stack:
-        served = None if args.url else stack.enter_context(served_league(apart=args.separate))
+        served = None if args.url else stack.enter_context(
+            served_league(apart=args.separate, workers=args.workers))
         urls = {service: args.url.rstrip("/") if args.url else served.url_of(service)  # type: ignore[union-attr]
                 for service in set(SERVICE_OF.values())}
         floor = measure(served, quick=size_name == "quick") if served is not None else None
         rows = asyncio.run(run(urls, served, size_name, floor))
     if floor is not None:
         rows += floor.rows()
+    if served is not None:
+        rows.append(("served by", workers_text(args.workers)))
     rows += [("load average at start", start), ("load average at end", loadavg())]
     how = "three processes, three databases" if args.separate else (
         args.url or "one `league serve`")

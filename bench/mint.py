@@ -1,7 +1,8 @@
 """Mint throughput and latency, end to end over HTTP from a second process.
 
-Run: ``python -m bench.mint [--prints N] [--concurrency C] [--paced-seconds S]`` (or
-``python bench/mint.py ...``).
+Run: ``python -m bench.mint [--prints N] [--concurrency C] [--paced-seconds S] [--workers
+N]`` (or ``python bench/mint.py ...``); ``--workers`` is passed to ``league serve`` (its
+default: one worker per core), and the table says which served.
 
 It creates a league in a temporary LEAGUE_HOME, starts ``league serve mint`` as a child
 process (on DATABASE_URL if set — a scratch database is created in that server and dropped
@@ -54,6 +55,7 @@ from bench.league_setup import (
     print_table,
     served_league,
     titles,
+    workers_text,
 )
 from clients.league import LeagueClient, stamp_request
 from ledger.keys import SigningKey
@@ -173,12 +175,15 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=8, help="requests in flight")
     parser.add_argument("--paced-seconds", type=float, default=10.0,
                         help="how long to send single-print stamps at 100 requests/s")
+    parser.add_argument("--workers", type=int, default=None, metavar="N",
+                        help="league serve --workers N (default: league serve's, one per core)")
     args = parser.parse_args()
     start = loadavg()
-    with served_league(["mint"]) as served:
+    with served_league(["mint"], workers=args.workers) as served:
         floor = measure(served)
         rows = asyncio.run(run(args, served, floor))
-    rows += [*floor.rows(), ("load average at start", start), ("load average at end", loadavg())]
+    rows += [*floor.rows(), ("served by", workers_text(args.workers)),
+             ("load average at start", start), ("load average at end", loadavg())]
     print_table("mint bench", rows)
 
 

@@ -1,7 +1,8 @@
 """Notary throughput and latency, end to end over HTTP from a second process.
 
-Run: ``python -m bench.notary [--quick | --long] [--concurrency C]`` (or ``python
-bench/notary.py ...``).
+Run: ``python -m bench.notary [--quick | --long] [--concurrency C] [--workers N]`` (or
+``python bench/notary.py ...``); ``--workers`` is passed to ``league serve`` (its default: one
+worker per core), and the table says which served.
 
 It serves a whole league (``league serve``: the mint and the notary in one server, the
 notary following the mint's feed over HTTP, proof of work nil) from a child process (see
@@ -64,6 +65,7 @@ from bench.league_setup import (
     print_table,
     served_league,
     titles,
+    workers_text,
 )
 from clients.league import LeagueClient, stamp_request
 from ledger.api.notary import Receipt
@@ -246,12 +248,14 @@ def main() -> None:
     size.add_argument("--long", action="store_const", const="long", dest="size",
                       help=f"{SIZES['long'][0]} + {SIZES['long'][1]} hops")
     parser.add_argument("--concurrency", type=int, default=16, help="requests in flight")
+    parser.add_argument("--workers", type=int, default=None, metavar="N",
+                        help="league serve --workers N (default: league serve's, one per core)")
     args = parser.parse_args()
     sizes = SIZES[args.size or "default"]
     cores = os.cpu_count() or 1
     start = loadavg()
     verifies, signs, points = raw_rates(0.5 if args.size == "quick" else 2.0)
-    with served_league() as served:
+    with served_league(workers=args.workers) as served:
         floor = measure(served, quick=args.size == "quick")
         rows, achieved = asyncio.run(run(served, sizes, args.concurrency, floor))
     bound = cores / (1 / verifies + 1 / signs)
@@ -263,6 +267,7 @@ def main() -> None:
          f"{bound:8.0f} hops/s (nothing else: no HTTP, JSON, SQL or receipt); slips of 20 "
          f"reach {100 * achieved / bound:.1f}% of it"),
         *floor.rows(),
+        ("served by", workers_text(args.workers)),
         ("load average at start", start),
         ("load average at end", loadavg()),
     ]

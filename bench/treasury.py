@@ -22,7 +22,10 @@ circulation = supply, the marks sum to 1,500,000, and the circulation is exactly
 claims issued less what the purchases took back.
 
     .venv/bin/python -m bench.treasury --keys 2000 --concurrency 64
-    .venv/bin/python bench/treasury.py --keys 500
+    .venv/bin/python bench/treasury.py --keys 500 --workers 1
+
+(``--workers`` is passed to ``league serve``, whose default is one worker per core; the table
+says which served.)
 """
 
 from __future__ import annotations
@@ -41,7 +44,7 @@ if __package__ in (None, ""):  # run as a script: the repository's root on the p
 import aiohttp
 
 from bench.floor import Floor, Spent, buy_recipe, claim_recipe, loadavg, measure
-from bench.league_setup import Served, percentile, print_table, served_league
+from bench.league_setup import Served, percentile, print_table, served_league, workers_text
 from clients.league import LeagueClient
 from ledger.api.treasury import BuyAnswer, ClaimAnswer, TreasurySupply, buy_request, claim_request
 from ledger.endorsements import Chain, endorse
@@ -179,9 +182,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--keys", type=int, default=2000, help="keys that claim, then buy")
     parser.add_argument("--concurrency", type=int, default=64)
+    parser.add_argument("--workers", type=int, default=None, metavar="N",
+                        help="league serve --workers N (default: league serve's, one per core)")
     args = parser.parse_args()
     start = loadavg()
-    with served_league() as served:
+    with served_league(workers=args.workers) as served:
         floor = measure(served)
 
         async def go() -> list[tuple[str, str]]:
@@ -198,7 +203,8 @@ def main() -> None:
             return rows
 
         rows = asyncio.run(go())
-    rows += [*floor.rows(), ("load average at start", start), ("load average at end", loadavg())]
+    rows += [*floor.rows(), ("served by", workers_text(args.workers)),
+             ("load average at start", start), ("load average at end", loadavg())]
     print_table("treasury claims and buys end to end", rows)
 
 
