@@ -5,13 +5,20 @@ log covering it and the leaf's inclusion proof in that checkpoint (``ledger.api.
 Checkpoints are signed by the background checkpointer, so a receipt for a hop just recorded
 waits (bounded) for one covering it. Each receipt is made once and kept: an identical
 re-submission gets the same receipt, byte for byte.
+
+Receipts are made in batches, not per request: every request asking while a batch is being
+made joins the next one, and a batch costs one read of the receipts kept, one wait for a
+covering checkpoint, one read of the events, one pass over the inclusion proofs (every
+subtree they need in one query) and one insert, whatever the number of requests in it.
 """
 
 from __future__ import annotations
 
-import json
+import asyncio
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from pydantic import ValidationError
 
 from ledger.api.notary import Receipt
 from ledger.encoding import encode_b64
@@ -24,6 +31,27 @@ from services.kernel.checkpoints import Checkpointer
 
 #: How long an answer waits for the checkpointer to sign a checkpoint covering its hops.
 COVERING_TIMEOUT = 10.0
+#: Most receipts one batch makes or reads (a request beyond it starts the next batch).
+MAX_BATCH_RECEIPTS = 4096
+
+
+@dataclass(eq=False)
+class _Batch:
+    """The receipts asked for by the requests that joined one batch, and its outcome."""
+
+    done: asyncio.Future[dict[int, Receipt]]
+    seqs: set[int] = field(default_factory=set)
+    askers: int = 0
+
+
+@dataclass(eq=False)
+class _Batching:
+    """The batch still taking requests, the lock that runs one batch at a time, and the
+    batches' tasks (kept referenced until they finish)."""
+
+    open: _Batch | None = None
+    running: asyncio.Lock = field(default_factory=asyncio.Lock)
+    tasks: set[asyncio.Task[None]] = field(default_factory=set)
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,10 +61,59 @@ class Receipts:
     store: EventStore
     key: SigningKey
     checkpointer: Checkpointer
+    _batching: _Batching = field(default_factory=_Batching, init=False, repr=False, compare=False)
 
     async def of(self, seqs: Iterable[int]) -> dict[int, Receipt]:
-        """The receipt of each ``hop-recorded`` event in ``seqs`` (made now if need be)."""
-        wanted = sorted(set(seqs))
+        """The receipt of each ``hop-recorded`` event in ``seqs`` (made now if need be), made
+        or read in one batch with those of every request asking meanwhile."""
+        wanted = set(seqs)
+        if not wanted:
+            return {}
+        batch = self._join(wanted)
+        try:
+            made = await asyncio.shield(batch.done)
+        except Overloaded:
+            raise
+        except Exception:
+            if batch.askers == 1:
+                raise
+            # Another request's seqs may be what failed the batch: ask again alone.
+            made = await self._receipts(sorted(wanted))
+        return {seq: made[seq] for seq in wanted}
+
+    def _join(self, wanted: set[int]) -> _Batch:
+        """The batch ``wanted`` is added to: the one still taking requests, or a new one
+        (whose task waits for the batch being made to finish)."""
+        batching = self._batching
+        batch = batching.open
+        if batch is None or len(batch.seqs | wanted) > MAX_BATCH_RECEIPTS:
+            batch = _Batch(asyncio.get_running_loop().create_future())
+            batch.done.add_done_callback(_retrieved)
+            batching.open = batch
+            task = asyncio.create_task(self._run(batch), name="notary receipts")
+            batching.tasks.add(task)
+            task.add_done_callback(batching.tasks.discard)
+        batch.seqs |= wanted
+        batch.askers += 1
+        return batch
+
+    async def _run(self, batch: _Batch) -> None:
+        """Make ``batch`` once the batch before it is done; it takes no request after that."""
+        async with self._batching.running:
+            if self._batching.open is batch:
+                self._batching.open = None
+            try:
+                made = await self._receipts(sorted(batch.seqs))
+            except asyncio.CancelledError:
+                batch.done.cancel()
+                raise
+            except Exception as exc:
+                batch.done.set_exception(exc)
+            else:
+                batch.done.set_result(made)
+
+    async def _receipts(self, wanted: list[int]) -> dict[int, Receipt]:
+        """The receipts of ``wanted`` (sorted): those kept, and the rest made now."""
         found = await self._stored(wanted)
         missing = [seq for seq in wanted if seq not in found]
         if missing:
@@ -47,7 +124,7 @@ class Receipts:
         rows = await self.store.fetch(
             "SELECT seq, receipt::text FROM notary.receipts WHERE seq = ANY($1::bigint[])", seqs
         )
-        return {row[0]: Receipt.from_wire(row[1]) for row in rows}
+        return {row[0]: _kept(row[0], row[1]) for row in rows}
 
     async def _make(self, seqs: list[int]) -> dict[int, Receipt]:
         """Make and keep the receipts of ``seqs`` (sorted) against one checkpoint covering
@@ -88,10 +165,24 @@ class Receipts:
                 " FROM unnest($1::bigint[], $2::text[]) AS w(q, r) ON CONFLICT (seq) DO NOTHING"
                 " RETURNING seq",
                 list(made),
-                [json.dumps(receipt.to_wire()) for receipt in made.values()],
+                [receipt.model_dump_json() for receipt in made.values()],
             )
         kept = {row[0] for row in rows}
         lost = [seq for seq in seqs if seq not in kept]
         if lost:
             made.update(await self._stored(lost))
         return made
+
+
+def _kept(seq: int, text: str) -> Receipt:
+    """A receipt as kept in ``notary.receipts`` (the notary's own, validated as it is read)."""
+    try:
+        return Receipt.model_validate_json(text)
+    except ValidationError as exc:
+        raise EventLogError(f"the receipt kept for event {seq} is not a receipt: {exc}") from None
+
+
+def _retrieved(done: asyncio.Future[dict[int, Receipt]]) -> None:
+    """Mark a batch's failure as seen (its askers may all have gone)."""
+    if not done.cancelled():
+        done.exception()
