@@ -22,12 +22,12 @@ from collections import defaultdict
 from concurrent.futures import ProcessPoolExecutor
 from itertools import combinations
 
-from game.ai.player import AIPlayer
-from game.ai.roster import CHAIR_STRENGTH, chair_player
-from game.campaign import ROMAN
-from game.drill import DrillOutcome
-from game.tables import convene_market, play_out
+from game.window.ai.player import AIPlayer
+from game.window.ai.roster import CHAIR_STRENGTH, chair_player
+from game.window.campaign import ROMAN
+from game.window.drill import DrillOutcome
 from game.window.state import State
+from game.window.tables import convene_market, play_out
 
 
 class _Timed:

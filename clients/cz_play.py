@@ -1,13 +1,14 @@
 """``cz play``, ``cz campaign``, ``cz store``, ``cz bundle open``: the offline game (Book IV, V.5).
 
-``cz play`` convenes a table at a venue of the campaign (``game.campaign``), draws it in the
-terminal, asks the player for each decision (a number from the list of legal actions, or the
-notation of docs/formats.md), runs the No-Go drill as a timed 3×3 grid (IV.4, ``game.drill``),
-records the finished table (a ``cz-table-record/1`` file beside the wallet) and settles it in
-the campaign, whose reward joins the collection; the wallet is saved once, at the close. A table
-left before its close is neither recorded nor settled (docs/rulings.md, L-19). The store
-(``game.economy.store``) and bundles are the offline path of V.5: unstamped marks buy unstamped
-prints, finish upgrades and sealed bundles, saved after each change.
+``cz play`` convenes a table at a venue of the campaign (``game.window.campaign``), draws it
+in the terminal, asks the player for each decision (a number from the list of legal actions, or
+the notation of docs/formats.md), runs the No-Go drill as a timed 3×3 grid (IV.4,
+``game.window.drill``), records the finished table (a ``cz-table-record/1`` file beside the
+wallet) and settles it in the campaign, whose reward joins the collection; the wallet is saved
+once, at the close. A table left before its close is neither recorded nor settled
+(docs/rulings.md, L-19). The store (``game.window.economy.store``) and bundles are the offline
+path of V.5: unstamped marks buy unstamped prints, finish upgrades and sealed bundles, saved
+after each change.
 """
 
 from __future__ import annotations
@@ -34,9 +35,11 @@ from clients.cz_session import (
     seed,
 )
 from clients.cz_table import HELP, RULES, Move, card_lines, verdict_lines, why_lines
-from game.ai.player import AIPlayer
-from game.ai.roster import CHAIR_STRENGTH, chair_player, opponent_for, strength_at
-from game.campaign import (
+from game.window import actions as A
+from game.window import format_action, parse_action, record_json, to_json
+from game.window.ai.player import AIPlayer
+from game.window.ai.roster import CHAIR_STRENGTH, chair_player, opponent_for, strength_at
+from game.window.campaign import (
     ROMAN,
     Campaign,
     CampaignRefusal,
@@ -48,7 +51,7 @@ from game.campaign import (
     registrar,
     settle,
 )
-from game.drill import (
+from game.window.drill import (
     SHOW_SECONDS,
     TIME_LIMIT_SECONDS,
     DrillOutcome,
@@ -57,17 +60,15 @@ from game.drill import (
     judge,
     parse_pattern,
 )
-from game.economy import store
-from game.economy.collection import Collection
-from game.economy.prices import BUNDLE_PRICE, BUNDLE_PRINTS, SINGLE_PRICE, UPGRADE_PRICE
-from game.economy.prints import Finish
-from game.registrars import HOUSE_TITLES, player_portfolio
-from game.tables import Holding, Table
-from game.window import actions as A
-from game.window import format_action, parse_action, record_json, to_json
+from game.window.economy import store
+from game.window.economy.collection import Collection
+from game.window.economy.prices import BUNDLE_PRICE, BUNDLE_PRINTS, SINGLE_PRICE, UPGRADE_PRICE
+from game.window.economy.prints import Finish
 from game.window.errors import DealError, IllegalActionError, NotationError
+from game.window.registrars import HOUSE_TITLES, player_portfolio
 from game.window.scoring import Verdict
 from game.window.state import CHANCE, SEAL_CLOSE, State
+from game.window.tables import Holding, Table
 from ledger.catalog import ARCHIVE_SETS, BY_NAME, PLAYING, CardSet, Rarity
 from ledger.errors import SchemaError
 
@@ -527,8 +528,9 @@ class Played:
 
 
 def play_table(state: State, seats: Sequence[Person | Seat]) -> Played:
-    """``game.tables.play_out`` with the notation kept and a person who may leave (:class:`Left`):
-    each decision by the seat that must decide, the drill answered by the challenger (IV.4)."""
+    """``game.window.tables.play_out`` with the notation kept and a person who may leave
+    (:class:`Left`): each decision by the seat that must decide, the drill answered by the
+    challenger (IV.4)."""
     played = Played(state)
     while not state.is_over:
         player = state.current_player

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 from clients.wallet import LeaguePin, Wallet, WalletError, WalletHome, unseal
-from game.economy.prints import Print
+from game.window.economy.prints import Print
 from ledger.address import address_of
 from ledger.errors import BadSignatureError, LedgerError, WrongPassphraseError
 from ledger.keys import PublicKey

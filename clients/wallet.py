@@ -22,9 +22,9 @@ from typing import Any
 
 import platformdirs
 
-from game.campaign import Campaign
-from game.economy.collection import Collection
-from game.economy.prints import MISPRINT_SERIAL, Finish, Print
+from game.window.campaign import Campaign
+from game.window.economy.collection import Collection
+from game.window.economy.prints import MISPRINT_SERIAL, Finish, Print
 from ledger.address import address_of
 from ledger.api.mint import StampAnswer, Stamped
 from ledger.api.notary import Provenance

@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 
 from clients.wallet import Wallet
-from game.economy.prints import Print
+from game.window.economy.prints import Print
 from ledger.savecode import MINIMUM_KDF, seal_save_code
 from tests.harness.cz import run_cz
 from tests.harness.league import InProcessLeague, clean_env, init_league

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from game.economy.prints import Print
+from game.window.economy.prints import Print
 from ledger.address import address_of
 from ledger.fraud import FraudProof
 from services.kernel.founding import create_league

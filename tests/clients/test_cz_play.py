@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from clients.wallet import Wallet
-from game.campaign import ASSESSOR, CLERK_MARKS, clerk, settle
-from game.economy.prices import BUNDLE_PRICE, BUNDLE_PRINTS, SINGLE_PRICE
+from game.window.campaign import ASSESSOR, CLERK_MARKS, clerk, settle
+from game.window.economy.prices import BUNDLE_PRICE, BUNDLE_PRINTS, SINGLE_PRICE
 from game.window.scoring import Verdict
 from ledger.catalog import Rarity
 from ledger.savecode import MINIMUM_KDF, seal_save_code

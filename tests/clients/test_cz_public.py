@@ -13,7 +13,7 @@ from pathlib import Path
 
 from clients.cz_public import PUBLIC_FILE
 from clients.wallet import WalletHome
-from game.economy.prints import Print
+from game.window.economy.prints import Print
 from ledger.cards import LedgerCard
 from tests.clients.conftest import PASSPHRASE, Player, on_terminal, one_line_failure, wallet_with
 

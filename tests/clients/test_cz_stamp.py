@@ -8,7 +8,7 @@ from pathlib import Path
 
 from clients.league import LeagueClient
 from clients.wallet import LeaguePin, Wallet
-from game.economy.prints import Print
+from game.window.economy.prints import Print
 from ledger.api.mint import Stamped
 from ledger.keys import PublicKey
 from ledger.savecode import MINIMUM_KDF, seal_save_code

@@ -13,7 +13,7 @@ import pytest
 
 from clients.league import LeagueClient
 from clients.wallet import notary_record, unseal
-from game.economy.prints import Finish, Print
+from game.window.economy.prints import Finish, Print
 from ledger.api.notary import Provenance
 from ledger.endorsements import endorse
 from ledger.errors import BadSignatureError, ProofError

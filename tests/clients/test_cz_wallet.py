@@ -10,8 +10,8 @@ from pathlib import Path
 from clients.cz_notes import choose_notes
 from clients.league import new_request_id, stamp_request
 from clients.wallet import Wallet, WalletHome
-from game.campaign import clerk, settle
-from game.economy.prints import Print
+from game.window.campaign import clerk, settle
+from game.window.economy.prints import Print
 from game.window.scoring import Verdict
 from ledger.api.treasury import Upgrade, buy_request, claim_request
 from ledger.cards import LedgerCard

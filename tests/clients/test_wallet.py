@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from clients.wallet import FORMAT, Wallet, WalletError, WalletHome, unseal
-from game.economy.prints import MISPRINT, Finish, Print
+from game.window.economy.prints import MISPRINT, Finish, Print
 from ledger.api.mint import Allowance, Refused, StampAnswer, Stamped
 from ledger.catalog import BY_NAME
 from ledger.endorsements import Chain

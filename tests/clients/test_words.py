@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from clients.words import plural
-from game.economy.prints import Print
+from game.window.economy.prints import Print
 from tests.clients.conftest import Player, wallet_with
 from tests.harness.league import InProcessLeague
 

@@ -21,10 +21,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol, cast
 
-from game.drill import DrillOutcome
-from game.economy.prints import Print
 from game.window import actions as A
 from game.window.convening import from_deal, new_base_table, new_market_table, shuffled
+from game.window.drill import DrillOutcome
+from game.window.economy.prints import Print
 from game.window.errors import DealError
 from game.window.records import ExplicitDeal, SeededDeal
 from game.window.state import CHANCE, State

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from game.campaign import (
+from game.window.campaign import (
     ASSESSOR,
     CHAIR_MARKS,
     CLERK_MARKS,
@@ -19,7 +19,7 @@ from game.campaign import (
     registrar,
     settle,
 )
-from game.economy.prints import MISPRINT, Finish, Print
+from game.window.economy.prints import MISPRINT, Finish, Print
 from game.window.scoring import Verdict
 from ledger.catalog import ARCHIVE_SETS, CardSet
 from ledger.errors import SchemaError
@@ -207,9 +207,9 @@ def test_unknown_venues_are_refused() -> None:
 def test_each_venue_convenes_its_table() -> None:
     """IV.1: clerks convene base tables; IV.2/M-09: the Assessor and the Chairs market tables;
     IV.5: a Registrar a portfolio table with its set in the pool."""
-    from game.campaign import convene
-    from game.economy.collection import Collection
-    from game.registrars import HOUSE_TITLES, player_portfolio, set_titles
+    from game.window.campaign import convene
+    from game.window.economy.collection import Collection
+    from game.window.registrars import HOUSE_TITLES, player_portfolio, set_titles
 
     assert convene(clerk(2), 5).kind == "base"
     assert convene(ASSESSOR, 5).kind == "market"

@@ -11,7 +11,7 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from game.economy.prints import MISPRINT_SERIAL, Finish, Print
+from game.window.economy.prints import MISPRINT_SERIAL, Finish, Print
 from ledger.errors import SchemaError, SizeLimitError
 
 #: Limits on a collection read from a save code (offline play accrues prints without limit in

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
-from game.economy.prints import Finish
+from game.window.economy.prints import Finish
 from ledger.catalog import Rarity
 
 #: A single unstamped print in the standard finish, by rarity of its set.

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from game.economy.collection import Collection
-from game.economy.prints import MISPRINT, Finish, Print
+from game.window.economy.collection import Collection
+from game.window.economy.prints import MISPRINT, Finish, Print
 from ledger.errors import SchemaError
 
 SAMPLE = Collection(

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from game.drill import (
+from game.window.drill import (
     CELLS,
     LIT_CELLS,
     TIME_LIMIT_SECONDS,

@@ -1,15 +1,16 @@
 """One search for every AI: alpha-beta over the engine's State, with a transposition table,
 chance nodes for the No-Go drill, iterative deepening, and a budget counted in nodes.
 
-Strength is set by the node budget alone (and, in :mod:`game.ai.player`, an error rate): never
-by the clock, so the same position, budget and seed give the same move on any machine.
+Strength is set by the node budget alone (and, in :mod:`game.window.ai.player`, an error
+rate): never by the clock, so the same position, budget and seed give the same move on any
+machine.
 
 - Decisions belong to whoever :attr:`State.current_player` names: the seat to move, a defender
   answering a Cut or a Hold, the seat placing a Turn's order. Values are from the searching
   seat's side: it maximizes at its own decisions and minimizes at the other seat's.
 - The drill (IV.4, R-02) is a chance node: success with the challenger's listed competence.
 - A closed table is worth its verdict exactly; a position at the depth horizon gets the
-  heuristic of :mod:`game.ai.evaluation`. An iteration that never met the horizon has solved
+  heuristic of :mod:`game.window.ai.evaluation`. An iteration that never met the horizon has solved
   the position: its value is exact, deepening stops, and the move is perfect play.
 """
 
@@ -17,8 +18,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from game.ai.evaluation import evaluate, terminal_value
 from game.window import actions as A
+from game.window.ai.evaluation import evaluate, terminal_value
 from game.window.state import CHANCE, State
 
 _INF = 1 << 30

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from game.ai.roster import chair_player
-from game.economy.prints import Finish, Print
-from game.tables import Holding, convene_base, convene_market, convene_portfolio, play_out
 from game.window import DealError, replay
+from game.window.ai.roster import chair_player
+from game.window.economy.prints import Finish, Print
 from game.window.notation import format_action
 from game.window.records import Record
+from game.window.tables import Holding, convene_base, convene_market, convene_portfolio, play_out
 from ledger.catalog import BASE_SIX, FOLDED_SEVEN, LETTERED, SEALED_SET
 
 BASE = [c.name for c in BASE_SIX]

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from game.economy import bundles
-from game.economy.collection import Collection
-from game.economy.prices import BUNDLE_PRICE, SINGLE_PRICE, UPGRADE_PRICE
-from game.economy.prints import Finish, Print
+from game.window.economy import bundles
+from game.window.economy.collection import Collection
+from game.window.economy.prices import BUNDLE_PRICE, SINGLE_PRICE, UPGRADE_PRICE
+from game.window.economy.prints import Finish, Print
 from ledger.catalog import BY_NAME
 from ledger.errors import LedgerError
 

@@ -2,7 +2,7 @@
 
 Each Registrar brings a portfolio of its set's seven certificates plus one certificate of the
 Assessor's thirteen that the player did not bring (drawn by the table's seed), and plays them
-against you at its fixed strength (:data:`game.ai.roster.REGISTRAR_STRENGTH`). It teaches its
+against you at its fixed strength (:data:`game.window.ai.roster.REGISTRAR_STRENGTH`). It teaches its
 cards by playing them: when its die calls for a slip, it builds one of its own set's cards if it
 can, instead of a uniformly drawn action (docs/modes.md, M-16) — a legal action like any other.
 
@@ -16,13 +16,13 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-from game.ai.player import AIPlayer, Strength
-from game.economy.collection import Collection
-from game.economy.prints import Finish
-from game.tables import PORTFOLIO_SIZE, Holding, Table, convene_portfolio
 from game.window import actions as A
+from game.window.ai.player import AIPlayer, Strength
+from game.window.economy.collection import Collection
+from game.window.economy.prints import Finish
 from game.window.errors import DealError
 from game.window.state import State
+from game.window.tables import PORTFOLIO_SIZE, Holding, Table, convene_portfolio
 from ledger.catalog import ARCHIVE_SETS, BASE_SIX, FOLDED_SEVEN, CardSet
 
 #: The Assessor's thirteen: the titles anyone may bring as house copies (M-11).

@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 from collections import Counter
 
-from game.economy.bundles import TITLES_BY_RARITY, open_bundle
-from game.economy.prices import FINISH_ODDS, RARITY_ODDS
+from game.window.economy.bundles import TITLES_BY_RARITY, open_bundle
+from game.window.economy.prices import FINISH_ODDS, RARITY_ODDS
 from ledger.catalog import BY_NAME
 
 OPENINGS = 100_000

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from game.ai.roster import REGISTRAR_STRENGTH
-from game.economy.collection import Collection
-from game.economy.prints import Finish, Print
-from game.registrars import (
+from game.window import DealError
+from game.window import actions as A
+from game.window.ai.roster import REGISTRAR_STRENGTH
+from game.window.economy.collection import Collection
+from game.window.economy.prints import Finish, Print
+from game.window.registrars import (
     HOUSE_TITLES,
     RegistrarPlayer,
     convene_registrar_table,
@@ -16,8 +18,6 @@ from game.registrars import (
     registrar_portfolio,
     set_titles,
 )
-from game.window import DealError
-from game.window import actions as A
 from ledger.catalog import CardSet
 
 STARTER = list(HOUSE_TITLES[:8])

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from itertools import pairwise
 
-from game.ai.player import AIPlayer, Strength
-from game.ai.roster import CHAIR_STRENGTH, chair_player, opponent_for
-from game.campaign import all_venues
-from game.tables import convene_base, convene_market
+from game.window.ai.player import AIPlayer, Strength
+from game.window.ai.roster import CHAIR_STRENGTH, chair_player, opponent_for
+from game.window.campaign import all_venues
+from game.window.tables import convene_base, convene_market
 
 
 class _Checked:
@@ -30,7 +30,7 @@ class _Checked:
 
 def _play(state, first: AIPlayer, second: AIPlayer) -> int:  # type: ignore[no-untyped-def]
     seats = [_Checked(first), _Checked(second)]
-    from game.tables import play_out
+    from game.window.tables import play_out
 
     play_out(state, seats)
     assert state.is_over

@@ -1,18 +1,18 @@
 """Every AI opponent's published strength (IV.1, IV.2, IV.5, IV.6), and who sits at a venue.
 
 The Standing Table's twelve Chairs rise by deeper search and thinner error (IV.6), never by
-stat inflation or rule exceptions: each is the one search of :mod:`game.ai.search` with a node
-budget and an error rate, and answers the No-Go drill at its listed competence. The clerks, the
-Assessor and the Registrars are the same AI at fixed strengths. The table is mirrored in
-docs/modes.md.
+stat inflation or rule exceptions: each is the one search of :mod:`game.window.ai.search` with
+a node budget and an error rate, and answers the No-Go drill at its listed competence. The
+clerks, the Assessor and the Registrars are the same AI at fixed strengths. The table is
+mirrored in docs/modes.md.
 """
 
 from __future__ import annotations
 
 from types import MappingProxyType
 
-from game.ai.player import HUMAN_DRILL_MODEL, AIPlayer, Strength
-from game.campaign import Venue
+from game.window.ai.player import HUMAN_DRILL_MODEL, AIPlayer, Strength
+from game.window.campaign import Venue
 
 CHAIR_STRENGTH: MappingProxyType[int, Strength] = MappingProxyType(
     {
@@ -63,7 +63,7 @@ def chair_player(
 
 def opponent_for(venue: Venue, seed: int | str) -> AIPlayer:
     """The AI who sits at ``venue`` for one table, seeded; a Registrar teaches its set."""
-    from game.registrars import RegistrarPlayer  # the Registrars build on this module
+    from game.window.registrars import RegistrarPlayer  # the Registrars build on this module
 
     if venue.kind == "registrar":
         return RegistrarPlayer(venue.card_set, REGISTRAR_STRENGTH, seed)

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import random
 
-from game.economy.prices import BUNDLE_PRINTS, FINISH_ODDS, RARITY_ODDS
-from game.economy.prints import Finish, Print
+from game.window.economy.prices import BUNDLE_PRINTS, FINISH_ODDS, RARITY_ODDS
+from game.window.economy.prints import Finish, Print
 from ledger.catalog import PLAYING, Rarity
 
 TITLES_BY_RARITY: dict[Rarity, tuple[str, ...]] = {

@@ -10,8 +10,8 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from game.ai.search import Search, SearchResult
-from game.drill import DrillOutcome, competence_draw
+from game.window.ai.search import Search, SearchResult
+from game.window.drill import DrillOutcome, competence_draw
 from game.window.state import State
 
 #: What an AI assumes about a human's drill when it searches (a human answers for real).

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from game.economy.collection import Collection
-from game.economy.prints import MISPRINT, Finish, Print
-from game.economy.store import (
+from game.window.economy.collection import Collection
+from game.window.economy.prints import MISPRINT, Finish, Print
+from game.window.economy.store import (
     StoreRefusal,
     buy_bundle,
     buy_single,

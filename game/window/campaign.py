@@ -4,7 +4,7 @@ The path: the four clerks' base tables (IV.1; settle three of four — a win or 
 — and the market seal breaks), the Assessor's market table (IV.2), then the four Registrars
 (IV.5) and the Standing Table's twelve Chairs (IV.6; beat Chair n to unlock Chair n+1).
 
-:func:`convene` gives the table a venue convenes (``game.tables``); :func:`settle` takes a
+:func:`convene` gives the table a venue convenes (``game.window.tables``); :func:`settle` takes a
 state, the venue a table was played at and its verdict, and returns the new state and the
 :class:`Reward` paid. The campaign never plays a table: the engine and the players do; it records
 what they settled. Every result is kept in its own column — wins, losses and Balances apart,
@@ -22,11 +22,11 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
-from game.economy.collection import Collection
-from game.economy.prints import MISPRINT, Finish, Print
-from game.registrars import convene_registrar_table
-from game.tables import Holding, Table, convene_base, convene_market
+from game.window.economy.collection import Collection
+from game.window.economy.prints import MISPRINT, Finish, Print
+from game.window.registrars import convene_registrar_table
 from game.window.scoring import Verdict
+from game.window.tables import Holding, Table, convene_base, convene_market
 from ledger.catalog import ARCHIVE_SETS, CardSet
 from ledger.errors import LedgerError, SchemaError
 

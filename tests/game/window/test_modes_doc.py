@@ -6,13 +6,14 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from game.ai.roster import (
+from game.window import Verdict
+from game.window.ai.roster import (
     ASSESSOR_STRENGTH,
     CHAIR_STRENGTH,
     CLERK_STRENGTH,
     REGISTRAR_STRENGTH,
 )
-from game.campaign import (
+from game.window.campaign import (
     ASSESSOR_MARKS,
     CHAIR_MARKS,
     CLERK_MARKS,
@@ -20,11 +21,10 @@ from game.campaign import (
     REGISTRAR_REPEAT_MARKS,
     ROMAN,
 )
-from game.drill import LIT_CELLS, SHOW_SECONDS, TIME_LIMIT_SECONDS
-from game.economy.prices import BUNDLE_PRICE, SINGLE_PRICE, UPGRADE_PRICE
-from game.window import Verdict
+from game.window.drill import LIT_CELLS, SHOW_SECONDS, TIME_LIMIT_SECONDS
+from game.window.economy.prices import BUNDLE_PRICE, SINGLE_PRICE, UPGRADE_PRICE
 
-DOC = (Path(__file__).resolve().parents[2] / "docs" / "modes.md").read_text(encoding="utf-8")
+DOC = (Path(__file__).resolve().parents[3] / "docs" / "modes.md").read_text(encoding="utf-8")
 
 
 def _row(first_cell: str) -> list[str]:

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import random
 
-from game.ai.evaluation import WIN_VALUE
-from game.ai.roster import CHAIR_STRENGTH
-from game.ai.search import Search
 from game.window import Verdict, new_base_table, new_market_table
 from game.window import actions as A
+from game.window.ai.evaluation import WIN_VALUE
+from game.window.ai.roster import CHAIR_STRENGTH
+from game.window.ai.search import Search
 from game.window.state import CHANCE, State
 
 _SIGN = {Verdict.WIN: 1, Verdict.LOSS: -1, Verdict.BALANCE: 0}
