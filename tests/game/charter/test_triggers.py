@@ -147,7 +147,7 @@ def test_random_games_with_choosing_triggers_keep_the_invariants() -> None:
     import random
 
     from game.charter import library, new_game
-    from tests.game.charter.test_random_games import check_invariants
+    from tests.game.charter.invariants import check_invariants
 
     extra = ["Sniper", "Sniper", "Hothead", "Scorch", "Bulwark", "Bulwark"]
     lists = [
