@@ -148,11 +148,20 @@ def _index(manifest: LeagueManifest, services: Sequence[Service], version: str) 
 
 
 async def run_until_stopped(
-    app: web.Application, host: str, port: int, *, internal: socket.socket | None = None
+    app: web.Application,
+    host: str,
+    port: int,
+    *,
+    internal: socket.socket | None = None,
+    listener: socket.socket | None = None,
+    ready: Callable[[], None] | None = None,
 ) -> None:
     """Serve ``app`` until SIGINT or SIGTERM; print the address actually bound (port 0 works).
     With ``internal`` (:func:`services.http.serving.internal_listener`) it is also served
-    there, for the server's calls to itself (:meth:`LeagueSettings.with_internal`).
+    there, for the server's calls to itself (:meth:`LeagueSettings.with_internal`). With
+    ``listener`` (a worker's: services/kernel/workers.py) it serves that socket, bound and
+    announced by the process that started the workers, prints nothing and calls ``ready``
+    once it serves.
 
     The signal handlers are installed before anything else, so a signal at any moment after
     start-up (even right after the ``serving on`` line, or before it) stops the server
@@ -166,11 +175,18 @@ async def run_until_stopped(
     secrets: list[str] = app.get(LOG_SECRETS, [])
     try:
         with structured_logs(secrets):
-            async with throttled_logs(), serving(app, host, port, internal=internal) as runner:
-                for bound in runner.public_addresses:
-                    print(f"serving on http://{bound[0]}:{bound[1]}", flush=True)
+            async with (
+                throttled_logs(),
+                serving(app, host, port, internal=internal, listener=listener) as runner,
+            ):
+                if listener is None:
+                    for bound in runner.public_addresses:
+                        print(f"serving on http://{bound[0]}:{bound[1]}", flush=True)
+                if ready is not None:
+                    ready()
                 await stop.wait()
-                print("stopping", file=sys.stderr, flush=True)
+                if listener is None:
+                    print("stopping", file=sys.stderr, flush=True)
     finally:
         for signum in signals:
             loop.remove_signal_handler(signum)

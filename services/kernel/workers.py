@@ -31,6 +31,7 @@ worker could inherit taken).
 
 from __future__ import annotations
 
+import ctypes
 import logging
 import os
 import signal
@@ -40,6 +41,7 @@ import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext, suppress
 from dataclasses import dataclass, field
+from functools import partial
 
 from services.http.limits import BACKLOG
 
@@ -75,18 +77,42 @@ def public_listener(host: str, port: int) -> socket.socket:
     return sock
 
 
+#: Seconds the workers get to finish after SIGTERM before they are killed: the server's
+#: shutdown grace (services/http/limits.py) and time to close its pools.
+STOP_GRACE = 30.0
+#: Linux's ``prctl`` option asking for a signal when the parent dies.
+PR_SET_PDEATHSIG = 1
+
+#: A worker's body: serve, calling ``ready()`` once serving; its exit status.
+Serve = Callable[[int, Callable[[], None]], int]
+
+
+def _die_with(supervisor: int) -> None:
+    """Ask the kernel to send this worker SIGTERM when its supervisor dies (Linux), so a
+    supervisor killed outright leaves no worker serving on its own; a worker whose supervisor
+    is already gone exits now."""
+    with suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    if os.getppid() != supervisor:
+        os._exit(1)
+
+
 @dataclass
 class Workers:
-    """Start ``count`` workers, each running ``serve(index)`` (its exit status) in a forked
-    process; keep them running until SIGINT or SIGTERM."""
+    """Start ``count`` workers, each running ``serve(index, ready)`` in a forked process;
+    keep them running until SIGINT or SIGTERM.
+
+    The first worker starts alone: until it says it serves (``ready``), nothing is announced,
+    and if it dies first, its own error (one line, written by ``serve``) is the supervisor's
+    failure, with its exit status: a league that cannot start fails once, not in a loop."""
 
     count: int
-    serve: Callable[[int], int]
+    serve: Serve
     #: Entered in this process once the first workers are started, for the rest of the run
     #: (e.g. the embedded database's supervisor, whose thread must not exist at that fork).
     beside: Callable[[], AbstractContextManager[object]] = nullcontext
-    #: Called once the signal handlers are in place and the workers started (so a signal
-    #: sent the moment it has spoken stops everything cleanly).
+    #: Called once the first worker serves (so what it announces is true, and a signal sent
+    #: the moment it has spoken stops everything cleanly).
     announce: Callable[[], None] = lambda: None
     #: Worker pid -> (its index, when it started).
     running: dict[int, tuple[int, float]] = field(default_factory=dict)
@@ -95,14 +121,18 @@ class Workers:
     _stopping: bool = False
 
     def run(self) -> int:
-        """Supervise until stopped; 0, or 1 when workers kept dying as they started."""
+        """Supervise until stopped: 0; the first worker's status when it could not start;
+        2 when workers kept dying as they started."""
         previous = {
             signum: signal.signal(signum, self._stop)
             for signum in (signal.SIGINT, signal.SIGTERM)
         }
         try:
-            for index in range(self.count):
-                self._start(index)
+            failed = self._start_first()
+            if failed is not None:
+                return 0 if self._stopping else failed
+            for index in range(1, self.count):
+                os.close(self._start(index))
             self.announce()
             with self.beside():
                 return self._watch()
@@ -112,22 +142,44 @@ class Workers:
             for signum, handler in previous.items():
                 signal.signal(signum, handler)
 
-    def _start(self, index: int) -> None:
+    def _start_first(self) -> int | None:
+        """Start worker 0 and wait until it serves (None) or dies (its exit status)."""
+        said = self._start(0)
+        try:
+            answer = os.read(said, 1)
+        finally:
+            os.close(said)
+        if answer:
+            return None
+        (pid,) = self.running
+        _, status = os.waitpid(pid, 0)
+        del self.running[pid]
+        code = os.waitstatus_to_exitcode(status)
+        return code if code > 0 else 1
+
+    def _start(self, index: int) -> int:
+        """Fork worker ``index``; the read end of the pipe it says ``ready`` on."""
         sys.stdout.flush()
         sys.stderr.flush()
+        read, write = os.pipe()
+        supervisor = os.getpid()
         pid = os.fork()
         if pid == 0:  # the worker
             status = 1
             try:
+                os.close(read)
+                _die_with(supervisor)
                 for signum in (signal.SIGINT, signal.SIGTERM):
                     signal.signal(signum, signal.SIG_DFL)
-                status = self.serve(index)
+                status = self.serve(index, partial(_say_ready, write))
             finally:
                 sys.stdout.flush()
                 sys.stderr.flush()
                 os._exit(status)
+        os.close(write)
         self.running[pid] = (index, time.monotonic())
         log.info("worker %d started (pid %d)", index, pid)
+        return read
 
     def _watch(self) -> int:
         failed_starts = 0
@@ -147,11 +199,11 @@ class Workers:
                 if failed_starts >= MAX_FAILED_STARTS:
                     print(f"league: worker {index} {how} as it started, {failed_starts} times "
                           f"in a row: stopping", file=sys.stderr, flush=True)
-                    return 1
+                    return 2
                 log.error("worker %d (pid %d) %s after %.1f s: starting it again", index,
                           pid, how, lived)
                 self.restarts += 1
-                self._start(index)
+                os.close(self._start(index))
         return 0
 
     def _stop(self, signum: int, frame: object) -> None:
@@ -164,7 +216,30 @@ class Workers:
                 os.kill(pid, signal.SIGTERM)
 
     def _reap_all(self) -> None:
-        for pid in list(self.running):
-            with suppress(ChildProcessError):
-                os.waitpid(pid, 0)
-            self.running.pop(pid, None)
+        """Wait for every worker, killing those still running after :data:`STOP_GRACE`."""
+        deadline = time.monotonic() + STOP_GRACE
+        while self.running:
+            for pid in list(self.running):
+                try:
+                    done, _ = os.waitpid(pid, os.WNOHANG)
+                except ChildProcessError:
+                    done = pid
+                if done:
+                    del self.running[pid]
+            if self.running and time.monotonic() >= deadline:
+                for pid in self.running:
+                    log.error("worker pid %d did not stop within %g s: killing it", pid,
+                              STOP_GRACE)
+                    with suppress(ProcessLookupError):
+                        os.kill(pid, signal.SIGKILL)
+                deadline = float("inf")
+            elif self.running:
+                time.sleep(LOOK / 4)
+
+
+def _say_ready(write: int) -> None:
+    """A worker serves: tell the supervisor (once; it may no longer be listening)."""
+    with suppress(OSError):
+        os.write(write, b"r")
+    with suppress(OSError):
+        os.close(write)

@@ -5,7 +5,8 @@
     league db path|start|stop|status               the embedded PostgreSQL
     league db dump FILE | restore FILE             a backup, and its checked restore
     league migrate                                 bring the database schema up to date
-    league serve [SERVICE ...] [--host H] [--port N]   serve (all services by default)
+    league serve [SERVICE ...] [--host H] [--port N] [--workers N]
+                                                    serve (all services by default)
     league verify                                  re-verify every log, projection and census
     league rebuild [SERVICE ...]                   rebuild projections from the logs
     league openapi [SERVICE] [--write | --check]   the services' OpenAPI documents
@@ -68,6 +69,7 @@ def _settings(args: argparse.Namespace) -> LeagueSettings:
     return LeagueSettings.from_env(
         host=getattr(args, "host", None),
         port=getattr(args, "port", None),
+        workers=getattr(args, "workers", None),
         passphrase_file=getattr(args, "passphrase_file", None),
     )
 
@@ -325,10 +327,14 @@ def cmd_migrate(args: argparse.Namespace) -> None:
     print("database schema is up to date")
 
 
-def cmd_serve(args: argparse.Namespace) -> None:
+def cmd_serve(args: argparse.Namespace) -> int:
     from services.kernel.founding import create_league, league_exists, read_passphrase
     from services.league.registry import SERVICES
 
+    if args.workers is None and not os.environ.get("LEAGUE_WORKERS"):
+        from services.kernel.workers import default_workers
+
+        args.workers = default_workers()
     names = args.services or list(SERVICES)
     unknown = [name for name in names if name not in SERVICES]
     if unknown:
@@ -344,10 +350,10 @@ def cmd_serve(args: argparse.Namespace) -> None:
             file=sys.stderr,
         )
     with _home_lock(settings.data_dir, restoring=False):  # no restore while it serves
-        _serve(settings, names)
+        return _serve(settings, names)
 
 
-def _serve(settings: LeagueSettings, names: list[str]) -> None:
+def _serve(settings: LeagueSettings, names: list[str]) -> int:
     from services.http.serving import internal_listener
     from services.kernel import database
     from services.kernel.compose import compose, run_until_stopped
@@ -366,11 +372,38 @@ def _serve(settings: LeagueSettings, names: list[str]) -> None:
     settings = settings.with_internal(f"http://{at[0]}:{at[1]}", names)
     app = compose(settings, [SERVICES[name] for name in names])
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s %(message)s")
-    supervisor = (
-        database.EmbeddedSupervisor(settings.pgdata) if supervised else contextlib.nullcontext()
-    )
-    with internal, supervisor:
-        asyncio.run(run_until_stopped(app, settings.host, settings.port, internal=internal))
+
+    def watching() -> contextlib.AbstractContextManager[object]:
+        if supervised:
+            return database.EmbeddedSupervisor(settings.pgdata)
+        return contextlib.nullcontext()
+
+    if settings.workers == 1:
+        with internal, watching():
+            asyncio.run(run_until_stopped(app, settings.host, settings.port, internal=internal))
+        return 0
+    from services.kernel.workers import Workers, public_listener
+
+    # N workers serve the same app on the same sockets (services/kernel/workers.py).
+    listener = public_listener(settings.host, settings.port)
+
+    def announce() -> None:
+        at = listener.getsockname()
+        print(f"serving on http://{at[0]}:{at[1]}", flush=True)
+        print(f"{settings.workers} workers", file=sys.stderr, flush=True)
+
+    def worker(index: int, ready: Callable[[], None]) -> int:
+        try:
+            asyncio.run(run_until_stopped(
+                app, settings.host, settings.port, internal=internal, listener=listener,
+                ready=ready,
+            ))
+        except (Exception, KeyboardInterrupt) as exc:  # the worker's one line, as main's
+            return _report(exc, "" if index == 0 else f"worker {index}: ")
+        return 0
+
+    with internal, listener:
+        return Workers(settings.workers, worker, beside=watching, announce=announce).run()
 
 
 def cmd_verify(args: argparse.Namespace) -> None:
@@ -665,6 +698,11 @@ def build_parser() -> argparse.ArgumentParser:
                        help=f"services to run: {', '.join(SERVICE_NAMES)} (default: all)")
     serve.add_argument("--host", help="address to listen on (default 127.0.0.1, LEAGUE_HOST)")
     serve.add_argument("--port", type=int, help="port (default 8080, LEAGUE_PORT; 0 picks one)")
+    serve.add_argument(
+        "--workers", type=int, metavar="N",
+        help="worker processes sharing the port (default: one per core, LEAGUE_WORKERS); "
+             "each log's leader is elected among them (docs/operations.md)",
+    )
     _passphrase_option(serve, "the passphrase of armored keys")
     serve.set_defaults(run=cmd_serve)
 
@@ -761,25 +799,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     run: Callable[[argparse.Namespace], int | None] = args.run
     try:
         status = run(args)
-    except LedgerError as exc:
-        return _fail(exc.diagnostics())
-    except OSError as exc:
-        return _fail(f"{exc.strerror or exc} ({exc.filename})" if exc.filename else str(exc))
-    except KeyboardInterrupt:
-        return _fail("interrupted")
-    except Exception as exc:
-        import asyncpg  # a command that reached the database imported it already
-
-        if isinstance(exc, asyncpg.PostgresError | asyncpg.InterfaceError):
-            return _fail(f"the database refused: {exc}")
-        # Still one line; the type says where to look. Messages here carry no secret (URLs
-        # with passwords never reach an exception message in this code).
-        return _fail(f"unexpected failure: {type(exc).__name__}: {exc}")
+    except (Exception, KeyboardInterrupt) as exc:  # every failure: one line and a status
+        return _report(exc)
     return status or 0
 
 
+def _report(exc: BaseException, where: str = "") -> int:
+    """Say what failed on one line (prefixed by ``where``); the exit status."""
+    if isinstance(exc, LedgerError):
+        return _fail(where + exc.diagnostics())
+    if isinstance(exc, OSError):
+        return _fail(where + (f"{exc.strerror or exc} ({exc.filename})" if exc.filename
+                              else str(exc)))
+    if isinstance(exc, KeyboardInterrupt):
+        return _fail(where + "interrupted")
+    import asyncpg  # a command that reached the database imported it already
+
+    if isinstance(exc, asyncpg.PostgresError | asyncpg.InterfaceError):
+        return _fail(f"{where}the database refused: {exc}")
+    # Still one line; the type says where to look. Messages here carry no secret (URLs with
+    # passwords never reach an exception message in this code).
+    return _fail(f"{where}unexpected failure: {type(exc).__name__}: {exc}")
+
+
 def _fail(message: str) -> int:
-    print(f"league: {' '.join(message.split())}", file=sys.stderr)
+    print(f"league: {' '.join(message.split())}", file=sys.stderr, flush=True)
     return 2
 
 

@@ -18,6 +18,7 @@ import os
 import random
 import signal
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -154,6 +155,27 @@ async def test_workers_killed_under_load_lose_nothing_and_stamp_nothing_twice(
     verified = league(env_of(settings), "verify")
     assert verified.returncode == 0, verified.stderr
     assert f"mint log: {len(stamped)} events" in verified.stdout
+
+
+def test_a_supervisor_killed_outright_leaves_no_worker_serving(served: Served) -> None:
+    """SIGKILL to the supervisor (nothing it can catch): its workers stop too (the kernel
+    tells them, Linux's parent-death signal), rather than serving on unsupervised."""
+    workers = asyncio.run(until_workers(served.process.pid, WORKERS, set()))
+    served.process.kill()
+    served.process.wait(timeout=GUARD_SECONDS)
+    deadline = time.monotonic() + GUARD_SECONDS
+    while any(_alive(pid) for pid in workers):
+        assert time.monotonic() < deadline, f"workers {workers} outlived their supervisor"
+        time.sleep(0.05)
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs (an exited process not yet reaped is a zombie: not running)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return False
+    return "State:\tZ" not in status
 
 
 def test_the_per_source_limit_holds_across_workers(
