@@ -125,8 +125,8 @@ def unreachable(url: str, exc: aiohttp.ClientError | TimeoutError,
         )
     if isinstance(exc, aiohttp.ClientConnectorError):
         return LeagueUnreachable(
-            f"{url} did not answer: is `league serve` running there, at that host and "
-            f"port? ({_reason(exc)})"
+            f"nothing answers at {url}: is `league serve` running there (that host, that "
+            f"port)? ({_reason(exc)})"
         )
     if isinstance(exc, TimeoutError):
         return LeagueUnreachable(
@@ -364,7 +364,7 @@ class LeagueClient:
         longest = max((len(c.endorsements) for c in chains), default=0)
         for end in range(MAX_NEW_HOPS_PER_CHAIN, longest, MAX_NEW_HOPS_PER_CHAIN):
             await self.notarize_once(
-                [Chain(certificate=c.certificate, endorsements=c.endorsements[:end])
+                [c.model_copy(update={"endorsements": c.endorsements[:end]})
                  for c in chains if len(c.endorsements) > end]
             )
         return await self.notarize_once(chains)

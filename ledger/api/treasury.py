@@ -15,6 +15,7 @@ from typing import Annotated, ClassVar, Literal, Self
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ledger.api.mint import Item
+from ledger.api.problems import Problem
 from ledger.catalog import SET_RARITY, CardSet, Rarity
 from ledger.certificates import EventIndex, NoteCertificate, PrintCertificate
 from ledger.endorsements import Chain, Endorsement, UnixTime, verify_league_chain
@@ -300,6 +301,41 @@ class OrderAnswer(Answer):
         description="An upgrade refused (its run exhausted): the returned print, issued again "
         "to the buyer under its next issue (L-20)",
     )
+
+
+#: Most orders one ``POST /mint/orders/batch`` carries.
+MAX_ORDERS = 256
+
+
+class MintOrders(WireModel):
+    """Orders sent together (``POST /mint/orders/batch``): each answered as ``POST
+    /mint/orders`` answers it alone, in one list, in order."""
+
+    WHAT = "batch of mint orders"
+
+    orders: Annotated[
+        tuple[MintOrder, ...], WireTuple, Field(min_length=1, max_length=MAX_ORDERS)
+    ]
+
+
+class OrderOutcome(Answer):
+    """One order of a batch: its answer, or the problem ``POST /mint/orders`` would have
+    answered it alone (exactly one of the two)."""
+
+    answer: OrderAnswer | None = None
+    problem: Problem | None = None
+
+    @model_validator(mode="after")
+    def _one_of_two(self) -> Self:
+        if (self.answer is None) == (self.problem is None):
+            raise ValueError("an order's outcome is an answer or a problem, not both")
+        return self
+
+
+class OrdersAnswer(Answer):
+    """The mint's outcome of each order of a batch, in the batch's order."""
+
+    outcomes: list[OrderOutcome]
 
 
 #: Book V.5: singles by rarity, in marks (notes). Bundles are never sold for notes.

@@ -5,7 +5,7 @@ from __future__ import annotations
 from aiohttp import web
 
 from ledger.api.mint import Census, OwnerCensus, StampAnswer
-from ledger.api.treasury import MintOrder, OrderAnswer
+from ledger.api.treasury import MintOrder, MintOrders, OrderAnswer, OrdersAnswer
 from ledger.errors import (
     AddressError,
     AllowanceExhausted,
@@ -36,7 +36,7 @@ from services.kernel.ratelimit import TokenBuckets, source_of
 from services.kernel.settings import LeagueSettings
 from services.mint import tables
 from services.mint.census import census, owner_census
-from services.mint.orders import Orderer
+from services.mint.orders import Orderer, outcomes
 from services.mint.stamping import Mint, Stamper
 
 MINT = web.AppKey("mint", Mint)
@@ -61,6 +61,10 @@ async def stamp_prints(request: web.Request, body: StampRequest) -> StampAnswer:
 
 async def stamp_order(request: web.Request, body: MintOrder) -> OrderAnswer:
     return await request.app[ORDERER].order(body)
+
+
+async def stamp_orders(request: web.Request, body: MintOrders) -> OrdersAnswer:
+    return outcomes(await request.app[ORDERER].orders(body.orders), request.path)
 
 
 async def read_census(request: web.Request) -> Census:
@@ -145,6 +149,25 @@ ENDPOINTS = (
             "endorsement to the mint's key: 422 broken-chain otherwise); the print is taken "
             "back in the order's transaction, and an exhausted run issues it again to the "
             "buyer (L-20)."
+        ),
+    ),
+    Endpoint(
+        "POST",
+        "/mint/orders/batch",
+        "Stamp prints on the treasury's orders, many in one request",
+        stamp_orders,
+        OrdersAnswer,
+        body=MintOrders,
+        problems=(
+            BadSignatureError, KeyFormatError, WrongLeague, UnknownTitle, RequestIdReused,
+            VerificationError, ChainError, Overloaded,
+        ),
+        max_body=MAX_ORDER_BODY,
+        description=(
+            "Up to 256 of the treasury's orders in one request, each answered as POST "
+            "/mint/orders answers it alone, in order: its answer, or the problem document it "
+            "would have been refused with (the others are answered all the same). Orders sent "
+            "together are stamped in one transaction of the mint's log."
         ),
     ),
     Endpoint(

@@ -34,7 +34,15 @@ from datetime import UTC, datetime
 
 from ledger.address import address_of
 from ledger.api.mint import ITEMS, Item, Refused, Stamped
-from ledger.api.treasury import MintOrder, OrderAnswer, ReturnedPrint, check_returned_chain
+from ledger.api.problems import PROBLEM_PREFIX, Problem
+from ledger.api.treasury import (
+    MintOrder,
+    OrderAnswer,
+    OrderOutcome,
+    OrdersAnswer,
+    ReturnedPrint,
+    check_returned_chain,
+)
 from ledger.certificates import PrintCertificate
 from ledger.errors import (
     ChainError,
@@ -48,7 +56,7 @@ from ledger.events import PrintReissued, PrintReturned, PrintStamped
 from ledger.keys import PublicKey
 from ledger.leaf import NewEvent
 from ledger.print_runs import PrintRun, serial_for
-from services.http.problems import problem_of
+from services.http.problems import problem_of, title_of
 from services.kernel.writer import GroupWriter
 from services.mint import tables
 from services.mint.projection import PROJECTION, MintChanges, MintProjection
@@ -272,5 +280,52 @@ class Orderer:
         presented = await asyncio.to_thread(present, self.mint, order)
         return await self.writer.submit(presented)
 
+    async def orders(self, orders: Sequence[MintOrder]) -> list[OrderAnswer | LedgerError]:
+        """Each of ``orders`` answered as :meth:`order` answers it alone (its answer, or its
+        refusal), all checked in one pass off the loop and waiting for the writer together:
+        orders sent together are decided in one transaction."""
+        presented = await asyncio.to_thread(
+            lambda: [_presented(self.mint, order) for order in orders]
+        )
+        answers = await asyncio.gather(
+            *(self._answer(p) for p in presented), return_exceptions=True
+        )
+        results: list[OrderAnswer | LedgerError] = []
+        for answer in answers:
+            if isinstance(answer, (OrderAnswer, LedgerError)):
+                results.append(answer)
+            else:  # the transaction itself failed: the request fails, as one order's would
+                raise answer
+        return results
+
+    async def _answer(self, presented: Presented | LedgerError) -> OrderAnswer:
+        if isinstance(presented, LedgerError):
+            raise presented
+        return await self.writer.submit(presented)
+
     async def close(self) -> None:
         await self.writer.close()
+
+
+def _presented(mint: Mint, order: MintOrder) -> Presented | LedgerError:
+    """``present``'s answer, or its refusal."""
+    try:
+        return present(mint, order)
+    except LedgerError as refused:
+        return refused
+
+
+def outcomes(results: Sequence[OrderAnswer | LedgerError], path: str) -> OrdersAnswer:
+    """A batch's answer: each order's answer, or the problem it would have answered alone."""
+    answered = []
+    for result in results:
+        if isinstance(result, LedgerError):
+            slug, status = problem_of(type(result))
+            problem = Problem(
+                type=PROBLEM_PREFIX + slug, title=title_of(slug), status=status,
+                detail=result.diagnostics(), instance=path,
+            )
+            answered.append(OrderOutcome(problem=problem))
+        else:
+            answered.append(OrderOutcome(answer=result))
+    return OrdersAnswer(outcomes=answered)

@@ -12,23 +12,24 @@ step              where the treasury dies
 opened            after the commit of the purchase's write appending ``purchase-opened``
 notary-answered   once the notary answered its ``POST /notary/endorsements`` (receipts, or a
                   409 conflict on the rejected path), before the treasury reads the answer
-notarized         after the commit of ``payment-notarized``
-order-signed      after the commit of ``order-signed``
-mint-answered     once the mint answered its ``POST /mint/orders`` (stamped, or refused)
-delivered         after the commit of ``print-delivered``
-returned          after the commit of ``payment-returned`` (with its ``note-returned``)
-closed            after the commit of ``purchase-closed`` on the delivered path (with change)
-refused           after the commit of ``order-refused``
-refunded          after the commit of ``purchase-closed`` on the refunded path (the refund)
-payment-rejected  after the commit of ``payment-rejected``
-rejected          after the commit of ``purchase-closed`` on the rejected path
+notarized         after the commit of ``payment-notarized`` (with ``order-signed``)
+mint-answered     once the mint answered its ``POST /mint/orders/batch`` (stamped, or refused)
+closed            after the commit of ``purchase-closed`` on the delivered path (with
+                  ``print-delivered``, ``payment-returned`` and the change)
+refunded          after the commit of ``purchase-closed`` on the refunded path (with
+                  ``order-refused`` and the refund)
+rejected          after the commit of ``purchase-closed`` on the rejected path (with
+                  ``payment-rejected``)
 ================  =============================================================================
 
-Each step of a purchase is one durable write of the treasury (one transaction), so "the
-commit of ``event``" is the treasury's k-th write since the purchase was sent, k the event's
-place in its path; a peer's answer is any answer but a 503 retry-later (which the treasury
-takes for no answer). The crash is :class:`tests.reliability.crashing.Crash`: the treasury's
-app is abandoned as a dead process would be, and the supervisor starts a fresh one.
+A purchase is three commits of the treasury (:data:`COMMITS`), so "the commit of ``event``" is
+the treasury's k-th write since the purchase was sent, k the place in its path of the commit
+that appends the event. The points once between ``payment-notarized`` and ``order-signed``,
+between ``print-delivered``, ``payment-returned`` and ``purchase-closed``, between
+``order-refused`` and the refund, and between ``payment-rejected`` and ``purchase-closed`` are
+gone: those steps share a commit. A peer's answer is any answer but a 503 retry-later (which
+the treasury takes for no answer). The crash is :class:`tests.reliability.crashing.Crash`: the
+treasury's app is abandoned as a dead process would be, and the supervisor starts a fresh one.
 """
 
 from __future__ import annotations
@@ -59,36 +60,39 @@ from tests.reliability.crashing import APP, Killer, KillPoint, Trio, answered
 
 #: The steps of each path of a purchase, in its stream.
 PATHS = {"delivered": DELIVERED, "refunded": REFUNDED, "rejected": REJECTED}
+#: The steps of each path, commit by commit.
+COMMITS = {
+    "delivered": [DELIVERED[:1], DELIVERED[1:3], DELIVERED[3:]],
+    "refunded": [REFUNDED[:1], REFUNDED[1:3], REFUNDED[3:]],
+    "rejected": [REJECTED[:1], REJECTED[1:]],
+}
 NOTARIZE = "/notary/endorsements"
-ORDER = "/mint/orders"
+ORDER = "/mint/orders/batch"
 #: Each named step: the event whose write's commit it follows, or the peer's path answered.
 STEPS: dict[str, tuple[str, str]] = {
     "opened": ("write", "purchase-opened"),
     "notary-answered": ("answer", NOTARIZE),
     "notarized": ("write", "payment-notarized"),
-    "order-signed": ("write", "order-signed"),
     "mint-answered": ("answer", ORDER),
-    "delivered": ("write", "print-delivered"),
-    "returned": ("write", "payment-returned"),
     "closed": ("write", "purchase-closed"),
-    "refused": ("write", "order-refused"),
     "refunded": ("write", "purchase-closed"),
-    "payment-rejected": ("write", "payment-rejected"),
     "rejected": ("write", "purchase-closed"),
 }
 #: Every named step, with the path of the purchase that passes it.
 CASES = [
     *[(step, "delivered") for step in (
-        "opened", "notary-answered", "notarized", "order-signed", "mint-answered",
-        "delivered", "returned", "closed",
+        "opened", "notary-answered", "notarized", "mint-answered", "closed",
     )],
     ("mint-answered", "refunded"),
-    ("refused", "refunded"),
     ("refunded", "refunded"),
     ("notary-answered", "rejected"),
-    ("payment-rejected", "rejected"),
     ("rejected", "rejected"),
 ]
+
+
+def commit_of(path: str, event: str) -> int:
+    """The place (from 1) on ``path`` of the commit that appends ``event``."""
+    return next(k for k, steps in enumerate(COMMITS[path], 1) if event in steps)
 
 
 @dataclass
@@ -183,7 +187,7 @@ def crash_after_commit(killer: Killer, path: str, event: str) -> None:
     """The treasury dies just after the commit of the purchase's write appending ``event``
     on the way to ``path``: its k-th write from now (a purchase's steps are the treasury's only
     writes once it is sent)."""
-    k = killer.writes["treasury"] + PATHS[path].index(event) + 1
+    k = killer.writes["treasury"] + commit_of(path, event)
     killer.point = KillPoint("treasury", "after-commit", k)
 
 

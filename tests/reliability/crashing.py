@@ -58,7 +58,7 @@ WRITES = ("before-commit", "after-commit")
 CALLS = ("call-unsent", "call-answered")
 #: The calls a request of a wallet makes a service send another (the treasury's payments to
 #: the notary, its orders to the mint); feeds and witnessing are the services' own rounds.
-PEER_CALLS = {("POST", "/notary/endorsements"), ("POST", "/mint/orders")}
+PEER_CALLS = {("POST", "/notary/endorsements"), ("POST", "/mint/orders/batch")}
 #: A guard against a hung scenario (resends of one request), not a timing assertion.
 GUARD_SECONDS = 120
 RESEND_PAUSE = 0.05

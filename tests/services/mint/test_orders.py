@@ -1,6 +1,7 @@
 """POST /mint/orders: the treasury's signed order stamps one print to a buyer (Book V.5
 "buying with notes returns a stamped print"): inside the fixed runs, outside the
-buyer's stamping allowance, once per order id."""
+buyer's stamping allowance, once per order id; POST /mint/orders/batch: many at once, each
+answered as alone."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Any
 import aiohttp
 from aiohttp.test_utils import TestServer
 
-from clients.league import LeagueClient, stamp_request
+from clients.league import LeagueClient, LeagueProblem, stamp_request
 from ledger.api.mint import Refused, Stamped
 from ledger.api.problems import Problem
 from ledger.api.treasury import MintOrder, OrderAnswer, ReturnedPrint, mint_order
@@ -255,3 +256,43 @@ async def test_an_upgrade_order_whose_print_the_buyer_did_not_sign_back_is_refus
     assert isinstance(done, OrderAnswer)
     assert isinstance(done.item, Stamped)
     assert [type(b) for b in await returns(server)] == [PrintReturned]
+
+
+async def test_orders_sent_together_are_each_answered_as_alone(
+    settings: LeagueSettings, server: TestServer, league: LeagueClient
+) -> None:
+    """POST /mint/orders/batch (the treasury's form for purchases that arrive together):
+    each order answered as POST /mint/orders answers it alone, in order; an order not signed
+    by the treasury is refused alone (its problem in its place, the others stamped); a copy of
+    an order in the same batch is its replay; an order answered before is replayed; the
+    projection is what the log folds to (Book V.5)."""
+    manifest = load_manifest(settings)
+    treasury = load_service_key(settings, manifest, "treasury", None)
+    buyer = SigningKey.generate()
+    earlier = order(treasury, manifest, buyer, "buy-batch-0000")
+    assert isinstance(await post(server, earlier), OrderAnswer)
+    first = order(treasury, manifest, buyer, "buy-batch-0001", "Pairing")
+    forged = order(SigningKey.generate(), manifest, buyer, "buy-batch-0002")
+    second = order(treasury, manifest, buyer, "buy-batch-0003", "Escrow")
+    outcomes = await league.orders([first, forged, second, first, earlier])
+    assert [type(o).__name__ for o in outcomes] == [
+        "OrderAnswer", "LeagueProblem", "OrderAnswer", "OrderAnswer", "OrderAnswer"
+    ]
+    one, refused, two, copy, replay = outcomes
+    assert isinstance(refused, LeagueProblem)
+    assert (refused.status, refused.slug) == (422, "bad-signature")
+    assert isinstance(one, OrderAnswer)
+    assert isinstance(two, OrderAnswer)
+    assert isinstance(copy, OrderAnswer)
+    assert isinstance(replay, OrderAnswer)
+    assert (one.replayed, two.replayed, copy.replayed, replay.replayed) == (
+        False, False, True, True
+    )
+    assert copy.item == one.item
+    stamped = [(e.request_id, e.certificate.serial) for e in await stamped_events(server)]
+    assert stamped == [
+        ("buy-batch-0000", "CZ-TALLY-0001"),
+        ("buy-batch-0001", "CZ-PAIRING-0001"),
+        ("buy-batch-0003", "CZ-ESCROW-0001"),
+    ]
+    assert (await rebuild(server.app[MINT_LOG], PROJECTION, commit=False)).agrees

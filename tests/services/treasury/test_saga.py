@@ -4,13 +4,12 @@ exactly once.
 
 The mint, the treasury and the notary run in this process as three apps over one database
 (tests/harness/crashed_saga.py); the treasury is crashed at each named step of its saga by a
-hook the test installs, with no switch in production code: after the commit of a step's
-write (opened: ``purchase-opened``; notarized: ``payment-notarized``; order-signed:
-``order-signed``; delivered: ``print-delivered``; returned: ``payment-returned``; closed,
-refunded, rejected: ``purchase-closed`` on the delivered, refunded, rejected path; refused:
-``order-refused``; payment-rejected: ``payment-rejected``), or once a peer answered its call
-(notary-answered: ``POST /notary/endorsements``, receipts or a 409 conflict; mint-answered:
-``POST /mint/orders``). A fresh treasury app is then started over the same database: its
+hook the test installs, with no switch in production code: after each of a purchase's three
+commits (opened: ``purchase-opened``; notarized: ``payment-notarized`` with ``order-signed``;
+closed, refunded, rejected: ``purchase-closed`` on the delivered, refunded, rejected path, with
+the steps that share its commit), or once a peer answered its call (notary-answered: ``POST
+/notary/endorsements``, receipts or a 409 conflict; mint-answered: ``POST
+/mint/orders/batch``). A fresh treasury app is then started over the same database: its
 resumer, and the same request sent again, take the purchase to its end. Every step is then in
 the purchase's stream exactly once, the mint stamped its order at most once, and the supply
 invariant holds. A real ``league serve treasury`` SIGKILLed mid-work is
@@ -19,7 +18,9 @@ tests/services/treasury/test_restart.py.
 
 from __future__ import annotations
 
+import asyncio
 import time
+from functools import partial
 
 import aiohttp
 import pytest
@@ -34,9 +35,20 @@ from services.kernel.compose import compose
 from services.kernel.founding import load_manifest
 from services.kernel.settings import LeagueSettings
 from services.mint.app import SERVICE as MINT
-from services.notary.app import SERVICE as NOTARY
+from services.notary.app import NOTARY
+from services.notary.app import SERVICE as NOTARY_SERVICE
+from services.treasury.app import BUYER, TREASURY_LOG
 from services.treasury.app import SERVICE as TREASURY
-from tests.harness.crashed_saga import CASES, PATHS, STEPS, League, bought_across_a_crash
+from services.treasury.buying import Buyer
+from tests.harness.crashed_saga import (
+    CASES,
+    COMMITS,
+    PATHS,
+    STEPS,
+    League,
+    bought_across_a_crash,
+    running,
+)
 from tests.harness.saga import (
     DELIVERED,
     checked,
@@ -47,7 +59,7 @@ from tests.harness.saga import (
 )
 from tests.harness.trading import T0
 from tests.harness.treasury import Faucet
-from tests.reliability.crashing import answered
+from tests.reliability.crashing import APP, Killer, answered
 
 __all__ = ["ports"]  # fixtures
 
@@ -56,6 +68,8 @@ def test_every_named_step_is_crossed() -> None:
     """Each named step of the saga is a hook point crossed by a case below, on a path that
     passes it (a step's write is in its path's stream)."""
     assert {step for step, _ in CASES} == set(STEPS)
+    for path, steps in PATHS.items():
+        assert [step for commit in COMMITS[path] for step in commit] == steps
     for step, path in CASES:
         kind, what = STEPS[step]
         assert kind == "answer" or what in PATHS[path], (step, path)
@@ -115,6 +129,69 @@ async def test_the_treasury_crashed_at_each_step_ends_the_purchase_once(
         assert proof.verify() == buyer.public
 
 
+async def test_a_purchase_is_three_commits_and_purchases_together_share_them(
+    settings: LeagueSettings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A purchase with change takes three commits of the treasury (opened | notarized with
+    its order signed | delivered, returned and closed with its change), a rejected one two.
+    Eight purchases driven on together from their opening share everything after it: one
+    submission to the notary, one request to the mint, two commits; each ends delivered with
+    its steps once in its stream (Book V.5)."""
+    # No resumer: the purchases here are driven by the test alone.
+    async def no_rounds(buyer: Buyer, interval: float = 0) -> None:
+        await asyncio.Event().wait()
+
+    monkeypatch.setattr(Buyer, "run", no_rounds)
+    killer = Killer(None)  # counts the treasury's commits and calls; crashes nothing
+    killer.install(monkeypatch)
+    manifest = load_manifest(settings)
+    to_treasury = PublicKey.from_text(manifest.treasury)
+    now = int(time.time())
+
+    async def request(
+        league: League, pid: str, title: str = "Tally", spent_first: bool = False
+    ) -> BuyRequest:
+        buyer = SigningKey.generate()
+        notes = [Chain(certificate=n, endorsements=())
+                 for n in (await league.faucet.claim(buyer, 50)).notes]
+        if spent_first:  # the first note given to a friend first: the payment is rejected
+            friend = SigningKey.generate().public
+            await answered(lambda: league.notary.notarize([endorse(notes[0], buyer, friend, T0)]))
+        return buy_request(buyer, manifest, title,
+                           [endorse(n, buyer, to_treasury, T0) for n in notes],
+                           purchase_id=pid, at=now)
+
+    async with running(settings, killer) as league:
+        for pid, outcome, commits in (("alone-0001", "delivered", 3),
+                                      ("alone-0002", "rejected", 2)):
+            alone = await request(league, pid, spent_first=outcome == "rejected")
+            before = killer.writes["treasury"]
+            assert (await answered(partial(league.treasury.buy, alone))).outcome == outcome
+            assert killer.writes["treasury"] - before == commits
+
+        # Runs of three standard prints (tests/harness/founding.py): the six common titles.
+        commons = ("Tally", "Pairing", "Separation", "Escrow", "Reflection", "Exchange")
+        requests = [await request(league, f"together-{k:04d}", commons[k % 6]) for k in range(8)]
+        app = league.trio.instances["treasury"].server.app
+        notary = league.trio.instances["notary"].server.app[NOTARY]
+        await notary.treasury.catch_up(through=(await app[TREASURY_LOG].head()).size - 1)
+        buyer = app[BUYER]
+        opened = [await buyer._open(r, buyer._check(r)) for r in requests]
+        token = APP.set(league.trio.instances["treasury"])  # the treasury's own work
+        try:
+            writes, calls = killer.writes["treasury"], killer.calls["treasury"]
+            answers = await asyncio.gather(*(
+                buyer.drive(r.purchase_id, steps) for r, steps in zip(requests, opened, strict=True)
+            ))
+        finally:
+            APP.reset(token)
+        assert [a.outcome for a in answers] == ["delivered"] * 8
+        assert killer.writes["treasury"] - writes == 2
+        assert killer.calls["treasury"] - calls == 2  # one submission, one request of orders
+        for r in requests:
+            assert await league.steps(r.purchase_id) == DELIVERED
+
+
 async def test_the_mint_down_during_a_buy_completes_once_it_is_back(
     settings: LeagueSettings, ports: tuple[int, int]
 ) -> None:
@@ -125,7 +202,7 @@ async def test_the_mint_down_during_a_buy_completes_once_it_is_back(
     own = settings.model_copy(
         update={"port": here, "mint_url": f"http://127.0.0.1:{mint_port}"}
     )
-    server = TestServer(compose(own, [TREASURY, NOTARY]), host="127.0.0.1", port=here)
+    server = TestServer(compose(own, [TREASURY, NOTARY_SERVICE]), host="127.0.0.1", port=here)
     await server.start_server()
     mint: TestServer | None = None
     try:
