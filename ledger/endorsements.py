@@ -65,7 +65,11 @@ class Chain(WireModel):
 
 
 def verify_chain(
-    chain: Chain, issuer_key: PublicKey, *, current_issue: int | None = None
+    chain: Chain,
+    issuer_key: PublicKey,
+    *,
+    current_issue: int | None = None,
+    certificate_known: bool = False,
 ) -> PublicKey:
     """Verify every link of ``chain`` offline and return the current holder.
 
@@ -73,9 +77,14 @@ def verify_chain(
     number, ``prev`` = hash of link n-1, ``from`` = the holder after hop n-1 (``issued_to``
     for hop 1) and ``from``'s signature. With ``current_issue`` (as the issuer's log says), a
     chain of an older issue is refused as history (:class:`StaleIssueError`).
+
+    ``certificate_known`` is for a caller that already holds this very certificate, its
+    signature included, as the issuer's own verified log issued it (the notary, from the
+    feed it follows): the issuer's signature on it is then not checked a second time.
     """
     certificate = chain.certificate
-    certificate.verify(issuer_key)
+    if not certificate_known:
+        certificate.verify(issuer_key)
     if current_issue is not None:
         _check_issue(certificate, current_issue)
     holder = PublicKey.from_text(certificate.issued_to)
@@ -114,12 +123,21 @@ def _check_issue(certificate: Certificate, current_issue: int) -> None:
 
 
 def verify_league_chain(
-    chain: Chain, manifest: LeagueManifest, *, current_issue: int | None = None
+    chain: Chain,
+    manifest: LeagueManifest,
+    *,
+    current_issue: int | None = None,
+    certificate_known: bool = False,
 ) -> PublicKey:
     """:func:`verify_chain` under a league: the certificate must fit the manifest's runs or
     note set and be signed by the manifest's mint (prints) or treasury (notes)."""
     manifest.check_certificate(chain.certificate)
-    return verify_chain(chain, manifest.issuer_key(chain.certificate), current_issue=current_issue)
+    return verify_chain(
+        chain,
+        manifest.issuer_key(chain.certificate),
+        current_issue=current_issue,
+        certificate_known=certificate_known,
+    )
 
 
 def endorse(chain: Chain, holder: SigningKey, to: PublicKey, time: int) -> Chain:

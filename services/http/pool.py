@@ -43,13 +43,14 @@ async def keep_session(conn: asyncpg.Connection) -> None:
       connection's ``add_listener``/``add_log_listener`` callbacks; a connection whose
       cleanup fails is terminated, never pooled;
     - cursors are only opened inside transactions here (WITHOUT HOLD, so closed with them);
-    - no code borrowing a pooled connection changes its session: every ``SET`` is ``SET
-      TRANSACTION`` or ``SET LOCAL``, the log's lock is a row lock held by a transaction, and
-      what must hold a session's advisory lock or ``LISTEN`` (the election of a log's
-      leader, ``services/kernel/leadership.py``) opens a connection of its own, outside the
-      pools. Code that ever needs session state on a pooled connection must undo it itself
-      before giving the connection back (``tests/services/http/test_pool.py`` pins what the
-      pools guarantee).
+    - no code borrowing a pooled connection leaves its session changed: every ``SET`` is
+      ``SET TRANSACTION`` or ``SET LOCAL``, the log's lock is a row lock held by a
+      transaction, the election of a log's leader holds its session advisory lock on a
+      connection of its own outside the pools (``services/kernel/leadership.py``), and the
+      relay of checkpoint notifications that ``LISTEN``s on a pooled connection removes its
+      listeners (``UNLISTEN``) before giving it back (``services/eventlog/signals.py``).
+      Code that ever needs session state on a pooled connection must undo it itself, the
+      same way (``tests/services/http/test_pool.py`` pins what the pools guarantee).
     """
     del conn  # nothing to send: see above
 

@@ -3,7 +3,10 @@
 Everything that needs no lock is checked first, per request: every chain verifies offline
 under the league manifest (the certificate fits the runs or the note set and is the mint's or
 the treasury's; at each hop the serial, the hop number, the ``prev`` link and the holder's
-signature) and its certificate is the current issue the mint's feed stamped (or issued again,
+signature; the issuer's signature on a certificate is not checked again when the certificate,
+signature and all, is the one the notary followed from that issuer's feed, whose pages it
+verified against the issuer's signed checkpoints: :func:`known_certificates`) and its
+certificate is the current issue the mint's feed stamped (or issued again,
 L-20) or the treasury's feed issued (an older issue, or one returned, is history:
 ``following.check_current``; checked before the lock, which is sound because a note or a
 print is issued again only after its return, so an older issue's chain ends at its issuer's
@@ -114,12 +117,40 @@ class Conflicted(FraudDetected):
         self.found = tuple(found)
 
 
-def verify_chains(manifest: LeagueManifest, chains: Sequence[Chain]) -> None:
-    """Verify every chain offline under ``manifest`` (CPU-bound: a signature per link)."""
-    for chain in chains:
+def verify_chains(
+    manifest: LeagueManifest, chains: Sequence[Chain], known: Sequence[bool] = ()
+) -> None:
+    """Verify every chain offline under ``manifest`` (CPU-bound: a signature per link, and
+    the certificate's unless ``known`` says the notary followed it already)."""
+    for index, chain in enumerate(chains):
         if not chain.endorsements:
             raise ChainError(f"{chain.serial}: a chain of no endorsement has no hop to notarize")
-        verify_league_chain(chain, manifest)
+        followed = index < len(known) and known[index]
+        verify_league_chain(chain, manifest, certificate_known=followed)
+
+
+async def known_certificates(store: EventStore, chains: Sequence[Chain]) -> list[bool]:
+    """Whether each chain's certificate is, byte for byte with its signature, the current
+    issue the notary followed from its issuer's feed (one read per kind of certificate).
+
+    The follower applies a page of a feed only once it has verified it against the
+    issuer's signed checkpoint, so such a certificate is the issuer's already: checking its
+    signature again would prove nothing more. Any other certificate (not followed yet, of
+    an older issue, or differing in a byte, its signature included) is verified in full,
+    before anything else is asked of the feeds."""
+    is_print = [isinstance(chain.certificate, PrintCertificate) for chain in chains]
+    prints = [chain.serial for chain, kind in zip(chains, is_print, strict=True) if kind]
+    notes = [chain.serial for chain, kind in zip(chains, is_print, strict=True) if not kind]
+    followed: dict[str, tables.FollowedPrint | tables.FollowedNote] = {}
+    if prints:
+        followed.update(await tables.followed_prints(store, prints))
+    if notes:
+        followed.update(await tables.current_notes(store, notes))
+    known = []
+    for chain in chains:
+        item = followed.get(chain.serial)
+        known.append(item is not None and item.certificate == chain.certificate.to_wire())
+    return known
 
 
 async def submit(notary: Notary, request: NotarizeRequest) -> Submitted:
@@ -130,7 +161,8 @@ async def submit(notary: Notary, request: NotarizeRequest) -> Submitted:
         raise SizeLimitError(
             f"a request notarizes at most {MAX_ENDORSEMENT_BATCH} hops, not {submitted.hops}"
         )
-    await asyncio.to_thread(verify_chains, notary.manifest, chains)
+    known = await known_certificates(notary.store, chains)
+    await asyncio.to_thread(verify_chains, notary.manifest, chains, known)
     notes = [chain for chain in chains if not isinstance(chain.certificate, PrintCertificate)]
     stale = await check_notes(notary.store, notary.treasury, notes) if notes else None
     prints = [chain for chain in chains if isinstance(chain.certificate, PrintCertificate)]
