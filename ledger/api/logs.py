@@ -54,6 +54,24 @@ class FeedEvent(LogAnswer):
     def verified(self, key: PublicKey) -> Event:
         """The event, after recomputing its leaf from the content and checking the served
         leaf hash and the service's signature over it (raises on either)."""
+        event, leaf = self._recomputed()
+        try:
+            key.verify_raw(leaf, event.signature)
+        except BadSignatureError:
+            raise BadSignatureError(
+                f"event {self.seq}: the service's signature does not verify"
+            ) from None
+        return event
+
+    def bound(self) -> Event:
+        """The event, after recomputing its leaf from the content and checking the served
+        leaf hash (raises unless equal); its signature is not checked. The leaf hash then
+        binds the content: a reader that proves the leaf hashes against a checkpoint the
+        service signed (the feed follower) knows the service logged this content without
+        the signature; it is kept for anyone who checks an event alone (the audit)."""
+        return self._recomputed()[0]
+
+    def _recomputed(self) -> tuple[Event, bytes]:
         event = Event(
             seq=self.seq,
             stream=self.stream,
@@ -67,13 +85,7 @@ class FeedEvent(LogAnswer):
         leaf = event.leaf()
         if not hmac.compare_digest(leaf_hash(leaf), event.leaf_hash):
             raise VerificationError(f"event {self.seq}: the leaf hash is not its content's")
-        try:
-            key.verify_raw(leaf, event.signature)
-        except BadSignatureError:
-            raise BadSignatureError(
-                f"event {self.seq}: the service's signature does not verify"
-            ) from None
-        return event
+        return event, leaf
 
 
 class Feed(LogAnswer):

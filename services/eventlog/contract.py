@@ -138,7 +138,15 @@ class EventStore(Protocol):
         self, before_publishing: Callable[[Checkpoint], None] | None = None
     ) -> Checkpoint:
         """Sign the current head (unless the latest checkpoint already covers it); a new
-        checkpoint goes to ``before_publishing`` before any reader can be served it."""
+        checkpoint goes to ``before_publishing`` before any reader can be served it; each
+        new one rings :data:`services.eventlog.signals.CHECKPOINTS` for this log here, and
+        its commit notifies the log's channel to the database's other sessions."""
+        ...
+
+    def relaying(self, schema: str) -> AbstractAsyncContextManager[None]:
+        """While the block runs, the checkpoints of ``schema``'s log that another process
+        signs in this store's database ring
+        :data:`services.eventlog.signals.CHECKPOINTS` in this one."""
         ...
 
     async def latest_checkpoint(self) -> Checkpoint | None: ...

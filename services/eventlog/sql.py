@@ -79,6 +79,7 @@ class Statements:
     insert_checkpoint: str = (
         "INSERT INTO {s}.checkpoints (tree_size, root_hash, note) VALUES ($1, $2, $3)"
     )
+    notify: str = "SELECT pg_notify($1, $2)"
 
     @classmethod
     def for_schema(cls, schema: str) -> Statements:

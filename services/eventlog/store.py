@@ -23,7 +23,7 @@ import asyncio
 import json
 import logging
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -52,6 +52,7 @@ from services.eventlog.errors import (
     StoreValueRefused,
     StreamConflict,
 )
+from services.eventlog.signals import CHECKPOINTS, checkpoint_channel, notice, relaying
 from services.eventlog.sql import Statements
 
 T = TypeVar("T")
@@ -257,6 +258,7 @@ class PostgresEventStore:
         #: True for a view from :meth:`reader`: it reads, it never appends or signs.
         self._read_only = False
         self._reader: PostgresEventStore | None = None
+        self._channel = checkpoint_channel(schema)
 
     def reader(self, pool: asyncpg.Pool) -> PostgresEventStore:
         """This log read over ``pool``: a streaming replica's (``DATABASE_READ_URL``) for
@@ -530,9 +532,19 @@ class PostgresEventStore:
                     ) from exc
             checkpoint = sign_checkpoint(self.origin, size, root, self._key)
             await conn.execute(self._sql.insert_checkpoint, size, root, str(checkpoint))
+            # Followers in other processes wake at the commit (docs/eventlog.md, "Waking
+            # followers"); those of this process once it is done.
+            await conn.execute(self._sql.notify, self._channel, notice(size))
             if before_publishing is not None:
                 before_publishing(checkpoint)
-            return checkpoint
+        CHECKPOINTS.ring(self._channel)
+        return checkpoint
+
+    def relaying(self, schema: str) -> AbstractAsyncContextManager[None]:
+        """While the block runs, the checkpoints of the log in ``schema`` that other
+        processes sign in this database ring :data:`~services.eventlog.signals.CHECKPOINTS`
+        here (over one connection of this store's pool, whatever the number of logs)."""
+        return relaying(self._pool, checkpoint_channel(schema))
 
     async def latest_checkpoint(self) -> Checkpoint | None:
         """The most recent signed checkpoint, or None before the first."""

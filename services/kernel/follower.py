@@ -1,22 +1,45 @@
 """The feed follower: applies another service's verified feed to this service, exactly once.
 
-A follower reads a service's feed over HTTP and trusts nothing it reads:
+A follower reads a service's feed over HTTP and trusts nothing it reads. What it verifies,
+and where:
 
-- the feed's checkpoint must be signed by that service's key (from the league manifest) and
-  be a consistent extension of the last checkpoint this follower verified;
-- every event must carry the service's signature over the leaf recomputed from its content,
-  with the leaf hash served beside it, at the next ``seq`` (no gap, no repeat);
-- each page's leaves, appended to the Merkle edge of everything applied so far, must give a
-  tree that the signed checkpoint extends (a consistency proof to it), so a page is known to
-  be history the service signed before a single event of it is applied.
+- **the checkpoint** (:meth:`FeedFollower._checkpoint`, :meth:`~FeedFollower._check_extends`):
+  signed by that service's key (from the league manifest), of that service's origin, and a
+  consistent extension of the last checkpoint this follower verified (a consistency proof
+  from the service, checked here);
+- **each event** (:meth:`FeedFollower._verified_page`, :meth:`ledger.api.logs.FeedEvent.bound`):
+  at the next ``seq`` (no gap, no repeat), its leaf recomputed from its content (the
+  canonical leaf bytes, :mod:`ledger.leaf`) equal to the leaf hash served beside it, so the
+  leaf hash binds the content;
+- **the page**: its leaf hashes, appended to the Merkle edge of everything applied so far,
+  give a tree that the signed checkpoint extends (a consistency proof to it), so a page is
+  known to be history the service signed before a single event of it is applied.
+
+An event's own signature is not checked here: the service's signature over the checkpoint,
+the Merkle proofs and the recomputed leaf already say that the service logged exactly that
+content at that ``seq``. Every event's signature stays checkable by anyone who holds one
+event alone, and ``league audit`` checks each of them (:mod:`ledger.audit`); so does the
+service's own ``verify_all`` (docs/security.md, "A dishonest service").
 
 A verified page is applied by the caller's ``apply`` in one transaction of the follower's own
-store, and the new position (with the Merkle edge and the checkpoint) is written in that same
-transaction: a crash before the commit applies nothing, a crash after it applies everything,
-and a restart resumes from the stored position. A feed that contradicts what it signed
-(a rewritten or forked history, a forged event) is refused: what it served is kept in
+store, and the new position (with the Merkle edge, and the checkpoint once the page reaches
+it) is written in that same transaction: a crash before the commit applies nothing, a crash
+after it applies everything, and a restart resumes from the stored position. A follower that
+keeps the tree (``prove``) also writes the page's leaf hashes and the subtrees they complete
+in ``followed_nodes``, so :meth:`FeedFollower.proofs` proves a followed event's inclusion in
+the stored checkpoint with no call to the service. A feed that contradicts what it signed (a
+rewritten or forked history, a forged event) is refused: what it served is kept in
 ``feed_evidence`` and the follower stops with :class:`FeedRefused` until an operator looks.
 A service that is down or busy is retried with capped exponential backoff.
+
+**Waking, not polling.** :meth:`FeedFollower.run` catches up each time the followed log
+signs a checkpoint: in this process, the store that signs it rings
+:data:`~services.eventlog.signals.CHECKPOINTS`; from another process of the same database,
+its ``NOTIFY`` is relayed there by a connection of the follower's store that listens
+(``LISTEN``, :mod:`services.eventlog.signals`). A timer (``idle``) stays beside the bell, so
+a lost ring (a dropped connection, a service in another database) only delays. Catch-ups
+asked for at the same time share one (:meth:`FeedFollower.caught_up`): the background task
+and every request waiting for the same event.
 """
 
 from __future__ import annotations
@@ -35,19 +58,24 @@ from ledger.encoding import decode_b64
 from ledger.errors import LedgerError, VerificationError
 from ledger.keys import PublicKey
 from ledger.leaf import Event
-from ledger.merkle import CompactRange, verify_consistency
+from ledger.merkle import CompactRange, inclusion_proof, required_subtrees, verify_consistency
 from services.eventlog import EventStore, Row, StoreTransaction, StoreUnavailable
+from services.eventlog.signals import CHECKPOINTS, checkpoint_channel
 from services.eventlog.sql import SCHEMA_NAME
 
 log = logging.getLogger(__name__)
 
 #: Applies a verified page of the followed feed inside the follower's transaction.
 Apply = Callable[[StoreTransaction, Sequence[Event]], Awaitable[None]]
+#: A subtree of a followed log's Merkle tree: (level, index, hash); level 0 is a leaf.
+Node = tuple[int, int, bytes]
 
 #: Events read and applied per page (and per transaction).
 DEFAULT_PAGE = 500
-#: Seconds between polls once the follower has caught up.
+#: Seconds between looks once the follower has caught up, when no checkpoint rings first.
 DEFAULT_IDLE = 0.5
+#: Pages of more events than this are verified in a worker thread (the loop keeps answering).
+THREAD_PAGE = 64
 #: Backoff after a failure: from this many seconds, doubling, to the cap.
 BACKOFF_START = 0.1
 BACKOFF_CAP = 10.0
@@ -67,6 +95,17 @@ CLAIM_POSITION = (
     "INSERT INTO {s}.followed_feeds (source, position, edge) VALUES ($1, 0, '{}')"
     " ON CONFLICT (source) DO NOTHING"
 )
+#: The tree of a followed feed, kept by a follower that proves (migration 0012).
+WRITE_NODES = (
+    "INSERT INTO {s}.followed_nodes (source, level, idx, hash)"
+    " SELECT $1, w.l, w.i, w.h FROM unnest($2::smallint[], $3::bigint[], $4::bytea[])"
+    " AS w(l, i, h) ON CONFLICT DO NOTHING"
+)
+READ_NODES = (
+    "SELECT n.level, n.idx, n.hash FROM {s}.followed_nodes n"
+    " JOIN unnest($2::smallint[], $3::bigint[]) AS w(l, i) ON n.level = w.l AND n.idx = w.i"
+    " WHERE n.source = $1"
+)
 WRITE_EVIDENCE = (
     "INSERT INTO {s}.feed_evidence (source, reason, trusted_checkpoint, served_checkpoint,"
     " served_event) VALUES ($1, $2, $3, $4, $5::jsonb) RETURNING id"
@@ -80,7 +119,8 @@ class FeedRefused(VerificationError):
 @dataclass(frozen=True, slots=True)
 class Position:
     """Where a follower stands in one feed: the next ``seq``, the Merkle edge of the events
-    before it, and the last checkpoint it verified."""
+    before it, and the last checkpoint it verified and applied through (its size is at most
+    ``next_seq``: a catch-up cut into pages writes it with the page that reaches it)."""
 
     next_seq: int
     edge: CompactRange
@@ -88,7 +128,8 @@ class Position:
 
 
 class FeedFollower:
-    """Follows the feed of service ``source`` into ``store``, applying pages with ``apply``."""
+    """Follows the feed of service ``source`` into ``store``, applying pages with ``apply``;
+    with ``prove``, keeps the feed's Merkle tree for :meth:`proofs`."""
 
     def __init__(
         self,
@@ -100,6 +141,7 @@ class FeedFollower:
         key: PublicKey,
         apply: Apply,
         page: int = DEFAULT_PAGE,
+        prove: bool = False,
     ) -> None:
         if not SCHEMA_NAME.fullmatch(store.schema):
             raise ValueError(f"not a schema name: {store.schema!r}")
@@ -110,12 +152,25 @@ class FeedFollower:
         self.key = key
         self.apply = apply
         self.page = page
+        self.prove = prove
+        #: The bell of the followed log's checkpoints (its service's schema is its name).
+        self.channel = checkpoint_channel(source)
         self._verifier = log_verifier(origin, key)
         self._read_position = READ_POSITION.replace("{s}", store.schema)
         self._lock_position = self._read_position + " FOR UPDATE"
         self._claim_position = CLAIM_POSITION.replace("{s}", store.schema)
         self._write_position = WRITE_POSITION.replace("{s}", store.schema)
+        self._write_nodes = WRITE_NODES.replace("{s}", store.schema)
+        self._read_nodes = READ_NODES.replace("{s}", store.schema)
         self._write_evidence = WRITE_EVIDENCE.replace("{s}", store.schema)
+        #: Whether this follower has written its starting edge's subtrees (see :meth:`_apply`).
+        self._edge_kept = False
+        # Shared catch-ups (:meth:`caught_up`): how many began, and the last one that ended.
+        self._flight = asyncio.Lock()
+        self._begun = 0
+        self._ended = 0
+        self._failure: Exception | None = None
+        self._latest: Position | None = None
 
     # -- where it stands ---------------------------------------------------------------------
 
@@ -132,6 +187,37 @@ class FeedFollower:
         checkpoint = None if note is None else Checkpoint.from_note(note)
         return Position(next_seq, CompactRange(next_seq, [bytes(h) for h in edge]), checkpoint)
 
+    async def proofs(
+        self, seqs: Sequence[int], reads: EventStore | None = None
+    ) -> tuple[Checkpoint, list[list[bytes]]] | None:
+        """The last checkpoint this follower verified and applied through, and the inclusion
+        proof in it of each followed event of ``seqs``, built from the tree kept while
+        following (read from ``reads``, a replica's view, else the store); None when the
+        kept tree cannot prove one of them (not covered by that checkpoint yet, followed
+        before the tree was kept, or a follower that does not keep it). The caller checks
+        each proof against the leaf hash it holds before serving it."""
+        if not self.prove:
+            return None
+        view = self.store if reads is None else reads
+        row = await view.fetchrow(self._read_position, self.source)
+        checkpoint = self._position(row).checkpoint
+        if checkpoint is None or any(not 0 <= seq < checkpoint.size for seq in seqs):
+            return None
+        size = checkpoint.size
+
+        def build(get: Callable[[int, int], bytes]) -> list[list[bytes]]:
+            return [inclusion_proof(seq, size, get) for seq in seqs]
+
+        needed = required_subtrees(build)
+        rows = await view.fetch(
+            self._read_nodes, self.source, [level for level, _ in needed],
+            [index for _, index in needed],
+        )
+        found = {(row[0], row[1]): bytes(row[2]) for row in rows}
+        if len(found) < len(needed):
+            return None
+        return checkpoint, build(lambda level, index: found[(level, index)])
+
     # -- following ---------------------------------------------------------------------------
 
     async def catch_up(self) -> int:
@@ -145,29 +231,53 @@ class FeedFollower:
         await self._check_extends(position, checkpoint)
         applied = 0
         while position.next_seq < checkpoint.size:
-            events, edge = await self._verified_page(position, checkpoint)
-            position = await self._apply(position, events, edge, checkpoint)
+            events, edge, nodes = await self._verified_page(position, checkpoint)
+            position = await self._apply(position, events, edge, nodes, checkpoint)
             applied += len(events)
         if position.checkpoint is None or position.checkpoint.size < checkpoint.size:
-            position = await self._apply(position, [], position.edge, checkpoint)
+            position = await self._apply(position, [], position.edge, [], checkpoint)
+        self._latest = position
         return applied
 
+    async def caught_up(self) -> Position:
+        """Catch up in a catch-up that begins after this call, shared: every caller that
+        asks while one runs waits for it, then shares the next one (a single catch-up
+        serves them all); its position, or the error it ended with."""
+        ticket = self._begun
+        async with self._flight:
+            if self._ended <= ticket:  # none began (and ended) since this call: run one
+                self._begun += 1
+                flight = self._begun
+                try:
+                    await self.catch_up()
+                except Exception as exc:
+                    self._ended, self._failure = flight, exc
+                    raise
+                self._ended, self._failure = flight, None
+            elif self._failure is not None:
+                raise self._failure
+            return self._latest if self._latest is not None else await self.position()
+
     async def run(self, *, idle: float = DEFAULT_IDLE) -> None:
-        """Follow until cancelled: catch up, wait ``idle``, again; back off while the source
-        or the store is unavailable. Returns only by :class:`FeedRefused`, re-raised."""
+        """Follow until cancelled: catch up, wait for the followed log's next checkpoint (at
+        most ``idle`` seconds), again; back off while the source or the store is
+        unavailable. Returns only by :class:`FeedRefused`, re-raised."""
         delay = BACKOFF_START
-        while True:
-            try:
-                await self.catch_up()
+        async with self.store.relaying(self.source):
+            while True:
+                mark = CHECKPOINTS.mark(self.channel)
+                try:
+                    await self.caught_up()
+                except FeedRefused:
+                    raise
+                except (LeagueUnreachable, LeagueProblem, StoreUnavailable) as exc:
+                    log.warning("following %s: %s; retrying in %.1f s", self.source,
+                                exc.diagnostics(), delay)
+                    await asyncio.sleep(delay * (0.5 + random.random()))  # noqa: S311 (jitter)
+                    delay = min(delay * 2, BACKOFF_CAP)
+                    continue
                 delay = BACKOFF_START
-                await asyncio.sleep(idle)
-            except FeedRefused:
-                raise
-            except (LeagueUnreachable, LeagueProblem, StoreUnavailable) as exc:
-                log.warning("following %s: %s; retrying in %.1f s", self.source,
-                            exc.diagnostics(), delay)
-                await asyncio.sleep(delay * (0.5 + random.random()))  # noqa: S311 (jitter)
-                delay = min(delay * 2, BACKOFF_CAP)
+                await CHECKPOINTS.wait(self.channel, mark, idle)
 
     # -- verification ------------------------------------------------------------------------
 
@@ -199,34 +309,32 @@ class FeedFollower:
 
     async def _verified_page(
         self, position: Position, checkpoint: Checkpoint
-    ) -> tuple[list[Event], CompactRange]:
-        """The next page, every event verified, and the Merkle edge after it, itself proven
-        a prefix of ``checkpoint``'s tree."""
+    ) -> tuple[list[Event], CompactRange, list[Node]]:
+        """The next page, every event bound to its leaf hash, the Merkle edge after it,
+        itself proven a prefix of ``checkpoint``'s tree, and (when proving) the page's
+        leaves and the subtrees they complete."""
         wanted = min(self.page, checkpoint.size - position.next_seq)
         feed = await self.league.events(position.next_seq - 1, wanted, service=self.source)
         served = feed.events[:wanted]
         if not served:
             await self._refuse(f"no events after {position.next_seq - 1}, though its checkpoint "
                                f"has {checkpoint.size}", position.checkpoint, checkpoint)
-        edge = CompactRange(position.edge.size, list(position.edge.hashes))
-        events: list[Event] = []
-        for offset, item in enumerate(served):
-            expected = position.next_seq + offset
-            try:
-                if item.seq != expected:
-                    raise VerificationError(f"event {item.seq} served where {expected} belongs")
-                event = item.verified(self.key)
-            except LedgerError as exc:
-                await self._refuse(exc.diagnostics(), position.checkpoint, checkpoint, item)
-            edge.append(event.leaf_hash)
-            events.append(event)
+        if len(served) > THREAD_PAGE:  # canonical leaves and hashes: CPU, off the loop
+            bound = await asyncio.to_thread(_bind, served, position, self.prove)
+        else:
+            bound = _bind(served, position, self.prove)
+        events, edge, nodes, failed = bound
+        if failed is not None:
+            offset, error = failed
+            await self._refuse(error.diagnostics(), position.checkpoint, checkpoint,
+                               served[offset])
         try:
             await self._prove_prefix(edge.size, edge.root(), checkpoint)
         except (VerificationError, LeagueProblem) as exc:
             await self._refuse(f"events {position.next_seq}..{edge.size - 1} are not the history "
                                f"its checkpoint signs: {exc.diagnostics()}",
                                position.checkpoint, checkpoint)
-        return events, edge
+        return events, edge, nodes
 
     async def _prove_prefix(self, size: int, root: bytes, checkpoint: Checkpoint) -> None:
         """Raise unless the tree of ``size`` leaves with ``root`` is a prefix of the signed
@@ -264,9 +372,11 @@ class FeedFollower:
         position: Position,
         events: Sequence[Event],
         edge: CompactRange,
+        nodes: Sequence[Node],
         checkpoint: Checkpoint,
     ) -> Position:
-        """Apply ``events`` and move the position past them, in one transaction."""
+        """Apply ``events`` and move the position past them, in one transaction; the
+        checkpoint is stored once the position reaches it."""
         async with self.store.transaction() as tx:
             await tx.execute(self._claim_position, self.source)
             stored = self._position(await tx.fetchrow(self._lock_position, self.source))
@@ -276,7 +386,57 @@ class FeedFollower:
                 return stored
             if events:
                 await self.apply(tx, events)
+            if self.prove:
+                # The first page this follower writes carries the subtrees of the edge it
+                # starts from: a proof of any later event needs no older node (a feed
+                # followed before the tree was kept has none).
+                kept = list(nodes) if self._edge_kept else [*edge_subtrees(stored.edge), *nodes]
+                if kept:
+                    await tx.execute(
+                        self._write_nodes, self.source, [n[0] for n in kept],
+                        [n[1] for n in kept], [n[2] for n in kept],
+                    )
+            reached = checkpoint if edge.size == checkpoint.size else stored.checkpoint
             await tx.execute(
-                self._write_position, self.source, edge.size, edge.hashes, str(checkpoint)
+                self._write_position, self.source, edge.size, edge.hashes,
+                None if reached is None else str(reached),
             )
-        return Position(edge.size, edge, checkpoint)
+        self._edge_kept = self.prove
+        return Position(edge.size, edge, reached)
+
+
+def _bind(
+    served: Sequence[FeedEvent], position: Position, prove: bool
+) -> tuple[list[Event], CompactRange, list[Node], tuple[int, LedgerError] | None]:
+    """The served events bound to their leaf hashes in order from ``position``, the edge
+    after them, the nodes they complete (when proving), and the first one refused (its
+    offset and why), if any: the events before it are returned, none after."""
+    edge = CompactRange(position.edge.size, list(position.edge.hashes))
+    events: list[Event] = []
+    nodes: list[Node] = []
+    for offset, item in enumerate(served):
+        expected = position.next_seq + offset
+        try:
+            if item.seq != expected:
+                raise VerificationError(f"event {item.seq} served where {expected} belongs")
+            event = item.bound()
+        except LedgerError as exc:
+            return events, edge, nodes, (offset, exc)
+        closed = edge.append(event.leaf_hash)
+        if prove:
+            nodes.append((0, event.seq, event.leaf_hash))
+            nodes.extend(closed)
+        events.append(event)
+    return events, edge, nodes, None
+
+
+def edge_subtrees(edge: CompactRange) -> list[Node]:
+    """The complete subtrees an edge holds, as nodes: the largest first, as it keeps them."""
+    found: list[Node] = []
+    start = 0
+    hashes = iter(edge.hashes)
+    for level in reversed(range(edge.size.bit_length())):
+        if edge.size >> level & 1:
+            found.append((level, start >> level, next(hashes)))
+            start += 1 << level
+    return found

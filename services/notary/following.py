@@ -44,10 +44,15 @@ from ledger.limits import MAX_FEED_PAGE
 from ledger.manifest import LeagueManifest
 from ledger.merkle import verify_inclusion
 from services.eventlog import EventStore, StoreTransaction, StoreUnavailable
+from services.eventlog.signals import CHECKPOINTS
 from services.kernel.follower import Apply, FeedFollower, FeedRefused
 from services.notary import tables
 
 log = logging.getLogger(__name__)
+
+#: While a catch-up waits for an issuer's checkpoint that no bell announces (an issuer in
+#: another database), it looks again after this many seconds, doubling to the issuer's beat.
+FIRST_LOOK = 0.01
 
 INSERT_PRINTS = """
 INSERT INTO notary.prints (serial, issue, certificate, certificate_hash, mint_seq, leaf_hash)
@@ -160,7 +165,8 @@ TREASURY = Issuer("treasury", "TREASURY_URL", note_stream("{}"), apply_treasury_
 class IssuerLink:
     """The notary's view of one issuer: its feed followed into the notary's tables by a
     background task, a catch-up on demand (an item issued a moment ago is known before it is
-    notarized), and the issuer's inclusion proofs for provenance."""
+    notarized), and the issuer's inclusion proofs for provenance, proven from the issuer's
+    Merkle tree as the notary followed it."""
 
     def __init__(
         self,
@@ -181,11 +187,13 @@ class IssuerLink:
                 origin=f"{manifest.league}/{issuer.source}",
                 key=issuer.key(manifest),
                 apply=issuer.apply,
+                prove=True,
             )
         )
-        self._catching = asyncio.Lock()
+        #: The issuer's published checkpoint interval (seconds).
+        self._beat = manifest.policies.checkpoint_interval_ms / 1000
         #: How long to wait for the issuer's checkpoint to cover an issue: a few of its beats.
-        self._patience = 3 * manifest.policies.checkpoint_interval_ms / 1000 + 2
+        self._patience = 3 * self._beat + 2
 
     def _following(self) -> FeedFollower:
         if self.follower is None:
@@ -199,25 +207,32 @@ class IssuerLink:
     async def catch_up(self, through: int = -1) -> None:
         """Apply the issuer's feed up to its current checkpoint now, and on until a
         checkpoint covers event ``through`` (an issue the issuer has not yet checkpointed),
-        within a few of the issuer's published checkpoint intervals."""
+        within a few of the issuer's published checkpoint intervals.
+
+        Every caller shares the follower's catch-ups (requests waiting for the same event, and
+        the background task: :meth:`FeedFollower.caught_up`), and waits for the issuer's next
+        checkpoint on its bell (:mod:`services.eventlog.signals`), looking again now and then
+        should no bell ring (an issuer in another database)."""
         follower = self._following()
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self._patience
-        async with self._catching:
-            try:
-                while True:
-                    await follower.catch_up()
-                    if (await follower.position()).next_seq > through:
-                        return
-                    if loop.time() >= deadline:
-                        return
-                    await asyncio.sleep(0.01)
-            except (LeagueUnreachable, LeagueProblem, StoreUnavailable) as exc:
-                raise RetryLater(
-                    f"the notary cannot read the {self.issuer.source}'s feed now: "
-                    f"{exc.diagnostics()}",
-                    5,
-                ) from None
+        pause = FIRST_LOOK
+        try:
+            while True:
+                mark = CHECKPOINTS.mark(follower.channel)
+                if (await follower.caught_up()).next_seq > through:
+                    return
+                remaining = deadline - loop.time()
+                if remaining <= 0:
+                    return
+                await CHECKPOINTS.wait(follower.channel, mark, min(pause, remaining))
+                pause = min(pause * 2, max(self._beat, FIRST_LOOK))
+        except (LeagueUnreachable, LeagueProblem, StoreUnavailable) as exc:
+            raise RetryLater(
+                f"the notary cannot read the {self.issuer.source}'s feed now: "
+                f"{exc.diagnostics()}",
+                5,
+            ) from None
 
     async def not_yet_followed(self, serial: str, event: int) -> RetryLater | None:
         """The answer for a certificate the notary does not know: the issuer signed it (its
@@ -259,26 +274,53 @@ class IssuerLink:
                 "the notary stopped following the %s: %s", self.issuer.source, exc.diagnostics()
             )
 
-    async def inclusion(self, seq: int, leaf_hash: bytes) -> tuple[Checkpoint, list[str]]:
-        """The issuer's checkpoint the notary verified last and the inclusion proof of its
-        event ``seq`` (of ``leaf_hash``) in it, fetched from the issuer and checked before it
-        is served."""
+    async def inclusions(
+        self, events: Sequence[tuple[int, bytes]], reads: EventStore | None = None
+    ) -> tuple[Checkpoint, list[list[str]]]:
+        """The issuer's checkpoint the notary verified and applied through last, and the
+        inclusion proof in it of each of the issuer's ``events`` (seq, leaf hash), each
+        checked against its leaf hash and the checkpoint's root before it is served.
+
+        Built from the issuer's Merkle tree as the notary followed it (read from ``reads``, a
+        replica's view, else the notary's store): no call to the issuer. Only for events the
+        kept tree cannot prove (followed before the notary kept it, migration 0012) is the
+        proof asked of the issuer, against the stored checkpoint, as before."""
         follower = self._following()
+        kept = await follower.proofs([seq for seq, _ in events], reads)
+        if kept is not None:
+            checkpoint, proofs = kept
+            try:
+                for (seq, leaf), proof in zip(events, proofs, strict=True):
+                    verify_inclusion(seq, checkpoint.size, leaf, proof, checkpoint.root)
+            except LedgerError as exc:  # a damaged table: say so, and ask the issuer
+                log.error("the %s's tree as the notary kept it proves no inclusion: %s",
+                          self.issuer.source, exc.diagnostics())
+            else:
+                return checkpoint, [[encode_b64(h) for h in proof] for proof in proofs]
+        stored = (await follower.position()).checkpoint
+        if stored is None or any(stored.size <= seq for seq, _ in events):
+            raise RetryLater(
+                f"the notary has not verified a {self.issuer.source} checkpoint covering it", 5
+            )
+        return stored, [await self._fetched(stored, seq, leaf) for seq, leaf in events]
+
+    async def _fetched(self, checkpoint: Checkpoint, seq: int, leaf: bytes) -> list[str]:
+        """The inclusion proof of the issuer's event ``seq`` in ``checkpoint``, asked of the
+        issuer and checked before it is served."""
         source = self.issuer.source
-        checkpoint = (await follower.position()).checkpoint
-        if self.league is None or checkpoint is None or checkpoint.size <= seq:
-            raise RetryLater(f"the notary has not verified a {source} checkpoint covering it", 5)
         try:
-            answer = await self.league.inclusion_proof(seq, checkpoint.size, service=source)
+            answer = await self._following().league.inclusion_proof(
+                seq, checkpoint.size, service=source
+            )
             proof = [decode_b64(h, what="proof hash") for h in answer.proof]
-            verify_inclusion(seq, checkpoint.size, leaf_hash, proof, checkpoint.root)
+            verify_inclusion(seq, checkpoint.size, leaf, proof, checkpoint.root)
         except (LeagueUnreachable, LeagueProblem) as exc:
             raise RetryLater(f"the {source} does not answer: {exc.diagnostics()}", 5) from None
         except LedgerError as exc:
             raise RetryLater(
                 f"the {source}'s proof did not verify: {exc.diagnostics()}", 60
             ) from None
-        return checkpoint, [encode_b64(h) for h in proof]
+        return [encode_b64(h) for h in proof]
 
 
 @dataclass(frozen=True, slots=True)

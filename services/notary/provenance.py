@@ -8,6 +8,19 @@ recorded hop with its receipt, every conflict ever refused with its fraud proof,
 holder as far as the notary knows (the last hop of the current issue, else its certificate's
 ``issued_to``).
 
+**A read only reads** when the item is settled in a holder's hands: its issues, returns and
+hops are read from the notary's tables as followed and recorded, and each issue's inclusion
+proof is built from the issuer's Merkle tree the notary kept while following
+(:meth:`IssuerLink.inclusions`), against the issuer checkpoint it verified and applied
+through last, quoted in the answer: no catch-up, no call to the issuer. Nothing the issuer
+does can change such an item's life before the notary records a hop of it back to the issuer
+(a return needs one), and the notary follows each checkpoint as it is signed
+(services/kernel/follower.py). An item that is unknown to the notary, or back with its
+issuer (returned, or its last hop made to the issuer, a return on its way), whose next issue
+may come at any moment, is answered as before: after following the issuer through its
+latest event of the item (so a print stamped a moment ago is known, and a note just paid in
+is in the reserve).
+
 Tables are read from ``reads``, a read view of the notary's log (a replica's when the
 operator gives one): a serial the view does not know yet is looked up on the primary after
 catching up there, so a lagging replica never answers "unknown" where the primary would not.
@@ -16,7 +29,9 @@ Receipts come from :class:`Receipts` (on the primary: a missing one is made ther
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 from clients.words import plural
 from ledger.address import address_of
@@ -29,6 +44,7 @@ from ledger.api.notary import (
     StampRecord,
 )
 from ledger.certificates import NoteCertificate, PrintCertificate
+from ledger.checkpoint import Checkpoint
 from ledger.encoding import encode_b64
 from ledger.errors import SerialError, UnknownSerial
 from ledger.fraud import FraudProof
@@ -40,6 +56,9 @@ from services.notary import tables
 from services.notary.following import IssuerLink
 from services.notary.notarizing import Notary
 from services.notary.receipts import Receipts
+
+#: An issue as followed: a print's (stamped or issued again) or a note's.
+Issue = TypeVar("Issue", tables.FollowedPrint, tables.FollowedNote)
 
 OUTSIDE_RUNS = (
     f"{MISPRINT_SERIAL} stands outside the mint's runs (Book V.8): it is deliberately absent "
@@ -69,20 +88,19 @@ async def provenance(
         raise UnknownSerial(
             f"no print or note has the serial {serial!r}: {exc.diagnostics()}"
         ) from None
-    # A print's life may go on after its stamp (returned for an upgrade, issued again: L-20):
-    # follow the mint through its latest event of the print first, as for a note.
-    await _catch_up(notary.mint, serial)
-    issues = await tables.print_issues(reads, serial)
-    if not issues:
-        reads = notary.store
-        issues = await tables.print_issues(reads, serial)
-    if not issues:
+    # A print's life may go on after its stamp (returned for an upgrade, issued again: L-20).
+    life = await _life(
+        notary.mint, serial, reads, notary.store, tables.print_issues, tables.print_returns,
+        notary.manifest.mint,
+    )
+    if not life.issues:
         raise UnknownSerial(f"{serial} is in the league's runs but the mint has not stamped it")
+    issues, reads, returns, hops = life.issues, life.reads, life.returns, life.hops
     printed, current = issues[0], issues[-1]
-    checkpoint, proof = await notary.mint.inclusion(printed.mint_seq, printed.leaf_hash)
+    checkpoint, proofs = await notary.mint.inclusions(
+        [(issued.mint_seq, issued.leaf_hash) for issued in issues], reads
+    )
     certificate = PrintCertificate.from_wire(printed.certificate)
-    hops = await tables.hops_of(reads, serial)
-    returns = await tables.print_returns(reads, serial)
     # A print returned for an upgrade is the mint's; issued again, its current issue's (L-20).
     holder = (
         notary.manifest.mint
@@ -105,12 +123,12 @@ async def provenance(
             index=printed.mint_seq,
             leaf_hash=encode_b64(printed.leaf_hash),
             checkpoint=str(checkpoint),
-            proof=proof,
+            proof=proofs[0],
         ),
         issues=[
-            await _issue_record(notary.mint, PrintCertificate.from_wire(later.certificate),
-                                later.mint_seq, later.leaf_hash)
-            for later in issues[1:]
+            _issue_record(PrintCertificate.from_wire(later.certificate), later.mint_seq,
+                          later.leaf_hash, checkpoint, proof)
+            for later, proof in zip(issues[1:], proofs[1:], strict=True)
         ],
         returns=_return_records(returns),
         hops=await _hop_records(receipts, hops),
@@ -118,6 +136,62 @@ async def provenance(
         holder=holder,
         holder_address=address_of(PublicKey.from_text(holder)),
     )
+
+
+@dataclass(frozen=True, slots=True)
+class Life(Generic[Issue]):
+    """An item's issues, returns and hops as the notary followed and recorded them, and the
+    view they were read from."""
+
+    issues: list[Issue]
+    returns: list[tables.FollowedReturn]
+    hops: list[tuple[int, tables.RecordedHop]]
+    reads: EventStore
+
+
+async def _life(
+    link: IssuerLink,
+    serial: str,
+    reads: EventStore,
+    primary: EventStore,
+    issues_of: Callable[[EventStore, str], Awaitable[list[Issue]]],
+    returns_of: Callable[[EventStore, str], Awaitable[list[tables.FollowedReturn]]],
+    issuer: str,
+) -> Life[Issue]:
+    """``serial``'s life as followed: read as it is when the item is settled in a holder's
+    hands; else (unknown here, or back with ``issuer``: see the module's docstring) after
+    following ``link``'s issuer through its latest event of the item, and from ``primary``
+    when ``reads`` does not know it then (no issue: never issued)."""
+    life = await _read_life(serial, reads, issues_of, returns_of)
+    if life.issues and not _with_issuer(life, issuer):
+        return life
+    await _catch_up(link, serial)
+    life = await _read_life(serial, reads, issues_of, returns_of)
+    if not life.issues and reads is not primary:
+        life = await _read_life(serial, primary, issues_of, returns_of)
+    return life
+
+
+async def _read_life(
+    serial: str,
+    reads: EventStore,
+    issues_of: Callable[[EventStore, str], Awaitable[list[Issue]]],
+    returns_of: Callable[[EventStore, str], Awaitable[list[tables.FollowedReturn]]],
+) -> Life[Issue]:
+    issues = await issues_of(reads, serial)
+    if not issues:
+        return Life(issues, [], [], reads)
+    return Life(issues, await returns_of(reads, serial), await tables.hops_of(reads, serial), reads)
+
+
+def _with_issuer(life: Life[Issue], issuer: str) -> bool:
+    """Whether the item's current issue is back with its issuer (returned), or on its way
+    (its last recorded hop made to the issuer's key)."""
+    current = life.issues[-1].issue
+    if life.returns and life.returns[-1].issue == current:
+        return True
+    last = [hop for of, hop in life.hops if of == current]
+    return bool(last) and last[-1].endorsement.to == issuer
 
 
 def _return_records(returns: Sequence[tables.FollowedReturn]) -> list[ReturnRecord]:
@@ -128,11 +202,14 @@ def _return_records(returns: Sequence[tables.FollowedReturn]) -> list[ReturnReco
     ]
 
 
-async def _issue_record(
-    link: IssuerLink, certificate: NoteCertificate | PrintCertificate, seq: int, leaf: bytes
+def _issue_record(
+    certificate: NoteCertificate | PrintCertificate,
+    seq: int,
+    leaf: bytes,
+    checkpoint: Checkpoint,
+    proof: list[str],
 ) -> IssueRecord:
-    """One issue with its issuer's inclusion proof against the checkpoint followed last."""
-    checkpoint, proof = await link.inclusion(seq, leaf)
+    """One issue with its issuer's inclusion proof against ``checkpoint``."""
     return IssueRecord(
         certificate=certificate, index=seq, leaf_hash=encode_b64(leaf),
         checkpoint=str(checkpoint), proof=proof,
@@ -143,27 +220,27 @@ async def _note(
     notary: Notary, receipts: Receipts, serial: str, reads: EventStore
 ) -> Provenance:
     """A note's life: its issues, hops, conflicts and returns (Book V.5, V.8)."""
-    # A note's life goes on after its first issue (returns, issues again): always follow the
-    # treasury through its latest event of the note first.
-    await _catch_up(notary.treasury, serial)
-    issues = await tables.note_issues(reads, serial)
-    if not issues:
-        reads = notary.store
-        issues = await tables.note_issues(reads, serial)
-    if not issues:
+    # A note's life goes on after its first issue (returns, issues again).
+    life = await _life(
+        notary.treasury, serial, reads, notary.store, tables.note_issues, tables.note_returns,
+        notary.manifest.treasury,
+    )
+    if not life.issues:
         raise UnknownSerial(
             f"{serial} is in the league's note set but the treasury has never issued it: "
             f"it has always been in the reserve"
         )
+    issues, reads, returns, hops = life.issues, life.reads, life.returns, life.hops
+    checkpoint, proofs = await notary.treasury.inclusions(
+        [(issued.treasury_seq, issued.leaf_hash) for issued in issues], reads
+    )
     records = [
-        await _issue_record(notary.treasury, NoteCertificate.from_wire(issued.certificate),
-                            issued.treasury_seq, issued.leaf_hash)
-        for issued in issues
+        _issue_record(NoteCertificate.from_wire(issued.certificate), issued.treasury_seq,
+                      issued.leaf_hash, checkpoint, proof)
+        for issued, proof in zip(issues, proofs, strict=True)
     ]
-    returns = await tables.note_returns(reads, serial)
     current = records[-1].certificate
     in_reserve = bool(returns) and returns[-1].issue == current.issue
-    hops = await tables.hops_of(reads, serial)
     holder = (
         notary.manifest.treasury
         if in_reserve
