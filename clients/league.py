@@ -33,6 +33,7 @@ from ledger.api.treasury import (
     ClaimRequest,
     MintOrder,
     OrderAnswer,
+    OrdersAnswer,
 )
 from ledger.certificates import PrintCertificate
 from ledger.checkpoint import Checkpoint
@@ -125,8 +126,8 @@ def unreachable(url: str, exc: aiohttp.ClientError | TimeoutError,
         )
     if isinstance(exc, aiohttp.ClientConnectorError):
         return LeagueUnreachable(
-            f"nothing answers at {url}: is `league serve` running there (that host, that "
-            f"port)? ({_reason(exc)})"
+            f"{url} did not answer: is `league serve` running there, at that host and "
+            f"port? ({_reason(exc)})"
         )
     if isinstance(exc, TimeoutError):
         return LeagueUnreachable(
@@ -305,6 +306,21 @@ class LeagueClient:
         """Send the treasury's signed order to the mint (the treasury's call; idempotent)."""
         return await self._json(OrderAnswer, "POST", "/mint/orders", json=order.to_wire())
 
+    async def orders(self, orders: Sequence[MintOrder]) -> list[OrderAnswer | LeagueProblem]:
+        """Send the treasury's signed orders to the mint in one request: each order's answer,
+        or its refusal (the problem ``order`` would raise), in order."""
+        body = {"orders": [order.to_wire() for order in orders]}
+        answer = await self._json(OrdersAnswer, "POST", "/mint/orders/batch", json=body)
+        if len(answer.outcomes) != len(orders):
+            raise SchemaError(f"the mint answered {len(answer.outcomes)} of {len(orders)} orders")
+        results: list[OrderAnswer | LeagueProblem] = []
+        for outcome in answer.outcomes:
+            if outcome.answer is not None:
+                results.append(outcome.answer)
+            elif outcome.problem is not None:  # the model holds one of the two
+                results.append(LeagueProblem(outcome.problem))
+        return results
+
     async def manifest(self, pinned_root: PublicKey | None = None) -> LeagueManifest:
         """The league manifest, its root signature checked (against ``pinned_root`` if given)."""
         _, _, text = await self._call("GET", "/mint/manifest")
@@ -364,7 +380,7 @@ class LeagueClient:
         longest = max((len(c.endorsements) for c in chains), default=0)
         for end in range(MAX_NEW_HOPS_PER_CHAIN, longest, MAX_NEW_HOPS_PER_CHAIN):
             await self.notarize_once(
-                [c.model_copy(update={"endorsements": c.endorsements[:end]})
+                [Chain(certificate=c.certificate, endorsements=c.endorsements[:end])
                  for c in chains if len(c.endorsements) > end]
             )
         return await self.notarize_once(chains)
