@@ -1,7 +1,7 @@
 """``cz``: the player's command line for THE WINDOW.
 
 One subcommand group per thing a player does, each in its own module: ``cz table`` plays and
-replays tables locally, ``cz charter`` the charter game (``charter_cli``), the wallet's
+replays tables locally, ``cz charter`` the charter game (``cz_charter``), the wallet's
 ``key``, ``save``, ``load``, ``collection`` and ``card`` (``cz_wallet``), the league's
 ``league set``, ``stamp`` and ``provenance`` (``cz_league``), trading's ``send`` and
 ``import`` (``cz_trade``), the treasury's ``notes`` and ``buy`` (``cz_notes``), and ``play``,
@@ -17,35 +17,15 @@ import importlib
 import json
 import sys
 from collections.abc import Callable, Collection, Sequence
-from pathlib import Path
 from typing import Any, NoReturn, TypeAlias, cast
 
-from ledger.errors import DecodeError, LedgerError, SizeLimitError
-
-#: The largest record file ``cz table replay`` reads.
-MAX_RECORD_BYTES = 1 << 20
+from ledger.errors import LedgerError
 
 Handler = Callable[[argparse.Namespace], int]
 
 
 def _print_json(value: Any) -> None:
     sys.stdout.write(json.dumps(value, indent=2, ensure_ascii=False) + "\n")
-
-
-def _read_record(path: str) -> Any:
-    from ledger.wire import parse_json
-
-    if path == "-":
-        raw = sys.stdin.buffer.read(MAX_RECORD_BYTES + 1)
-    else:
-        try:
-            with Path(path).open("rb") as f:
-                raw = f.read(MAX_RECORD_BYTES + 1)
-        except OSError as exc:
-            raise DecodeError(f"cannot read {path}: {exc.strerror}") from None
-    if len(raw) > MAX_RECORD_BYTES:
-        raise SizeLimitError(f"a record is at most {MAX_RECORD_BYTES} bytes")
-    return parse_json(raw, what=f"the record {path}")
 
 
 def table_replay(args: argparse.Namespace) -> int:
@@ -117,7 +97,7 @@ AddGroup: TypeAlias = "Callable[[argparse._SubParsersAction[argparse.ArgumentPar
 #: test checks this table against what the groups add).
 COMMANDS: dict[str, tuple[str, str]] = {
     "table": ("clients.cz:_add_table", "play and replay tables of THE WINDOW locally"),
-    "charter": ("clients.charter_cli:add_charter",
+    "charter": ("clients.cz_charter:add_charter",
                 "validate decks, play and replay games of the charter rulebook"),
     "key": ("clients.cz_wallet:add_wallet", "strike or show your ledger key (your account)"),
     "save": ("clients.cz_wallet:add_wallet", "write a fresh save code (to stdout or --out FILE)"),

@@ -16,7 +16,7 @@ from tests.harness.imports import modules_loaded_after
 #: needed to print cz's help.
 HEAVY = ("aiohttp", "alembic", "sqlalchemy", "asyncpg", "pydantic", "services", "game")
 #: cz's own command groups' modules.
-GROUP_MODULES = ("clients.cz_", "clients.charter", "clients.league", "clients.wallet")
+GROUP_MODULES = ("clients.cz_", "clients.league", "clients.wallet")
 
 
 def loaded_after(argv: Sequence[str]) -> list[str]:
