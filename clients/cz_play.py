@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import secrets
 import sys
 import time
@@ -23,14 +22,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
+from clients.cz_board import Screen, draw
+from clients.cz_public import print_item
 from clients.cz_session import (
     JSON_FLAG,
     Opened,
     emit,
     opened_wallet,
-    print_item,
     read_only,
     seed,
 )
@@ -67,7 +67,7 @@ from game.window.economy.prints import Finish
 from game.window.errors import DealError, IllegalActionError, NotationError
 from game.window.registrars import HOUSE_TITLES, player_portfolio
 from game.window.scoring import Verdict
-from game.window.state import CHANCE, SEAL_CLOSE, State
+from game.window.state import CHANCE, State
 from game.window.tables import Holding, Table
 from ledger.catalog import ARCHIVE_SETS, BY_NAME, PLAYING, CardSet, Rarity
 from ledger.errors import SchemaError
@@ -311,79 +311,6 @@ def bundle_open(args: argparse.Namespace) -> int:
 
 def _with_collection(campaign: Campaign, collection: Collection) -> Campaign:
     return replace(campaign, collection=collection)
-
-
-# -- drawing the table --------------------------------------------------------------------------
-
-
-@dataclass(slots=True)
-class Screen:
-    """Where the table is drawn (stdout, or stderr under ``--json``), with colour when it is a
-    terminal and ``NO_COLOR`` is unset."""
-
-    out: TextIO
-    colour: bool
-    terminal: bool
-
-    @classmethod
-    def on(cls, out: TextIO) -> Screen:
-        terminal = out.isatty()
-        return cls(out, terminal and "NO_COLOR" not in os.environ, terminal)
-
-    def paint(self, text: str, code: str) -> str:
-        return f"\x1b[{code}m{text}\x1b[0m" if self.colour else text
-
-    def say(self, text: str = "") -> None:
-        self.out.write(text + "\n")
-        self.out.flush()
-
-
-def _card(screen: Screen, state: State, table: Table | None, card: int) -> str:
-    name = state.title_of(card)
-    if table is None:
-        return name
-    origin = table.provenance[card].print if card < len(table.provenance) else None
-    if origin is not None and origin.finish is not Finish.STANDARD:
-        name += f" [{origin.finish.value}]"
-    return name
-
-
-def draw(screen: Screen, state: State, table: Table | None, you: int, them: str, *,
-         kind: str | None = None, me: str = "you") -> None:
-    """Both chains (innermost first; a face-down card in parentheses), hands, market, hostage,
-    plenum, hoards, the Seal and the live columns (I.9, reckoned as if the table closed now).
-    Without a ``table`` (a replayed record) the cards are drawn by title and ``kind`` names it."""
-    who = {you: me, 1 - you: them}
-    width = max(len(them), len(me), len("market"))
-    kind = table.kind if table is not None else kind
-    seal = "#" * state.seal + "." * (SEAL_CLOSE - state.seal)
-    screen.say(screen.paint(
-        f"── {kind} table · turn {state.turn + 1} · Seal [{seal}] {state.seal}/{SEAL_CLOSE}"
-        f" · plenum {state.plenum} ──", "1"))
-    columns = state.columns()
-    for seat in (1 - you, you):
-        chain = []
-        for c in state.chains[seat]:
-            text = _card(screen, state, table, c)
-            chain.append(screen.paint(text, "32") if state.up[c] else
-                         screen.paint(f"({text})", "2"))
-        s, f, h = columns[seat]
-        colour = "36" if seat == you else "35"
-        screen.say(
-            f"{screen.paint(who[seat].rjust(width), colour)}  chain: {' · '.join(chain) or '-'}"
-        )
-        hand = ", ".join(_card(screen, state, table, c) for c in state.hands[seat]) or "-"
-        screen.say(
-            f"{'':>{width}}  hand: {hand}  │ hoard {state.hoards[seat]} · columns "
-            f"Substance {s} Form {f} Holdings {h}"
-        )
-    market = ", ".join(_card(screen, state, table, c) for c in state.market) or "-"
-    if state.hostage >= 0:
-        owner = who.get(state.hostage_owner, "?")
-        hostage = f"{_card(screen, state, table, state.hostage)} (from {owner}'s chain)"
-    else:
-        hostage = "none"
-    screen.say(f"{'market':>{width}}  {market}  │ hostage: {hostage}")
 
 
 # -- the seats ------------------------------------------------------------------------------------

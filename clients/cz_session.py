@@ -13,8 +13,8 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
+from clients.cz_public import current, publish
 from clients.wallet import LeaguePin, Wallet, WalletError, WalletHome, unseal
-from game.window.economy.prints import Print
 from ledger.address import address_of
 from ledger.errors import BadSignatureError, LedgerError, WrongPassphraseError
 from ledger.keys import PublicKey
@@ -44,11 +44,6 @@ def seed(text: str) -> int:
     if not 0 <= value < 2**63:
         raise argparse.ArgumentTypeError("a seed is a whole number from 0 to 2**63 - 1")
     return value
-
-
-def print_item(p: Print) -> dict[str, Any]:
-    """One print as ``--json`` shows it (collection, store, bundles, rewards)."""
-    return {"title": p.title, "finish": p.finish.value, "stamped": p.stamped, "serial": p.serial}
 
 
 class RootChanged(LedgerError):
@@ -97,8 +92,6 @@ class Opened:
     passphrase: str
 
     def save(self) -> None:
-        from clients.cz_public import publish
-
         self.home.write(self.wallet, self.passphrase)
         publish(self.home, self.wallet)
 
@@ -133,8 +126,6 @@ def opened_wallet() -> Iterator[Opened]:
     :meth:`Opened.save`, explicitly, at the moments the command chooses)."""
     home = WalletHome.default()
     with home.lock():
-        from clients.cz_public import publish
-
         code = home.read_code()  # "no wallet" before asking for a passphrase
         wallet, phrase = _unseal_asking(home, code)
         publish(home, wallet, code)  # the summary of the wallet as saved
@@ -145,8 +136,6 @@ def public_summary() -> dict[str, Any] | None:
     """The public summary of this home's wallet (``clients.cz_public``), read without the
     passphrase, or None when there is none for the wallet there now (the command then opens
     the wallet). Says so on stderr, in one line, when it is used."""
-    from clients.cz_public import current
-
     summary = current(WalletHome.default())  # replaced whole, and checked against the wallet
     if summary is not None:
         sys.stderr.write("(from the public summary of your wallet as of its last save: "

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from clients.cz_board import Screen, draw
 from game.window import actions as A
 from game.window import format_action, parse_action, reckon, to_json
 from game.window import titles as T
@@ -27,11 +28,14 @@ from game.window.records import replay as whole_replay
 from game.window.scoring import Verdict
 from game.window.state import CHANCE, State
 from ledger.catalog import BY_NAME, SET_RARITY, CardSet
-from ledger.errors import DecodeError
+from ledger.errors import DecodeError, SizeLimitError
+from ledger.wire import parse_json
 
 #: The player's guide: one heading per book section and per card.
 RULES_DOC = Path(__file__).resolve().parents[1] / "docs" / "rules.md"
 COLUMNS = ("Substance", "Form", "Holdings")
+#: The largest record file ``cz table replay`` reads.
+MAX_RECORD_BYTES = 1 << 20
 
 HELP = (
     "at the table, besides an action (its number in the list, or its notation, e.g. build Tally):",
@@ -235,6 +239,22 @@ def verdict_lines(state: State, seats: tuple[str, str]) -> list[str]:
 # -- cz table replay --------------------------------------------------------------------------
 
 
+def read_record(path: str) -> Any:
+    """The JSON document in the record file ``path`` (``-``: stdin), at most
+    :data:`MAX_RECORD_BYTES`."""
+    if path == "-":
+        raw = sys.stdin.buffer.read(MAX_RECORD_BYTES + 1)
+    else:
+        try:
+            with Path(path).open("rb") as f:
+                raw = f.read(MAX_RECORD_BYTES + 1)
+        except OSError as exc:
+            raise DecodeError(f"cannot read {path}: {exc.strerror}") from None
+    if len(raw) > MAX_RECORD_BYTES:
+        raise SizeLimitError(f"a record is at most {MAX_RECORD_BYTES} bytes")
+    return parse_json(raw, what=f"the record {path}")
+
+
 def _latest() -> str:
     from clients.wallet import WalletHome
 
@@ -249,11 +269,8 @@ def _latest() -> str:
 def replay(args: argparse.Namespace) -> int:
     """Step through a record move by move, the board drawn after each (``--json``: the final
     position, the columns and the verdict as one document)."""
-    from clients.cz import _read_record
-    from clients.cz_play import Screen, draw
-
     path = args.record if args.record is not None else _latest()
-    record = parse_record(_read_record(path))
+    record = parse_record(read_record(path))
     final = whole_replay(record)  # an illegal action is refused before anything is drawn
     if args.json:
         _print_final(final)
