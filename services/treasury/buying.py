@@ -47,8 +47,9 @@ nothing, so a submission of several purchases it refuses is sent again purchase 
 one purchase's fraud or stale note never rejects another's.
 
 The handler drives a purchase as far as it can and answers how it ended; a service that does
-not answer leaves the purchase open (503 retry-later) and the resumer, on start-up and on a
-timer, drives every open purchase on. The notary answers an identical submission with the same
+not answer leaves the purchase open (503 retry-later) and the resumer, on a timer, drives on
+every open purchase whose latest step is :data:`RESUME_IDLE` seconds old (a younger one is in
+its driver's hands, in this worker or another). The notary answers an identical submission with the same
 receipts and the mint an identical order with the same answer, so a step repeated after a
 crash does nothing twice.
 
@@ -128,6 +129,19 @@ RESUME_INTERVAL = 1.0
 RESUME_BATCH = 1000
 #: Most open purchases the resumer drives at once (they travel together).
 RESUME_AT_ONCE = 200
+#: Seconds a purchase's latest step must be old before the resumer drives it: one younger is
+#: in its driver's hands (here or in another worker), and driving it too would only repeat
+#: its calls to the notary and the mint and lose the race for its next commit.
+RESUME_IDLE = 5.0
+#: The open purchases whose latest step is at least $2 seconds old (by the database's clock).
+IDLE_PURCHASES = """
+SELECT p.purchase_id FROM treasury.purchases p
+WHERE p.step <> 'purchase-closed'
+  AND (SELECT e.recorded_at FROM treasury.events e
+       WHERE e.stream = 'purchase/' || p.purchase_id
+       ORDER BY e.stream_version DESC LIMIT 1) <= clock_timestamp() - make_interval(secs => $2)
+ORDER BY p.purchase_id LIMIT $1
+"""
 #: Most purchase submissions appended in one transaction; those beyond wait for the next one.
 MAX_GROUP_STEPS = 200
 #: Most submissions waiting for the writer; one beyond is refused as overloaded (503).
@@ -615,13 +629,10 @@ class Buyer:
 
     # -- the resumer -------------------------------------------------------------------------
 
-    async def resume_all(self) -> int:
-        """Drive every open purchase once, many at once; how many closed."""
-        rows = await self.treasury.store.fetch(
-            "SELECT purchase_id FROM treasury.purchases WHERE step <> 'purchase-closed'"
-            " ORDER BY purchase_id LIMIT $1",
-            RESUME_BATCH,
-        )
+    async def resume_all(self, idle: float = RESUME_IDLE) -> int:
+        """Drive every open purchase whose latest step is ``idle`` seconds old once, many at
+        once; how many closed."""
+        rows = await self.treasury.store.fetch(IDLE_PURCHASES, RESUME_BATCH, idle)
         at_once = asyncio.Semaphore(RESUME_AT_ONCE)
 
         async def resume(purchase_id: str) -> bool:

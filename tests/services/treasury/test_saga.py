@@ -192,6 +192,34 @@ async def test_a_purchase_is_three_commits_and_purchases_together_share_them(
             assert await league.steps(r.purchase_id) == DELIVERED
 
 
+async def test_the_resumer_leaves_a_purchase_in_its_drivers_hands_until_it_idles(
+    settings: LeagueSettings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The resumer drives only purchases whose latest step is RESUME_IDLE seconds old: one
+    younger is its driver's (in this worker or another), and a second driver would only
+    repeat its calls and lose the race for its commit. Once idle it drives it to its end."""
+    async def no_rounds(buyer: Buyer, interval: float = 0) -> None:
+        await asyncio.Event().wait()
+
+    monkeypatch.setattr(Buyer, "run", no_rounds)
+    manifest = load_manifest(settings)
+    owner = SigningKey.generate()
+    async with running(settings, Killer(None)) as league:
+        notes = [Chain(certificate=n, endorsements=())
+                 for n in (await league.faucet.claim(owner, 50)).notes]
+        request = buy_request(
+            owner, manifest, "Tally",
+            [endorse(n, owner, PublicKey.from_text(manifest.treasury), T0) for n in notes],
+            purchase_id="idle-0001", at=int(time.time()),
+        )
+        buyer = league.trio.instances["treasury"].server.app[BUYER]
+        await buyer._open(request, buyer._check(request))  # opened; its driver gone
+        assert await buyer.resume_all() == 0
+        assert await league.steps("idle-0001") == ["purchase-opened"]
+        assert await buyer.resume_all(idle=0) == 1
+        assert await league.steps("idle-0001") == DELIVERED
+
+
 async def test_the_mint_down_during_a_buy_completes_once_it_is_back(
     settings: LeagueSettings, ports: tuple[int, int]
 ) -> None:
