@@ -66,15 +66,51 @@ _FAST = orjson.OPT_SORT_KEYS | orjson.OPT_STRICT_INTEGER
 def _plain(value: Any) -> bool:
     """Whether ``value`` holds only what the fast path writes exactly as RFC 8785 does."""
     kind = type(value)
+    if kind is dict:
+        return _plain_object(value)
+    if kind is list:
+        return _plain_array(value)
     if kind is str or kind is bool or value is None:
         return True
     if kind is int:
-        return -_SAFE < int(value) < _SAFE
-    if kind is dict:
-        return all(type(k) is str and k.isascii() and _plain(v) for k, v in value.items())
-    if kind is list:
-        return all(_plain(v) for v in value)
+        return bool(-_SAFE < value < _SAFE)
     return False
+
+
+# The walk runs over every object signed or hashed: its members are tested inline (a call
+# only for a nested object or array), not one call of _plain each.
+def _plain_object(value: dict[Any, Any]) -> bool:
+    for key, item in value.items():
+        if type(key) is not str or not key.isascii():
+            return False
+        kind = type(item)
+        if kind is str or kind is bool or item is None:
+            continue
+        if kind is int:
+            if not -_SAFE < item < _SAFE:
+                return False
+        elif kind is dict:
+            if not _plain_object(item):
+                return False
+        elif kind is not list or not _plain_array(item):
+            return False
+    return True
+
+
+def _plain_array(value: list[Any]) -> bool:
+    for item in value:
+        kind = type(item)
+        if kind is str or kind is bool or item is None:
+            continue
+        if kind is int:
+            if not -_SAFE < item < _SAFE:
+                return False
+        elif kind is dict:
+            if not _plain_object(item):
+                return False
+        elif kind is not list or not _plain_array(item):
+            return False
+    return True
 
 
 def jcs(value: Any) -> bytes:
