@@ -19,10 +19,12 @@ import pytest
 from aiohttp.test_utils import TestServer
 
 from clients.league import LeagueClient, stamp_request
-from ledger.checkpoint import Checkpoint
+from ledger.checkpoint import Checkpoint, log_verifier
+from ledger.errors import BadSignatureError
 from ledger.keys import PublicKey, SigningKey
 from ledger.leaf import Event
 from ledger.manifest import LeagueManifest
+from ledger.merkle import verify_inclusion
 from services.eventlog import PostgresEventStore, StoreTransaction
 from services.kernel.database import scratch_database
 from services.kernel.follower import FeedFollower, FeedRefused
@@ -401,3 +403,131 @@ async def test_two_followers_starting_a_feed_at_once_apply_each_event_once(
     await asyncio.gather(first, follower(notary, league, manifest).catch_up())
     assert await applied(pool) == [0, 1, 2]
     assert (await follower(notary, league, manifest).position()).next_seq == 3
+
+
+async def test_run_wakes_at_the_followed_logs_next_checkpoint(
+    league: LeagueClient, notary: PostgresEventStore, pool: asyncpg.Pool
+) -> None:
+    """A follower that has caught up waits for the followed log's next checkpoint, not for its
+    timer: with a timer of an hour, prints stamped after it caught up are applied once the
+    mint signs a checkpoint covering them (the mint's store rings the bell in this process)."""
+    manifest = await league.manifest()
+    await stamp(league, manifest, 2)
+    await checkpoint_covering(league, 2)
+    following = follower(notary, league, manifest)
+    task = asyncio.create_task(following.run(idle=3600))
+    try:
+        await until_applied(pool, 2)
+        await stamp(league, manifest, 2)
+        await until_applied(pool, 4)
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+    assert await applied(pool) == [0, 1, 2, 3]
+
+
+async def until_applied(pool: asyncpg.Pool, count: int) -> None:
+    """Return once ``count`` events are applied (a bounded wait: a guard, not a timing)."""
+    for _ in range(int(GUARD / 0.01)):
+        if len(await applied(pool)) >= count:
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"the follower never applied {count} events")
+
+
+class CountingClient(LeagueClient):
+    """A league client that counts the checkpoints it reads (one per catch-up)."""
+
+    read = 0
+
+    async def checkpoint(self, *, service: str | None = None) -> str:
+        self.read += 1
+        return await super().checkpoint(service=service)
+
+
+async def test_catch_ups_asked_at_once_share_one(
+    server: TestServer, league: LeagueClient, notary: PostgresEventStore, pool: asyncpg.Pool
+) -> None:
+    """Ten callers asking for a catch-up while one runs wait for it and then share a single
+    next one: the feed's checkpoint is read twice, not eleven times, and every caller sees
+    the position past every event applied."""
+    manifest = await league.manifest()
+    await stamp(league, manifest, 3)
+    await checkpoint_covering(league, 3)
+    inside, release = asyncio.Event(), asyncio.Event()
+
+    async def held(tx: StoreTransaction, events: Sequence[Event]) -> None:
+        await record(tx, events)
+        inside.set()
+        await release.wait()
+
+    async with CountingClient(str(server.make_url(""))) as counting:
+        following = follower(notary, counting, manifest, apply=held)
+        first = asyncio.create_task(following.caught_up())
+        await inside.wait()
+        others = [asyncio.create_task(following.caught_up()) for _ in range(10)]
+        await asyncio.sleep(0)  # each asks (and waits for the running catch-up)
+        release.set()
+        positions = await asyncio.gather(first, *others)
+    assert counting.read == 2
+    assert [position.next_seq for position in positions] == [3] * 11
+    assert await applied(pool) == [0, 1, 2]
+
+
+async def test_an_event_is_bound_by_its_leaf_and_its_signature_left_to_the_audit(
+    league: LeagueClient, notary: PostgresEventStore, pool: asyncpg.Pool
+) -> None:
+    """The follower checks each event's content against its leaf hash and the leaf hashes
+    against the signed checkpoint, not each event's signature: an event whose stored
+    signature was replaced (its content and leaf intact) is applied, and the signature,
+    served as stored, still fails to verify for anyone who checks the event alone (the
+    audit: services/kernel/follower.py, docs/security.md)."""
+    manifest = await league.manifest()
+    await stamp(league, manifest, 4)
+    await checkpoint_covering(league, 4)
+    await pool.execute(
+        "UPDATE mint.events SET signature = (SELECT signature FROM mint.events WHERE seq = 0)"
+        " WHERE seq = 3"
+    )
+    assert await follower(notary, league, manifest).catch_up() == 4
+    assert await applied(pool) == [0, 1, 2, 3]
+    (served,) = (await league.events(2, 1)).events
+    with pytest.raises(BadSignatureError):
+        served.verified(PublicKey.from_text(manifest.mint))
+
+
+async def test_a_proving_follower_proves_from_the_tree_it_kept(
+    league: LeagueClient, notary: PostgresEventStore, pool: asyncpg.Pool
+) -> None:
+    """A follower that keeps the tree proves each followed event's inclusion in the last
+    checkpoint it applied through from its own rows (proofs that verify against that signed
+    checkpoint); taking over a feed followed without the tree, it keeps the edge it starts
+    from, so every later event is proven and an older one is not (None: asked of the
+    service instead)."""
+    manifest = await league.manifest()
+    await stamp(league, manifest, 3)
+    await checkpoint_covering(league, 3)
+    assert await follower(notary, league, manifest).catch_up() == 3
+    await stamp(league, manifest, 4)
+    await checkpoint_covering(league, 7)
+    proving = FeedFollower(
+        store=notary, league=league, source="mint", origin=f"{manifest.league}/mint",
+        key=PublicKey.from_text(manifest.mint), apply=record, page=3, prove=True,
+    )
+    assert await proving.catch_up() == 4
+    leaves = {event.seq: event.leaf_hash for event in await mint_events(league)}
+    seqs = [3, 4, 5, 6]
+    kept = await proving.proofs(seqs)
+    assert kept is not None
+    checkpoint, proofs = kept
+    checkpoint.verify([log_verifier(f"{manifest.league}/mint", PublicKey.from_text(manifest.mint))])
+    assert checkpoint.size == 7
+    for seq, proof in zip(seqs, proofs, strict=True):
+        verify_inclusion(seq, checkpoint.size, leaves[seq], proof, checkpoint.root)
+    assert await proving.proofs([0]) is None
+    assert await proving.proofs([7]) is None  # beyond the checkpoint applied through
+
+
+async def mint_events(league: LeagueClient) -> list[Event]:
+    return [item.bound() for item in (await league.events(-1, 100)).events]

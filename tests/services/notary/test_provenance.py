@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncpg
 import pytest
 
-from clients.league import LeagueProblem, NotaryConflict
+from clients.league import LeagueClient, LeagueProblem, NotaryConflict
 from ledger.checkpoint import Checkpoint, log_verifier
 from ledger.encoding import decode_b64
 from ledger.keys import SigningKey
@@ -16,7 +16,10 @@ from services.eventlog import PostgresEventStore
 from services.kernel.founding import load_service_key
 from services.kernel.projections import rebuild
 from services.kernel.settings import LeagueSettings
+from services.notary.app import SERVICE as NOTARY
 from services.notary.projection import PROJECTION
+from tests.harness.mint import serve
+from tests.harness.serving import composed
 from tests.harness.trading import T0, Trade, hop
 
 
@@ -102,3 +105,35 @@ async def test_the_projection_is_what_the_log_folds_to(
         report = await rebuild(store, PROJECTION, commit=False)
     assert report.events == 3
     assert report.agrees, [d.describe() for d in report.differences]
+
+
+async def test_a_followed_print_is_told_with_the_mint_down(settings: LeagueSettings) -> None:
+    """A read only reads: once the notary has followed a print (its first provenance follows
+    the mint through it), the print's provenance is told from the notary's tables and the
+    mint's tree as the notary kept it, with no call to the mint: the mint stopped, it still
+    answers, the stamp's inclusion proof checking against the signed mint checkpoint it
+    quotes (Book V.8)."""
+    owner = SigningKey.generate()
+    mint = await serve(settings)
+    try:
+        async with LeagueClient(str(mint.make_url(""))) as at_mint:
+            trade = Trade(at_mint, await at_mint.manifest())
+            stamped = await trade.stamp(owner)
+        apart = settings.model_copy(update={"mint_url": str(mint.make_url("")).rstrip("/")})
+        async with composed(apart, [NOTARY]) as notary, LeagueClient(
+            str(notary.make_url(""))
+        ) as at_notary:
+            assert (await at_notary.provenance(stamped.serial)).holder == owner.public.to_text()
+            await mint.close()
+            life = await at_notary.provenance(stamped.serial)
+    finally:
+        await mint.close()
+    assert life.stamp is not None
+    assert life.stamp.certificate == stamped.certificate
+    assert life.holder == owner.public.to_text()
+    checkpoint = Checkpoint.from_note(life.stamp.checkpoint)
+    checkpoint.verify([log_verifier(f"{trade.manifest.league}/mint", trade.mint_key)])
+    verify_inclusion(
+        life.stamp.index, checkpoint.size, decode_b64(life.stamp.leaf_hash),
+        [decode_b64(h) for h in life.stamp.proof], checkpoint.root,
+    )
