@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import asyncio
 import hmac
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
+
+import orjson
 
 from ledger.address import address_of
 from ledger.api.mint import ITEMS, Allowance, Item, Refused, StampAnswer, Stamped
@@ -190,8 +191,9 @@ class Drawing:
         ]
         stored = ITEMS.dump_python(items, mode="json")
         self.answered[presented.id_key] = (presented.hash, stored)
+        # Kept as JSON text (jsonb): orjson writes it a dozen times faster than json.dumps.
         self.answers.append(
-            (presented.owner, request.request_id, presented.hash, json.dumps(stored))
+            (presented.owner, request.request_id, presented.hash, orjson.dumps(stored).decode())
         )
         return self._answer(request, items, replayed=False)
 
