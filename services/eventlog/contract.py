@@ -143,10 +143,15 @@ class EventStore(Protocol):
         its commit notifies the log's channel to the database's other sessions."""
         ...
 
-    def relaying(self, schema: str) -> AbstractAsyncContextManager[None]:
-        """While the block runs, the checkpoints of ``schema``'s log that another process
-        signs in this store's database ring
+    def relaying(self, channel: str) -> AbstractAsyncContextManager[None]:
+        """While the block runs, what another process of this store's database notifies on
+        ``channel`` (:mod:`services.eventlog.signals`) rings
         :data:`services.eventlog.signals.CHECKPOINTS` in this one."""
+        ...
+
+    async def want_checkpoint(self, schema: str) -> None:
+        """Ask the log in ``schema`` (in this process and the database's others) to sign a
+        checkpoint now rather than at its next beat."""
         ...
 
     async def latest_checkpoint(self) -> Checkpoint | None: ...

@@ -13,10 +13,17 @@ A follower of a log waits for the log's next checkpoint instead of polling for i
   that drops is replaced, and every channel is rung once it listens again, since
   notifications sent meanwhile are lost.
 
+A follower waiting for an event the log has appended but not yet checkpointed (a print
+stamped a moment ago, named by a certificate) asks for a checkpoint the same two ways, on the
+log's other channel (:func:`wanted_channel`): the log's checkpointer signs one at once
+rather than at its next beat (services/kernel/checkpoints.py), as it does when a receipt
+needs one.
+
 A ring only wakes: the follower then reads the followed log's checkpoint as ever and
-verifies it, so a spurious ring costs one look and a forged one nothing more. A lost ring (a
-dropped connection, a followed log in another database, which PostgreSQL cannot notify
-here) only delays: followers keep a timer beside the bell.
+verifies it, so a spurious ring costs one look and a forged one nothing more (a wanted
+checkpoint, one signature). A lost ring (a dropped connection, a followed log in another
+database, which PostgreSQL cannot notify here) only delays: followers keep a timer beside
+the bell, and checkpointers their beat.
 """
 
 from __future__ import annotations
@@ -27,7 +34,7 @@ import logging
 import secrets
 import threading
 from collections import Counter
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import asyncpg
@@ -49,6 +56,11 @@ def checkpoint_channel(schema: str) -> str:
     return f"{schema}_checkpoint"[:MAX_CHANNEL]
 
 
+def wanted_channel(schema: str) -> str:
+    """The channel on which followers of the log in ``schema`` ask it for a checkpoint."""
+    return f"{schema}_wanted"[:MAX_CHANNEL]
+
+
 def notice(size: int) -> str:
     """The payload of a checkpoint's notification: its size, and the process that signed it."""
     return f"{size} {PROCESS}"
@@ -68,6 +80,10 @@ class Bell:
         self._lock = threading.Lock()
         self._rung: Counter[str] = Counter()
         self._waiters: dict[str, set[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]]] = {}
+        self._subscribers: dict[
+            str, dict[int, tuple[asyncio.AbstractEventLoop, Callable[[], object]]]
+        ] = {}
+        self._subscriptions = 0
 
     def mark(self, channel: str) -> int:
         """How many times ``channel`` has rung: pass it to :meth:`wait`."""
@@ -79,9 +95,28 @@ class Bell:
         with self._lock:
             self._rung[channel] += 1
             waiters = self._waiters.pop(channel, set())
+            subscribers = list(self._subscribers.get(channel, {}).values())
         for loop, future in waiters:
             with contextlib.suppress(RuntimeError):  # its loop is closed: nobody waits
                 loop.call_soon_threadsafe(_wake, future)
+        for loop, callback in subscribers:
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(callback)
+
+    def subscribe(self, channel: str, callback: Callable[[], object]) -> Callable[[], None]:
+        """Call ``callback`` (in the calling event loop) at every ring of ``channel`` until
+        the function returned is called."""
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            self._subscriptions += 1
+            key = self._subscriptions
+            self._subscribers.setdefault(channel, {})[key] = (loop, callback)
+
+        def unsubscribe() -> None:
+            with self._lock:
+                self._subscribers.get(channel, {}).pop(key, None)
+
+        return unsubscribe
 
     async def wait(self, channel: str, since: int, within: float) -> bool:
         """Return once ``channel`` has rung after the :meth:`mark` ``since`` (True), or
@@ -105,7 +140,8 @@ class Bell:
         return True
 
 
-#: Every log's checkpoints, as they are signed in this process or notified to it.
+#: Every log's signals (its checkpoints, and the checkpoints its followers want), as they
+#: are rung in this process or notified to it.
 CHECKPOINTS = Bell()
 
 
@@ -202,8 +238,9 @@ _RELAYS: dict[int, _Relay] = {}
 
 @contextlib.asynccontextmanager
 async def relaying(pool: asyncpg.Pool, channel: str) -> AsyncIterator[None]:
-    """While the block runs, ring :data:`CHECKPOINTS` for ``channel`` at each notification
-    on it from another process. One connection of ``pool`` serves every channel relayed
+    """While the block runs, ring :data:`CHECKPOINTS` for ``channel`` (a log's
+    :func:`checkpoint_channel` or :func:`wanted_channel`) at each notification on it from
+    another process. One connection of ``pool`` serves every channel relayed
     over it (held from the pool while any is)."""
     relay = _RELAYS.get(id(pool))
     if relay is None or relay.pool is not pool:

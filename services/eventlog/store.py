@@ -52,7 +52,13 @@ from services.eventlog.errors import (
     StoreValueRefused,
     StreamConflict,
 )
-from services.eventlog.signals import CHECKPOINTS, checkpoint_channel, notice, relaying
+from services.eventlog.signals import (
+    CHECKPOINTS,
+    checkpoint_channel,
+    notice,
+    relaying,
+    wanted_channel,
+)
 from services.eventlog.sql import Statements
 
 T = TypeVar("T")
@@ -540,11 +546,21 @@ class PostgresEventStore:
         CHECKPOINTS.ring(self._channel)
         return checkpoint
 
-    def relaying(self, schema: str) -> AbstractAsyncContextManager[None]:
-        """While the block runs, the checkpoints of the log in ``schema`` that other
-        processes sign in this database ring :data:`~services.eventlog.signals.CHECKPOINTS`
-        here (over one connection of this store's pool, whatever the number of logs)."""
-        return relaying(self._pool, checkpoint_channel(schema))
+    def relaying(self, channel: str) -> AbstractAsyncContextManager[None]:
+        """While the block runs, what other processes of this database notify on
+        ``channel`` (a log's checkpoints, or the checkpoints wanted of it) rings
+        :data:`~services.eventlog.signals.CHECKPOINTS` here (over one connection of this
+        store's pool, whatever the number of channels)."""
+        return relaying(self._pool, channel)
+
+    async def want_checkpoint(self, schema: str) -> None:
+        """Ask the log in ``schema`` for a checkpoint now, in this process and (a
+        notification on its wanted channel) in the other processes of this database: a
+        follower waits for an event that log appended and has not checkpointed yet."""
+        channel = wanted_channel(schema)
+        CHECKPOINTS.ring(channel)
+        async with _wrapped():
+            await self._pool.execute(self._sql.notify, channel, notice(0))
 
     async def latest_checkpoint(self) -> Checkpoint | None:
         """The most recent signed checkpoint, or None before the first."""

@@ -4,7 +4,9 @@ Readers never sign: ``GET /<service>/checkpoint`` and everything that quotes a c
 serve the latest stored one. The checkpointer signs one as the service starts (so there is
 always one to serve), then whenever the log has grown, at most every
 ``checkpoint_interval_ms`` and at once when ``checkpoint_max_pending`` events wait (both
-published in the manifest's policies), in the spirit of Tessera's integration interval.
+published in the manifest's policies), in the spirit of Tessera's integration interval; at
+once too when a receipt needs one, or a follower waits for an event not yet checkpointed
+(it rings the log's wanted channel: services/eventlog/signals.py).
 Where several workers serve one log, the interval's beat is the leader's
 (:mod:`services.kernel.leadership`); every worker still signs at once when its own appends
 reach ``checkpoint_max_pending`` or a receipt needs a checkpoint covering its event.
@@ -34,6 +36,7 @@ from ledger.errors import LedgerError
 from ledger.keys import PublicKey
 from ledger.manifest import Policies
 from services.eventlog import EventStore
+from services.eventlog.signals import CHECKPOINTS, wanted_channel
 from services.kernel.errors import LeagueError
 from services.kernel.leadership import Leadership
 
@@ -174,6 +177,12 @@ class Checkpointer:
         """Whether this process signs on the interval: the log's leader does."""
         return self.leadership is None or self.leadership.leading
 
+    def _wanted(self) -> None:
+        """A follower waits for an event this log has not checkpointed yet: the leader signs
+        one now (services/eventlog/signals.py)."""
+        if self._beats():
+            self._due.set()
+
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[Checkpointer]:
         """Check the database against the kept checkpoint, sign one checkpoint now, then keep
@@ -182,9 +191,13 @@ class Checkpointer:
             await self.kept.check(self.store)
         await self.sign()
         self._task = asyncio.create_task(self._run(), name=f"checkpointer {self.store.origin}")
+        wanted = wanted_channel(self.store.schema)
+        unsubscribe = CHECKPOINTS.subscribe(wanted, self._wanted)
         try:
-            yield self
+            async with self.store.relaying(wanted):
+                yield self
         finally:
+            unsubscribe()
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task

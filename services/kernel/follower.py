@@ -263,7 +263,7 @@ class FeedFollower:
         most ``idle`` seconds), again; back off while the source or the store is
         unavailable. Returns only by :class:`FeedRefused`, re-raised."""
         delay = BACKOFF_START
-        async with self.store.relaying(self.source):
+        async with self.store.relaying(self.channel):
             while True:
                 mark = CHECKPOINTS.mark(self.channel)
                 try:

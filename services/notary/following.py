@@ -210,13 +210,15 @@ class IssuerLink:
         within a few of the issuer's published checkpoint intervals.
 
         Every caller shares the follower's catch-ups (requests waiting for the same event, and
-        the background task: :meth:`FeedFollower.caught_up`), and waits for the issuer's next
-        checkpoint on its bell (:mod:`services.eventlog.signals`), looking again now and then
-        should no bell ring (an issuer in another database)."""
+        the background task: :meth:`FeedFollower.caught_up`), asks the issuer for a checkpoint
+        (in this process, or its others of this database) when its event is not covered yet,
+        and waits for the issuer's next checkpoint on its bell (:mod:`services.eventlog.signals`),
+        looking again now and then should no bell ring (an issuer in another database)."""
         follower = self._following()
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self._patience
         pause = FIRST_LOOK
+        wanted = False
         try:
             while True:
                 mark = CHECKPOINTS.mark(follower.channel)
@@ -225,6 +227,9 @@ class IssuerLink:
                 remaining = deadline - loop.time()
                 if remaining <= 0:
                     return
+                if not wanted:  # the issuer signs one now rather than at its next beat
+                    await follower.store.want_checkpoint(self.issuer.source)
+                    wanted = True
                 await CHECKPOINTS.wait(follower.channel, mark, min(pause, remaining))
                 pause = min(pause * 2, max(self._beat, FIRST_LOOK))
         except (LeagueUnreachable, LeagueProblem, StoreUnavailable) as exc:
@@ -367,8 +372,8 @@ async def check_current(
     refused with :class:`StaleIssueError` (docs/architecture.md §3: "a chain of an older issue is
     history, never spendable again", refused with the reason; L-17, L-20), and so is the
     current issue's once the item came back to its issuer. The notary knows of a return or an
-    issue once it has followed the issuer's feed past it (a page, at most its idle interval
-    later, or at once when a chain names a newer issue); a chain of the ended issue in between
+    issue once it has followed the issuer's feed past it (as the issuer checkpoints it, or at
+    once when a chain names a newer issue); a chain of the ended issue in between
     can only repeat hops already recorded (it ends at the issuer's key), so it is answered
     their receipts and moves nothing.
 

@@ -44,7 +44,7 @@ async def test_another_process_notification_rings_and_a_dropped_listener_listens
     one (ringing once, for what it may have missed) and later notifications ring again."""
     channel = checkpoint_channel("treasury")
     mark = CHECKPOINTS.mark(channel)
-    async with log.relaying("treasury"):
+    async with log.relaying(channel):
         assert await CHECKPOINTS.wait(channel, mark, GUARD)  # rung once listening
         for _ in range(2):
             mark = CHECKPOINTS.mark(channel)

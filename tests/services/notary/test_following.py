@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import signal
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 import asyncpg
 import pytest
@@ -14,13 +14,18 @@ from aiohttp.test_utils import TestServer
 from clients.league import LeagueClient, stamp_request
 from ledger.catalog import PLAYING
 from ledger.certificates import PrintCertificate
+from ledger.checkpoint import Checkpoint
 from ledger.endorsements import Chain
 from ledger.keys import SigningKey
 from services.kernel.settings import LeagueSettings
+from services.mint.app import SERVICE as MINT
+from services.notary.app import SERVICE as NOTARY
+from tests.harness.founding import TEST_POLICIES
 from tests.harness.mint import checkpoint_covering, serve
+from tests.harness.ports import free_port
 from tests.harness.served import GUARD_SECONDS, serve_child
-from tests.harness.serving import closing
-from tests.harness.trading import hop
+from tests.harness.serving import closing, composed
+from tests.harness.trading import Trade, hop
 
 
 @pytest.fixture
@@ -97,3 +102,23 @@ async def test_the_notary_killed_while_following_loses_and_doubles_nothing(
         finally:
             notary.send_signal(signal.SIGTERM)
             await notary.wait()
+
+
+async def test_a_print_stamped_a_moment_ago_is_followed_without_waiting_for_the_beat(
+    make_settings: Callable[..., LeagueSettings],
+) -> None:
+    """The notary asked about a print the mint has stamped but not yet checkpointed asks the
+    mint for a checkpoint (services/eventlog/signals.py) instead of waiting for its beat:
+    with a beat of a minute, the print's provenance answers, its stamp proven in a mint
+    checkpoint that covers it (the guard is shorter than the beat)."""
+    slow = TEST_POLICIES.model_copy(update={"checkpoint_interval_ms": 60_000})
+    settings = make_settings(policies=slow).model_copy(update={"port": free_port()})
+    owner = SigningKey.generate()
+    async with composed(settings, [MINT, NOTARY]) as server, LeagueClient(
+        str(server.make_url(""))
+    ) as league:
+        stamped = await Trade(league, await league.manifest()).stamp(owner)
+        life = await asyncio.wait_for(league.provenance(stamped.serial), GUARD_SECONDS / 4)
+    assert life.stamp is not None
+    assert Checkpoint.from_note(life.stamp.checkpoint).size > life.stamp.index
+    assert life.holder == owner.public.to_text()
