@@ -321,11 +321,14 @@ async def serving(
     port: int,
     *,
     internal: socket.socket | None = None,
+    listener: socket.socket | None = None,
 ) -> AsyncIterator[LeagueRunner]:
     """Serve ``app`` on ``host``:``port`` with its limits until the block exits (port 0
-    binds a free port: see ``runner.addresses``); and on ``internal`` (from
-    :func:`internal_listener`) for the league's own calls, counted apart from outside
-    clients. Connections from the app's trusted proxies count against no source."""
+    binds a free port: see ``runner.addresses``), or on ``listener``, a socket already
+    listening there (one a worker shares with the others: services/kernel/workers.py); and
+    on ``internal`` (from :func:`internal_listener`) for the league's own calls, counted apart
+    from outside clients. Connections from the app's trusted proxies count against no
+    source."""
     limits = limits_of(app)
     internal_at: frozenset[tuple[str, int]] = frozenset()
     if internal is not None:
@@ -347,7 +350,11 @@ async def serving(
     )
     await runner.setup()
     try:
-        site = web.TCPSite(runner, host, port, backlog=limits.backlog)
+        site: web.BaseSite = (
+            web.TCPSite(runner, host, port, backlog=limits.backlog)
+            if listener is None
+            else web.SockSite(runner, listener, backlog=limits.backlog)
+        )
         await site.start()
         if internal is not None:
             await web.SockSite(runner, internal, backlog=limits.backlog).start()

@@ -25,6 +25,7 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 
 from aiohttp import web
 
@@ -39,6 +40,7 @@ from services.http.metrics import Figure
 from services.kernel.checkpoints import Checkpointer, CheckpointFile
 from services.kernel.founding import load_manifest, load_service_key, read_passphrase
 from services.kernel.leadership import Leadership, LeaderTask
+from services.kernel.ratelimit import SourceBuckets, forget_full, source_buckets
 from services.kernel.settings import LeagueSettings
 from services.kernel.witness import witness_endpoints
 from services.kernel.witnessing import Witnessing, witness_urls, witnessing
@@ -60,6 +62,16 @@ class Shell:
     #: A client of each peer the spec names (None: where it answers is not known).
     peers: Mapping[str, LeagueClient | None]
     leadership: Leadership
+
+    def buckets(self, name: str, what: str) -> SourceBuckets:
+        """The service's per-source buckets ``name`` of ``what``, at the published
+        ``source_prints_per_minute`` in bursts of ``source_prints_burst``: shared by the
+        workers through the database when there are several, else in memory."""
+        policies = self.manifest.policies
+        return source_buckets(
+            self.store, name, what=what, shared=self.settings.workers > 1,
+            per_minute=policies.source_prints_per_minute, burst=policies.source_prints_burst,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,8 +176,11 @@ async def _opened(
         running = await spec.open(shell)
         for close in reversed(running.close):
             stack.push_async_callback(close)
+        leader = (submitter.run, *running.leader)
+        if settings.workers > 1:
+            leader += (partial(forget_full, store),)
         await stack.enter_async_context(
-            _task(leadership.run((submitter.run, *running.leader)), f"election {spec.name}")
+            _task(leadership.run(leader), f"election {spec.name}")
         )
         yield
 

@@ -6,18 +6,30 @@ script cannot multiply for free. An IPv4 client is counted by its /24, an IPv6 c
 published burst; the least recently seen sources are forgotten past :data:`MAX_SOURCES`
 (a forgotten source starts full again, so the bound costs a flooder nothing it could not
 already get from fresh networks).
+
+One process keeps its buckets in memory (:class:`TokenBuckets`). Several workers of one
+service (``league serve --workers N``) share theirs in the service's schema
+(:class:`SharedBuckets`, one statement a request), so a source spreading its connections
+over the workers gets the published rate, not N times it. Either is spent the same way,
+``await buckets.spend(source, n)``, before the request costs the service anything else.
 """
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
+import logging
 import math
 import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
-from ledger.errors import RateLimited
+from ledger.errors import LedgerError, RateLimited
+from services.eventlog import EventStore
+
+log = logging.getLogger(__name__)
 
 #: Sources remembered at most (about 100 bytes each).
 MAX_SOURCES = 100_000
@@ -46,9 +58,32 @@ class _Bucket:
     at: float
 
 
+class SourceBuckets(Protocol):
+    """Per-source token buckets, however kept."""
+
+    async def spend(self, source: str, count: int) -> None:
+        """Spend ``count`` tokens of ``source``'s bucket, or raise :class:`RateLimited`
+        (spending nothing)."""
+
+
+def _too_many(count: int, burst: int, what: str) -> RateLimited:
+    return RateLimited(
+        f"{count} {what} at once is more than a source may ever send together ({burst})",
+        retry_after=60,
+    )
+
+
+def _too_fast(source: str, what: str, rate: float, burst: int, wait: int) -> RateLimited:
+    return RateLimited(
+        f"{source} has sent {what} faster than the published {round(rate * 60)} a minute "
+        f"(bursts of {burst}); try again in {wait} s",
+        retry_after=wait,
+    )
+
+
 class TokenBuckets:
     """``take(source, n)`` spends ``n`` tokens of ``source``'s bucket or refuses with the
-    seconds until it could."""
+    seconds until it could (one process's buckets, in memory)."""
 
     def __init__(
         self,
@@ -76,20 +111,105 @@ class TokenBuckets:
         while len(self._buckets) > self._max:
             self._buckets.popitem(last=False)
         if count > self.burst:
-            raise RateLimited(
-                f"{count} {self.what} at once is more than a source may ever send together "
-                f"({self.burst})",
-                retry_after=60,
-            )
+            raise _too_many(count, self.burst, self.what)
         if bucket.tokens < count:
             wait = math.ceil((count - bucket.tokens) / self.rate)
-            raise RateLimited(
-                f"{source} has sent {self.what} faster than the published "
-                f"{round(self.rate * 60)} a minute (bursts of {self.burst}); "
-                f"try again in {wait} s",
-                retry_after=wait,
-            )
+            raise _too_fast(source, self.what, self.rate, self.burst, wait)
         bucket.tokens -= count
+
+    async def spend(self, source: str, count: int) -> None:
+        self.take(source, count)
 
     def __len__(self) -> int:
         return len(self._buckets)
+
+
+#: Spend from a shared bucket in one statement: a new row starts full less ``count``; an old
+#: one is refilled for the time since it was last spent, capped at the burst, and spent only
+#: if it holds ``count`` (no row answered: refused, nothing spent). The database's clock is
+#: the one clock, whichever worker asks. $1 bucket, $2 source, $3 burst, $4 count, $5 rate/s.
+SPEND = """
+WITH asked (burst, count, rate) AS (SELECT $3::float8, $4::float8, $5::float8)
+INSERT INTO {s}.source_buckets AS b (bucket, source, tokens, at, full_at)
+SELECT $1, $2, burst - count, clock_timestamp(),
+       clock_timestamp() + make_interval(secs => count / rate)
+FROM asked
+ON CONFLICT (bucket, source) DO UPDATE SET
+    tokens = least($3::float8, b.tokens + extract(epoch FROM clock_timestamp() - b.at)
+                   * $5::float8) - $4::float8,
+    at = clock_timestamp(),
+    full_at = clock_timestamp() + make_interval(secs => ($3::float8 - (least($3::float8,
+        b.tokens + extract(epoch FROM clock_timestamp() - b.at) * $5::float8)
+        - $4::float8)) / $5::float8)
+WHERE least($3::float8, b.tokens + extract(epoch FROM clock_timestamp() - b.at) * $5::float8)
+      >= $4::float8
+RETURNING tokens
+"""
+#: What a refused source's bucket holds now.
+HOLDS = """
+SELECT least($3::float8, tokens + extract(epoch FROM clock_timestamp() - at) * $4::float8)
+FROM {s}.source_buckets WHERE bucket = $1 AND source = $2
+"""
+#: Buckets full again hold nothing a fresh one would not: the leader forgets them.
+FORGET = (
+    "WITH gone AS (DELETE FROM {s}.source_buckets WHERE full_at < clock_timestamp()"
+    " RETURNING 1) SELECT count(*) FROM gone"
+)
+
+
+class SharedBuckets:
+    """The same buckets as :class:`TokenBuckets`, kept in ``store``'s schema so every
+    worker of the service spends from one: bucket ``name`` (e.g. ``claims``)."""
+
+    def __init__(
+        self, store: EventStore, name: str, *, per_minute: int, burst: int, what: str = "prints"
+    ) -> None:
+        self.store = store
+        self.name = name
+        self.rate = per_minute / 60
+        self.burst = burst
+        self.what = what
+        self._spend = SPEND.replace("{s}", store.schema)
+        self._holds = HOLDS.replace("{s}", store.schema)
+
+    async def spend(self, source: str, count: int) -> None:
+        if count > self.burst:
+            raise _too_many(count, self.burst, self.what)
+        left = await self.store.fetchval(
+            self._spend, self.name, source, float(self.burst), float(count), self.rate
+        )
+        if left is not None:
+            return
+        holds = await self.store.fetchval(
+            self._holds, self.name, source, float(self.burst), self.rate
+        )
+        wait = max(1, math.ceil((count - float(holds or 0.0)) / self.rate))
+        raise _too_fast(source, self.what, self.rate, self.burst, wait)
+
+
+
+#: Seconds between two sweeps of the shared buckets that are full again.
+FORGET_EVERY = 60.0
+
+
+async def forget_full(store: EventStore, every: float = FORGET_EVERY) -> None:
+    """Until cancelled, every ``every`` seconds delete ``store``'s shared buckets that are
+    full again (the leader's work: a deleted bucket is a fresh one, so this bounds the table
+    by the sources seen within a refill, and changes no answer)."""
+    statement = FORGET.replace("{s}", store.schema)
+    while True:
+        await asyncio.sleep(every)
+        try:
+            await store.fetchval(statement)
+        except LedgerError as exc:  # the database down: the next sweep tries again
+            log.warning("%s: full buckets not swept: %s", store.schema, exc.diagnostics())
+
+
+def source_buckets(
+    store: EventStore, name: str, *, per_minute: int, burst: int, what: str, shared: bool
+) -> SourceBuckets:
+    """Buckets ``name`` of ``what``: in the database when ``shared`` (several workers serve
+    ``store``'s service), else in memory."""
+    if shared:
+        return SharedBuckets(store, name, per_minute=per_minute, burst=burst, what=what)
+    return TokenBuckets(per_minute=per_minute, burst=burst, what=what)

@@ -4,7 +4,7 @@ Everything comes from the environment with a default, and the CLI may override h
 ``LEAGUE_HOME`` (the data directory; default from platformdirs), ``DATABASE_URL`` (else the
 embedded PostgreSQL in the data directory), ``DATABASE_READ_URL`` (a streaming replica of it
 that the read endpoints read from; default the database itself), ``LEAGUE_HOST`` and
-``LEAGUE_PORT``,
+``LEAGUE_PORT``, ``LEAGUE_WORKERS`` (worker processes; ``league serve`` defaults to one per core),
 ``LEAGUE_PASSPHRASE_FILE`` when the league's keys are passphrase-armored, ``LEAGUE_KEYS_DIR``
 (where the private keys are, e.g. a container's ``/run/secrets``; default ``LEAGUE_HOME/keys``)
 ``MINT_URL``, ``TREASURY_URL`` and ``NOTARY_URL`` (where a service that follows the mint's or
@@ -35,6 +35,7 @@ SOURCES = {
     "database_read_url": "DATABASE_READ_URL",
     "host": "--host or LEAGUE_HOST",
     "port": "--port or LEAGUE_PORT",
+    "workers": "--workers or LEAGUE_WORKERS",
     "passphrase_file": "--passphrase-file or LEAGUE_PASSPHRASE_FILE",
     "keys_location": "LEAGUE_KEYS_DIR",
     "trusted_proxies": "LEAGUE_TRUSTED_PROXIES",
@@ -43,6 +44,8 @@ SOURCES = {
     "notary_url": "NOTARY_URL",
 }
 DEFAULT_PORT = 8080
+#: Most worker processes one ``league serve`` starts.
+MAX_WORKERS = 64
 
 
 class LeagueSettings(BaseModel):
@@ -59,6 +62,11 @@ class LeagueSettings(BaseModel):
     database_read_url: str | None = Field(default=None, repr=False)
     host: str = DEFAULT_HOST
     port: int = Field(default=DEFAULT_PORT, ge=0, le=65535)
+    #: Worker processes serving the app (``league serve --workers N``; its default is one per
+    #: core). One: a single process, its per-source buckets in memory; more: they share the
+    #: listening socket, each log's leader is elected (services/kernel/leadership.py) and the
+    #: buckets are kept in the database (services/kernel/ratelimit.py).
+    workers: int = Field(default=1, ge=1, le=MAX_WORKERS)
     passphrase_file: Path | None = None
     #: Where the private keys are, when not in ``data_dir/keys`` (a container's secrets).
     keys_location: Path | None = None
@@ -92,6 +100,7 @@ class LeagueSettings(BaseModel):
             "database_read_url": os.environ.get("DATABASE_READ_URL") or None,
             "host": os.environ.get("LEAGUE_HOST") or DEFAULT_HOST,
             "port": os.environ.get("LEAGUE_PORT") or DEFAULT_PORT,
+            "workers": os.environ.get("LEAGUE_WORKERS") or 1,
             "passphrase_file": Path(passphrase) if passphrase else None,
             "keys_location": Path(keys) if keys else None,
             "trusted_proxies": [p.strip() for p in proxies.split(",") if p.strip()],

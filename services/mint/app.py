@@ -32,7 +32,7 @@ from services.http.metrics import sql_figure
 from services.http.pages import Page
 from services.kernel.compose import compose
 from services.kernel.host import Running, ServiceSpec, Shell
-from services.kernel.ratelimit import TokenBuckets, source_of
+from services.kernel.ratelimit import SourceBuckets, source_of
 from services.kernel.settings import LeagueSettings
 from services.mint import tables
 from services.mint.census import census, owner_census
@@ -43,7 +43,7 @@ MINT = web.AppKey("mint", Mint)
 MINT_LOG = web.AppKey("mint_log", EventStore)
 STAMPER = web.AppKey("stamper", Stamper)
 ORDERER = web.AppKey("orderer", Orderer)
-SOURCES = web.AppKey("sources", TokenBuckets)
+SOURCES = web.AppKey("sources", SourceBuckets)
 
 #: Largest stamp request body: a full batch of presented prints with room to spare.
 MAX_STAMP_BODY = 32 * 1024
@@ -55,7 +55,7 @@ MAX_ORDER_BODY = MAX_REQUEST_BODY_BYTES
 async def stamp_prints(request: web.Request, body: StampRequest) -> StampAnswer:
     # The source's bucket first: a flood costs its sender before it costs the mint a
     # signature check.
-    request.app[SOURCES].take(source_of(request.remote), len(body.prints))
+    await request.app[SOURCES].spend(source_of(request.remote), len(body.prints))
     return await request.app[STAMPER].stamp(body)
 
 
@@ -194,10 +194,7 @@ async def open_mint(shell: Shell) -> Running:
     app[MINT] = mint = Mint(manifest, shell.key, shell.store)
     app[STAMPER] = stamper = Stamper(mint)
     app[ORDERER] = orderer = Orderer(mint)
-    app[SOURCES] = TokenBuckets(
-        per_minute=manifest.policies.source_prints_per_minute,
-        burst=manifest.policies.source_prints_burst,
-    )
+    app[SOURCES] = shell.buckets("stamps", what="prints")
     return Running(close=(stamper.close, orderer.close))
 
 

@@ -33,6 +33,9 @@ class RunRow:
 async def bind_league(store: EventStore, manifest: LeagueManifest) -> None:
     """On first start, record the league and its runs; afterwards, refuse any other league."""
     async with store.transaction() as tx:
+        # Under the log's lock: workers starting together bind it once (the first), and
+        # the others find it bound (FOR UPDATE locks no row that is not there yet).
+        await tx.lock()
         row = await tx.fetchrow("SELECT league, manifest FROM mint.league FOR UPDATE")
         if row is None:
             await tx.execute(

@@ -31,7 +31,7 @@ from services.http.logs import read_view
 from services.http.pages import Page
 from services.kernel.compose import compose
 from services.kernel.host import Running, ServiceSpec, Shell
-from services.kernel.ratelimit import TokenBuckets, source_of
+from services.kernel.ratelimit import SourceBuckets, source_of
 from services.kernel.settings import LeagueSettings
 from services.treasury import tables
 from services.treasury.buying import Buyer, Peers
@@ -42,8 +42,8 @@ log = logging.getLogger(__name__)
 TREASURY = web.AppKey("treasury", Treasury)
 TREASURY_LOG = web.AppKey("treasury_log", EventStore)
 CLAIMER = web.AppKey("claimer", Claimer)
-CLAIM_SOURCES = web.AppKey("claim_sources", TokenBuckets)
-BUY_SOURCES = web.AppKey("buy_sources", TokenBuckets)
+CLAIM_SOURCES = web.AppKey("claim_sources", SourceBuckets)
+BUY_SOURCES = web.AppKey("buy_sources", SourceBuckets)
 BUYER = web.AppKey("buyer", Buyer)
 
 #: Largest claim body: one signed claim with room to spare.
@@ -52,14 +52,14 @@ MAX_CLAIM_BODY = 4 * 1024
 
 async def claim_notes(request: web.Request, body: ClaimRequest) -> ClaimAnswer:
     # The source's bucket first: a flood costs its sender before it costs a signature check.
-    request.app[CLAIM_SOURCES].take(source_of(request.remote), 1)
+    await request.app[CLAIM_SOURCES].spend(source_of(request.remote), 1)
     return await request.app[CLAIMER].claim(body)
 
 
 async def buy(request: web.Request, body: BuyRequest) -> BuyAnswer:
     # As for claims: a purchase the notary rejects moves no note, so the same notes could
     # open purchase after purchase, each logged whole; the source pays first.
-    request.app[BUY_SOURCES].take(source_of(request.remote), 1)
+    await request.app[BUY_SOURCES].spend(source_of(request.remote), 1)
     return await request.app[BUYER].buy(body)
 
 
@@ -175,16 +175,8 @@ async def open_treasury(shell: Shell) -> Running:
     app = shell.app
     app[TREASURY] = treasury = Treasury(manifest, shell.key, shell.store)
     app[CLAIMER] = claimer = Claimer(treasury)
-    app[CLAIM_SOURCES] = TokenBuckets(
-        per_minute=manifest.policies.source_prints_per_minute,
-        burst=manifest.policies.source_prints_burst,
-        what="claims",
-    )
-    app[BUY_SOURCES] = TokenBuckets(
-        per_minute=manifest.policies.source_prints_per_minute,
-        burst=manifest.policies.source_prints_burst,
-        what="purchases",
-    )
+    app[CLAIM_SOURCES] = shell.buckets("claims", what="claims")
+    app[BUY_SOURCES] = shell.buckets("purchases", what="purchases")
     app[BUYER] = buyer = Buyer(treasury, Peers(shell.peers["notary"], shell.peers["mint"]))
     return Running(leader=(buyer.run,), close=(buyer.close, claimer.close))
 

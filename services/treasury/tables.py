@@ -22,6 +22,9 @@ from services.kernel.errors import LeagueError
 async def bind_league(store: EventStore, manifest: LeagueManifest) -> None:
     """On first start, record the league and its note set; afterwards, refuse any other."""
     async with store.transaction() as tx:
+        # Under the log's lock: workers starting together bind it once (the first), and
+        # the others find it bound (FOR UPDATE locks no row that is not there yet).
+        await tx.lock()
         row = await tx.fetchrow("SELECT league, manifest FROM treasury.league FOR UPDATE")
         if row is None:
             await tx.execute(
