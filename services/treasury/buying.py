@@ -49,9 +49,9 @@ one purchase's fraud or stale note never rejects another's.
 The handler drives a purchase as far as it can and answers how it ended; a service that does
 not answer leaves the purchase open (503 retry-later) and the resumer, on a timer, drives on
 every open purchase whose latest step is :data:`RESUME_IDLE` seconds old (a younger one is in
-its driver's hands, in this worker or another). The notary answers an identical submission with the same
-receipts and the mint an identical order with the same answer, so a step repeated after a
-crash does nothing twice.
+its driver's hands, in this worker or another). The notary answers an identical submission
+with the same receipts and the mint an identical order with the same answer, so a step
+repeated after a crash does nothing twice.
 
 Nothing here is there for tests: they crash the treasury at every commit by hooks they install
 themselves around the event store's transaction (a step's commit) and the league client's
