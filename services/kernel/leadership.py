@@ -25,7 +25,6 @@ that work to one worker and the published checkpoint cadence to one beat.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 
@@ -103,9 +102,8 @@ class Leadership:
         finally:
             for task in running:
                 task.cancel()
-            for task in running:
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
+            # Each piece logged its own failures; stopping it is all that is left to do.
+            await asyncio.gather(*running, return_exceptions=True)
 
     def _set(self, *, leading: bool) -> None:
         if self.leading != leading:
@@ -118,12 +116,24 @@ class Leadership:
         await self._changed.wait()
 
 
+#: Seconds before the leader's work is started again after a failure (doubling to the cap).
+WORK_BACKOFF = 1.0
+WORK_BACKOFF_CAP = 30.0
+
+
 async def _kept_running(log_name: str, task: LeaderTask) -> None:
-    """Run one piece of the leader's work; a failure is logged, never silently ends it."""
-    try:
-        await task()
-    except asyncio.CancelledError:
-        raise
-    except Exception:
-        log.exception("%s: the leader's work failed", log_name)
-        raise
+    """Run one piece of the leader's work for as long as this worker leads: a failure (the
+    database down, say) is logged and the work started again after a pause, never left
+    dead while the worker still leads."""
+    delay = WORK_BACKOFF
+    while True:
+        try:
+            await task()
+            return
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("%s: the leader's work failed; starting it again in %g s",
+                          log_name, delay)
+        await asyncio.sleep(delay)
+        delay = min(delay * 2, WORK_BACKOFF_CAP)

@@ -109,3 +109,30 @@ async def test_a_leader_whose_session_is_killed_stops_and_the_other_leads(
     stopped_at = first.beats
     await asyncio.sleep(0.1)
     assert first.beats == stopped_at
+
+
+async def test_the_leaders_work_that_fails_is_started_again(
+    settings: LeagueSettings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A piece of the leader's work that fails (its database down a moment) is logged and
+    started again while the worker leads, and stopping the worker stops it cleanly: a
+    failure never ends the work for good nor escapes the election."""
+    monkeypatch.setattr("services.kernel.leadership.WORK_BACKOFF", 0.01)
+    attempts = [0]
+
+    async def flaky() -> None:
+        attempts[0] += 1
+        if attempts[0] < 3:
+            raise RuntimeError("the database does not answer")
+        await asyncio.Event().wait()
+
+    leadership = Leadership(settings.database, "mint")
+    election = asyncio.create_task(leadership.run((flaky,)))
+    try:
+        await until(lambda: attempts[0] >= 3)
+        assert leadership.leading
+    finally:
+        election.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await election
+    assert election.cancelled()
