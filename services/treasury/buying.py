@@ -119,7 +119,7 @@ from services.eventlog import StreamConflict
 from services.kernel.writer import GroupWriter
 from services.treasury.claiming import Treasury, compose, issue_queue
 from services.treasury.projection import PROJECTION
-from services.treasury.writing import Build, Group, Planned
+from services.treasury.writing import Build, Group, OpeningKey, Planned, Reads
 
 log = logging.getLogger(__name__)
 
@@ -286,7 +286,10 @@ class Buyer:
                 )
             return [(opened, 0)]
 
-        return await self._commit([build])
+        key = OpeningKey(
+            request.purchase_id, tuple(chain.serial for chain in request.payment), returned
+        )
+        return await self._commit([Reads(key, build)])
 
     # -- the saga ----------------------------------------------------------------------------
 
@@ -677,6 +680,9 @@ class Buyer:
             async with self.treasury.store.transaction() as tx:
                 first_seq = await tx.lock()
                 writing = Group(tx, first_seq, tx.now)
+                openings = [b.key for builds in group for b in builds if isinstance(b, Reads)]
+                if openings:
+                    await writing.read_openings(openings)
                 results: list[list[EventBody] | LedgerError] = []
                 for builds in group:
                     results.append(await writing.take(builds))

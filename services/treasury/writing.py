@@ -41,16 +41,42 @@ Build = Callable[["Group"], Awaitable[list[Planned]]]
 #: Refusals a build may raise before it plans anything: they fail its submission alone.
 REFUSED = (RetryLater, RequestIdReused, RunExhaustedError, StaleIssueError, ChainError)
 
-#: What an opening reads of its purchase and paid notes, in one round trip.
-READ_OPENING = """
+#: What the openings of a group read, for all of them in one round trip.
+READ_OPENINGS = """
 SELECT
-    (SELECT request_hash FROM treasury.purchases WHERE purchase_id = $1),
+    (SELECT coalesce(json_agg(json_build_array(purchase_id, encode(request_hash, 'hex'))), '[]')
+     FROM treasury.purchases WHERE purchase_id = ANY($1::text[])),
     (SELECT coalesce(json_agg(json_build_array(n.serial, n.issue, n.issued_to, p.purchase_id)),
                      '[]')
      FROM treasury.notes n LEFT JOIN treasury.paying p USING (serial)
      WHERE n.serial = ANY($2::text[])),
-    (SELECT purchase_id FROM treasury.print_returns WHERE serial = $3 AND issue = $4)
+    (SELECT coalesce(json_agg(json_build_array(r.serial, r.issue, r.purchase_id)), '[]')
+     FROM treasury.print_returns r JOIN unnest($3::text[], $4::int[]) AS w(serial, issue)
+     ON r.serial = w.serial AND r.issue = w.issue)
 """
+
+
+@dataclass(frozen=True, slots=True)
+class OpeningKey:
+    """What an opening reads: its purchase id, the serials it pays with, and an upgrade's
+    returned print (serial, issue)."""
+
+    purchase_id: str
+    serials: tuple[str, ...]
+    returned: tuple[str, int] | None
+
+
+@dataclass(frozen=True, slots=True)
+class Reads:
+    """An opening's build, with what it reads: the writer reads it for every opening of its
+    group at once, before the first is built (nothing of the group is written before its
+    end, so each sees what it would have read alone)."""
+
+    key: OpeningKey
+    build: Build
+
+    async def __call__(self, group: Group) -> list[Planned]:
+        return await self.build(group)
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +101,13 @@ class Group:
     events: list[NewEvent] = field(default_factory=list)
     changes: TreasuryChanges = field(default_factory=TreasuryChanges)
     _supply: dict[int, tables.SupplyRow] | None = None
+    #: What the group's openings read, read together (:meth:`read_openings`): the purchase
+    #: ids read, the request hashes found, the notes (issue, holder, purchase paid into) and
+    #: the prints returned into a purchase.
+    _read: set[str] = field(default_factory=set)
+    _priors: dict[str, bytes] = field(default_factory=dict)
+    _notes: dict[str, tuple[int, str | None, str | None]] = field(default_factory=dict)
+    _returns: dict[tuple[str, int], str] = field(default_factory=dict)
 
     @property
     def next_seq(self) -> int:
@@ -112,22 +145,39 @@ class Group:
             for d, row in self._supply.items()
         }
 
+    async def read_openings(self, keys: Sequence[OpeningKey]) -> None:
+        """Read what ``keys``' openings check, in one round trip, before any is built."""
+        returned = [key.returned for key in keys if key.returned is not None]
+        row = await self.tx.fetchrow(
+            READ_OPENINGS,
+            [key.purchase_id for key in keys],
+            sorted({serial for key in keys for serial in key.serials}),
+            [serial for serial, _ in returned],
+            [issue for _, issue in returned],
+        )
+        assert row is not None  # a SELECT without FROM returns one row
+        self._read.update(key.purchase_id for key in keys)
+        self._priors.update((pid, bytes.fromhex(digest)) for pid, digest in json.loads(row[0]))
+        self._notes.update(
+            (serial, (issue, holder, paying))
+            for serial, issue, holder, paying in json.loads(row[1])
+        )
+        self._returns.update(((serial, issue), pid) for serial, issue, pid in json.loads(row[2]))
+
     async def opening(
         self, purchase_id: str, serials: Sequence[str], returned: tuple[str, int] | None
     ) -> Opening:
         """What an opening checks, as the group's steps so far left it."""
-        row = await self.tx.fetchrow(
-            READ_OPENING, purchase_id, list(serials),
-            returned[0] if returned else None, returned[1] if returned else None,
-        )
-        assert row is not None  # a SELECT without FROM returns one row
+        if purchase_id not in self._read:
+            await self.read_openings([OpeningKey(purchase_id, tuple(serials), returned)])
+        found_prior = self._priors.get(purchase_id)
+        found = [(serial, *self._notes[serial]) for serial in serials if serial in self._notes]
+        found_return = None if returned is None else self._returns.get(returned)
         changes = self.changes
         stepped = changes.purchases.get(purchase_id)
-        prior = stepped.request_hash if stepped is not None and stepped.buyer else (
-            None if row[0] is None else bytes(row[0])
-        )
+        prior = stepped.request_hash if stepped is not None and stepped.buyer else found_prior
         notes: dict[str, tuple[int, str | None, str | None]] = {}
-        for serial, issue, holder, paying in json.loads(row[1]):
+        for serial, issue, holder, paying in found:
             if paying in changes.paid_off:
                 paying = None
             notes[serial] = (issue, holder, paying)
@@ -141,10 +191,10 @@ class Group:
         print_returned = None
         if returned is not None:
             print_returned = changes.print_returns.get(returned)
-            if print_returned is None and row[2] is not None and row[2] not in (
+            if print_returned is None and found_return is not None and found_return not in (
                 changes.unreturned
             ):
-                print_returned = row[2]
+                print_returned = found_return
         return Opening(prior, notes, print_returned)
 
     async def returned_notes(self, wanted: Counter[int]) -> dict[int, list[tuple[int, int]]]:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections import Counter
 from functools import partial
 
 import aiohttp
@@ -31,6 +32,8 @@ from ledger.api.treasury import BuyRequest, buy_request
 from ledger.endorsements import Chain, endorse
 from ledger.events import PrintStamped
 from ledger.keys import PublicKey, SigningKey
+from services.eventlog import Row
+from services.eventlog.store import PostgresTransaction
 from services.kernel.compose import compose
 from services.kernel.founding import load_manifest
 from services.kernel.settings import LeagueSettings
@@ -134,9 +137,10 @@ async def test_a_purchase_is_three_commits_and_purchases_together_share_them(
 ) -> None:
     """A purchase with change takes three commits of the treasury (opened | notarized with
     its order signed | delivered, returned and closed with its change), a rejected one two.
-    Eight purchases driven on together from their opening share everything after it: one
-    submission to the notary, one request to the mint, two commits; each ends delivered with
-    its steps once in its stream (Book V.5)."""
+    Eight purchases opened together share one commit and one read of what they check, and
+    driven on together share everything after it: one submission to the notary, one request
+    to the mint, two commits; each ends delivered with its steps once in its stream (Book
+    V.5)."""
     # No resumer: the purchases here are driven by the test alone.
     async def no_rounds(buyer: Buyer, interval: float = 0) -> None:
         await asyncio.Event().wait()
@@ -144,6 +148,15 @@ async def test_a_purchase_is_three_commits_and_purchases_together_share_them(
     monkeypatch.setattr(Buyer, "run", no_rounds)
     killer = Killer(None)  # counts the treasury's commits and calls; crashes nothing
     killer.install(monkeypatch)
+    reads: Counter[str] = Counter()  # the reads of paid notes, in the treasury's transactions
+    fetchrow = PostgresTransaction.fetchrow
+
+    async def counted(tx: PostgresTransaction, statement: str, *args: object) -> Row | None:
+        if "treasury.paying" in statement:
+            reads["treasury.paying"] += 1
+        return await fetchrow(tx, statement, *args)
+
+    monkeypatch.setattr(PostgresTransaction, "fetchrow", counted)
     manifest = load_manifest(settings)
     to_treasury = PublicKey.from_text(manifest.treasury)
     now = int(time.time())
@@ -176,10 +189,14 @@ async def test_a_purchase_is_three_commits_and_purchases_together_share_them(
         notary = league.trio.instances["notary"].server.app[NOTARY]
         await notary.treasury.catch_up(through=(await app[TREASURY_LOG].head()).size - 1)
         buyer = app[BUYER]
-        opened = [await buyer._open(r, buyer._check(r)) for r in requests]
         token = APP.set(league.trio.instances["treasury"])  # the treasury's own work
         try:
             writes, calls = killer.writes["treasury"], killer.calls["treasury"]
+            reads.clear()
+            opened = await asyncio.gather(*(buyer._open(r, buyer._check(r)) for r in requests))
+            assert killer.writes["treasury"] - writes == 1  # the eight opened together
+            assert reads["treasury.paying"] == 1  # what they check, read once for all
+            writes = killer.writes["treasury"]
             answers = await asyncio.gather(*(
                 buyer.drive(r.purchase_id, steps) for r, steps in zip(requests, opened, strict=True)
             ))
