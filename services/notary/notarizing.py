@@ -130,27 +130,27 @@ def verify_chains(
 
 
 async def known_certificates(store: EventStore, chains: Sequence[Chain]) -> list[bool]:
-    """Whether each chain's certificate is, byte for byte with its signature, the current
-    issue the notary followed from its issuer's feed (one read per kind of certificate).
+    """Whether each chain's certificate is, byte for byte with its signature, one the notary
+    followed from its issuer's feed (of any issue: an older one is still refused as history
+    by ``following.check_current``); one read per kind of certificate.
 
     The follower applies a page of a feed only once it has verified it against the
     issuer's signed checkpoint, so such a certificate is the issuer's already: checking its
-    signature again would prove nothing more. Any other certificate (not followed yet, of
-    an older issue, or differing in a byte, its signature included) is verified in full,
-    before anything else is asked of the feeds."""
+    signature again would prove nothing more. Any other certificate (not followed yet, or
+    differing in a byte, its signature included) is verified in full, before anything else
+    is asked of the feeds."""
     is_print = [isinstance(chain.certificate, PrintCertificate) for chain in chains]
     prints = [chain.serial for chain, kind in zip(chains, is_print, strict=True) if kind]
     notes = [chain.serial for chain, kind in zip(chains, is_print, strict=True) if not kind]
-    followed: dict[str, tables.FollowedPrint | tables.FollowedNote] = {}
+    followed: dict[str, set[tuple[bytes, str]]] = {}
     if prints:
-        followed.update(await tables.followed_prints(store, prints))
+        followed.update(await tables.followed_signatures(store, "prints", prints))
     if notes:
-        followed.update(await tables.current_notes(store, notes))
-    known = []
-    for chain in chains:
-        item = followed.get(chain.serial)
-        known.append(item is not None and item.certificate == chain.certificate.to_wire())
-    return known
+        followed.update(await tables.followed_signatures(store, "notes", notes))
+    return [
+        (chain.certificate.hash(), chain.certificate.sig) in followed.get(chain.serial, ())
+        for chain in chains
+    ]
 
 
 async def submit(notary: Notary, request: NotarizeRequest) -> Submitted:

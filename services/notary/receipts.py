@@ -21,12 +21,14 @@ from dataclasses import dataclass, field
 from pydantic import ValidationError
 
 from ledger.api.notary import Receipt
+from ledger.canonical import object_hash
 from ledger.encoding import encode_b64
-from ledger.errors import Overloaded
-from ledger.events import HopRecorded, body_as
+from ledger.endorsements import Endorsement
+from ledger.errors import Overloaded, SchemaError
+from ledger.events import HopRecorded
 from ledger.keys import SigningKey
 from ledger.wire import hash_text
-from services.eventlog import EventLogError, EventStore
+from services.eventlog import Event, EventLogError, EventStore
 from services.kernel.checkpoints import Checkpointer
 
 #: How long an answer waits for the checkpointer to sign a checkpoint covering its hops.
@@ -143,16 +145,15 @@ class Receipts:
         proofs = await self.store.inclusion_proofs(seqs, checkpoint.size)
         made: dict[int, Receipt] = {}
         for event, proof in zip(events, proofs, strict=True):
-            body = body_as(event, HopRecorded)
-            endorsement = body.endorsement
+            serial, issue, hop, endorsement, to = _recorded(event)
             made[event.seq] = Receipt.sign(
                 self.key,
                 origin=self.store.origin,
-                serial=endorsement.serial,
-                issue=body.issue,
-                hop=endorsement.hop,
-                endorsement=hash_text(endorsement.hash()),
-                to=endorsement.to,
+                serial=serial,
+                issue=issue,
+                hop=hop,
+                endorsement=endorsement,
+                to=to,
                 index=event.seq,
                 leaf_hash=encode_b64(event.leaf_hash),
                 checkpoint=str(checkpoint),
@@ -172,6 +173,27 @@ class Receipts:
         if lost:
             made.update(await self._stored(lost))
         return made
+
+
+def _recorded(event: Event) -> tuple[object, object, object, str, object]:
+    """What a receipt says of a ``hop-recorded`` event: its serial, issue, hop, the hash of
+    its endorsement and the holder after it, taken from the event's body as the log keeps it
+    (the endorsement's wire form, validated and verified when it was recorded, hashed here as
+    ``Endorsement.hash`` hashes it), not built again as models; :meth:`Receipt.sign`
+    validates every field before anything is signed."""
+    if event.type != HopRecorded.TYPE:
+        raise SchemaError(f"event {event.seq} is a {event.type!r}, not a {HopRecorded.TYPE!r}")
+    try:
+        endorsement = event.body["endorsement"]
+        return (
+            endorsement["serial"],
+            event.body["issue"],
+            endorsement["hop"],
+            hash_text(object_hash(Endorsement.KIND, endorsement)),
+            endorsement["to"],
+        )
+    except (KeyError, TypeError) as exc:
+        raise EventLogError(f"event {event.seq} is not a hop recorded: {exc!r}") from None
 
 
 def _kept(seq: int, text: str) -> Receipt:

@@ -102,6 +102,26 @@ def _print(row: Any) -> FollowedPrint:
     )
 
 
+FOLLOWED_SIGNATURES = """
+SELECT serial, certificate_hash, certificate->>'sig' FROM notary.{table}
+WHERE serial = ANY($1::text[])
+"""
+
+
+async def followed_signatures(
+    reader: EventStore, table: str, serials: Iterable[str]
+) -> dict[str, set[tuple[bytes, str]]]:
+    """The (hash, signature) of every issue of each of ``serials`` followed into ``table``
+    (``prints`` or ``notes``): what a certificate must be, byte for byte, to be one of them."""
+    if table not in ("prints", "notes"):
+        raise ValueError(f"no followed certificates in notary.{table}")
+    rows = await reader.fetch(FOLLOWED_SIGNATURES.format(table=table), sorted(set(serials)))
+    found: dict[str, set[tuple[bytes, str]]] = {}
+    for serial, digest, sig in rows:
+        found.setdefault(serial, set()).add((bytes(digest), sig))
+    return found
+
+
 async def followed_prints(
     reader: EventStore | StoreTransaction, serials: Iterable[str]
 ) -> dict[str, FollowedPrint]:
