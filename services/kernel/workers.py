@@ -15,10 +15,12 @@ them. The workers share nothing but the database:
 - per-source rate limits are kept in the database (:class:`~services.kernel.ratelimit.
   SharedBuckets`), so spreading connections over the workers gains a source nothing.
 
-This process (the supervisor) serves nothing itself. It starts a worker again when one dies
-(a crash, a kill), and stops them all on SIGINT or SIGTERM, waiting for each to finish the
-requests it holds. A worker that keeps dying as it starts (a database refusing the league,
-say) is not started again and again: the supervisor stops the others and exits with failure.
+This process (the supervisor) serves nothing itself. The first worker starts alone: if it
+cannot (a database refusing the league, say), its one-line error is the server's and nothing
+else starts. Once the league serves, the supervisor starts a worker again whenever one dies (a
+crash, a kill; one that dies as it starts, the database down a moment, after a pause that
+grows to ten seconds), and stops them all on SIGINT or SIGTERM, waiting for each to finish the
+requests it holds.
 What a worker held when it died is what a crash of a single server would lose: nothing
 committed (its open transaction rolls back, its leadership passes on), and its clients ask
 again (every protocol request is idempotent).
@@ -49,8 +51,10 @@ log = logging.getLogger(__name__)
 
 #: A worker that dies within this many seconds of starting died starting.
 STARTING = 10.0
-#: Workers dying as they start, in a row, before the supervisor gives up.
-MAX_FAILED_STARTS = 5
+#: The wait before starting again a worker that died starting, doubling each time it does
+#: so again, up to the cap (seconds).
+RESTART_DELAY = 0.5
+MAX_RESTART_DELAY = 10.0
 #: Seconds between two looks at the workers (a signal ends a look early).
 LOOK = 0.2
 
@@ -121,8 +125,8 @@ class Workers:
     _stopping: bool = False
 
     def run(self) -> int:
-        """Supervise until stopped: 0; the first worker's status when it could not start;
-        2 when workers kept dying as they started."""
+        """Supervise until stopped: 0, or the first worker's status when it could not
+        start."""
         previous = {
             signum: signal.signal(signum, self._stop)
             for signum in (signal.SIGINT, signal.SIGTERM)
@@ -182,28 +186,38 @@ class Workers:
         return read
 
     def _watch(self) -> int:
-        failed_starts = 0
-        while self.running and not self._stopping:
+        """Start again each worker that dies, until stopped. One that dies as it starts (the
+        database down a moment) waits longer each time before the next start, up to
+        :data:`MAX_RESTART_DELAY`: the league is serving, so it is never given up on."""
+        failures: dict[int, int] = {}
+        due: dict[int, float] = {}  # worker index -> when to start it again
+        while not self._stopping:
             time.sleep(LOOK)
+            now = time.monotonic()
             for pid, (index, since) in list(self.running.items()):
                 done, status = os.waitpid(pid, os.WNOHANG)
                 if done == 0:
+                    if now - since >= STARTING:
+                        failures.pop(index, None)
                     continue
                 del self.running[pid]
                 if self._stopping:
-                    continue
+                    break
                 code = os.waitstatus_to_exitcode(status)
-                lived = time.monotonic() - since
                 how = f"killed by signal {-code}" if code < 0 else f"exited with status {code}"
-                failed_starts = failed_starts + 1 if lived < STARTING and code != 0 else 0
-                if failed_starts >= MAX_FAILED_STARTS:
-                    print(f"league: worker {index} {how} as it started, {failed_starts} times "
-                          f"in a row: stopping", file=sys.stderr, flush=True)
-                    return 2
-                log.error("worker %d (pid %d) %s after %.1f s: starting it again", index,
-                          pid, how, lived)
-                self.restarts += 1
-                os.close(self._start(index))
+                quick = now - since < STARTING
+                failures[index] = failures.get(index, 0) + 1 if quick else 0
+                delay = 0.0 if not quick else min(
+                    MAX_RESTART_DELAY, RESTART_DELAY * 2 ** (failures[index] - 1)
+                )
+                log.error("worker %d (pid %d) %s after %.1f s: starting it again in %g s",
+                          index, pid, how, now - since, delay)
+                due[index] = now + delay
+            for index, when in list(due.items()):
+                if when <= time.monotonic() and not self._stopping:
+                    del due[index]
+                    self.restarts += 1
+                    os.close(self._start(index))
         return 0
 
     def _stop(self, signum: int, frame: object) -> None:

@@ -382,6 +382,8 @@ def _serve(settings: LeagueSettings, names: list[str]) -> int:
         with internal, watching():
             asyncio.run(run_until_stopped(app, settings.host, settings.port, internal=internal))
         return 0
+    from services.http.serving import structured_logs
+    from services.kernel.compose import log_secrets
     from services.kernel.workers import Workers, public_listener
 
     # N workers serve the same app on the same sockets (services/kernel/workers.py).
@@ -402,7 +404,9 @@ def _serve(settings: LeagueSettings, names: list[str]) -> int:
             return _report(exc, "" if index == 0 else f"worker {index}: ")
         return 0
 
-    with internal, listener:
+    # The supervisor's own lines (a worker started again, the embedded database restarted)
+    # are JSON lines like the workers'.
+    with internal, listener, structured_logs(log_secrets(settings)):
         return Workers(settings.workers, worker, beside=watching, announce=announce).run()
 
 
