@@ -48,6 +48,9 @@ MAX_CHANNEL = 63
 #: A lost listening connection is opened again after this many seconds, doubling to the cap.
 RELAY_RETRY = 0.1
 RELAY_RETRY_CAP = 5.0
+#: How often the listening connection looks whether its pool is closing (it then gives its
+#: connection back, or the pool's close would wait for it forever).
+RELAY_LOOK = 0.25
 
 
 def checkpoint_channel(schema: str) -> str:
@@ -189,19 +192,21 @@ class _Relay:
 
     async def _run(self) -> None:
         delay = RELAY_RETRY
-        while True:
+        while not self.pool.is_closing():
             try:
                 await self._listen()
                 delay = RELAY_RETRY
             except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError) as exc:
+                if self.pool.is_closing():
+                    return
                 log.warning("checkpoint notifications: %s: %s; listening again in %.1f s",
                             type(exc).__name__, exc, delay)
             await asyncio.sleep(delay)
             delay = min(delay * 2, RELAY_RETRY_CAP)
 
     async def _listen(self) -> None:
-        """Listen on one connection until it drops; every channel is rung once listening,
-        for what was notified while no connection listened."""
+        """Listen on one connection until it drops or its pool closes; every channel is rung
+        once listening, for what was notified while no connection listened."""
         async with self.pool.acquire() as conn:
             lost = asyncio.Event()
 
@@ -217,7 +222,10 @@ class _Relay:
                 self.conn = conn
                 for channel in self.listened:
                     CHECKPOINTS.ring(channel)
-                await lost.wait()
+                while not self.pool.is_closing():
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(lost.wait(), RELAY_LOOK)
+                        return
             finally:
                 self.conn = None
                 listened, self.listened = self.listened, set()
