@@ -9,6 +9,13 @@ The queue is bounded: past ``max_waiting`` units a request is refused at once wi
 :class:`~ledger.errors.Overloaded` (503 with Retry-After) rather than queued without end.
 A refusal (a :class:`~ledger.errors.LedgerError` in ``decide``'s answers) fails that request
 alone; a failure of the transaction fails its whole group.
+
+What a group's transaction does is the same for every writer, so it is written once,
+:func:`run_group`: take the log's lock (the next ``seq`` and the database's time come with
+it), read the state the group is decided on, decide the group (pure, off the event loop: it
+signs), append the decision's events, write what they change in the projection, record the
+answers a replay will get, commit. A service gives its ``read`` and ``decide`` (and what to
+``record``); the writer's group function is then one call.
 """
 
 from __future__ import annotations
@@ -16,12 +23,17 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from datetime import UTC, datetime
+from typing import Any, Generic, Protocol, TypeVar
 
 from ledger.errors import LedgerError, Overloaded
+from ledger.leaf import NewEvent
+from services.eventlog import EventLogError, EventStore, StoreTransaction
+from services.kernel.projections import Projection
 
 R = TypeVar("R")
 A = TypeVar("A")
+S = TypeVar("S")
 
 #: Decides a group of requests in one transaction: an answer or a refusal for each, in order.
 Decide = Callable[[Sequence[R]], Awaitable[Sequence[A | LedgerError]]]
@@ -107,3 +119,56 @@ class GroupWriter(Generic[R, A]):
         """Let the writer finish the groups already waiting."""
         if self._task is not None:
             await self._task
+
+
+@dataclass(frozen=True, slots=True)
+class Locked:
+    """What the log's lock gives a group: the ``seq`` its first event takes and the time of
+    the transaction (the database's clock, the one clock), in UTC."""
+
+    tx: StoreTransaction
+    next_seq: int
+    now: datetime
+
+
+class Decision(Protocol):
+    """What deciding a group made: the events to append (in order, from ``next_seq``) and
+    what they change in the service's projection."""
+
+    @property
+    def events(self) -> Sequence[NewEvent]: ...
+
+    @property
+    def changes(self) -> Any: ...
+
+
+D = TypeVar("D", bound=Decision)
+
+
+async def run_group(
+    store: EventStore,
+    projection: Projection[Any],
+    read: Callable[[Locked], Awaitable[S]],
+    decide: Callable[[Locked, S], tuple[D, Sequence[A]]],
+    record: Callable[[StoreTransaction, D], Awaitable[None]] | None = None,
+) -> list[A]:
+    """One group's transaction (the module's docstring): its answers, in order.
+
+    ``read`` reads the state under the lock; ``decide`` (run in a worker thread: it signs)
+    turns it into a decision and an answer (or a refusal) per request; the decision's events
+    are appended, its changes projected and, with ``record``, what replays need kept, all in
+    one transaction.
+    """
+    async with store.transaction() as tx:
+        next_seq = await tx.lock()
+        locked = Locked(tx, next_seq, tx.now.astimezone(UTC))
+        state = await read(locked)
+        decision, answers = await asyncio.to_thread(decide, locked, state)
+        appended = await tx.append_batch(decision.events)
+        if appended and appended[0].seq != next_seq:
+            raise EventLogError(f"the log appended at seq {appended[0].seq}, not {next_seq}")
+        await projection.write(tx, decision.changes)
+        if record is not None:
+            await record(tx, decision)
+    return list(answers)
+

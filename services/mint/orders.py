@@ -30,7 +30,7 @@ import hmac
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 
 from ledger.address import address_of
 from ledger.api.mint import ITEMS, Item, Refused, Stamped
@@ -56,8 +56,9 @@ from ledger.events import PrintReissued, PrintReturned, PrintStamped
 from ledger.keys import PublicKey
 from ledger.leaf import NewEvent
 from ledger.print_runs import PrintRun, serial_for
+from services.eventlog import StoreTransaction
 from services.http.problems import problem_of, title_of
-from services.kernel.writer import GroupWriter
+from services.kernel.writer import GroupWriter, Locked, run_group
 from services.mint import tables
 from services.mint.projection import PROJECTION, MintChanges, MintProjection
 from services.mint.stamping import Mint
@@ -238,27 +239,34 @@ def _reissued(again: Sequence[Item]) -> PrintCertificate | None:
 async def order_group(
     mint: Mint, group: Sequence[Presented]
 ) -> list[OrderAnswer | LedgerError]:
-    """Stamp ``group`` in one transaction: an answer or a refusal per order, in order."""
+    """Stamp ``group`` in one transaction (the kernel's :func:`run_group`): an answer or a
+    refusal per order, in order."""
     treasury = mint.manifest.treasury
-    async with mint.store.transaction() as tx:
-        next_seq = await tx.lock()
-        now = tx.now.astimezone(UTC)
+
+    async def read(locked: Locked) -> tuple[tables.GroupState, dict[str, int]]:
         state = await tables.read_group(
-            tx,
+            locked.tx,
             {presented.run.title for presented in group},
             [(treasury, presented.order.order_id) for presented in group],
-            now.date(),
+            locked.now.date(),
         )
         returned = [p.order.returned.certificate.serial for p in group if p.order.returned]
-        versions = await tables.print_versions(tx, returned) if returned else {}
-        ordering = Ordering(mint, now, next_seq, state, versions, [], [], MintChanges())
-        results = await asyncio.to_thread(lambda: [ordering.answer(p) for p in group])
-        appended = await tx.append_batch(ordering.events)
-        if appended and appended[0].seq != next_seq:
-            raise RuntimeError(f"the log appended at seq {appended[0].seq}, not {next_seq}")
-        await PROJECTION.write(tx, ordering.changes)
+        versions = await tables.print_versions(locked.tx, returned) if returned else {}
+        return state, versions
+
+    def decide(
+        locked: Locked, read: tuple[tables.GroupState, dict[str, int]]
+    ) -> tuple[Ordering, list[OrderAnswer | LedgerError]]:
+        state, versions = read
+        ordering = Ordering(
+            mint, locked.now, locked.next_seq, state, versions, [], [], MintChanges()
+        )
+        return ordering, [ordering.answer(presented) for presented in group]
+
+    async def record(tx: StoreTransaction, ordering: Ordering) -> None:
         await tables.record_answers(tx, ordering.answers)
-    return results
+
+    return await run_group(mint.store, PROJECTION, read, decide, record)
 
 
 class Orderer:

@@ -17,7 +17,6 @@ run or a used-up allowance refuses that print alone.
 
 from __future__ import annotations
 
-import asyncio
 import hmac
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -46,9 +45,9 @@ from ledger.manifest import LeagueManifest
 from ledger.print_runs import PrintRun, RunFinish, serial_for
 from ledger.requests import StampRequest
 from ledger.work import challenge, meets, work_per_print
-from services.eventlog import EventStore
+from services.eventlog import EventStore, StoreTransaction
 from services.http.problems import problem_of
-from services.kernel.writer import GroupWriter
+from services.kernel.writer import GroupWriter, Locked, run_group
 from services.mint import tables
 from services.mint.projection import PROJECTION, MintChanges, MintProjection
 
@@ -272,36 +271,38 @@ def answer_group(drawing: Drawing, group: Sequence[Presented]) -> list[StampAnsw
 
 
 async def stamp_group(mint: Mint, group: Sequence[Presented]) -> list[StampAnswer | LedgerError]:
-    """Answer ``group`` in one transaction: an answer or a refusal per request, in order.
+    """Answer ``group`` in one transaction (the kernel's :func:`run_group`): an answer or a
+    refusal per request, in order.
 
     The transaction's time (the database's) is the one clock: it decides freshness and the
     UTC day of allowances, and every event records it.
     """
-    async with mint.store.transaction() as tx:
-        next_seq = await tx.lock()
-        now = tx.now.astimezone(UTC)
-        state = await tables.read_group(
-            tx,
+
+    async def read(locked: Locked) -> tables.GroupState:
+        return await tables.read_group(
+            locked.tx,
             {run.title for presented in group for run in presented.runs},
             [presented.id_key for presented in group],
-            now.date(),
+            locked.now.date(),
         )
+
+    def decide(
+        locked: Locked, state: tables.GroupState
+    ) -> tuple[Drawing, list[StampAnswer | LedgerError]]:
         drawing = Drawing(
             mint=mint,
-            now=now,
-            next_seq=next_seq,
+            now=locked.now,
+            next_seq=locked.next_seq,
             stamped=state.stamped,
             used=state.used,
             answered=state.answered,
         )
-        # Signing a group of up to MAX_GROUP_PRINTS certificates: off the event loop.
-        results = await asyncio.to_thread(answer_group, drawing, group)
-        appended = await tx.append_batch(drawing.events)
-        if appended and appended[0].seq != next_seq:
-            raise RuntimeError(f"the log appended at seq {appended[0].seq}, not {next_seq}")
-        await PROJECTION.write(tx, drawing.changes)
+        return drawing, answer_group(drawing, group)
+
+    async def record(tx: StoreTransaction, drawing: Drawing) -> None:
         await tables.record_answers(tx, drawing.answers)
-    return results
+
+    return await run_group(mint.store, PROJECTION, read, decide, record)
 
 
 class Stamper:

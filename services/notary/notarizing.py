@@ -51,8 +51,8 @@ from ledger.leaf import NewEvent
 from ledger.limits import MAX_ENDORSEMENT_BATCH, MAX_NEW_HOPS_PER_CHAIN
 from ledger.manifest import LeagueManifest
 from ledger.print_runs import MISPRINT_SERIAL
-from services.eventlog import EventLogError, EventStore
-from services.kernel.writer import GroupWriter
+from services.eventlog import EventStore
+from services.kernel.writer import GroupWriter, Locked, run_group
 from services.notary import tables
 from services.notary.following import IssuerLink, check_notes, check_prints
 from services.notary.projection import PROJECTION, NotaryChanges, NotaryProjection
@@ -261,17 +261,20 @@ class Deciding:
 async def notarize_group(
     notary: Notary, group: Sequence[Submitted]
 ) -> list[Recorded | Conflicted | StaleIssueError | SizeLimitError]:
-    """Decide ``group`` in one transaction: a record or a refusal per request, in order."""
+    """Decide ``group`` in one transaction (the kernel's :func:`run_group`): a record or a
+    refusal per request, in order."""
     serials = {chain.serial for submitted in group for chain in submitted.chains}
-    async with notary.store.transaction() as tx:
-        next_seq = await tx.lock()
-        deciding = Deciding(next_seq, await tables.read_items(tx, serials))
-        results = [deciding.decide(submitted) for submitted in group]
-        appended = await tx.append_batch(deciding.events)
-        if appended and appended[0].seq != next_seq:
-            raise EventLogError(f"the log appended at seq {appended[0].seq}, not {next_seq}")
-        await PROJECTION.write(tx, deciding.changes)
-    return results
+
+    async def read(locked: Locked) -> dict[str, tables.ItemState]:
+        return await tables.read_items(locked.tx, serials)
+
+    def decide(
+        locked: Locked, items: dict[str, tables.ItemState]
+    ) -> tuple[Deciding, list[Recorded | Conflicted | StaleIssueError | SizeLimitError]]:
+        deciding = Deciding(locked.next_seq, items)
+        return deciding, [deciding.decide(submitted) for submitted in group]
+
+    return await run_group(notary.store, PROJECTION, read, decide)
 
 
 class Writer:
