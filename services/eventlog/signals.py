@@ -31,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import secrets
 import threading
 from collections import Counter
@@ -41,8 +42,6 @@ import asyncpg
 
 log = logging.getLogger(__name__)
 
-#: Names this process in its notifications, so the relay skips what it already rang.
-PROCESS = secrets.token_hex(8)
 #: PostgreSQL's longest channel name (an identifier: NAMEDATALEN - 1 bytes).
 MAX_CHANNEL = 63
 #: A lost listening connection is opened again after this many seconds, doubling to the cap.
@@ -64,9 +63,23 @@ def wanted_channel(schema: str) -> str:
     return f"{schema}_wanted"[:MAX_CHANNEL]
 
 
+#: This process's token and the process id it was drawn in (see :func:`process_token`).
+_TOKEN: tuple[int, str] = (-1, "")
+
+
+def process_token() -> str:
+    """Names this process in its notifications, so its relay skips what it already rang: a
+    random token, drawn again in a forked child (``league serve --workers`` forks workers
+    that must tell each other's notifications from their own)."""
+    global _TOKEN
+    if _TOKEN[0] != os.getpid():
+        _TOKEN = (os.getpid(), secrets.token_hex(8))
+    return _TOKEN[1]
+
+
 def notice(size: int) -> str:
     """The payload of a checkpoint's notification: its size, and the process that signed it."""
-    return f"{size} {PROCESS}"
+    return f"{size} {process_token()}"
 
 
 def _wake(future: asyncio.Future[None]) -> None:
@@ -161,7 +174,7 @@ class _Relay:
 
     @staticmethod
     def _notified(conn: object, pid: int, channel: str, payload: str) -> None:
-        if not payload.endswith(PROCESS):
+        if not payload.endswith(process_token()):
             CHECKPOINTS.ring(channel)
 
     async def join(self, channel: str) -> None:

@@ -293,15 +293,14 @@ class FeedFollower:
         return checkpoint
 
     async def _check_extends(self, position: Position, checkpoint: Checkpoint) -> None:
-        """The new checkpoint must extend the last one verified; otherwise keep both."""
+        """A checkpoint as large as the last one verified must extend it; otherwise keep
+        both. A smaller one is older, not a contradiction: read before another follower of
+        the feed (another worker, or this one's background task) stored a newer one, or
+        served by a replica that lags; there is nothing to apply from it."""
         trusted = position.checkpoint
-        if trusted is None:
+        if trusted is None or checkpoint.size < trusted.size:
             return
         try:
-            if checkpoint.size < trusted.size:
-                raise VerificationError(
-                    f"the feed went back from size {trusted.size} to {checkpoint.size}"
-                )
             await self._prove_prefix(trusted.size, trusted.root, checkpoint)
         except (VerificationError, LeagueProblem) as exc:
             await self._refuse(f"a checkpoint inconsistent with the last one verified: "

@@ -6,11 +6,12 @@ that notification into a ring, and listens again when its connection drops
 from __future__ import annotations
 
 import asyncio
+import os
 
 import asyncpg
 
 from services.eventlog import PostgresEventStore
-from services.eventlog.signals import CHECKPOINTS, checkpoint_channel
+from services.eventlog.signals import CHECKPOINTS, checkpoint_channel, process_token
 
 #: A guard against a hang, never a timing assertion.
 GUARD = 60.0
@@ -59,3 +60,24 @@ async def test_another_process_notification_rings_and_a_dropped_listener_listens
             assert await pool.fetchval("SELECT pg_terminate_backend($1)", listening)
             # Rung once listening again on another connection.
             assert await CHECKPOINTS.wait(channel, mark, GUARD)
+
+
+def test_a_forked_worker_names_itself_apart_from_its_parent() -> None:
+    """A worker forked after its parent drew its token (``league serve --workers`` forks)
+    draws its own, so each worker's relay skips only its own notifications and hears its
+    siblings'."""
+    parent = process_token()
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: say its token, and nothing else
+        os.write(write, process_token().encode())
+        os._exit(0)
+    os.close(write)
+    try:
+        child = os.read(read, 64).decode()
+    finally:
+        os.close(read)
+        os.waitpid(pid, 0)
+    assert child
+    assert child != parent
+    assert process_token() == parent

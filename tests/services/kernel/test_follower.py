@@ -531,3 +531,33 @@ async def test_a_proving_follower_proves_from_the_tree_it_kept(
 
 async def mint_events(league: LeagueClient) -> list[Event]:
     return [item.bound() for item in (await league.events(-1, 100)).events]
+
+
+class LaggingClient(LeagueClient):
+    """A league client whose feed's checkpoint is an older one (a replica that lags, or a
+    checkpoint read before another follower stored a newer one)."""
+
+    older = ""
+
+    async def checkpoint(self, *, service: str = "mint") -> str:
+        return self.older
+
+
+async def test_an_older_checkpoint_is_stale_not_a_contradiction(
+    server: TestServer, league: LeagueClient, notary: PostgresEventStore, pool: asyncpg.Pool
+) -> None:
+    """A follower that verified a checkpoint of four events, then served an older signed
+    checkpoint of two, applies nothing and refuses nothing: the older one is a prefix the
+    mint signed before, not a contradiction (two workers' catch-ups crossing refused the
+    mint's feed for good: "the feed went back")."""
+    manifest = await league.manifest()
+    await stamp(league, manifest, 2)
+    older = await checkpoint_covering(league, 2)
+    await stamp(league, manifest, 2)
+    await checkpoint_covering(league, 4)
+    assert await follower(notary, league, manifest).catch_up() == 4
+    async with LaggingClient(str(server.make_url(""))) as lagging:
+        lagging.older = older
+        assert await follower(notary, lagging, manifest).catch_up() == 0
+    assert await pool.fetchval("SELECT count(*) FROM notary.feed_evidence") == 0
+    assert (await follower(notary, league, manifest).position()).next_seq == 4
