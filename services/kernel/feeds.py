@@ -28,7 +28,8 @@ from services.kernel.follower import DEFAULT_PAGE
 from services.kernel.settings import LeagueSettings
 
 #: A follower more than this many events behind its source's checkpoint is not ready (one page:
-#: a follower polling every half second is never that far behind while it keeps up).
+#: a follower woken at each checkpoint, or every half second, is never that far behind while
+#: it keeps up).
 READY_LAG = DEFAULT_PAGE
 #: Seconds to wait for a source's checkpoint.
 SOURCE_TIMEOUT = 2.0
