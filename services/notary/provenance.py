@@ -165,8 +165,16 @@ async def _life(
     life = await _read_life(serial, reads, issues_of, returns_of)
     if life.issues and not _with_issuer(life, issuer):
         return life
-    await _catch_up(link, serial)
+    known = bool(life.issues)
+    await link.catch_up()
     life = await _read_life(serial, reads, issues_of, returns_of)
+    if known or not life.issues or _with_issuer(life, issuer):
+        # On through an event of the item the issuer has logged, not yet checkpointed (an
+        # item just followed and settled has none: a return needs a hop the notary records).
+        pending = await link.issued_since(serial)
+        if pending is not None:
+            await link.catch_up(through=pending)
+            life = await _read_life(serial, reads, issues_of, returns_of)
     if not life.issues and reads is not primary:
         life = await _read_life(serial, primary, issues_of, returns_of)
     return life
@@ -260,15 +268,6 @@ async def _note(
         holder=holder,
         holder_address=address_of(PublicKey.from_text(holder)),
     )
-
-
-async def _catch_up(link: IssuerLink, serial: str) -> None:
-    """Follow ``link``'s issuer now, and on through an event of ``serial`` it has logged but
-    not yet checkpointed."""
-    await link.catch_up()
-    pending = await link.issued_since(serial)
-    if pending is not None:
-        await link.catch_up(through=pending)
 
 
 def _holder(hops: Sequence[tuple[int, tables.RecordedHop]], issue: int, issued_to: str) -> str:
