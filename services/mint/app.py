@@ -91,6 +91,12 @@ async def census_page(request: web.Request, answer: Census) -> dict[str, object]
     return {"latest": latest}
 
 
+#: What an order of the treasury's can be refused with, alone or in a batch.
+ORDER_PROBLEMS = (
+    BadSignatureError, KeyFormatError, WrongLeague, UnknownTitle, RequestIdReused,
+    VerificationError, ChainError, Overloaded,
+)
+
 ENDPOINTS = (
     Endpoint(
         "POST",
@@ -132,10 +138,7 @@ ENDPOINTS = (
         stamp_order,
         OrderAnswer,
         body=MintOrder,
-        problems=(
-            BadSignatureError, KeyFormatError, WrongLeague, UnknownTitle, RequestIdReused,
-            VerificationError, ChainError, Overloaded,
-        ),
+        problems=ORDER_PROBLEMS,
         max_body=MAX_ORDER_BODY,
         description=(
             "Stamps one print of the order's title and finish to the buyer it names, on an "
@@ -158,10 +161,7 @@ ENDPOINTS = (
         stamp_orders,
         OrdersAnswer,
         body=MintOrders,
-        problems=(
-            BadSignatureError, KeyFormatError, WrongLeague, UnknownTitle, RequestIdReused,
-            VerificationError, ChainError, Overloaded,
-        ),
+        problems=ORDER_PROBLEMS,
         max_body=MAX_ORDER_BODY,
         description=(
             "Up to 256 of the treasury's orders in one request, each answered as POST "
