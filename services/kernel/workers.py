@@ -98,7 +98,7 @@ def _die_with(supervisor: int) -> None:
     with suppress(OSError, AttributeError):
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
     if os.getppid() != supervisor:
-        os._exit(1)
+        raise SystemExit(1)  # the worker's way out (services/kernel/workers.py _start)
 
 
 @dataclass
