@@ -47,6 +47,9 @@ from services.kernel.witnessing import Witnessing, witness_urls, witnessing
 
 log = logging.getLogger(__name__)
 
+#: Seconds the leader's work is given to stop at shutdown.
+STOP_WAIT = 10.0
+
 
 @dataclass(frozen=True, slots=True)
 class Shell:
@@ -187,12 +190,17 @@ async def _opened(
 
 @contextlib.asynccontextmanager
 async def _task(work: Awaitable[None], name: str) -> AsyncIterator[None]:
-    """Run ``work`` as a task for the block's duration; cancel it on the way out."""
+    """Run ``work`` as a task for the block's duration; cancel it on the way out, waiting
+    at most :data:`STOP_WAIT` seconds for it to end (a stuck piece of it is logged and left
+    behind rather than holding the whole shutdown)."""
     task = asyncio.ensure_future(work)
     task.set_name(name)
     try:
         yield
     finally:
         task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
+        done, _ = await asyncio.wait({task}, timeout=STOP_WAIT)
+        if not done:
+            log.error("%s did not stop within %g s of being cancelled", name, STOP_WAIT)
+        elif not task.cancelled() and task.exception() is not None:
+            log.error("%s ended with %r", name, task.exception())
