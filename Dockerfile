@@ -7,6 +7,7 @@ WORKDIR /src
 COPY pyproject.toml README.md ./
 COPY ledger ledger
 COPY game game
+COPY apiclient apiclient
 COPY clients clients
 COPY services services
 COPY migrations migrations

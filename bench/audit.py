@@ -56,6 +56,7 @@ if __package__ in (None, ""):  # run as a script: the repository's root on the p
 import aiohttp
 import nacl.signing
 
+from apiclient.league import LeagueClient
 from bench.floor import crypto_costs, loadavg
 from bench.league_setup import (
     SERVICE_COST_POLICIES,
@@ -64,7 +65,6 @@ from bench.league_setup import (
     served_league,
 )
 from bench.notary import Notarizer, slips, stamp
-from clients.league import LeagueClient
 from ledger.api.logs import Feed, FeedEvent
 from ledger.api.notary import MAX_HOLDERS_PAGE, HolderRow, Holders
 from ledger.api.witness import EvidenceList

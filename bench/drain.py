@@ -34,8 +34,8 @@ if __package__ in (None, ""):  # run as a script: the repository's root on the p
 
     sys.path[0] = str(Path(__file__).resolve().parents[1])
 
+from apiclient.league import LeagueClient, new_request_id
 from bench.league_setup import served_league
-from clients.league import LeagueClient, new_request_id
 from ledger.keys import SigningKey
 from ledger.manifest import DEFAULT_POLICIES, LeagueManifest
 from ledger.print_runs import DEFAULT_PRINT_RUNS, RUN_FINISHES

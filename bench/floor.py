@@ -53,8 +53,8 @@ import nacl.signing
 import orjson
 from aiohttp import web
 
+from apiclient.league import stamp_request
 from bench.league_setup import Served, print_table, process_tree_cpu_seconds, served_league
-from clients.league import stamp_request
 from ledger.canonical import domain_tag
 from ledger.keys import SigningKey
 from ledger.manifest import build_manifest

@@ -65,6 +65,7 @@ if __package__ in (None, ""):  # run as a script: the repository's root on the p
 
 import aiohttp
 
+from apiclient.league import LeagueClient
 from bench.floor import (
     Cost,
     Floor,
@@ -80,7 +81,6 @@ from bench.floor import (
 from bench.league_setup import Served, percentile, print_table, served_league, workers_text
 from bench.mint import requests as stamp_bodies
 from bench.notary import slips, stamp
-from clients.league import LeagueClient
 from ledger.api.treasury import BuyAnswer, ClaimAnswer, buy_request, claim_request
 from ledger.catalog import PLAYING, Rarity
 from ledger.endorsements import Chain, endorse

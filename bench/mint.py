@@ -47,6 +47,7 @@ if __package__ in (None, ""):  # run as a script: the repository's root on the p
 
 import aiohttp
 
+from apiclient.league import LeagueClient, stamp_request
 from bench.floor import Floor, Spent, loadavg, measure, stamp_recipe
 from bench.league_setup import (
     Served,
@@ -57,7 +58,6 @@ from bench.league_setup import (
     titles,
     workers_text,
 )
-from clients.league import LeagueClient, stamp_request
 from ledger.keys import SigningKey
 from ledger.manifest import LeagueManifest
 

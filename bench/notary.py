@@ -57,6 +57,7 @@ import aiohttp
 import nacl.bindings
 import nacl.signing
 
+from apiclient.league import LeagueClient, stamp_request
 from bench.floor import Floor, Spent, hop_recipe, loadavg, measure
 from bench.league_setup import (
     Served,
@@ -67,7 +68,6 @@ from bench.league_setup import (
     titles,
     workers_text,
 )
-from clients.league import LeagueClient, stamp_request
 from ledger.api.notary import Receipt
 from ledger.certificates import PrintCertificate
 from ledger.encoding import decode_b64

@@ -35,9 +35,9 @@ if __package__ in (None, ""):  # run as a script: the repository's root on the p
 
 import aiohttp
 
+from apiclient.league import LeagueClient, stamp_request
 from bench.floor import Cost, Floor, loadavg, measure, read_recipe
 from bench.league_setup import percentile, print_table, served_league, titles
-from clients.league import LeagueClient, stamp_request
 from ledger.checkpoint import Checkpoint
 from ledger.keys import SigningKey
 

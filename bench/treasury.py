@@ -43,9 +43,9 @@ if __package__ in (None, ""):  # run as a script: the repository's root on the p
 
 import aiohttp
 
+from apiclient.league import LeagueClient
 from bench.floor import Floor, Spent, buy_recipe, claim_recipe, loadavg, measure
 from bench.league_setup import Served, percentile, print_table, served_league, workers_text
-from clients.league import LeagueClient
 from ledger.api.treasury import BuyAnswer, ClaimAnswer, TreasurySupply, buy_request, claim_request
 from ledger.endorsements import Chain, endorse
 from ledger.keys import PublicKey, SigningKey

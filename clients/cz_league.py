@@ -8,6 +8,7 @@ import asyncio
 from dataclasses import dataclass
 from typing import Any
 
+from apiclient.league import MAX_RETRIES, LeagueClient, LeagueProblem, verify_stamped
 from clients.cz_session import (
     JSON_FLAG,
     Opened,
@@ -18,9 +19,7 @@ from clients.cz_session import (
     pinned,
     root_changed,
 )
-from clients.league import MAX_RETRIES, LeagueClient, LeagueProblem, verify_stamped
 from clients.wallet import LeaguePin, StampCredit, Wallet, WalletError
-from clients.words import plural
 from ledger.address import address_of
 from ledger.api.logs import FeedEvent
 from ledger.api.mint import StampAnswer, Stamped
@@ -31,6 +30,7 @@ from ledger.errors import BadSignatureError, LedgerError, VerificationError
 from ledger.keys import PublicKey
 from ledger.manifest import LeagueManifest
 from ledger.requests import StampRequest
+from ledger.words import plural
 
 # -- league set ----------------------------------------------------------------------------
 

@@ -25,6 +25,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from apiclient.league import LeagueClient, LeagueProblem, check_certificate, new_request_id
 from clients.cz_session import (
     JSON_FLAG,
     Opened,
@@ -35,9 +36,7 @@ from clients.cz_session import (
     pinned,
     read_only,
 )
-from clients.league import LeagueClient, LeagueProblem, check_certificate, new_request_id
 from clients.wallet import Wallet, WalletError
-from clients.words import plural
 from ledger.api.treasury import (
     MAX_CLAIM_MARKS,
     MAX_PAYMENT_NOTES,
@@ -57,6 +56,7 @@ from ledger.endorsements import Chain, endorse
 from ledger.errors import UnknownTitle, VerificationError
 from ledger.keys import PublicKey
 from ledger.manifest import LeagueManifest
+from ledger.words import plural
 
 #: ``--json`` of ``cz notes claim``: given after ``notes`` or after ``claim`` (a subcommand's
 #: default would otherwise reset the one given before it).

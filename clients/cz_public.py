@@ -24,11 +24,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 from clients.wallet import Wallet, WalletHome
-from clients.words import plural
 from game.window.economy.prints import Print
 from ledger.address import address_of
 from ledger.certificates import NoteCertificate, PrintCertificate
 from ledger.errors import LedgerError
+from ledger.words import plural
 
 #: Beside ``wallet.czsave`` in the wallet's home.
 PUBLIC_FILE = "public.json"

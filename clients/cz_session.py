@@ -21,7 +21,7 @@ from ledger.keys import PublicKey
 from ledger.manifest import LeagueManifest
 
 if TYPE_CHECKING:  # the league client (aiohttp) is imported by the commands that call it
-    from clients.league import LeagueClient
+    from apiclient.league import LeagueClient
 
 #: A script's passphrase (otherwise ``cz`` asks on the terminal and never echoes it).
 PASSPHRASE_ENV = "CZ_PASSPHRASE"  # noqa: S105 (a variable name, not a secret)
@@ -174,7 +174,7 @@ def root_changed(url: str, pinned_root: PublicKey, served: LeagueManifest) -> Ro
 async def league_of(pin: LeaguePin) -> AsyncIterator[tuple[LeagueClient, LeagueManifest]]:
     """The pinned league, its manifest fetched and checked against the pin: the same root
     key (loudly refused otherwise) and the very manifest the wallet verifies against."""
-    from clients.league import MAX_RETRIES, LeagueClient
+    from apiclient.league import MAX_RETRIES, LeagueClient
 
     async with LeagueClient(pin.url, retries=MAX_RETRIES) as client:
         try:

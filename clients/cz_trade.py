@@ -21,11 +21,10 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from apiclient.league import LeagueClient, NotaryConflict
 from clients.cz_session import JSON_FLAG, Opened, emit, league_of, opened_wallet, pinned
 from clients.cz_wallet import read_text
-from clients.league import LeagueClient, NotaryConflict
 from clients.wallet import LeaguePin, NotaryRecord, WalletError, notary_record
-from clients.words import plural
 from ledger.address import address_of
 from ledger.armor import LEDGER_CARD, SLIP
 from ledger.cards import LedgerCard
@@ -36,6 +35,7 @@ from ledger.keys import PublicKey
 from ledger.limits import MAX_ARMOR_BYTES
 from ledger.manifest import LeagueManifest
 from ledger.slips import Slip, receive_slip
+from ledger.words import plural
 
 #: Provenances asked of the notary at once (a slip's items, a wallet's holdings).
 ASK_AT_ONCE = 8

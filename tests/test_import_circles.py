@@ -16,7 +16,7 @@ from pathlib import Path
 import grimp
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("game", "clients")
+PACKAGES = ("game", "clients", "apiclient")
 WINDOW_ENGINE_CONTRACT = "THE WINDOW's rules engine knows nothing"
 
 

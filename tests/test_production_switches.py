@@ -11,7 +11,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PRODUCTION = ("services", "clients", "ledger", "game")
+PRODUCTION = ("services", "clients", "apiclient", "ledger", "game")
 
 
 def switches(source: str) -> list[str]:

@@ -29,12 +29,12 @@ import os
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-from clients.words import plural
 from ledger.checkpoint import Checkpoint, log_verifier
 from ledger.encoding import encode_b64
 from ledger.errors import LedgerError
 from ledger.keys import PublicKey
 from ledger.manifest import Policies
+from ledger.words import plural
 from services.eventlog import EventStore
 from services.eventlog.signals import CHECKPOINTS, wanted_channel
 from services.kernel.errors import LeagueError

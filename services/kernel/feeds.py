@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from aiohttp import web
 
-from clients.league import LeagueClient
+from apiclient.league import LeagueClient
 from ledger.checkpoint import Checkpoint
 from ledger.errors import LedgerError
 from services.http.health import add_readiness

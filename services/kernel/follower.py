@@ -51,7 +51,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import NoReturn
 
-from clients.league import LeagueClient, LeagueProblem, LeagueUnreachable
+from apiclient.league import LeagueClient, LeagueProblem, LeagueUnreachable
 from ledger.api.logs import FeedEvent
 from ledger.checkpoint import Checkpoint, log_verifier
 from ledger.encoding import decode_b64

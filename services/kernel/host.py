@@ -29,7 +29,7 @@ from functools import partial
 
 from aiohttp import web
 
-from clients.league import LeagueClient
+from apiclient.league import LeagueClient
 from ledger.keys import SigningKey
 from ledger.manifest import LeagueManifest
 from services.eventlog import EventStore, PostgresEventStore

@@ -39,7 +39,7 @@ from datetime import datetime
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field
 
-from clients.league import LeagueClient
+from apiclient.league import LeagueClient
 from ledger.api.witness import (
     MAX_EVIDENCE_PAGE,
     Evidence,

@@ -47,7 +47,7 @@ from typing import Any, Protocol, TextIO
 
 from pydantic import ValidationError
 
-from clients.league import LeagueClient, LeagueProblem
+from apiclient.league import LeagueClient, LeagueProblem
 from ledger.address import address_of
 from ledger.api.notary import MAX_HOLDERS_PAGE, Holders
 from ledger.api.witness import MAX_EVIDENCE_PAGE, EvidenceList

@@ -431,8 +431,8 @@ async def _verify(
     nothing is printed then (the lines are returned once everything passed)."""
     import asyncpg
 
-    from clients.words import plural
     from ledger.encoding import encode_b64
+    from ledger.words import plural
     from services.kernel.projections import rebuild
     from services.league.registry import PROJECTIONS
     from services.mint.audit import audit_census
@@ -479,7 +479,7 @@ def _store(
 
 
 def cmd_rebuild(args: argparse.Namespace) -> None:
-    from clients.words import plural
+    from ledger.words import plural
     from services.kernel.founding import load_manifest, load_service_key, read_passphrase
     from services.league.registry import PROJECTIONS
 

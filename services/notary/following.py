@@ -20,7 +20,7 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from clients.league import LeagueClient, LeagueProblem, LeagueUnreachable
+from apiclient.league import LeagueClient, LeagueProblem, LeagueUnreachable
 from ledger.certificates import Certificate, PrintCertificate
 from ledger.checkpoint import Checkpoint
 from ledger.encoding import decode_b64, encode_b64

@@ -33,7 +33,6 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from clients.words import plural
 from ledger.address import address_of
 from ledger.api.notary import (
     ConflictRecord,
@@ -51,6 +50,7 @@ from ledger.fraud import FraudProof
 from ledger.keys import PublicKey
 from ledger.note_set import parse_note_serial
 from ledger.print_runs import MISPRINT_SERIAL, parse_serial
+from ledger.words import plural
 from services.eventlog import EventStore
 from services.notary import tables
 from services.notary.following import IssuerLink

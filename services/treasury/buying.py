@@ -69,7 +69,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC
 
-from clients.league import LeagueClient, LeagueProblem, LeagueUnreachable, NotaryConflict
+from apiclient.league import LeagueClient, LeagueProblem, LeagueUnreachable, NotaryConflict
 from ledger.api.mint import Stamped
 from ledger.api.treasury import (
     MAX_CHANGE_NOTES,

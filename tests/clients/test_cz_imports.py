@@ -16,7 +16,7 @@ from tests.harness.imports import modules_loaded_after
 #: needed to print cz's help.
 HEAVY = ("aiohttp", "alembic", "sqlalchemy", "asyncpg", "pydantic", "services", "game")
 #: cz's own command groups' modules.
-GROUP_MODULES = ("clients.cz_", "clients.league", "clients.wallet")
+GROUP_MODULES = ("clients.cz_", "apiclient.league", "clients.wallet")
 
 
 def loaded_after(argv: Sequence[str]) -> list[str]:
@@ -38,7 +38,7 @@ def test_a_command_loads_only_its_group() -> None:
     the charter game or the campaign's commands."""
     loaded = loaded_after(["table", "new", "--kind", "base", "--seed", "1"])
     assert "game.window" in loaded
-    for absent in ("aiohttp", "clients.league", "game.charter", "clients.cz_play"):
+    for absent in ("aiohttp", "apiclient.league", "game.charter", "clients.cz_play"):
         assert absent not in loaded
 
 

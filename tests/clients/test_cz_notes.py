@@ -9,7 +9,7 @@ import asyncio
 import time
 from pathlib import Path
 
-from clients.league import LeagueClient, new_request_id, stamp_request
+from apiclient.league import LeagueClient, new_request_id, stamp_request
 from clients.wallet import LeaguePin, Wallet
 from ledger.address import address_of
 from ledger.api.mint import Stamped

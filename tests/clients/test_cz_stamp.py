@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from clients.league import LeagueClient
+from apiclient.league import LeagueClient
 from clients.wallet import LeaguePin, Wallet
 from game.window.economy.prints import Print
 from ledger.api.mint import Stamped

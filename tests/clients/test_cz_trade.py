@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from clients.league import LeagueClient
+from apiclient.league import LeagueClient
 from clients.wallet import notary_record, unseal
 from game.window.economy.prints import Finish, Print
 from ledger.api.notary import Provenance

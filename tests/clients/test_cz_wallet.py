@@ -7,8 +7,8 @@ import subprocess
 import time
 from pathlib import Path
 
+from apiclient.league import new_request_id, stamp_request
 from clients.cz_notes import choose_notes
-from clients.league import new_request_id, stamp_request
 from clients.wallet import Wallet, WalletHome
 from game.window.campaign import clerk, settle
 from game.window.economy.prints import Print

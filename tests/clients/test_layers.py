@@ -8,11 +8,11 @@ import sys
 
 
 def test_importing_the_client_loads_no_server_code() -> None:
-    """A fresh interpreter importing clients.league and clients.cz, and building cz's whole
+    """A fresh interpreter importing apiclient.league and clients.cz, and building cz's whole
     parser (which imports every command group's module), has neither asyncpg, aiohttp's
     server nor any services module loaded."""
     probe = (
-        "import sys, clients.league, clients.cz\n"
+        "import sys, apiclient.league, clients.cz\n"
         "clients.cz.build_parser()\n"
         "loaded = [m for m in sys.modules if m == 'asyncpg' or m.startswith('asyncpg.')\n"
         "          or m == 'aiohttp.web' or m.startswith('services')]\n"

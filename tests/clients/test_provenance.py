@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from clients.league import NotaryConflict
+from apiclient.league import NotaryConflict
 from ledger.api.logs import FeedEvent
 from ledger.api.notary import Provenance
 from ledger.api.provenance import check_provenance

@@ -17,7 +17,7 @@ import aiohttp
 import pytest
 from aiohttp.test_utils import TestServer
 
-from clients.league import LeagueClient, stamp_request
+from apiclient.league import LeagueClient, stamp_request
 from ledger.api.mint import Stamped
 from ledger.api.problems import PROBLEM_JSON
 from ledger.keys import SigningKey

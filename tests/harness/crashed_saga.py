@@ -43,7 +43,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from clients.league import LeagueClient, LeagueProblem
+from apiclient.league import LeagueClient, LeagueProblem
 from ledger.api.treasury import BuyAnswer, BuyRequest
 from ledger.events import MINT_EVENTS, EventBody, parse_event
 from ledger.manifest import LeagueManifest

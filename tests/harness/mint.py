@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 import pytest
 from aiohttp.test_utils import TestServer
 
-from clients.league import LeagueClient
+from apiclient.league import LeagueClient
 from ledger.checkpoint import Checkpoint
 from services.kernel.settings import LeagueSettings
 from services.mint.app import create_app

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import aiohttp
 import asyncpg
 
-from clients.league import LeagueClient
+from apiclient.league import LeagueClient
 from ledger.api.treasury import BuyAnswer, BuyRequest, ClaimAnswer, ClaimRequest, buy_request
 from ledger.endorsements import Chain, endorse
 from ledger.keys import PublicKey, SigningKey

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import aiohttp
 
-from clients.league import LeagueClient
+from apiclient.league import LeagueClient
 from ledger.api.treasury import ClaimAnswer, claim_request
 from ledger.certificates import NoteCertificate
 from ledger.keys import SigningKey

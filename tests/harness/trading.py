@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import pytest
 from aiohttp.test_utils import TestServer
 
-from clients.league import LeagueClient, stamp_request
+from apiclient.league import LeagueClient, stamp_request
 from ledger.certificates import PrintCertificate
 from ledger.endorsements import Chain, endorse
 from ledger.keys import PublicKey, SigningKey

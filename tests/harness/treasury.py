@@ -15,7 +15,7 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
-from clients.league import LeagueProblem
+from apiclient.league import LeagueProblem
 from ledger.api.problems import Problem
 from ledger.api.treasury import ClaimAnswer, ClaimRequest, TreasurySupply, claim_request
 from ledger.events import TREASURY_EVENTS, NoteIssued, NoteReturned, parse_event

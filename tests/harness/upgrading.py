@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from clients.league import LeagueClient, stamp_request
+from apiclient.league import LeagueClient, stamp_request
 from ledger.api.treasury import BuyRequest, Upgrade, buy_request
 from ledger.endorsements import Chain, endorse
 from ledger.keys import PublicKey, SigningKey

@@ -10,7 +10,7 @@ import aiohttp
 import pytest
 from aiohttp.test_utils import TestServer
 
-from clients.league import LeagueClient
+from apiclient.league import LeagueClient
 from ledger.api.witness import EvidenceList
 from ledger.checkpoint import (
     AddCheckpoint,

@@ -40,7 +40,7 @@ from typing import Any, TypeVar
 import pytest
 from aiohttp.test_utils import TestServer
 
-from clients.league import LeagueClient, LeagueProblem, LeagueUnreachable
+from apiclient.league import LeagueClient, LeagueProblem, LeagueUnreachable
 from services.eventlog import PostgresEventStore
 from services.eventlog.store import PostgresTransaction
 from services.http.apps import POOL

@@ -17,7 +17,7 @@ from typing import TypeVar
 
 from aiohttp.test_utils import TestServer
 
-from clients.league import LeagueClient, LeagueProblem, LeagueUnreachable
+from apiclient.league import LeagueClient, LeagueProblem, LeagueUnreachable
 from ledger.catalog import PLAYING
 from ledger.manifest import Policies
 from ledger.print_runs import PrintRun, PrintRunTable

@@ -38,7 +38,7 @@ import aiohttp
 import asyncpg
 import pytest
 
-from clients.league import LeagueClient, stamp_request
+from apiclient.league import LeagueClient, stamp_request
 from ledger.api.mint import StampAnswer, Stamped
 from ledger.api.notary import Holders, NotarizeAnswer
 from ledger.api.treasury import (

@@ -4,7 +4,7 @@ nothing stolen, nothing lost, no honest key convicted, nothing hidden from the a
 A real league: the mint, the treasury and the notary each served on its own port in this
 process over one real PostgreSQL database, calling each other over HTTP
 (tests/reliability/league.py). Every request is built and signed with the ledger's builders
-and sent by the player's client (clients/league.py), never mocked.
+and sent by the player's client (apiclient/league.py), never mocked.
 
 The actors:
 
@@ -63,7 +63,7 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from clients.league import (
+from apiclient.league import (
     LeagueClient,
     LeagueProblem,
     LeagueUnreachable,

@@ -26,7 +26,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from clients.league import stamp_request
+from apiclient.league import stamp_request
 from ledger import audit
 from ledger.address import address_of, parse_address
 from ledger.api.logs import FeedEvent

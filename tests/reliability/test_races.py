@@ -20,7 +20,7 @@ import pytest
 from aiohttp.test_utils import TestServer
 from pydantic import BaseModel
 
-from clients.league import LeagueClient, LeagueProblem, NotaryConflict, stamp_request
+from apiclient.league import LeagueClient, LeagueProblem, NotaryConflict, stamp_request
 from ledger.api.mint import StampAnswer, Stamped
 from ledger.api.notary import NotarizeAnswer
 from ledger.api.treasury import BuyAnswer, BuyRequest, ClaimAnswer, ClaimRequest, buy_request

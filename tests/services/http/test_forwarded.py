@@ -11,7 +11,7 @@ from ipaddress import ip_network
 import pytest
 from aiohttp.test_utils import TestServer
 
-from clients.league import LeagueClient, stamp_request
+from apiclient.league import LeagueClient, stamp_request
 from ledger.keys import SigningKey
 from services.kernel.settings import LeagueSettings
 from services.mint.app import create_app

@@ -11,7 +11,7 @@ import asyncpg
 import pytest
 from aiohttp.test_utils import TestServer
 
-from clients.league import LeagueClient
+from apiclient.league import LeagueClient
 from ledger.api.problems import PROBLEM_JSON
 from services.eventlog.migrate import head_revision
 from services.http.apps import POOL

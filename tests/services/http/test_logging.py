@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from aiohttp.test_utils import TestServer
 
-from clients.league import LeagueClient
+from apiclient.league import LeagueClient
 from ledger.encoding import encode_b64url
 from services.http.apps import POOL
 from services.http.serving import (

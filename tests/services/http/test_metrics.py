@@ -6,7 +6,7 @@ from __future__ import annotations
 from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.samples import Sample
 
-from clients.league import LeagueClient
+from apiclient.league import LeagueClient
 from ledger.keys import SigningKey
 from tests.harness.founding import make_settings
 from tests.harness.mint import checkpoint_covering, league

@@ -24,7 +24,7 @@ import aiohttp
 import pytest
 from aiohttp.test_utils import TestServer
 
-from clients.league import NotaryConflict
+from apiclient.league import NotaryConflict
 from ledger.api.provenance import provenance_checks
 from ledger.api.treasury import ClaimAnswer, claim_request
 from ledger.keys import SigningKey

@@ -18,7 +18,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from clients.league import LeagueClient, stamp_request
+from apiclient.league import LeagueClient, stamp_request
 from ledger.api.problems import PROBLEM_JSON
 from ledger.errors import RetryLater
 from ledger.keys import SigningKey

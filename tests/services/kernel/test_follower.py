@@ -18,7 +18,7 @@ import asyncpg
 import pytest
 from aiohttp.test_utils import TestServer
 
-from clients.league import LeagueClient, stamp_request
+from apiclient.league import LeagueClient, stamp_request
 from ledger.checkpoint import Checkpoint, log_verifier
 from ledger.errors import BadSignatureError
 from ledger.keys import PublicKey, SigningKey
@@ -302,7 +302,7 @@ async def test_run_backs_off_while_the_source_is_down(
 FOLLOWER_PROCESS = """
 import asyncio, sys
 import asyncpg
-from clients.league import LeagueClient
+from apiclient.league import LeagueClient
 from ledger.keys import PublicKey, SigningKey
 from services.eventlog import PostgresEventStore
 from services.kernel.follower import FeedFollower

@@ -27,7 +27,7 @@ import asyncpg
 import pytest
 from aiohttp.test_utils import TestServer
 
-from clients.league import LeagueClient, stamp_request
+from apiclient.league import LeagueClient, stamp_request
 from ledger.api.mint import Stamped
 from ledger.catalog import PLAYING
 from ledger.encoding import decode_b64

@@ -20,7 +20,7 @@ import asyncpg
 import pytest
 from aiohttp.test_utils import TestServer
 
-from clients.league import LeagueClient
+from apiclient.league import LeagueClient
 from ledger.checkpoint import (
     Checkpoint,
     CosignatureVerifier,

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from aiohttp.test_utils import TestServer
 
-from clients.league import LeagueClient
+from apiclient.league import LeagueClient
 from ledger.api.witness import Evidence
 from ledger.keys import PublicKey, SigningKey
 from services.kernel.compose import compose

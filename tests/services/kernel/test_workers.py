@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from clients.league import LeagueClient, LeagueProblem, LeagueUnreachable, stamp_request
+from apiclient.league import LeagueClient, LeagueProblem, LeagueUnreachable, stamp_request
 from ledger.api.mint import Stamped
 from ledger.catalog import PLAYING
 from ledger.checkpoint import Checkpoint

@@ -13,7 +13,7 @@ from typing import Any
 import asyncpg
 import pytest
 
-from clients.league import LeagueClient, LeagueProblem, NotaryConflict
+from apiclient.league import LeagueClient, LeagueProblem, NotaryConflict
 from ledger.api.treasury import buy_request
 from ledger.certificates import NoteCertificate
 from ledger.checkpoint import Checkpoint

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from aiohttp.test_utils import TestServer
 
-from clients.league import LeagueClient
+from apiclient.league import LeagueClient
 from ledger.audit import AuditFailure
 from ledger.merkle import leaf_hash
 from services.kernel.errors import LeagueError

@@ -12,7 +12,7 @@ from pathlib import Path
 import asyncpg
 import pytest
 
-from clients.league import LeagueClient, stamp_request
+from apiclient.league import LeagueClient, stamp_request
 from ledger.address import address_of
 from ledger.api.mint import Stamped
 from ledger.keys import PublicKey, SigningKey

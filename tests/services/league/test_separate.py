@@ -17,7 +17,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from clients.league import LeagueClient
+from apiclient.league import LeagueClient
 from ledger.endorsements import endorse
 from ledger.keys import SigningKey
 from services.kernel.database import scratch_database

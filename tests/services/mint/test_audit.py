@@ -6,7 +6,7 @@ import asyncpg
 import pytest
 from aiohttp.test_utils import TestServer
 
-from clients.league import LeagueClient, stamp_request
+from apiclient.league import LeagueClient, stamp_request
 from ledger.keys import SigningKey
 from services.mint.app import MINT
 from services.mint.audit import CensusMismatch, audit_census

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from aiohttp.test_utils import TestServer
 
-from clients.league import LeagueClient, LeagueProblem, stamp_request
+from apiclient.league import LeagueClient, LeagueProblem, stamp_request
 from ledger.address import address_of
 from ledger.api.mint import Census, Stamped
 from ledger.catalog import PLAYING

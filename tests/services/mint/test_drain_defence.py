@@ -11,7 +11,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from clients.league import LeagueClient, LeagueProblem, new_request_id, stamp_request
+from apiclient.league import LeagueClient, LeagueProblem, new_request_id, stamp_request
 from ledger.api.mint import Refused, Stamped
 from ledger.errors import RateLimited
 from ledger.keys import SigningKey

@@ -7,7 +7,7 @@ from collections.abc import Callable
 import asyncpg
 import pytest
 
-from clients.league import LeagueClient, LeagueProblem, stamp_request
+from apiclient.league import LeagueClient, LeagueProblem, stamp_request
 from ledger.certificates import PrintCertificate
 from ledger.checkpoint import Checkpoint, log_verifier
 from ledger.encoding import decode_b64, decode_b64url

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from collections import Counter
 
-from clients.league import LeagueClient, stamp_request, verify_stamped
+from apiclient.league import LeagueClient, stamp_request, verify_stamped
 from ledger.api.mint import Refused, Stamped
 from ledger.keys import SigningKey
 from ledger.print_runs import RUN_FINISHES

@@ -11,7 +11,7 @@ from typing import Any
 import aiohttp
 from aiohttp.test_utils import TestServer
 
-from clients.league import LeagueClient, LeagueProblem, stamp_request
+from apiclient.league import LeagueClient, LeagueProblem, stamp_request
 from ledger.api.mint import Refused, Stamped
 from ledger.api.problems import Problem
 from ledger.api.treasury import MintOrder, OrderAnswer, ReturnedPrint, mint_order

@@ -9,7 +9,7 @@ import asyncpg
 import pytest
 from aiohttp.test_utils import TestServer
 
-from clients.league import LeagueClient, stamp_request
+from apiclient.league import LeagueClient, stamp_request
 from ledger.address import address_of
 from ledger.errors import SchemaError
 from ledger.keys import SigningKey

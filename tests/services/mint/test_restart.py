@@ -11,7 +11,7 @@ from collections import Counter
 
 import asyncpg
 
-from clients.league import LeagueClient, LeagueProblem, LeagueUnreachable, stamp_request
+from apiclient.league import LeagueClient, LeagueProblem, LeagueUnreachable, stamp_request
 from ledger.api.mint import StampAnswer, Stamped
 from ledger.catalog import PLAYING
 from ledger.events import MINT_EVENTS, PrintStamped, parse_event

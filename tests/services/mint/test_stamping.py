@@ -11,7 +11,7 @@ import aiohttp
 import pytest
 from aiohttp.test_utils import TestServer
 
-from clients.league import LeagueClient, LeagueProblem, stamp_request, verify_stamped
+from apiclient.league import LeagueClient, LeagueProblem, stamp_request, verify_stamped
 from ledger.address import address_of
 from ledger.api.mint import Refused, StampAnswer, Stamped
 from ledger.keys import SigningKey

@@ -11,7 +11,7 @@ import aiohttp
 import asyncpg
 from aiohttp.test_utils import TestServer
 
-from clients.league import LeagueClient, stamp_request
+from apiclient.league import LeagueClient, stamp_request
 from ledger.api.mint import StampAnswer
 from ledger.errors import AllowanceExhausted, StaleRequest
 from ledger.keys import SigningKey

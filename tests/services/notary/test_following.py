@@ -11,7 +11,7 @@ import asyncpg
 import pytest
 from aiohttp.test_utils import TestServer
 
-from clients.league import LeagueClient, stamp_request
+from apiclient.league import LeagueClient, stamp_request
 from ledger.catalog import PLAYING
 from ledger.certificates import PrintCertificate
 from ledger.checkpoint import Checkpoint

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from clients.league import LeagueProblem, NotaryConflict
+from apiclient.league import LeagueProblem, NotaryConflict
 from ledger.endorsements import Chain
 from ledger.keys import SigningKey
 from ledger.limits import MAX_NEW_HOPS_PER_CHAIN

@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 
-from clients.league import LeagueClient, LeagueProblem, NotaryConflict
+from apiclient.league import LeagueClient, LeagueProblem, NotaryConflict
 from ledger.api.notary import NotarizeAnswer
 from ledger.certificates import PrintCertificate
 from ledger.endorsements import Chain, Endorsement

@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator
 import pytest
 from aiohttp.test_utils import TestServer
 
-from clients.league import LeagueClient, LeagueProblem, NotaryConflict
+from apiclient.league import LeagueClient, LeagueProblem, NotaryConflict
 from ledger.certificates import NoteCertificate
 from ledger.checkpoint import Checkpoint, log_verifier
 from ledger.encoding import decode_b64

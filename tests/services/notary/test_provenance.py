@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncpg
 import pytest
 
-from clients.league import LeagueClient, LeagueProblem, NotaryConflict
+from apiclient.league import LeagueClient, LeagueProblem, NotaryConflict
 from ledger.checkpoint import Checkpoint, log_verifier
 from ledger.encoding import decode_b64
 from ledger.keys import SigningKey

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from clients.league import LeagueProblem
+from apiclient.league import LeagueProblem
 from ledger.canonical import domain_tag
 from ledger.certificates import PrintCertificate
 from ledger.endorsements import Chain

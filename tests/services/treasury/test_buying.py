@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 import pytest
 from aiohttp.test_utils import TestServer
 
-from clients.league import LeagueClient, LeagueProblem, NotaryConflict, stamp_request
+from apiclient.league import LeagueClient, LeagueProblem, NotaryConflict, stamp_request
 from ledger.api.treasury import BuyRequest, buy_request
 from ledger.certificates import NoteCertificate
 from ledger.endorsements import Chain, endorse

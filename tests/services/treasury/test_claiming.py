@@ -12,7 +12,7 @@ import asyncpg
 import pytest
 from aiohttp.test_utils import TestServer
 
-from clients.league import LeagueProblem
+from apiclient.league import LeagueProblem
 from ledger.api.treasury import ClaimAnswer, TreasurySupply, claim_request, claim_work
 from ledger.endorsements import Chain, endorse
 from ledger.errors import AllowanceExhausted, RequestIdReused

@@ -10,7 +10,7 @@ import signal
 import aiohttp
 import asyncpg
 
-from clients.league import LeagueProblem
+from apiclient.league import LeagueProblem
 from ledger.api.treasury import ClaimAnswer, ClaimRequest
 from ledger.keys import SigningKey
 from services.eventlog import PostgresEventStore

@@ -27,7 +27,7 @@ import aiohttp
 import pytest
 from aiohttp.test_utils import TestServer
 
-from clients.league import LeagueClient, LeagueProblem, stamp_request
+from apiclient.league import LeagueClient, LeagueProblem, stamp_request
 from ledger.api.treasury import BuyRequest, buy_request
 from ledger.endorsements import Chain, endorse
 from ledger.events import PrintStamped

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from aiohttp.test_utils import TestServer
 
-from clients.league import LeagueClient, stamp_request
+from apiclient.league import LeagueClient, stamp_request
 from ledger.api.provenance import check_provenance
 from ledger.certificates import PrintCertificate
 from ledger.endorsements import Chain, endorse

@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from clients.league import stamp_request
+from apiclient.league import stamp_request
 from ledger.api.treasury import BuyRequest, Upgrade, buy_request
 from ledger.endorsements import Chain, endorse
 from ledger.events import PrintReissued, PrintReturned, PrintStamped

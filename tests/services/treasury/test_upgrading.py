@@ -16,14 +16,14 @@ from pathlib import Path
 import pytest
 from aiohttp.test_utils import TestServer
 
-from clients.cz_league import verified_provenance
-from clients.league import (
+from apiclient.league import (
     LeagueClient,
     LeagueProblem,
     LeagueUnreachable,
     NotaryConflict,
     stamp_request,
 )
+from clients.cz_league import verified_provenance
 from ledger.address import address_of
 from ledger.api.mint import Stamped
 from ledger.api.problems import Problem

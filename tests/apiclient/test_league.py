@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from clients.league import MAX_RETRIES, LeagueClient, LeagueProblem, LeagueUnreachable
+from apiclient.league import MAX_RETRIES, LeagueClient, LeagueProblem, LeagueUnreachable
 from ledger.api.problems import PROBLEM_JSON
 from ledger.errors import SchemaError, SizeLimitError
 from ledger.limits import MAX_ANSWER_BYTES, MIB
