@@ -116,8 +116,9 @@ class LeagueUnreachable(LedgerError):
     """The league server could not be reached, or did not answer in time."""
 
 
-def unreachable(url: str, exc: aiohttp.ClientError | TimeoutError,
-                timeout: float | None) -> LeagueUnreachable:
+def unreachable(
+    url: str, exc: aiohttp.ClientError | TimeoutError, timeout: float | None
+) -> LeagueUnreachable:
     """Why nothing came from the league at ``url``, in one line saying what to check."""
     if isinstance(exc, aiohttp.ClientSSLError):  # before its base, ClientConnectorError
         return LeagueUnreachable(
@@ -288,8 +289,9 @@ class LeagueClient:
         try:
             return model.model_validate_json(text)
         except ValidationError as exc:
-            raise SchemaError(f"the league's answer to {path} is not a {model.__name__}: "
-                              f"{exc.errors()[0]['msg']}") from None
+            raise SchemaError(
+                f"the league's answer to {path} is not a {model.__name__}: {exc.errors()[0]['msg']}"
+            ) from None
 
     # -- the mint --------------------------------------------------------------------------
 
@@ -380,8 +382,11 @@ class LeagueClient:
         longest = max((len(c.endorsements) for c in chains), default=0)
         for end in range(MAX_NEW_HOPS_PER_CHAIN, longest, MAX_NEW_HOPS_PER_CHAIN):
             await self.notarize_once(
-                [Chain(certificate=c.certificate, endorsements=c.endorsements[:end])
-                 for c in chains if len(c.endorsements) > end]
+                [
+                    Chain(certificate=c.certificate, endorsements=c.endorsements[:end])
+                    for c in chains
+                    if len(c.endorsements) > end
+                ]
             )
         return await self.notarize_once(chains)
 

@@ -110,21 +110,34 @@ class BenchLog:
         stream = body.stream()
         self.versions[stream] += 1
         leaf = canonical_leaf(
-            seq=len(self.events), stream=stream, stream_version=self.versions[stream],
-            type=body.TYPE, body=body.to_wire(), recorded_at=at,
+            seq=len(self.events),
+            stream=stream,
+            stream_version=self.versions[stream],
+            type=body.TYPE,
+            body=body.to_wire(),
+            recorded_at=at,
         )
         digest = leaf_hash(leaf)
         self.tree.append(digest)
-        self.events.append(FeedEvent.of(Event(
-            seq=len(self.events), stream=stream, stream_version=self.versions[stream],
-            type=body.TYPE, body=body.to_wire(), recorded_at=at, leaf_hash=digest,
-            signature=self.signer.sign_raw(leaf),
-        )))
+        self.events.append(
+            FeedEvent.of(
+                Event(
+                    seq=len(self.events),
+                    stream=stream,
+                    stream_version=self.versions[stream],
+                    type=body.TYPE,
+                    body=body.to_wire(),
+                    recorded_at=at,
+                    leaf_hash=digest,
+                    signature=self.signer.sign_raw(leaf),
+                )
+            )
+        )
 
     def pages(self) -> Iterator[str]:
         """The feed as ``GET /<service>/events`` serves it, page after page."""
         for start in range(0, len(self.events), MAX_FEED_PAGE):
-            chunk = self.events[start:start + MAX_FEED_PAGE]
+            chunk = self.events[start : start + MAX_FEED_PAGE]
             yield Feed(events=chunk, next_after=chunk[-1].seq).model_dump_json()
 
     def checkpoint(self) -> str:
@@ -141,8 +154,11 @@ class BenchLeague:
 
     @property
     def logs(self) -> tuple[BenchLog, ...]:
-        return (self.mint, self.treasury, self.notary) if self.treasury.events else (
-            self.mint, self.notary)
+        return (
+            (self.mint, self.treasury, self.notary)
+            if self.treasury.events
+            else (self.mint, self.notary)
+        )
 
 
 def build(events: int, notes: int = 0) -> BenchLeague:
@@ -151,8 +167,12 @@ def build(events: int, notes: int = 0) -> BenchLeague:
     then each traded once."""
     root, mint_key, treasury, notary_key = key(1), key(2), key(3), key(4)
     manifest = build_manifest(
-        root, league="bench-audit", name="Audit bench", mint=mint_key.public,
-        treasury=treasury.public, notary=notary_key.public,
+        root,
+        league="bench-audit",
+        name="Audit bench",
+        mint=mint_key.public,
+        treasury=treasury.public,
+        notary=notary_key.public,
     )
     logs = [
         BenchLog(name, f"bench-audit/{name}", signer, [], Counter(), CompactRange())
@@ -160,13 +180,18 @@ def build(events: int, notes: int = 0) -> BenchLeague:
     ]
     mint, notary = logs
     owners = [key(100 + n) for n in range(HOLDERS)]
-    treasury_log = BenchLog("treasury", "bench-audit/treasury", treasury, [], Counter(),
-                            CompactRange())
+    treasury_log = BenchLog(
+        "treasury", "bench-audit/treasury", treasury, [], Counter(), CompactRange()
+    )
     per_day = HOLDERS * manifest.policies.faucet_marks_per_day
     for n in range(notes):
         note = NoteCertificate.sign(
-            treasury, serial=f"CZ-M1-{n + 1:06d}", denomination=1,
-            issued_to=owners[n % HOLDERS].public.to_text(), issue=1, event=n,
+            treasury,
+            serial=f"CZ-M1-{n + 1:06d}",
+            denomination=1,
+            issued_to=owners[n % HOLDERS].public.to_text(),
+            issue=1,
+            event=n,
             manifest=manifest.hash_text(),
         )
         treasury_log.append(
@@ -185,9 +210,14 @@ def build(events: int, notes: int = 0) -> BenchLeague:
     for n in range((events + 1) // 2):
         serial = next(serials)
         certificate = PrintCertificate.sign(
-            mint_key, serial=serial, title=DEFAULT_PRINT_RUNS.run(serial[3:-5]).title,
-            set=DEFAULT_PRINT_RUNS.run(serial[3:-5]).set, finish="standard",
-            issued_to=owners[n % HOLDERS].public.to_text(), issue=1, event=n,
+            mint_key,
+            serial=serial,
+            title=DEFAULT_PRINT_RUNS.run(serial[3:-5]).title,
+            set=DEFAULT_PRINT_RUNS.run(serial[3:-5]).set,
+            finish="standard",
+            issued_to=owners[n % HOLDERS].public.to_text(),
+            issue=1,
+            event=n,
             manifest=manifest.hash_text(),
         )
         mint.append(PrintStamped(certificate=certificate, request_id=f"request-{n:08d}"))
@@ -197,8 +227,13 @@ def build(events: int, notes: int = 0) -> BenchLeague:
         holder = by_text[certificate.issued_to]
         to = owners[(n + 1) % HOLDERS].public.to_text()
         endorsement = Endorsement.sign(
-            holder, serial=certificate.serial, hop=1, prev=hash_text(certificate.hash()),
-            to=to, time=1_700_000_000 + n, **{"from": certificate.issued_to},
+            holder,
+            serial=certificate.serial,
+            hop=1,
+            prev=hash_text(certificate.hash()),
+            to=to,
+            time=1_700_000_000 + n,
+            **{"from": certificate.issued_to},
         )
         notary.append(HopRecorded(issue=1, endorsement=endorsement))
         holders[certificate.serial] = to
@@ -214,11 +249,14 @@ def save(league: BenchLeague, directory: Path) -> None:
         for index, page in enumerate(log.pages()):
             saved.write_numbered(f"{log.service}/events", index, page)
         # Each service serving a log witnesses the others: its (empty) evidence is served.
-        saved.write_numbered(f"{log.service}/evidence", 0, EvidenceList(
-            witness=log.origin, evidence=[], next_after=0).model_dump_json())
+        saved.write_numbered(
+            f"{log.service}/evidence",
+            0,
+            EvidenceList(witness=log.origin, evidence=[], next_after=0).model_dump_json(),
+        )
     traded = sorted(league.holders.items())
     for index, start in enumerate(range(0, len(traded) + 1, MAX_HOLDERS_PAGE)):
-        rows = traded[start:start + MAX_HOLDERS_PAGE]
+        rows = traded[start : start + MAX_HOLDERS_PAGE]
         page = Holders(
             holders=[HolderRow(serial=s, issue=1, hops=1, holder=h) for s, h in rows],
             log_size=len(league.notary.events),
@@ -233,10 +271,16 @@ def signed_bytes(league: BenchLeague) -> int:
     total = count = 0
     for log in league.logs:
         for event in log.events:
-            total += len(canonical_leaf(
-                seq=event.seq, stream=event.stream, stream_version=event.stream_version,
-                type=event.type, body=event.body, recorded_at=parse_time(event.recorded_at),
-            ))
+            total += len(
+                canonical_leaf(
+                    seq=event.seq,
+                    stream=event.stream,
+                    stream_version=event.stream_version,
+                    type=event.type,
+                    body=event.body,
+                    recorded_at=parse_time(event.recorded_at),
+                )
+            )
             inner = event.body.get("certificate") or event.body.get("endorsement") or {}
             total += len(json.dumps(inner, separators=(",", ":"))) - 100  # less "sig"
             count += 2
@@ -247,8 +291,10 @@ def _raw_loop(seconds: float, size: int = 300) -> int:
     """Verifications done in about ``seconds``, of 256 keys' signatures of as many messages of
     ``size`` bytes, in turn."""
     keys = [nacl.signing.SigningKey(bytes([n, 7]) * 16) for n in range(256)]
-    signed = [(k.verify_key.verify, m, k.sign(m).signature) for k, m in
-              ((k, b"CZ1/event\n" + bytes([n]) * size) for n, k in enumerate(keys))]
+    signed = [
+        (k.verify_key.verify, m, k.sign(m).signature)
+        for k, m in ((k, b"CZ1/event\n" + bytes([n]) * size) for n, k in enumerate(keys))
+    ]
     count, start = 0, time.perf_counter()
     while time.perf_counter() - start < seconds:
         for verify, message, signature in signed:
@@ -285,7 +331,10 @@ async def fill(url: str, events: int) -> None:
 
 
 def measure(
-    audit: Callable[[PageChecker, Path], AuditOutcome], workers: int, size: int, repeat: int,
+    audit: Callable[[PageChecker, Path], AuditOutcome],
+    workers: int,
+    size: int,
+    repeat: int,
     directory: Path,
 ) -> tuple[AuditOutcome, float, float, float, float]:
     """Best of ``repeat``: the audit's wall and CPU seconds (of this process and its pool's
@@ -301,8 +350,12 @@ def measure(
             result = audit(checker, directory / f"state-{workers}-{attempt}")
             seconds = min(seconds, time.perf_counter() - clock)
             # One process: its own clock (exact); a pool: /proc's ticks of it and its workers.
-            cpu = min(cpu, time.process_time() - used if workers <= 1
-                      else process_tree_cpu_seconds(os.getpid()) - tree)
+            cpu = min(
+                cpu,
+                time.process_time() - used
+                if workers <= 1
+                else process_tree_cpu_seconds(os.getpid()) - tree,
+            )
         finally:
             checker.close()
         raw = max(raw, raw_verify_rate(workers, size))
@@ -313,18 +366,33 @@ def measure(
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--events", type=int, default=20_000)
-    parser.add_argument("--notes", type=int, default=None,
-                        help="of the events, M1 notes issued by the treasury's faucet "
-                        "(at most 100,000; offline only; default a tenth of --events, none "
-                        "with --served)")
-    parser.add_argument("--workers", type=int, nargs="*", default=[1, os.cpu_count() or 1],
-                        help="pool sizes to measure (1: the audit in this process alone)")
+    parser.add_argument(
+        "--notes",
+        type=int,
+        default=None,
+        help="of the events, M1 notes issued by the treasury's faucet "
+        "(at most 100,000; offline only; default a tenth of --events, none "
+        "with --served)",
+    )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        nargs="*",
+        default=[1, os.cpu_count() or 1],
+        help="pool sizes to measure (1: the audit in this process alone)",
+    )
     parser.add_argument("--repeat", type=int, default=3, help="best of this many runs")
-    parser.add_argument("--served", action="store_true",
-                        help="audit a league served over HTTP (built by stamping and "
-                        "notarizing) instead of a saved directory")
-    parser.add_argument("--profile", action="store_true",
-                        help="profile one audit in this process instead of the table")
+    parser.add_argument(
+        "--served",
+        action="store_true",
+        help="audit a league served over HTTP (built by stamping and "
+        "notarizing) instead of a saved directory",
+    )
+    parser.add_argument(
+        "--profile",
+        action="store_true",
+        help="profile one audit in this process instead of the table",
+    )
     args = parser.parse_args(argv)
     built, start = time.perf_counter(), loadavg()
     if args.notes is None:
@@ -343,16 +411,19 @@ def main(argv: Sequence[str] | None = None) -> None:
                 def audit(checker: PageChecker, state: Path) -> AuditOutcome:
                     return asyncio.run(audit_url(url, state, checker=checker))
 
-                print(f"stamped and notarized {args.events} events at {url} in "
-                      f"{time.perf_counter() - built:.1f} s")
+                print(
+                    f"stamped and notarized {args.events} events at {url} in "
+                    f"{time.perf_counter() - built:.1f} s"
+                )
             else:
                 save(league, directory / "saved")
 
                 def audit(checker: PageChecker, state: Path) -> AuditOutcome:
                     return audit_offline(directory / "saved", state, checker=checker)
 
-                print(f"built and saved {args.events} events in "
-                      f"{time.perf_counter() - built:.1f} s")
+                print(
+                    f"built and saved {args.events} events in {time.perf_counter() - built:.1f} s"
+                )
             print(f"the audit verifies messages of {size} bytes on average")
             if args.profile:
                 profiler = cProfile.Profile()
@@ -361,24 +432,30 @@ def main(argv: Sequence[str] | None = None) -> None:
                 profiler.disable()
                 pstats.Stats(profiler).sort_stats("tottime").print_stats(30)
                 return
-            print(f"{'processes':>9} {'events':>7} {'seconds':>8} {'events/s':>9} "
-                  f"{'verifies/s':>11} {'raw verifies/s':>15} {'ratio':>6}")
+            print(
+                f"{'processes':>9} {'events':>7} {'seconds':>8} {'events/s':>9} "
+                f"{'verifies/s':>11} {'raw verifies/s':>15} {'ratio':>6}"
+            )
             for workers in args.workers:
                 result, seconds, raw, cpu, raw_cpu = measure(
                     audit, workers, size, args.repeat, directory
                 )
                 rate = result.report.verifications / seconds
-                print(f"{workers:>9} {result.events:>7} {seconds:>8.2f} "
-                      f"{result.events / seconds:>9.0f} {rate:>11.0f} {raw:>15.0f} "
-                      f"{rate / raw:>6.0%}")
+                print(
+                    f"{workers:>9} {result.events:>7} {seconds:>8.2f} "
+                    f"{result.events / seconds:>9.0f} {rate:>11.0f} {raw:>15.0f} "
+                    f"{rate / raw:>6.0%}"
+                )
                 per_cpu = result.report.verifications / cpu
                 which = "this one process" if workers <= 1 else f"it and its {workers} workers"
-                print(f"{'':>9} in CPU time of {which}: {per_cpu:.0f} verifies/s against "
-                      f"{raw_cpu:.0f} raw, {per_cpu / raw_cpu:.0%}; CPU an event "
-                      f"{1e6 * cpu / result.events:.1f} µs = "
-                      f"{cpu / result.report.verifications * raw_cpu:.2f}x the floor (its "
-                      f"{result.report.verifications / result.events:.2f} verifications, "
-                      f"{1e6 / raw_cpu:.1f} µs each)")
+                print(
+                    f"{'':>9} in CPU time of {which}: {per_cpu:.0f} verifies/s against "
+                    f"{raw_cpu:.0f} raw, {per_cpu / raw_cpu:.0%}; CPU an event "
+                    f"{1e6 * cpu / result.events:.1f} µs = "
+                    f"{cpu / result.report.verifications * raw_cpu:.2f}x the floor (its "
+                    f"{result.report.verifications / result.events:.2f} verifications, "
+                    f"{1e6 / raw_cpu:.1f} µs each)"
+                )
             print(f"load average at start {start}, at end {loadavg()}")
     finally:
         shutil.rmtree(directory, ignore_errors=True)

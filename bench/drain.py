@@ -106,13 +106,19 @@ async def _drain(url: str, count: int, workers: int) -> tuple[float, int]:
                 batch = min(workers, count - stamped)
                 owners = [SigningKey.generate() for _ in range(batch)]
                 unsigned = [_unsigned(manifest, owner, "Tally") for owner in owners]
-                works = request_work(policies.stamp_work, policies.stamp_work_rise, runs,
-                                     [("Tally", "standard")] * batch)
+                works = request_work(
+                    policies.stamp_work,
+                    policies.stamp_work_rise,
+                    runs,
+                    [("Tally", "standard")] * batch,
+                )
                 bounds = [challenge({"kind": StampRequest.KIND, **u}) for u in unsigned]
-                nonces = await asyncio.gather(*(
-                    loop.run_in_executor(pool, _solve_one, (bound, work))
-                    for bound, work in zip(bounds, works, strict=True)
-                ))
+                nonces = await asyncio.gather(
+                    *(
+                        loop.run_in_executor(pool, _solve_one, (bound, work))
+                        for bound, work in zip(bounds, works, strict=True)
+                    )
+                )
                 for owner, fields, nonce in zip(owners, unsigned, nonces, strict=True):
                     answer = await league.stamp(StampRequest.sign(owner, **fields, work=[nonce]))
                     stamped += sum(1 for item in answer.items if item.status == "stamped")
@@ -128,10 +134,16 @@ def live(count: int, workers: int) -> tuple[float, int]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--seconds", type=float, default=5.0,
-                        help="how long each solver-rate measurement runs")
-    parser.add_argument("--live", type=int, default=0, metavar="N",
-                        help="also stamp N prints against a real mint at the default prices")
+    parser.add_argument(
+        "--seconds", type=float, default=5.0, help="how long each solver-rate measurement runs"
+    )
+    parser.add_argument(
+        "--live",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also stamp N prints against a real mint at the default prices",
+    )
     args = parser.parse_args()
     cores = os.cpu_count() or 1
     one = rate(1, args.seconds)
@@ -139,34 +151,53 @@ def main() -> None:
     policies = DEFAULT_POLICIES
     base, rise = policies.stamp_work, policies.stamp_work_rise
     total_prints = sum(run.size(f) for run in DEFAULT_PRINT_RUNS.runs for f in RUN_FINISHES)
-    total_work = sum(run_work(base, rise, run.size(f))
-                     for run in DEFAULT_PRINT_RUNS.runs for f in RUN_FINISHES)
+    total_work = sum(
+        run_work(base, rise, run.size(f)) for run in DEFAULT_PRINT_RUNS.runs for f in RUN_FINISHES
+    )
     honest = 20 * base / one
     rows = [
         ("solver, 1 process (pure Python, hashlib)", f"{one / 1e6:8.2f} M hashes/s"),
         (f"solver, {cores} processes", f"{many / 1e6:8.2f} M hashes/s"),
         ("published price", f"{base:,} hashes a print at a full run, ×{rise} at the last tenth"),
-        ("honest player: 20 prints at a full run, 1 core",
-         f"{honest:8.1f} s expected (target < 30 s)"),
-        (f"drain: all {total_prints:,} prints at their rising prices",
-         f"{total_work:.3e} hashes expected"),
-        (f"  a {cores}-core Python script",
-         f"{total_work / one / 3600:8.1f} core-hours, {total_work / many / 3600:6.1f} h on "
-         f"this machine (target >= 40 core-hours)"),
-        (f"  a native solver (estimate: ×{NATIVE_FACTOR} per core)",
-         f"{total_work / (one * NATIVE_FACTOR) / 3600:8.1f} core-hours"),
-        (f"  one GPU (estimate: {GPU_HASHES_PER_SECOND:.0e} hashes/s)",
-         f"{total_work / GPU_HASHES_PER_SECOND / 60:8.1f} minutes"),
-        ("  one source network at the published bucket",
-         f"{total_prints / policies.source_prints_per_minute / 60:8.1f} h "
-         f"({policies.source_prints_per_minute} prints a minute)"),
+        (
+            "honest player: 20 prints at a full run, 1 core",
+            f"{honest:8.1f} s expected (target < 30 s)",
+        ),
+        (
+            f"drain: all {total_prints:,} prints at their rising prices",
+            f"{total_work:.3e} hashes expected",
+        ),
+        (
+            f"  a {cores}-core Python script",
+            f"{total_work / one / 3600:8.1f} core-hours, {total_work / many / 3600:6.1f} h on "
+            f"this machine (target >= 40 core-hours)",
+        ),
+        (
+            f"  a native solver (estimate: ×{NATIVE_FACTOR} per core)",
+            f"{total_work / (one * NATIVE_FACTOR) / 3600:8.1f} core-hours",
+        ),
+        (
+            f"  one GPU (estimate: {GPU_HASHES_PER_SECOND:.0e} hashes/s)",
+            f"{total_work / GPU_HASHES_PER_SECOND / 60:8.1f} minutes",
+        ),
+        (
+            "  one source network at the published bucket",
+            f"{total_prints / policies.source_prints_per_minute / 60:8.1f} h "
+            f"({policies.source_prints_per_minute} prints a minute)",
+        ),
     ]
     if args.live:
         achieved, stamped = live(args.live, cores)
-        rows.append((f"live: a script stamping {stamped} prints, {cores} solvers",
-                     f"{achieved:8.3f} prints/s"))
-    print(f"drain bench — {platform.python_implementation()} {platform.python_version()}, "
-          f"{cores} cores")
+        rows.append(
+            (
+                f"live: a script stamping {stamped} prints, {cores} solvers",
+                f"{achieved:8.3f} prints/s",
+            )
+        )
+    print(
+        f"drain bench — {platform.python_implementation()} {platform.python_version()}, "
+        f"{cores} cores"
+    )
     width = max(len(name) for name, _ in rows)
     for name, value in rows:
         print(f"  {name:<{width}}  {value}")

@@ -202,15 +202,25 @@ class Spent:
 
 
 async def run(
-    url: str, max_events: int, workers: int, verify_at_max: bool,
-    floor: Floor | None = None, database_cpu: Callable[[], float] = lambda: 0.0,
+    url: str,
+    max_events: int,
+    workers: int,
+    verify_at_max: bool,
+    floor: Floor | None = None,
+    database_cpu: Callable[[], float] = lambda: 0.0,
 ) -> list[tuple[str, str]]:
     rows: list[tuple[str, str]] = []
 
     def against(label: str, spent: Cost, events: int, batch: int) -> None:
         if floor is not None:
-            rows.append(floor.compare(f"  {label}: CPU an event", spent, events,
-                                      Recipe(sign=1, canonical=1, round_trip=1 / batch)))
+            rows.append(
+                floor.compare(
+                    f"  {label}: CPU an event",
+                    spent,
+                    events,
+                    Recipe(sign=1, canonical=1, round_trip=1 / batch),
+                )
+            )
 
     await asyncio.to_thread(upgrade, url)
     pool = await asyncpg.create_pool(url, min_size=2, max_size=4)
@@ -281,10 +291,14 @@ def main() -> None:
                 return postgres_cpu_seconds(pgdata) if pgdata is not None else 0.0
 
             floor = measure_local(url, database_cpu, measured=pgdata is not None)
-            rows = asyncio.run(run(url, args.max_events, args.workers, args.verify_at_max,
-                                   floor, database_cpu))
-            rows += [*floor.rows(), ("load average at start", start),
-                     ("load average at end", loadavg())]
+            rows = asyncio.run(
+                run(url, args.max_events, args.workers, args.verify_at_max, floor, database_cpu)
+            )
+            rows += [
+                *floor.rows(),
+                ("load average at start", start),
+                ("load average at end", loadavg()),
+            ]
     finally:
         if tmp is not None:
             stop_embedded(tmp / "pgdata")

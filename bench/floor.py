@@ -114,13 +114,20 @@ class Recipe:
         return Recipe({u: n * factor for u, n in self.counts.items()})
 
     def formula(self) -> str:
-        return " + ".join(f"{_count(n)} {unit.replace('_', ' ')}"
-                          for unit, n in self.counts.items()) or "nothing"
+        return (
+            " + ".join(f"{_count(n)} {unit.replace('_', ' ')}" for unit, n in self.counts.items())
+            or "nothing"
+        )
 
 
 def _count(n: float) -> str:
-    return f"{n:g}" if n >= 0.1 or n == 0 else f"1/{1 / n:.0f}" if abs(1 / n - round(1 / n)) \
-        < 0.01 else f"{n:.3f}"
+    return (
+        f"{n:g}"
+        if n >= 0.1 or n == 0
+        else f"1/{1 / n:.0f}"
+        if abs(1 / n - round(1 / n)) < 0.01
+        else f"{n:.3f}"
+    )
 
 
 @dataclass(frozen=True)
@@ -139,8 +146,10 @@ class Floor:
 
     def rows(self) -> list[tuple[str, str]]:
         """The primitives, one row each (µs of CPU a call)."""
-        return [(f"floor: {LABELS[unit]}", _split(cost, self.database_measured))
-                for unit, cost in self.units.items()]
+        return [
+            (f"floor: {LABELS[unit]}", _split(cost, self.database_measured))
+            for unit, cost in self.units.items()
+        ]
 
     def compare(self, label: str, spent: Cost, operations: int, recipe: Recipe) -> tuple[str, str]:
         """One row: the CPU an operation cost (``spent`` over ``operations``), and its ratio
@@ -150,8 +159,11 @@ class Floor:
         each, floor = spent / operations, self.cost(recipe)
         measured = self.database_measured
         ratio = each.total / floor.total if floor.total else float("inf")
-        return (label, f"CPU an operation {_split(each, measured)} = {ratio:.1f}x the floor "
-                       f"{_split(floor, measured)} = {recipe.formula()}")
+        return (
+            label,
+            f"CPU an operation {_split(each, measured)} = {ratio:.1f}x the floor "
+            f"{_split(floor, measured)} = {recipe.formula()}",
+        )
 
 
 def _split(cost: Cost, database: bool) -> str:
@@ -178,8 +190,9 @@ def signed(verify: float = 0, sign: float = 0, **more: float) -> Recipe:
 def stamp_recipe(batch: int) -> Recipe:
     """A print stamped in a request of ``batch``: its certificate and its event signed, its
     share of the request (verified, parsed, answered) and of one commit."""
-    return signed(sign=2, verify=1 / batch, request=1 / batch, parse=1 / batch,
-                  round_trip=1 / batch)
+    return signed(
+        sign=2, verify=1 / batch, request=1 / batch, parse=1 / batch, round_trip=1 / batch
+    )
 
 
 def hop_recipe(slip: int) -> Recipe:
@@ -204,8 +217,9 @@ def buy_recipe(paid: float, change: float) -> Recipe:
     certificate and event, the notary's hop events and receipts, the print's certificate and
     event; the buyer's request and the two internal calls (each a request and a parse, and
     the treasury's parse of their answers)."""
-    return signed(verify=3 + 3 * paid, sign=8 + 3 * paid + 2 * change, request=3, parse=5,
-                  round_trip=5)
+    return signed(
+        verify=3 + 3 * paid, sign=8 + 3 * paid + 2 * change, request=3, parse=5, round_trip=5
+    )
 
 
 def read_recipe() -> Recipe:
@@ -242,15 +256,23 @@ class Spent:
     def stop(self) -> Cost:
         if self.served is None:
             return Cost()
-        return Cost(self.served.cpu_seconds() - self.server,
-                    self.served.database_cpu_seconds() - self.database)
+        return Cost(
+            self.served.cpu_seconds() - self.server,
+            self.served.database_cpu_seconds() - self.database,
+        )
 
 
 def typical_body() -> tuple[bytes, dict[str, object]]:
     """A stamp request of one print (signed, proof of work nil), as bytes and as its JSON."""
     root, mint, treasury, notary, owner = (SigningKey(bytes([n]) * 32) for n in range(1, 6))
-    manifest = build_manifest(root, league="floor", name="Floor", mint=mint.public,
-                              treasury=treasury.public, notary=notary.public)
+    manifest = build_manifest(
+        root,
+        league="floor",
+        name="Floor",
+        mint=mint.public,
+        treasury=treasury.public,
+        notary=notary.public,
+    )
     wire = stamp_request(owner, manifest, [("Tally", "standard")], works=[1]).to_wire()
     return json.dumps(wire).encode(), wire
 
@@ -270,8 +292,7 @@ def crypto_costs(seconds: float, size: int = 400, *, signs: bool = True) -> tupl
     ``signs``), over 256 keys and messages of ``size`` bytes, cycled."""
     keys = [nacl.signing.SigningKey(bytes([n, 7]) * 16) for n in range(256)]
     messages = [b"CZ1/event\n" + bytes([n]) * size for n in range(256)]
-    signed = [(k.verify_key, m, k.sign(m).signature) for k, m in zip(keys, messages,
-                                                                        strict=True)]
+    signed = [(k.verify_key, m, k.sign(m).signature) for k, m in zip(keys, messages, strict=True)]
     verifying = itertools.cycle(signed)
     signing = itertools.cycle(list(zip(keys, messages, strict=True)))
 
@@ -293,14 +314,11 @@ def body_costs(seconds: float) -> tuple[float, float]:
     unsigned = {k: v for k, v in wire.items() if k != "sig"}
     return (
         _cpu_per_call(lambda: StampRequest.model_validate_json(body), seconds),
-        _cpu_per_call(lambda: tag + orjson.dumps(unsigned, option=orjson.OPT_SORT_KEYS),
-                      seconds),
+        _cpu_per_call(lambda: tag + orjson.dumps(unsigned, option=orjson.OPT_SORT_KEYS), seconds),
     )
 
 
-async def round_trip_cost(
-    database_url: str, database_cpu: Callable[[], float], count: int
-) -> Cost:
+async def round_trip_cost(database_url: str, database_cpu: Callable[[], float], count: int) -> Cost:
     """CPU of one ``SELECT 1`` on the database at ``database_url``: asyncpg's side in this
     process, and the database server's (``database_cpu``: its CPU seconds so far)."""
     connection = await asyncpg.connect(database_url)
@@ -320,8 +338,10 @@ def trivial_server() -> Iterator[tuple[str, int]]:
     """A trivial aiohttp handler served as the league is, from a child process: its URL and
     process id."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "bench.floor", "--serve-trivial"], text=True,
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        [sys.executable, "-m", "bench.floor", "--serve-trivial"],
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
         cwd=Path(__file__).resolve().parents[1],
     )
     try:
@@ -342,10 +362,12 @@ async def request_cost(count: int, in_flight: int = 8) -> float:
         async with aiohttp.ClientSession(
             connector=aiohttp.TCPConnector(limit=in_flight)
         ) as session:
+
             async def send(n: int) -> None:
                 for _ in range(n):
-                    async with session.post(url + "/trivial", data=body, headers={
-                        "Content-Type": "application/json"}) as response:
+                    async with session.post(
+                        url + "/trivial", data=body, headers={"Content-Type": "application/json"}
+                    ) as response:
                         await response.read()
 
             await asyncio.gather(*(send(20) for _ in range(in_flight)))  # warm
@@ -358,8 +380,12 @@ def measure(served: Served | None, *, quick: bool = False) -> Floor:
     """The primitives, measured now (about 4 s; ``quick`` about 1.5 s), the round trip on
     ``served``'s database (not measured without one)."""
     database = served.database if served is not None else None
-    floor = measure_local(database, served.database_cpu_seconds if served else None,
-                          quick=quick, measured=served is not None and served.pgdata is not None)
+    floor = measure_local(
+        database,
+        served.database_cpu_seconds if served else None,
+        quick=quick,
+        measured=served is not None and served.pgdata is not None,
+    )
     request = asyncio.run(request_cost(1_000 if quick else 4_000))
     units = dict(floor.units)
     units["request"] = Cost(request)
@@ -367,8 +393,11 @@ def measure(served: Served | None, *, quick: bool = False) -> Floor:
 
 
 def measure_local(
-    database_url: str | None, database_cpu: Callable[[], float] | None, *,
-    quick: bool = False, measured: bool = True,
+    database_url: str | None,
+    database_cpu: Callable[[], float] | None,
+    *,
+    quick: bool = False,
+    measured: bool = True,
 ) -> Floor:
     """The primitives but the HTTP request (a bench that serves nothing), the round trip on
     the database at ``database_url`` when given (``database_cpu``: its server's CPU seconds
@@ -378,8 +407,9 @@ def measure_local(
     parse, canonical = body_costs(seconds / 2)
     units = {"verify": Cost(verify), "sign": Cost(sign)}
     if database_url is not None:
-        units["round_trip"] = asyncio.run(round_trip_cost(
-            database_url, database_cpu or (lambda: 0.0), 3_000 if quick else 15_000))
+        units["round_trip"] = asyncio.run(
+            round_trip_cost(database_url, database_cpu or (lambda: 0.0), 3_000 if quick else 15_000)
+        )
     units |= {"parse": Cost(parse), "canonical": Cost(canonical)}
     return Floor(units, measured and database_url is not None and database_cpu is not None)
 
@@ -414,9 +444,14 @@ def main() -> None:
     start = loadavg()
     with served_league(["mint"]) as served:
         floor = measure(served, quick=args.quick)
-    print_table("the floor's primitives (CPU a call)", [
-        *floor.rows(), ("load average at start", start), ("load average at end", loadavg()),
-    ])
+    print_table(
+        "the floor's primitives (CPU a call)",
+        [
+            *floor.rows(),
+            ("load average at start", start),
+            ("load average at end", loadavg()),
+        ],
+    )
 
 
 if __name__ == "__main__":

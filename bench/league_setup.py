@@ -159,8 +159,11 @@ def served_league(
     its own; ``--workers N`` when ``workers`` is given (else ``league serve``'s default)."""
     home = Path(tempfile.mkdtemp(prefix="cz-bench-"))
     home.chmod(0o755)
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith("LEAGUE_") and k not in ("MINT_URL", "TREASURY_URL", "NOTARY_URL")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("LEAGUE_") and k not in ("MINT_URL", "TREASURY_URL", "NOTARY_URL")
+    }
     env["LEAGUE_HOME"] = str(home)
     # The bench's client is one loopback source opening more connections than one source may
     # hold (docs/operations.md, "Limits"): it stands where a trusted reverse proxy would.
@@ -181,31 +184,58 @@ def served_league(
         ports = {service: _free_port() for service in SERVICES}
         options = [arg for policy in policies for arg in ("--policy", policy)]
         if apart:  # the services find each other where the manifest says
-            options += [arg for service, port in ports.items()
-                        for arg in ("--url", f"{service}=http://127.0.0.1:{port}")]
-        subprocess.run([*LEAGUE, "init", "--name", name, *options], env=env, check=True,
-                       stdout=subprocess.DEVNULL)
+            options += [
+                arg
+                for service, port in ports.items()
+                for arg in ("--url", f"{service}=http://127.0.0.1:{port}")
+            ]
+        subprocess.run(
+            [*LEAGUE, "init", "--name", name, *options],
+            env=env,
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
         if not apart:
             yield _serve(cleanup, env, services, _free_port(), workers)
             return
-        served = {service: _serve(cleanup, {**env, "DATABASE_URL": databases[service]},
-                                  [service], ports[service], workers) for service in SERVICES}
+        served = {
+            service: _serve(
+                cleanup,
+                {**env, "DATABASE_URL": databases[service]},
+                [service],
+                ports[service],
+                workers,
+            )
+            for service in SERVICES
+        }
         mint = served["mint"]
-        yield Served(mint.url, mint.pid, pgdata, databases["mint"], workers,
-                     {s: p.url for s, p in served.items()},
-                     tuple(p.pid for s, p in served.items() if s != "mint"))
+        yield Served(
+            mint.url,
+            mint.pid,
+            pgdata,
+            databases["mint"],
+            workers,
+            {s: p.url for s, p in served.items()},
+            tuple(p.pid for s, p in served.items() if s != "mint"),
+        )
 
 
 def _serve(
-    cleanup: contextlib.ExitStack, env: dict[str, str], services: Sequence[str], port: int,
+    cleanup: contextlib.ExitStack,
+    env: dict[str, str],
+    services: Sequence[str],
+    port: int,
     workers: int | None = None,
 ) -> Served:
     """``league serve SERVICES`` on ``port`` (with ``workers``) in a child process, stopped by
     ``cleanup``."""
     more = ["--workers", str(workers)] if workers is not None else []
     process = subprocess.Popen(
-        [*LEAGUE, "serve", *services, "--port", str(port), *more], env=env, text=True,
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        [*LEAGUE, "serve", *services, "--port", str(port), *more],
+        env=env,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
     )
     cleanup.callback(process.wait)
     cleanup.callback(process.send_signal, signal.SIGTERM)
@@ -214,20 +244,30 @@ def _serve(
         raise SystemExit(f"league serve {' '.join(services)} did not start: {line!r}")
     pgdata = Path(env["LEAGUE_HOME"]) / "pgdata"
     # "serving on URL", perhaps with more said after it.
-    return Served(line.removeprefix("serving on ").split()[0], process.pid,
-                  pgdata if pgdata.exists() else None, env["DATABASE_URL"], workers)
+    return Served(
+        line.removeprefix("serving on ").split()[0],
+        process.pid,
+        pgdata if pgdata.exists() else None,
+        env["DATABASE_URL"],
+        workers,
+    )
 
 
 def workers_text(workers: int | None) -> str:
     """How many workers served, as a table says it."""
-    return (f"league serve --workers {workers}" if workers is not None else
-            f"league serve's default workers (one per core: {os.cpu_count()})")
+    return (
+        f"league serve --workers {workers}"
+        if workers is not None
+        else f"league serve's default workers (one per core: {os.cpu_count()})"
+    )
 
 
 def print_table(title: str, rows: Sequence[tuple[str, str]]) -> None:
     """The bench's results: a title line naming the machine, then one row per figure."""
-    print(f"{title} — {platform.python_implementation()} {platform.python_version()}, "
-          f"{os.cpu_count()} cores, server and client on this machine")
+    print(
+        f"{title} — {platform.python_implementation()} {platform.python_version()}, "
+        f"{os.cpu_count()} cores, server and client on this machine"
+    )
     width = max(len(label) for label, _ in rows)
     for label, value in rows:
         print(f"  {label:<{width}}  {value}")

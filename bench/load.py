@@ -90,8 +90,14 @@ from ledger.manifest import LeagueManifest
 #: Requests of each endpoint in every 20 of the mix.
 MIX = {"stamp": 3, "claim": 3, "buy": 2, "notarize": 4, "ledger": 4, "provenance": 4}
 #: The service each endpoint is sent to (where it answers when the services run apart).
-SERVICE_OF = {"stamp": "mint", "ledger": "mint", "claim": "treasury", "buy": "treasury",
-              "notarize": "notary", "provenance": "notary"}
+SERVICE_OF = {
+    "stamp": "mint",
+    "ledger": "mint",
+    "claim": "treasury",
+    "buy": "treasury",
+    "notarize": "notary",
+    "provenance": "notary",
+}
 #: Requests in flight, step by step.
 STEPS = (4, 8, 16, 32, 64)
 #: (requests, seconds) at most per step, by size.
@@ -170,11 +176,19 @@ def recipe_of(step: Step) -> Recipe:
     """The floor of the step's average request: each endpoint's recipe, weighted by the
     requests it answered."""
     notes = CLAIMED.per_claim
-    change = (sum(len(BuyAnswer.model_validate_json(t).change) for t in step.bought)
-              / len(step.bought)) if step.bought else 0.0
-    recipes = {"stamp": stamp_recipe(1), "claim": claim_recipe(notes),
-               "buy": buy_recipe(notes, change), "notarize": hop_recipe(1),
-               "ledger": read_recipe(), "provenance": read_recipe()}
+    change = (
+        (sum(len(BuyAnswer.model_validate_json(t).change) for t in step.bought) / len(step.bought))
+        if step.bought
+        else 0.0
+    )
+    recipes = {
+        "stamp": stamp_recipe(1),
+        "claim": claim_recipe(notes),
+        "buy": buy_recipe(notes, change),
+        "notarize": hop_recipe(1),
+        "ledger": read_recipe(),
+        "provenance": read_recipe(),
+    }
     total = Recipe()
     for endpoint, values in step.latencies.items():
         total = total + recipes[endpoint] * len(values)
@@ -185,8 +199,9 @@ def floor_row(floor: Floor | None, step: Step, label: str) -> list[tuple[str, st
     """The step's CPU a request against its floor (none for a league not served here)."""
     if floor is None or not step.local:
         return []
-    return [floor.compare(label, Cost(step.server_cpu, step.database_cpu), step.count,
-                          recipe_of(step))]
+    return [
+        floor.compare(label, Cost(step.server_cpu, step.database_cpu), step.count, recipe_of(step))
+    ]
 
 
 def machine_ticks() -> tuple[int, int]:
@@ -200,7 +215,10 @@ def machine_ticks() -> tuple[int, int]:
 
 
 async def claim_notes(
-    session: aiohttp.ClientSession, url: str, manifest: LeagueManifest, owners: list[SigningKey],
+    session: aiohttp.ClientSession,
+    url: str,
+    manifest: LeagueManifest,
+    owners: list[SigningKey],
     tag: str,
 ) -> list[ClaimAnswer]:
     """Each owner claims 50 marks (before the clock: what the step's buys pay with)."""
@@ -211,8 +229,9 @@ async def claim_notes(
     async def worker() -> None:
         for i, owner in bodies:
             body = claim_request(owner, manifest, 50, request_id=f"{tag}-p-{i:08d}", at=now)
-            async with session.post(f"{url}/treasury/claim", data=json.dumps(body.to_wire()),
-                                    headers=JSON) as response:
+            async with session.post(
+                f"{url}/treasury/claim", data=json.dumps(body.to_wire()), headers=JSON
+            ) as response:
                 text = await response.text()
                 if response.status != 200:
                     raise SystemExit(f"a setup claim was refused: {response.status} {text}")
@@ -225,8 +244,12 @@ async def claim_notes(
 
 
 async def prepare(
-    session: aiohttp.ClientSession, league: LeagueClient, url: str, manifest: LeagueManifest,
-    n: dict[str, int], tag: str,
+    session: aiohttp.ClientSession,
+    league: LeagueClient,
+    url: str,
+    manifest: LeagueManifest,
+    n: dict[str, int],
+    tag: str,
 ) -> list[Call]:
     """``n[endpoint]`` requests of each endpoint, shuffled, every one signed and serialized;
     the prints and notes they need are stamped (at ``league``, the mint) and claimed here (at
@@ -238,36 +261,68 @@ async def prepare(
     buyers = [SigningKey.generate() for _ in range(n["buy"])]
     claimed = await claim_notes(session, url, manifest, buyers, tag)
     treasury = PublicKey.from_text(manifest.treasury)
-    calls = [Call("stamp", "POST", "/mint/stamp", body)
-             for body in stamp_bodies(manifest, n["stamp"], 1)]
+    calls = [
+        Call("stamp", "POST", "/mint/stamp", body) for body in stamp_bodies(manifest, n["stamp"], 1)
+    ]
     calls += [
-        Call("claim", "POST", "/treasury/claim", json.dumps(claim_request(
-            SigningKey.generate(), manifest, 50, request_id=f"{tag}-c-{i:08d}", at=now,
-        ).to_wire()).encode())
+        Call(
+            "claim",
+            "POST",
+            "/treasury/claim",
+            json.dumps(
+                claim_request(
+                    SigningKey.generate(),
+                    manifest,
+                    50,
+                    request_id=f"{tag}-c-{i:08d}",
+                    at=now,
+                ).to_wire()
+            ).encode(),
+        )
         for i in range(n["claim"])
     ]
     calls += [
-        Call("buy", "POST", "/treasury/buy", json.dumps(buy_request(
-            owner, manifest, COMMON[i % len(COMMON)],
-            [endorse(Chain(certificate=note, endorsements=()), owner, treasury, now)
-             for note in answer.notes],
-            purchase_id=f"{tag}-b-{i:08d}", at=now,
-        ).to_wire()).encode())
+        Call(
+            "buy",
+            "POST",
+            "/treasury/buy",
+            json.dumps(
+                buy_request(
+                    owner,
+                    manifest,
+                    COMMON[i % len(COMMON)],
+                    [
+                        endorse(Chain(certificate=note, endorsements=()), owner, treasury, now)
+                        for note in answer.notes
+                    ],
+                    purchase_id=f"{tag}-b-{i:08d}",
+                    at=now,
+                ).to_wire()
+            ).encode(),
+        )
         for i, (owner, answer) in enumerate(zip(buyers, claimed, strict=True))
     ]
     receiver = SigningKey.generate().public
-    calls += [Call("notarize", "POST", "/notary/endorsements", body)
-              for body in slips(held[:n["notarize"]], receiver, 1)]
+    calls += [
+        Call("notarize", "POST", "/notary/endorsements", body)
+        for body in slips(held[: n["notarize"]], receiver, 1)
+    ]
     calls += [Call("ledger", "GET", "/ledger") for _ in range(n["ledger"])]
-    calls += [Call("provenance", "GET", f"/provenance/{h.chain.certificate.serial}")
-              for h in held[:n["provenance"]]]
+    calls += [
+        Call("provenance", "GET", f"/provenance/{h.chain.certificate.serial}")
+        for h in held[: n["provenance"]]
+    ]
     random.Random(tag).shuffle(calls)
     return calls
 
 
 async def drive(
-    session: aiohttp.ClientSession, urls: dict[str, str], calls: list[Call], step: Step,
-    seconds: float, served: Served | None,
+    session: aiohttp.ClientSession,
+    urls: dict[str, str],
+    calls: list[Call],
+    step: Step,
+    seconds: float,
+    served: Served | None,
 ) -> None:
     """Send ``calls`` with ``step.in_flight`` workers until they are sent or time is up, each
     to its service's URL in ``urls``."""
@@ -280,17 +335,21 @@ async def drive(
             if loop.time() >= deadline:
                 return
             started = time.perf_counter()
-            async with session.request(call.method, urls[call.service] + call.path,
-                                       data=call.body,
-                                       headers=JSON if call.body else None) as response:
+            async with session.request(
+                call.method,
+                urls[call.service] + call.path,
+                data=call.body,
+                headers=JSON if call.body else None,
+            ) as response:
                 text = await response.read()
             step.latencies[call.endpoint].append(time.perf_counter() - started)
             step.statuses[call.endpoint][response.status] += 1
             if call.endpoint == "buy" and response.status == 200:
                 step.bought.append(text)
             if response.status >= 300:
-                step.examples.setdefault((call.endpoint, response.status), text[:300].decode(
-                    errors="replace"))
+                step.examples.setdefault(
+                    (call.endpoint, response.status), text[:300].decode(errors="replace")
+                )
 
     server = served.cpu_seconds() if served else 0.0
     database = served.database_cpu_seconds() if served else 0.0
@@ -314,8 +373,12 @@ def mixed(requests: int) -> dict[str, int]:
 
 def alone_row(endpoint: str, step: Step) -> tuple[str, str]:
     values = step.latencies[endpoint]
-    cpu = (f"server {1e3 * step.server_cpu / len(values):5.2f} ms, database "
-           f"{1e3 * step.database_cpu / len(values):5.2f} ms" if step.local else "n/a (--url)")
+    cpu = (
+        f"server {1e3 * step.server_cpu / len(values):5.2f} ms, database "
+        f"{1e3 * step.database_cpu / len(values):5.2f} ms"
+        if step.local
+        else "n/a (--url)"
+    )
     return (
         f"  {endpoint} alone, {step.in_flight} in flight ({len(values)})",
         f"{len(values) / step.seconds:7.0f} req/s   p50 {1000 * percentile(values, 0.5):6.1f}"
@@ -334,28 +397,33 @@ def step_rows(step: Step) -> list[tuple[str, str]]:
     def per(cpu: float) -> str:
         return f"{1e3 * cpu / count:4.2f} ms" if step.local else "n/a"
 
-    rows = [(
-        f"{step.in_flight:>2} in flight: {count:,} requests in {step.seconds:.1f} s",
-        f"{count / step.seconds:7.0f} req/s   p99 (all) "
-        f"{1000 * percentile([x for v in step.latencies.values() for x in v], 0.99):6.1f} ms   "
-        f"non-2xx {step.errors()}   5xx {step.server_errors()}   CPU a request: server "
-        f"{per(step.server_cpu)}, database {per(step.database_cpu)}, client "
-        f"{1e3 * step.client_cpu / count:4.2f} ms; machine {100 * step.machine_busy:3.0f}% busy"
-        f" of {cores} cores (server "
-        f"{share(step.server_cpu)}, database {share(step.database_cpu)}, client "
-        f"{share(step.client_cpu, True)}, the rest other work)",
-    )]
+    rows = [
+        (
+            f"{step.in_flight:>2} in flight: {count:,} requests in {step.seconds:.1f} s",
+            f"{count / step.seconds:7.0f} req/s   p99 (all) "
+            f"{1000 * percentile([x for v in step.latencies.values() for x in v], 0.99):6.1f} ms   "
+            f"non-2xx {step.errors()}   5xx {step.server_errors()}   CPU a request: server "
+            f"{per(step.server_cpu)}, database {per(step.database_cpu)}, client "
+            f"{1e3 * step.client_cpu / count:4.2f} ms; machine {100 * step.machine_busy:3.0f}% busy"
+            f" of {cores} cores (server "
+            f"{share(step.server_cpu)}, database {share(step.database_cpu)}, client "
+            f"{share(step.client_cpu, True)}, the rest other work)",
+        )
+    ]
     for endpoint in MIX:
         values = step.latencies.get(endpoint)
         if not values:
             continue
         statuses = " ".join(f"{s}x{n}" for s, n in sorted(step.statuses[endpoint].items()))
-        rows.append((
-            f"    {endpoint}",
-            f"{len(values) / step.seconds:7.0f} req/s   p50 {1000 * percentile(values, 0.5):6.1f}"
-            f"   p95 {1000 * percentile(values, 0.95):6.1f}   p99 "
-            f"{1000 * percentile(values, 0.99):6.1f} ms   {statuses}",
-        ))
+        rows.append(
+            (
+                f"    {endpoint}",
+                f"{len(values) / step.seconds:7.0f} req/s   "
+                f"p50 {1000 * percentile(values, 0.5):6.1f}"
+                f"   p95 {1000 * percentile(values, 0.95):6.1f}   p99 "
+                f"{1000 * percentile(values, 0.99):6.1f} ms   {statuses}",
+            )
+        )
     return rows
 
 
@@ -367,16 +435,23 @@ def verdict(steps: list[Step]) -> list[tuple[str, str]]:
     fives = sum(s.server_errors() for s in steps)
     rows = [
         ("errors (non-2xx) begin", f"at {errors.in_flight} in flight" if errors else "nowhere"),
-        ("an endpoint's p99 > 100 ms begins", f"at {slow.in_flight} in flight" if slow
-         else "nowhere"),
-        ("best step with zero errors and every p99 <= 100 ms",
-         f"{best.count / best.seconds:,.0f} req/s at {best.in_flight} in flight" if best
-         else "none"),
+        (
+            "an endpoint's p99 > 100 ms begins",
+            f"at {slow.in_flight} in flight" if slow else "nowhere",
+        ),
+        (
+            "best step with zero errors and every p99 <= 100 ms",
+            f"{best.count / best.seconds:,.0f} req/s at {best.in_flight} in flight"
+            if best
+            else "none",
+        ),
         ("5xx answers (target: zero)", f"{fives}: {'PASS' if not fives else 'FAIL'}"),
     ]
     examples = {k: v for s in steps for k, v in s.examples.items()}
-    rows += [(f"  e.g. {endpoint} {status}", text) for (endpoint, status), text
-             in sorted(examples.items())[:6]]
+    rows += [
+        (f"  e.g. {endpoint} {status}", text)
+        for (endpoint, status), text in sorted(examples.items())[:6]
+    ]
     return rows
 
 
@@ -390,16 +465,24 @@ async def run(
     steps: list[Step] = []
     rows: list[tuple[str, str]] = []
     treasury = urls["treasury"]
-    async with aiohttp.ClientSession(connector=connector, timeout=timeout) as session, \
-            LeagueClient(urls["mint"], session=session) as league:
+    async with (
+        aiohttp.ClientSession(connector=connector, timeout=timeout) as session,
+        LeagueClient(urls["mint"], session=session) as league,
+    ):
         manifest = await league.manifest()
         tag = f"load-{int(time.time())}"
-        await drive(session, urls, await prepare(session, league, treasury, manifest,
-                                                 mixed(40), f"{tag}-warm"),
-                    Step(4), seconds, served)
+        await drive(
+            session,
+            urls,
+            await prepare(session, league, treasury, manifest, mixed(40), f"{tag}-warm"),
+            Step(4),
+            seconds,
+            served,
+        )
         for in_flight in STEPS:
-            calls = await prepare(session, league, treasury, manifest, mixed(requests),
-                                  f"{tag}-{in_flight}")
+            calls = await prepare(
+                session, league, treasury, manifest, mixed(requests), f"{tag}-{in_flight}"
+            )
             step = Step(in_flight)
             await drive(session, urls, calls, step, seconds, served)
             steps.append(step)
@@ -408,8 +491,14 @@ async def run(
         rows += verdict(steps)
         rows.append(("where the time goes: each endpoint alone", ""))
         for endpoint in MIX:
-            calls = await prepare(session, league, treasury, manifest,
-                                  {endpoint: max(50, requests // 10)}, f"{tag}-{endpoint}")
+            calls = await prepare(
+                session,
+                league,
+                treasury,
+                manifest,
+                {endpoint: max(50, requests // 10)},
+                f"{tag}-{endpoint}",
+            )
             step = Step(ALONE)
             await drive(session, urls, calls, step, seconds, served)
             rows.append(alone_row(endpoint, step))
@@ -420,27 +509,53 @@ async def run(
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     size = parser.add_mutually_exclusive_group()
-    size.add_argument("--quick", action="store_const", const="quick", dest="size",
-                      help="{} requests or {:.0f} s a step (a smoke run)".format(*SIZES["quick"]))
-    size.add_argument("--long", action="store_const", const="long", dest="size",
-                      help="{} requests or {:.0f} s a step".format(*SIZES["long"]))
+    size.add_argument(
+        "--quick",
+        action="store_const",
+        const="quick",
+        dest="size",
+        help="{} requests or {:.0f} s a step (a smoke run)".format(*SIZES["quick"]),
+    )
+    size.add_argument(
+        "--long",
+        action="store_const",
+        const="long",
+        dest="size",
+        help="{} requests or {:.0f} s a step".format(*SIZES["long"]),
+    )
     where = parser.add_mutually_exclusive_group()
-    where.add_argument("--url", help="a league already running (its gateway or all-in-one "
-                       "server) instead of one started here; its policies must let fresh keys "
-                       "stamp and claim (proof of work is solved here, before the clock)")
-    where.add_argument("--separate", action="store_true",
-                       help="serve the league here as three processes (mint, treasury, "
-                       "notary), each on its own database, instead of one `league serve`")
-    parser.add_argument("--workers", type=int, default=None, metavar="N",
-                        help="league serve --workers N (default: league serve's, one per core)")
+    where.add_argument(
+        "--url",
+        help="a league already running (its gateway or all-in-one "
+        "server) instead of one started here; its policies must let fresh keys "
+        "stamp and claim (proof of work is solved here, before the clock)",
+    )
+    where.add_argument(
+        "--separate",
+        action="store_true",
+        help="serve the league here as three processes (mint, treasury, "
+        "notary), each on its own database, instead of one `league serve`",
+    )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        metavar="N",
+        help="league serve --workers N (default: league serve's, one per core)",
+    )
     args = parser.parse_args()
     size_name = args.size or "default"
     start = loadavg()
     with contextlib.ExitStack() as stack:
-        served = None if args.url else stack.enter_context(
-            served_league(apart=args.separate, workers=args.workers))
-        urls = {service: args.url.rstrip("/") if args.url else served.url_of(service)  # type: ignore[union-attr]
-                for service in set(SERVICE_OF.values())}
+        served = (
+            None
+            if args.url
+            else stack.enter_context(served_league(apart=args.separate, workers=args.workers))
+        )
+        urls = {
+            service: args.url.rstrip("/") if args.url else served.url_of(service)  # type: ignore[union-attr]
+            for service in set(SERVICE_OF.values())
+        }
         floor = measure(served, quick=size_name == "quick") if served is not None else None
         rows = asyncio.run(run(urls, served, size_name, floor))
     if floor is not None:
@@ -448,11 +563,14 @@ def main() -> None:
     if served is not None:
         rows.append(("served by", workers_text(args.workers)))
     rows += [("load average at start", start), ("load average at end", loadavg())]
-    how = "three processes, three databases" if args.separate else (
-        args.url or "one `league serve`")
-    print_table(f"mixed load ({size_name}; {how}: "
-                f"{', '.join(f'{w} {e}' for e, w in MIX.items())} in every {sum(MIX.values())})",
-                rows)
+    how = (
+        "three processes, three databases" if args.separate else (args.url or "one `league serve`")
+    )
+    print_table(
+        f"mixed load ({size_name}; {how}: "
+        f"{', '.join(f'{w} {e}' for e, w in MIX.items())} in every {sum(MIX.values())})",
+        rows,
+    )
 
 
 if __name__ == "__main__":

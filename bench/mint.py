@@ -92,7 +92,6 @@ class Poster:
         return sum(1 for item in answer["items"] if item["status"] == "stamped")
 
 
-
 async def paced(poster: Poster, batch: list[bytes], rate: float) -> tuple[list[float], float]:
     """Open loop: request i leaves at start + i/rate; latencies, and the rate achieved."""
     loop = asyncio.get_running_loop()
@@ -127,9 +126,10 @@ async def run(args: argparse.Namespace, served: Served, floor: Floor) -> list[tu
     url = served.url
     rows: list[tuple[str, str]] = []
     connector = aiohttp.TCPConnector(limit=max(args.concurrency, 200))
-    async with aiohttp.ClientSession(connector=connector) as session, LeagueClient(
-        url, session=session
-    ) as league:
+    async with (
+        aiohttp.ClientSession(connector=connector) as session,
+        LeagueClient(url, session=session) as league,
+    ):
         manifest = await league.manifest()
         poster = Poster(session, url)
         await poster.stamp(requests(manifest, 1, 1)[0])  # warm-up: pool, caches
@@ -143,26 +143,36 @@ async def run(args: argparse.Namespace, served: Served, floor: Floor) -> list[tu
             cost = spent.stop()
             stop.set()
             probes = await health
-            rows.append((
-                f"batches of {size}, {args.concurrency} in flight ({stamped} prints)",
-                f"{rate:8.0f} prints/s   p50 {1000 * statistics.median(latencies):6.1f} ms"
-                f"   p99 {1000 * percentile(latencies, 0.99):6.1f} ms",
-            ))
-            rows.append(floor.compare(f"  CPU a print, batches of {size}", cost, stamped,
-                                      stamp_recipe(size)))
-            rows.append((
-                f"  GET /health meanwhile ({len(probes)} probes)",
-                f"p50 {1000 * statistics.median(probes):6.1f} ms   "
-                f"p99 {1000 * percentile(probes, 0.99):6.1f} ms",
-            ))
+            rows.append(
+                (
+                    f"batches of {size}, {args.concurrency} in flight ({stamped} prints)",
+                    f"{rate:8.0f} prints/s   p50 {1000 * statistics.median(latencies):6.1f} ms"
+                    f"   p99 {1000 * percentile(latencies, 0.99):6.1f} ms",
+                )
+            )
+            rows.append(
+                floor.compare(
+                    f"  CPU a print, batches of {size}", cost, stamped, stamp_recipe(size)
+                )
+            )
+            rows.append(
+                (
+                    f"  GET /health meanwhile ({len(probes)} probes)",
+                    f"p50 {1000 * statistics.median(probes):6.1f} ms   "
+                    f"p99 {1000 * percentile(probes, 0.99):6.1f} ms",
+                )
+            )
         count = int(args.paced_seconds * 100)
         latencies, achieved = await paced(poster, requests(manifest, count, 1), 100.0)
-        rows.append((
-            f"single prints paced at 100 req/s ({count} requests, {achieved:.0f} req/s achieved)",
-            f"p50 {1000 * statistics.median(latencies):6.1f} ms   "
-            f"p99 {1000 * percentile(latencies, 0.99):6.1f} ms   "
-            f"max {1000 * max(latencies):6.1f} ms",
-        ))
+        rows.append(
+            (
+                f"single prints paced at 100 req/s ({count} requests, "
+                f"{achieved:.0f} req/s achieved)",
+                f"p50 {1000 * statistics.median(latencies):6.1f} ms   "
+                f"p99 {1000 * percentile(latencies, 0.99):6.1f} ms   "
+                f"max {1000 * max(latencies):6.1f} ms",
+            )
+        )
         census = await league.census()
         rows.append(("census after the bench", f"{census.totals['all'].stamped} prints stamped"))
     return rows
@@ -170,20 +180,37 @@ async def run(args: argparse.Namespace, served: Served, floor: Floor) -> list[tu
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--prints", type=int, default=20_000,
-                        help="prints stamped in batches of 50 (a tenth of it in batches of 1)")
+    parser.add_argument(
+        "--prints",
+        type=int,
+        default=20_000,
+        help="prints stamped in batches of 50 (a tenth of it in batches of 1)",
+    )
     parser.add_argument("--concurrency", type=int, default=8, help="requests in flight")
-    parser.add_argument("--paced-seconds", type=float, default=10.0,
-                        help="how long to send single-print stamps at 100 requests/s")
-    parser.add_argument("--workers", type=int, default=None, metavar="N",
-                        help="league serve --workers N (default: league serve's, one per core)")
+    parser.add_argument(
+        "--paced-seconds",
+        type=float,
+        default=10.0,
+        help="how long to send single-print stamps at 100 requests/s",
+    )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        metavar="N",
+        help="league serve --workers N (default: league serve's, one per core)",
+    )
     args = parser.parse_args()
     start = loadavg()
     with served_league(["mint"], workers=args.workers) as served:
         floor = measure(served)
         rows = asyncio.run(run(args, served, floor))
-    rows += [*floor.rows(), ("served by", workers_text(args.workers)),
-             ("load average at start", start), ("load average at end", loadavg())]
+    rows += [
+        *floor.rows(),
+        ("served by", workers_text(args.workers)),
+        ("load average at start", start),
+        ("load average at end", loadavg()),
+    ]
     print_table("mint bench", rows)
 
 

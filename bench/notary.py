@@ -125,8 +125,10 @@ async def stamp(
     day), ``concurrency`` requests in flight, in the order stamped."""
     order = titles()
     batches = [
-        (owner := SigningKey.generate(),
-         stamp_request(owner, manifest, [next(order) for _ in range(min(STAMP_BATCH, left))]))
+        (
+            owner := SigningKey.generate(),
+            stamp_request(owner, manifest, [next(order) for _ in range(min(STAMP_BATCH, left))]),
+        )
         for left in range(count, 0, -STAMP_BATCH)
     ]
     pending = iter(batches)
@@ -149,7 +151,7 @@ def slips(held: list[Held], to: PublicKey, per_slip: int) -> list[bytes]:
     """Each print endorsed once to ``to``, ``per_slip`` chains a slip, as request bodies."""
     chains = [endorse(h.chain, h.owner, to, T0) for h in held]
     return [
-        json.dumps({"slip": Slip(chains=tuple(chains[i:i + per_slip])).to_armor()}).encode()
+        json.dumps({"slip": Slip(chains=tuple(chains[i : i + per_slip])).to_armor()}).encode()
         for i in range(0, len(chains), per_slip)
     ]
 
@@ -199,15 +201,15 @@ async def run(
     url = served.url
     rows: list[tuple[str, str]] = []
     connector = aiohttp.TCPConnector(limit=max(concurrency, 100))
-    async with aiohttp.ClientSession(connector=connector) as session, LeagueClient(
-        url, session=session
-    ) as league:
+    async with (
+        aiohttp.ClientSession(connector=connector) as session,
+        LeagueClient(url, session=session) as league,
+    ):
         manifest = await league.manifest()
         notary = PublicKey.from_text(manifest.notary)
         start = time.perf_counter()
         held = await stamp(league, manifest, sum(sizes) + 1, 8)
-        rows.append((f"setup: {len(held)} prints stamped",
-                     f"{time.perf_counter() - start:6.1f} s"))
+        rows.append((f"setup: {len(held)} prints stamped", f"{time.perf_counter() - start:6.1f} s"))
         receiver = SigningKey.generate().public
         notarizer = Notarizer(session, url)
         # Warm-up, and the notary's view of the mint brought up to date: the print stamped
@@ -215,41 +217,65 @@ async def run(
         await notarizer.notarize(slips(held[-1:], receiver, 1)[0])
         taken = 0
         for per_slip, hops in zip((1, 20), sizes, strict=True):
-            bodies = slips(held[taken:taken + hops], receiver, per_slip)
+            bodies = slips(held[taken : taken + hops], receiver, per_slip)
             taken += hops
             spent, own = Spent(served).start(), time.process_time()
             rate_, latencies, recorded = await closed_loop(notarizer.notarize, bodies, concurrency)
             cost, own = spent.stop(), time.process_time() - own
             cpu = cost.server
-            rows.append((
-                f"slips of {per_slip:>2} chain{'s' if per_slip > 1 else ' '}, {concurrency} in "
-                f"flight ({recorded} hops)",
-                f"{rate_:8.0f} hops/s   p50 {1000 * statistics.median(latencies):6.1f} ms"
-                f"   p99 {1000 * percentile(latencies, 0.99):6.1f} ms"
-                f"   CPU a hop: server {1e6 * cpu / recorded:5.0f} µs, client "
-                f"{1e6 * own / recorded:4.0f} µs",
-            ))
-            rows.append(floor.compare(f"  CPU a hop, slips of {per_slip}", cost, recorded,
-                                      hop_recipe(per_slip)))
+            rows.append(
+                (
+                    f"slips of {per_slip:>2} chain{'s' if per_slip > 1 else ' '}, {concurrency} in "
+                    f"flight ({recorded} hops)",
+                    f"{rate_:8.0f} hops/s   p50 {1000 * statistics.median(latencies):6.1f} ms"
+                    f"   p99 {1000 * percentile(latencies, 0.99):6.1f} ms"
+                    f"   CPU a hop: server {1e6 * cpu / recorded:5.0f} µs, client "
+                    f"{1e6 * own / recorded:4.0f} µs",
+                )
+            )
+            rows.append(
+                floor.compare(
+                    f"  CPU a hop, slips of {per_slip}", cost, recorded, hop_recipe(per_slip)
+                )
+            )
         assert notarizer.last is not None
         receipt = Receipt.from_wire(notarizer.last["receipts"][-1])  # type: ignore[index]
     whole, inclusion = check_times(receipt, notary, 1.0)
-    rows.append((f"receipt checked offline ({len(receipt.proof)}-hash proof)",
-                 f"{1e6 * whole:8.1f} µs whole (2 signatures), {1e6 * inclusion:6.1f} µs the "
-                 f"inclusion proof alone (target < 1 ms)"))
+    rows.append(
+        (
+            f"receipt checked offline ({len(receipt.proof)}-hash proof)",
+            f"{1e6 * whole:8.1f} µs whole (2 signatures), {1e6 * inclusion:6.1f} µs the "
+            f"inclusion proof alone (target < 1 ms)",
+        )
+    )
     return rows, rate_
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     size = parser.add_mutually_exclusive_group()
-    size.add_argument("--quick", action="store_const", const="quick", dest="size",
-                      help=f"{SIZES['quick'][0]} + {SIZES['quick'][1]} hops (for CI)")
-    size.add_argument("--long", action="store_const", const="long", dest="size",
-                      help=f"{SIZES['long'][0]} + {SIZES['long'][1]} hops")
+    size.add_argument(
+        "--quick",
+        action="store_const",
+        const="quick",
+        dest="size",
+        help=f"{SIZES['quick'][0]} + {SIZES['quick'][1]} hops (for CI)",
+    )
+    size.add_argument(
+        "--long",
+        action="store_const",
+        const="long",
+        dest="size",
+        help=f"{SIZES['long'][0]} + {SIZES['long'][1]} hops",
+    )
     parser.add_argument("--concurrency", type=int, default=16, help="requests in flight")
-    parser.add_argument("--workers", type=int, default=None, metavar="N",
-                        help="league serve --workers N (default: league serve's, one per core)")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        metavar="N",
+        help="league serve --workers N (default: league serve's, one per core)",
+    )
     args = parser.parse_args()
     sizes = SIZES[args.size or "default"]
     cores = os.cpu_count() or 1
@@ -260,12 +286,15 @@ def main() -> None:
         rows, achieved = asyncio.run(run(served, sizes, args.concurrency, floor))
     bound = cores / (1 / verifies + 1 / signs)
     rows += [
-        ("raw Ed25519 on one core (PyNaCl)",
-         f"{verifies:8.0f} verifies/s   {signs:8.0f} signs/s   {points:8.0f} key point "
-         f"checks/s"),
-        (f"the bound: 1 verify + 1 sign a hop on {cores} cores",
-         f"{bound:8.0f} hops/s (nothing else: no HTTP, JSON, SQL or receipt); slips of 20 "
-         f"reach {100 * achieved / bound:.1f}% of it"),
+        (
+            "raw Ed25519 on one core (PyNaCl)",
+            f"{verifies:8.0f} verifies/s   {signs:8.0f} signs/s   {points:8.0f} key point checks/s",
+        ),
+        (
+            f"the bound: 1 verify + 1 sign a hop on {cores} cores",
+            f"{bound:8.0f} hops/s (nothing else: no HTTP, JSON, SQL or receipt); slips of 20 "
+            f"reach {100 * achieved / bound:.1f}% of it",
+        ),
         *floor.rows(),
         ("served by", workers_text(args.workers)),
         ("load average at start", start),

@@ -99,9 +99,7 @@ def one(
         size = asyncio.run(stamp(served.url, args.prints))
         cpu = (served.cpu_seconds(), served.database_cpu_seconds())
         started = time.perf_counter()
-        reads, latencies = asyncio.run(
-            read_loop(served.url, size, args.seconds, args.concurrency)
-        )
+        reads, latencies = asyncio.run(read_loop(served.url, size, args.seconds, args.concurrency))
         elapsed = time.perf_counter() - started
         server = served.cpu_seconds() - cpu[0]
         database = served.database_cpu_seconds() - cpu[1]
@@ -109,10 +107,15 @@ def one(
             floor = measure(served)
     rate = reads / elapsed
     rows = [
-        (f"{workers} worker{'s' if workers > 1 else ''}: reads/s", f"{rate:,.0f} ({reads:,} "
-         f"reads over {elapsed:.1f} s, log of {size} events)"),
-        ("  p50 / p99", f"{percentile(latencies, 0.5) * 1000:.1f} / "
-                        f"{percentile(latencies, 0.99) * 1000:.1f} ms"),
+        (
+            f"{workers} worker{'s' if workers > 1 else ''}: reads/s",
+            f"{rate:,.0f} ({reads:,} reads over {elapsed:.1f} s, log of {size} events)",
+        ),
+        (
+            "  p50 / p99",
+            f"{percentile(latencies, 0.5) * 1000:.1f} / "
+            f"{percentile(latencies, 0.99) * 1000:.1f} ms",
+        ),
         floor.compare("  CPU a read", Cost(server, database), reads, read_recipe()),
     ]
     return rate, rows, floor

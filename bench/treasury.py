@@ -95,9 +95,15 @@ def rate_rows(
     ]
 
 
-async def run(url: str, manifest: LeagueManifest, keys: int, concurrency: int,
-              tag: str, served: Served | None = None,
-              floor: Floor | None = None) -> tuple[list[tuple[str, str]], int]:
+async def run(
+    url: str,
+    manifest: LeagueManifest,
+    keys: int,
+    concurrency: int,
+    tag: str,
+    served: Served | None = None,
+    floor: Floor | None = None,
+) -> tuple[list[tuple[str, str]], int]:
     """One round of claims then buys; the rows and the marks it left in circulation (with the
     CPU an operation cost against ``floor`` when given)."""
     owners = [SigningKey.generate() for _ in range(keys)]
@@ -123,12 +129,19 @@ async def run(url: str, manifest: LeagueManifest, keys: int, concurrency: int,
         )
         c_cost = spent.stop()
         buys = [
-            json.dumps(buy_request(
-                owner, manifest, COMMON[i % len(COMMON)],
-                [endorse(Chain(certificate=n, endorsements=()), owner, treasury, now)
-                 for n in answers[i].notes],
-                purchase_id=f"{tag}-b-{i:08d}", at=now,
-            ).to_wire())
+            json.dumps(
+                buy_request(
+                    owner,
+                    manifest,
+                    COMMON[i % len(COMMON)],
+                    [
+                        endorse(Chain(certificate=n, endorsements=()), owner, treasury, now)
+                        for n in answers[i].notes
+                    ],
+                    purchase_id=f"{tag}-b-{i:08d}",
+                    at=now,
+                ).to_wire()
+            )
             for i, owner in enumerate(owners)
         ]
 
@@ -147,14 +160,18 @@ async def run(url: str, manifest: LeagueManifest, keys: int, concurrency: int,
             session, f"{url}/treasury/buy", buys, concurrency, bought
         )
         b_cost = spent.stop()
-    rows = [("keys", f"{keys:,}"), ("concurrency", str(concurrency)),
-            *rate_rows("claims", keys, c_elapsed, c_latencies),
-            *rate_rows("buys", keys, b_elapsed, b_latencies)]
+    rows = [
+        ("keys", f"{keys:,}"),
+        ("concurrency", str(concurrency)),
+        *rate_rows("claims", keys, c_elapsed, c_latencies),
+        *rate_rows("buys", keys, b_elapsed, b_latencies),
+    ]
     if floor is not None:
         notes = sum(len(a.notes) for a in answers.values()) / keys
         rows[6:6] = [floor.compare("claims: CPU a claim", c_cost, keys, claim_recipe(notes))]
-        rows.append(floor.compare(
-            "buys: CPU a buy", b_cost, keys, buy_recipe(notes, change_notes / keys)))
+        rows.append(
+            floor.compare("buys: CPU a buy", b_cost, keys, buy_recipe(notes, change_notes / keys))
+        )
     return rows, keys * (50 - PRICE)
 
 
@@ -169,8 +186,10 @@ def check_invariant(found: TreasurySupply, manifest: LeagueManifest, circulating
     ok = (
         found.marks.supply == note_set.total_marks == 1_500_000
         and found.marks.reserve + found.marks.circulation == found.marks.supply
-        and all(d.reserve + d.circulation == d.supply == note_set.count_of[d.denomination]
-                for d in found.denominations)
+        and all(
+            d.reserve + d.circulation == d.supply == note_set.count_of[d.denomination]
+            for d in found.denominations
+        )
         and found.marks.circulation == circulating
     )
     if not ok:
@@ -182,8 +201,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--keys", type=int, default=2000, help="keys that claim, then buy")
     parser.add_argument("--concurrency", type=int, default=64)
-    parser.add_argument("--workers", type=int, default=None, metavar="N",
-                        help="league serve --workers N (default: league serve's, one per core)")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        metavar="N",
+        help="league serve --workers N (default: league serve's, one per core)",
+    )
     args = parser.parse_args()
     start = loadavg()
     with served_league(workers=args.workers) as served:
@@ -194,17 +218,26 @@ def main() -> None:
                 manifest = await league.manifest()
             _, warm = await run(served.url, manifest, 100, args.concurrency, "warm")
             cpu = served.cpu_seconds()
-            rows, measured = await run(served.url, manifest, args.keys, args.concurrency, "run",
-                                       served, floor)
+            rows, measured = await run(
+                served.url, manifest, args.keys, args.concurrency, "run", served, floor
+            )
             per = (served.cpu_seconds() - cpu) / args.keys * 1e3
             rows.append(("server CPU per claim + buy", f"{per:.2f} ms"))
-            rows.append(("supply invariant",
-                         check_invariant(await supply(served.url), manifest, warm + measured)))
+            rows.append(
+                (
+                    "supply invariant",
+                    check_invariant(await supply(served.url), manifest, warm + measured),
+                )
+            )
             return rows
 
         rows = asyncio.run(go())
-    rows += [*floor.rows(), ("served by", workers_text(args.workers)),
-             ("load average at start", start), ("load average at end", loadavg())]
+    rows += [
+        *floor.rows(),
+        ("served by", workers_text(args.workers)),
+        ("load average at start", start),
+        ("load average at end", loadavg()),
+    ]
     print_table("treasury claims and buys end to end", rows)
 
 

@@ -67,11 +67,16 @@ def _add_table(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "action stops the replay: one line naming the action, its turn and the rule, exit 2."
         ),
     )
-    rep.add_argument("record", metavar="RECORD", nargs="?",
-                     help="path of the record, or - for stdin (default: your latest table)")
+    rep.add_argument(
+        "record",
+        metavar="RECORD",
+        nargs="?",
+        help="path of the record, or - for stdin (default: your latest table)",
+    )
     rep.add_argument("--all", action="store_true", help="print every position, no stepping")
-    rep.add_argument("--json", action="store_true",
-                     help="print the final position, columns and verdict as JSON")
+    rep.add_argument(
+        "--json", action="store_true", help="print the final position, columns and verdict as JSON"
+    )
     rep.set_defaults(handler=table_replay)
     new = sub.add_parser(
         "new",
@@ -97,8 +102,10 @@ AddGroup: TypeAlias = "Callable[[argparse._SubParsersAction[argparse.ArgumentPar
 #: test checks this table against what the groups add).
 COMMANDS: dict[str, tuple[str, str]] = {
     "table": ("clients.cz:_add_table", "play and replay tables of THE WINDOW locally"),
-    "charter": ("clients.cz_charter:add_charter",
-                "validate decks, play and replay games of the charter rulebook"),
+    "charter": (
+        "clients.cz_charter:add_charter",
+        "validate decks, play and replay games of the charter rulebook",
+    ),
     "key": ("clients.cz_wallet:add_wallet", "strike or show your ledger key (your account)"),
     "save": ("clients.cz_wallet:add_wallet", "write a fresh save code (to stdout or --out FILE)"),
     "load": ("clients.cz_wallet:add_wallet", "make a save code this device's wallet"),
@@ -115,8 +122,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "store": ("clients.cz_play:add_play", "the offline store: prints, upgrades, bundles for marks"),
     "bundle": ("clients.cz_play:add_play", "open your sealed bundles"),
     "notes": ("clients.cz_notes:add_notes", "list your notes; claim notes for unstamped marks"),
-    "buy": ("clients.cz_notes:add_notes",
-            "buy a single, or a finish upgrade of a print you hold, with notes"),
+    "buy": (
+        "clients.cz_notes:add_notes",
+        "buy a single, or a finish upgrade of a print you hold, with notes",
+    ),
 }
 
 #: The groups, in order ("module:name").

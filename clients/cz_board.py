@@ -47,8 +47,16 @@ def _card(screen: Screen, state: State, table: Table | None, card: int) -> str:
     return name
 
 
-def draw(screen: Screen, state: State, table: Table | None, you: int, them: str, *,
-         kind: str | None = None, me: str = "you") -> None:
+def draw(
+    screen: Screen,
+    state: State,
+    table: Table | None,
+    you: int,
+    them: str,
+    *,
+    kind: str | None = None,
+    me: str = "you",
+) -> None:
     """Both chains (innermost first; a face-down card in parentheses), hands, market, hostage,
     plenum, hoards, the Seal and the live columns (I.9, reckoned as if the table closed now).
     Without a ``table`` (a replayed record) the cards are drawn by title and ``kind`` names it."""
@@ -56,16 +64,21 @@ def draw(screen: Screen, state: State, table: Table | None, you: int, them: str,
     width = max(len(them), len(me), len("market"))
     kind = table.kind if table is not None else kind
     seal = "#" * state.seal + "." * (SEAL_CLOSE - state.seal)
-    screen.say(screen.paint(
-        f"── {kind} table · turn {state.turn + 1} · Seal [{seal}] {state.seal}/{SEAL_CLOSE}"
-        f" · plenum {state.plenum} ──", "1"))
+    screen.say(
+        screen.paint(
+            f"── {kind} table · turn {state.turn + 1} · Seal [{seal}] {state.seal}/{SEAL_CLOSE}"
+            f" · plenum {state.plenum} ──",
+            "1",
+        )
+    )
     columns = state.columns()
     for seat in (1 - you, you):
         chain = []
         for c in state.chains[seat]:
             text = _card(screen, state, table, c)
-            chain.append(screen.paint(text, "32") if state.up[c] else
-                         screen.paint(f"({text})", "2"))
+            chain.append(
+                screen.paint(text, "32") if state.up[c] else screen.paint(f"({text})", "2")
+            )
         s, f, h = columns[seat]
         colour = "36" if seat == you else "35"
         screen.say(

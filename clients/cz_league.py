@@ -94,8 +94,14 @@ def league_set(args: argparse.Namespace) -> int:
     taken = f" ({args.url.strip()} has no scheme: taken as http://)" if assumed else ""
     emit(
         args,
-        {"url": url, "league": manifest.league, "name": manifest.name,
-         "root": address_of(pin.root), "root_key": pin.root.to_text(), "first_use": first},
+        {
+            "url": url,
+            "league": manifest.league,
+            "name": manifest.name,
+            "root": address_of(pin.root),
+            "root_key": pin.root.to_text(),
+            "first_use": first,
+        },
         f"league {manifest.name!r} ({manifest.league}) at {url}{taken}: root key "
         f"{address_of(pin.root)} {how}",
     )
@@ -105,8 +111,9 @@ def league_set(args: argparse.Namespace) -> int:
 # -- stamp ---------------------------------------------------------------------------------
 
 
-def _check_answer(answer: StampAnswer, request: StampRequest, manifest: LeagueManifest,
-                  wallet: Wallet) -> None:
+def _check_answer(
+    answer: StampAnswer, request: StampRequest, manifest: LeagueManifest, wallet: Wallet
+) -> None:
     """Every certificate mint-signed, in the runs, issued to me, and what I presented."""
     if answer.request_id != request.request_id or len(answer.items) != len(request.prints):
         raise VerificationError("the mint answered another request than the one presented")
@@ -114,13 +121,16 @@ def _check_answer(answer: StampAnswer, request: StampRequest, manifest: LeagueMa
     for item, order in zip(answer.items, request.prints, strict=True):
         if (item.title, item.finish) != (order.title, order.finish):
             raise VerificationError("the mint's answer does not follow the prints presented")
-        if isinstance(item, Stamped) and (
-            item.certificate.title, item.certificate.finish) != (order.title, order.finish):
+        if isinstance(item, Stamped) and (item.certificate.title, item.certificate.finish) != (
+            order.title,
+            order.finish,
+        ):
             raise VerificationError(f"{item.certificate.serial} is not the print presented")
 
 
-async def _send(opened: Opened, client: LeagueClient, manifest: LeagueManifest,
-                request: StampRequest) -> StampCredit | None:
+async def _send(
+    opened: Opened, client: LeagueClient, manifest: LeagueManifest, request: StampRequest
+) -> StampCredit | None:
     """Send a kept request and credit its answer; None if the mint found it stale unsent.
 
     The request stays kept while no answer came (the league unreachable, or what came is not
@@ -152,12 +162,9 @@ class StampRun:
         if credit is None:
             return
         self.stamped += [
-            {"serial": c.serial, "title": c.title, "finish": c.finish}
-            for c in credit.stamped
+            {"serial": c.serial, "title": c.title, "finish": c.finish} for c in credit.stamped
         ]
-        self.refused += [
-            {"title": t, "finish": f, "reason": r} for t, f, r in credit.refused
-        ]
+        self.refused += [{"title": t, "finish": f, "reason": r} for t, f, r in credit.refused]
 
 
 async def _stamp(opened: Opened) -> StampRun:
@@ -243,25 +250,44 @@ def provenance(args: argparse.Namespace) -> int:
     if life.stamp is None and life.issues:
         return _note_life(args, life, holder)
     if life.stamp is None:
-        emit(args, {"serial": serial, "standing": life.standing, "remark": life.remark,
-                    "verified": True}, f"{serial}: {life.remark}")
+        emit(
+            args,
+            {"serial": serial, "standing": life.standing, "remark": life.remark, "verified": True},
+            f"{serial}: {life.remark}",
+        )
         return 0
     c = life.stamp.certificate
     hops = [
-        {"issue": h.receipt.issue, "hop": h.endorsement.hop, "from": _addr(h.endorsement.from_),
-         "to": _addr(h.endorsement.to), "notary_event": h.receipt.index}
+        {
+            "issue": h.receipt.issue,
+            "hop": h.endorsement.hop,
+            "from": _addr(h.endorsement.from_),
+            "to": _addr(h.endorsement.to),
+            "notary_event": h.receipt.index,
+        }
         for h in life.hops
     ]
     conflicts = [
-        {"hop": x.hop, "notary_event": x.index, "convicted": address_of(x.proof.verify()),
-         "says": x.proof.describe()}
+        {
+            "hop": x.hop,
+            "notary_event": x.index,
+            "convicted": address_of(x.proof.verify()),
+            "says": x.proof.describe(),
+        }
         for x in life.conflicts
     ]
     assert holder is not None
     data = {
-        "serial": serial, "title": c.title, "set": c.set, "finish": c.finish,
-        "stamped_to": _addr(c.issued_to), "mint_event": life.stamp.index, "hops": hops,
-        "conflicts": conflicts, "holder": address_of(holder), "verified": True,
+        "serial": serial,
+        "title": c.title,
+        "set": c.set,
+        "finish": c.finish,
+        "stamped_to": _addr(c.issued_to),
+        "mint_event": life.stamp.index,
+        "hops": hops,
+        "conflicts": conflicts,
+        "holder": address_of(holder),
+        "verified": True,
     }
     lines = [
         f"{serial}: a {c.finish} {c.title} of the {c.set} set",
@@ -282,8 +308,7 @@ def provenance(args: argparse.Namespace) -> int:
         for r in life.returns
     ]
     issues = [
-        {"issue": i.certificate.issue, "to": _addr(i.certificate.issued_to),
-         "mint_event": i.index}
+        {"issue": i.certificate.issue, "to": _addr(i.certificate.issued_to), "mint_event": i.index}
         for i in life.issues
     ]
     data |= {"returns": returns, "issues": issues}
@@ -309,8 +334,11 @@ def _note_life(args: argparse.Namespace, life: Provenance, holder: PublicKey | N
     if not isinstance(first, NoteCertificate):
         raise VerificationError(f"the league shows {life.serial} as a note without a note")
     issues = [
-        {"issue": i.certificate.issue, "to": _addr(i.certificate.issued_to),
-         "treasury_event": i.index}
+        {
+            "issue": i.certificate.issue,
+            "to": _addr(i.certificate.issued_to),
+            "treasury_event": i.index,
+        }
         for i in life.issues
     ]
     returns = [
@@ -318,16 +346,26 @@ def _note_life(args: argparse.Namespace, life: Provenance, holder: PublicKey | N
         for r in life.returns
     ]
     hops = [
-        {"issue": h.receipt.issue, "hop": h.endorsement.hop, "from": _addr(h.endorsement.from_),
-         "to": _addr(h.endorsement.to), "notary_event": h.receipt.index}
+        {
+            "issue": h.receipt.issue,
+            "hop": h.endorsement.hop,
+            "from": _addr(h.endorsement.from_),
+            "to": _addr(h.endorsement.to),
+            "notary_event": h.receipt.index,
+        }
         for h in life.hops
     ]
     shown = None if holder is None else address_of(holder)
     data = {
-        "serial": life.serial, "denomination": first.denomination, "standing": life.standing,
-        "issues": issues, "returns": returns, "hops": hops,
+        "serial": life.serial,
+        "denomination": first.denomination,
+        "standing": life.standing,
+        "issues": issues,
+        "returns": returns,
+        "hops": hops,
         "conflicts": [{"hop": x.hop, "notary_event": x.index} for x in life.conflicts],
-        "holder": shown, "verified": True,
+        "holder": shown,
+        "verified": True,
     }
     lines = [f"{life.serial}: a note of M{first.denomination}"]
     lines += [
@@ -354,12 +392,15 @@ def _note_life(args: argparse.Namespace, life: Provenance, holder: PublicKey | N
 def add_league(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register ``cz league set``, ``cz stamp`` and ``cz provenance``."""
     group = commands.add_parser(
-        "league", help="pin the league your wallet trusts",
+        "league",
+        help="pin the league your wallet trusts",
         description="The league server your wallet stamps, notarizes and looks things up at.",
     )
     sub = group.add_subparsers(dest="league_command", required=True, metavar="COMMAND")
     set_parser = sub.add_parser(
-        "set", parents=[JSON_FLAG], help="pin the league at URL (its root key on first use)",
+        "set",
+        parents=[JSON_FLAG],
+        help="pin the league at URL (its root key on first use)",
         description=(
             "Fetch the league's manifest from URL, check its root signature, and pin the root "
             "key on first use. Ever after, a league (at this URL or another) signed by any "
@@ -372,7 +413,9 @@ def add_league(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     set_parser.set_defaults(handler=league_set)
 
     stamp_parser = commands.add_parser(
-        "stamp", parents=[JSON_FLAG], help="present every unstamped print to the league's mint",
+        "stamp",
+        parents=[JSON_FLAG],
+        help="present every unstamped print to the league's mint",
         description=(
             "Every unstamped ⧗ print you hold is presented to the pinned league's mint "
             "(V.4), paying the published proof of work per print (a progress bar on a "
@@ -384,7 +427,9 @@ def add_league(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     stamp_parser.set_defaults(handler=stamp)
 
     prov = commands.add_parser(
-        "provenance", parents=[JSON_FLAG], help="a print's whole life, every proof checked",
+        "provenance",
+        parents=[JSON_FLAG],
+        help="a print's whole life, every proof checked",
         description=(
             "Ask the pinned league for SERIAL's whole life (V.8): its stamp, every recorded "
             "hop and every refused conflict. Nothing is taken on trust: the mint's event and "

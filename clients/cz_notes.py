@@ -61,8 +61,12 @@ from ledger.words import plural
 #: ``--json`` of ``cz notes claim``: given after ``notes`` or after ``claim`` (a subcommand's
 #: default would otherwise reset the one given before it).
 _JSON_AFTER = argparse.ArgumentParser(add_help=False)
-_JSON_AFTER.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
-                         help="print the result as one JSON document (for scripts)")
+_JSON_AFTER.add_argument(
+    "--json",
+    action="store_true",
+    default=argparse.SUPPRESS,
+    help="print the result as one JSON document (for scripts)",
+)
 
 #: Answers that leave a request kept, to be sent again: the league is busy, not refusing.
 RETRY_LATER = (429, 503)
@@ -90,8 +94,7 @@ def _note_items(notes: list[NoteCertificate]) -> list[dict[str, Any]]:
     return [{"serial": n.serial, "denomination": n.denomination} for n in notes]
 
 
-def _check_notes(notes: list[NoteCertificate], manifest: LeagueManifest, owner: PublicKey
-                 ) -> None:
+def _check_notes(notes: list[NoteCertificate], manifest: LeagueManifest, owner: PublicKey) -> None:
     """Every note treasury-signed and issued to ``owner``."""
     for note in notes:
         note.verify(manifest.issuer_key(note))
@@ -133,8 +136,13 @@ def _refused_for_the_day(per_day: int) -> FaucetDay:
     """The day the treasury just refused for the day: used up until the next UTC midnight."""
     now = datetime.now(UTC)
     midnight = datetime.combine(now.date() + timedelta(days=1), datetime.min.time(), UTC)
-    return FaucetDay(per_day=per_day, claimed_today=per_day, left_today=0,
-                     day=now.date().isoformat(), resets_at=int(midnight.timestamp()))
+    return FaucetDay(
+        per_day=per_day,
+        claimed_today=per_day,
+        left_today=0,
+        day=now.date().isoformat(),
+        resets_at=int(midnight.timestamp()),
+    )
 
 
 def _check_day_left(opened: Opened, now: float) -> None:
@@ -156,8 +164,9 @@ def _check_day_left(opened: Opened, now: float) -> None:
     )
 
 
-def _credit_claim(wallet: Wallet, answer: ClaimAnswer, request: ClaimRequest,
-                  manifest: LeagueManifest) -> None:
+def _credit_claim(
+    wallet: Wallet, answer: ClaimAnswer, request: ClaimRequest, manifest: LeagueManifest
+) -> None:
     """The notes held and their marks out of the collection, all of it or (a check failing)
     none of it."""
     if answer.request_id != request.request_id or answer.marks > request.marks:
@@ -170,8 +179,9 @@ def _credit_claim(wallet: Wallet, answer: ClaimAnswer, request: ClaimRequest,
     _hold(wallet, answer.notes)
 
 
-async def _send_claim(opened: Opened, client: LeagueClient, manifest: LeagueManifest
-                      ) -> ClaimAnswer:
+async def _send_claim(
+    opened: Opened, client: LeagueClient, manifest: LeagueManifest
+) -> ClaimAnswer:
     wallet = opened.wallet
     request = wallet.pending_claim
     assert request is not None
@@ -218,8 +228,12 @@ async def _claim(opened: Opened, marks: int | None) -> tuple[ClaimAnswer, bool]:
         progress = Progress("proof of work", 1)
         try:
             request = await asyncio.to_thread(
-                claim_request, wallet.key, manifest, marks,
-                request_id=new_request_id(), at=int(time.time()),
+                claim_request,
+                wallet.key,
+                manifest,
+                marks,
+                request_id=new_request_id(),
+                at=int(time.time()),
             )
             progress.at(1)
         finally:
@@ -241,9 +255,18 @@ def notes_claim(args: argparse.Namespace) -> int:
         *(f"  M{n['denomination']} {n['serial']}" for n in notes),
         f"left today: M{day.left_today} of M{day.per_day} (the faucet resets at midnight UTC)",
     ]
-    emit(args, {"requested": answer.requested, "marks": answer.marks, "notes": notes,
-                "resumed": resumed, "left_today": day.left_today, "per_day": day.per_day},
-         "\n".join(lines))
+    emit(
+        args,
+        {
+            "requested": answer.requested,
+            "marks": answer.marks,
+            "notes": notes,
+            "resumed": resumed,
+            "left_today": day.left_today,
+            "per_day": day.per_day,
+        },
+        "\n".join(lines),
+    )
     return 0
 
 
@@ -251,25 +274,33 @@ def notes_list(args: argparse.Namespace) -> int:
     """The notes this wallet holds (from the public summary: no passphrase)."""
     notes, bound = read_only(
         lambda summary: (summary["collection"]["note_list"], summary["collection"]["bound_notes"]),
-        lambda wallet: (_note_items([_note(c) for c in wallet.notes.values()]),
-                        _note_items([_note(c) for c in wallet.bound.values()])),
+        lambda wallet: (
+            _note_items([_note(c) for c in wallet.notes.values()]),
+            _note_items([_note(c) for c in wallet.bound.values()]),
+        ),
     )
     notes, bound = _by_value(notes), _by_value(bound)
     total = sum(n["denomination"] for n in notes)
-    lines = [f"{plural(len(notes), 'note')}, M{total} in all:",
-             *(f"  M{n['denomination']} {n['serial']}" for n in notes)]
+    lines = [
+        f"{plural(len(notes), 'note')}, M{total} in all:",
+        *(f"  M{n['denomination']} {n['serial']}" for n in notes),
+    ]
     if bound:  # L-21
-        lines += [f"{plural(len(bound), 'note')} bound to the treasury (a rejected purchase signed "
-                  "their hop there): cz buy pays them first",
-                  *(f"  M{n['denomination']} {n['serial']}" for n in bound)]
+        lines += [
+            f"{plural(len(bound), 'note')} bound to the treasury (a rejected purchase signed "
+            "their hop there): cz buy pays them first",
+            *(f"  M{n['denomination']} {n['serial']}" for n in bound),
+        ]
     emit(args, {"notes": notes, "marks": total, "bound": bound}, "\n".join(lines))
     return 0
 
 
 def _by_value(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Notes as listed: the largest first, then by serial."""
-    return sorted(({"serial": n["serial"], "denomination": n["denomination"]} for n in items),
-                  key=lambda n: (-n["denomination"], n["serial"]))
+    return sorted(
+        ({"serial": n["serial"], "denomination": n["denomination"]} for n in items),
+        key=lambda n: (-n["denomination"], n["serial"]),
+    )
 
 
 # -- buy -----------------------------------------------------------------------------------
@@ -285,11 +316,11 @@ def choose_notes(notes: list[NoteCertificate], price: int) -> list[NoteCertifica
             f"{sum(n.denomination for n in notes)}: claim notes first (cz notes claim)"
         )
     pool = sorted(notes, key=lambda n: (-n.denomination, n.serial))
-    k = next(i for i in range(1, len(pool) + 1)
-             if sum(n.denomination for n in pool[:i]) >= price)
+    k = next(i for i in range(1, len(pool) + 1) if sum(n.denomination for n in pool[:i]) >= price)
     if k > MAX_PAYMENT_NOTES:
-        raise WalletError(f"M{price} takes {k} of your notes; a purchase pays with at most "
-                          f"{MAX_PAYMENT_NOTES}")
+        raise WalletError(
+            f"M{price} takes {k} of your notes; a purchase pays with at most {MAX_PAYMENT_NOTES}"
+        )
     chosen: list[NoteCertificate] = []
     remaining = price
     for slot in range(k):
@@ -307,8 +338,9 @@ def choose_notes(notes: list[NoteCertificate], price: int) -> list[NoteCertifica
     return chosen
 
 
-def _credit_buy(wallet: Wallet, answer: BuyAnswer, request: BuyRequest,
-                manifest: LeagueManifest) -> None:
+def _credit_buy(
+    wallet: Wallet, answer: BuyAnswer, request: BuyRequest, manifest: LeagueManifest
+) -> None:
     """The print and the change (or the refund) held, all of it or none of it."""
     if answer.purchase_id != request.purchase_id:
         raise VerificationError("the treasury answered another purchase than the one sent")
@@ -319,7 +351,8 @@ def _credit_buy(wallet: Wallet, answer: BuyAnswer, request: BuyRequest,
     finish = "standard" if upgrade is None else upgrade.finish
     if answer.outcome == "delivered":
         if answer.stamped is None or (answer.stamped.title, answer.stamped.finish) != (
-            request.title, finish
+            request.title,
+            finish,
         ):
             raise VerificationError(f"the treasury delivered no {finish} {request.title}")
         if sum(n.denomination for n in answer.change) != paid - answer.price:
@@ -333,7 +366,8 @@ def _credit_buy(wallet: Wallet, answer: BuyAnswer, request: BuyRequest,
     if answer.returned is not None:  # a refused upgrade: the print back, issued again
         returned = upgrade.returned if upgrade is not None else None
         if returned is None or (answer.returned.serial, answer.returned.issue) != (
-            returned.serial, returned.issue + 1
+            returned.serial,
+            returned.issue + 1,
         ):
             raise VerificationError("the treasury handed back another print than the one sent")
         check_certificate(answer.returned, manifest, wallet.public)
@@ -359,8 +393,7 @@ def _credit_buy(wallet: Wallet, answer: BuyAnswer, request: BuyRequest,
     wallet.keep(answer.proofs)
 
 
-async def _send_buy(opened: Opened, client: LeagueClient, manifest: LeagueManifest
-                    ) -> BuyAnswer:
+async def _send_buy(opened: Opened, client: LeagueClient, manifest: LeagueManifest) -> BuyAnswer:
     wallet = opened.wallet
     request = wallet.pending_buy
     assert request is not None
@@ -375,8 +408,9 @@ async def _send_buy(opened: Opened, client: LeagueClient, manifest: LeagueManife
         given = [c for c in request.payment if c.serial not in wallet.bound]
         if request.upgrade and request.upgrade.returned.serial not in wallet.bound_prints:
             given.append(request.upgrade.returned)
-        wallet.admit(Chain(certificate=c.certificate, endorsements=c.endorsements[:-1])
-                     for c in given)
+        wallet.admit(
+            Chain(certificate=c.certificate, endorsements=c.endorsements[:-1]) for c in given
+        )
         opened.save()
         raise
     wallet.pending_buy = None
@@ -399,13 +433,17 @@ def _upgraded(wallet: Wallet, serial: str, typed: str | None) -> PrintCertificat
     return for an upgrade (L-20)."""
     held = wallet.prints.get(serial.upper()) or wallet.bound_prints.get(serial.upper())
     if held is None:
-        raise WalletError(f"this wallet holds no stamped print {serial}: an upgrade returns "
-                          f"a standard print you hold (cz collection lists them)")
+        raise WalletError(
+            f"this wallet holds no stamped print {serial}: an upgrade returns "
+            f"a standard print you hold (cz collection lists them)"
+        )
     certificate = held.certificate
     assert isinstance(certificate, PrintCertificate)
     if certificate.finish != "standard":
-        raise WalletError(f"{certificate.serial} is a {certificate.finish} print: an upgrade "
-                          f"returns a standard one")
+        raise WalletError(
+            f"{certificate.serial} is a {certificate.finish} print: an upgrade "
+            f"returns a standard one"
+        )
     if typed is not None and typed.casefold() != certificate.title.casefold():
         raise WalletError(f"{certificate.serial} is a {certificate.title}, not a {typed}")
     return certificate
@@ -449,15 +487,24 @@ async def _buy(
         owed = price - sum(_note(c).denomination for c in bound)
         notes = choose_notes([_note(c) for c in wallet.notes.values()], owed) if owed > 0 else []
         if len(bound) + len(notes) > MAX_PAYMENT_NOTES:
-            raise WalletError(f"M{price} takes {plural(len(bound) + len(notes), 'note')} with the "
-                              f"{len(bound)} bound to the treasury; a purchase pays with at "
-                              f"most {MAX_PAYMENT_NOTES}")
+            raise WalletError(
+                f"M{price} takes {plural(len(bound) + len(notes), 'note')} with the "
+                f"{len(bound)} bound to the treasury; a purchase pays with at "
+                f"most {MAX_PAYMENT_NOTES}"
+            )
         treasury = PublicKey.from_text(manifest.treasury)
         payment = bound + [
             endorse(wallet.notes[n.serial], wallet.key, treasury, now) for n in notes
         ]
-        request = buy_request(wallet.key, manifest, title, payment,
-                              purchase_id=new_request_id(), at=now, upgrade=upgrade)
+        request = buy_request(
+            wallet.key,
+            manifest,
+            title,
+            payment,
+            purchase_id=new_request_id(),
+            at=now,
+            upgrade=upgrade,
+        )
         # Endorsed away, the notes (and a print returned, V.6, L-20) leave with the request
         # kept, in one save; a bound print is not among the prints held, so stays bound.
         wallet.release([n.serial for n in notes] + ([upgrade_of.serial] if upgrade_of else []))
@@ -472,29 +519,42 @@ def _bought(answer: BuyAnswer, request: BuyRequest) -> tuple[dict[str, Any], lis
     paid = sorted(_note(c).denomination for c in request.payment)
     upgrade = request.upgrade
     data = {
-        "purchase_id": answer.purchase_id, "title": request.title, "outcome": answer.outcome,
+        "purchase_id": answer.purchase_id,
+        "title": request.title,
+        "outcome": answer.outcome,
         "finish": upgrade.finish if upgrade else "standard",
-        "price": answer.price, "paid": answer.paid,
+        "price": answer.price,
+        "paid": answer.paid,
         "paid_notes": [c.serial for c in request.payment],
         "returned_print": upgrade.returned.serial if upgrade else None,
         "serial": answer.stamped.serial if answer.stamped else None,
-        "change": _note_items(answer.change), "refund": _note_items(answer.refund),
-        "print_back": ({"serial": answer.returned.serial, "issue": answer.returned.issue}
-                       if answer.returned else None),
+        "change": _note_items(answer.change),
+        "refund": _note_items(answer.refund),
+        "print_back": (
+            {"serial": answer.returned.serial, "issue": answer.returned.issue}
+            if answer.returned
+            else None
+        ),
         "reason": answer.reason,
     }
     what = f"{request.title} {upgrade.finish} upgrade" if upgrade else request.title
-    lines = [f"{what}: {answer.outcome}, price M{answer.price}, paid M{answer.paid} "
-             f"with {plural(len(paid), 'note')} ({' + '.join(f'M{d}' for d in paid)})"
-             + (f" and {upgrade.returned.serial} returned to the mint" if upgrade else "")]
+    lines = [
+        f"{what}: {answer.outcome}, price M{answer.price}, paid M{answer.paid} "
+        f"with {plural(len(paid), 'note')} ({' + '.join(f'M{d}' for d in paid)})"
+        + (f" and {upgrade.returned.serial} returned to the mint" if upgrade else "")
+    ]
     if answer.stamped is not None:
-        lines.append(f"  ✓ {answer.stamped.title} ({answer.stamped.finish}) "
-                     f"{answer.stamped.serial}, stamped to you")
+        lines.append(
+            f"  ✓ {answer.stamped.title} ({answer.stamped.finish}) "
+            f"{answer.stamped.serial}, stamped to you"
+        )
     lines += [f"  change M{n.denomination} {n.serial}" for n in answer.change]
     lines += [f"  refund M{n.denomination} {n.serial}" for n in answer.refund]
     if answer.returned is not None:
-        lines.append(f"  ↩ {answer.returned.serial} back in your collection (issue "
-                     f"{answer.returned.issue}, issued again by the mint)")
+        lines.append(
+            f"  ↩ {answer.returned.serial} back in your collection (issue "
+            f"{answer.returned.issue}, issued again by the mint)"
+        )
     if answer.reason:
         lines.append(f"  reason: {answer.reason}")
     return data, lines
@@ -503,8 +563,10 @@ def _bought(answer: BuyAnswer, request: BuyRequest) -> tuple[dict[str, Any], lis
 def buy(args: argparse.Namespace) -> int:
     """Buy a single, or a finish upgrade, with notes (V.5, L-20)."""
     if args.upgrade is None and args.title is None:
-        raise WalletError("name the single to buy (cz buy TITLE) or the standard print to "
-                          "upgrade (cz buy --upgrade SERIAL --finish gilt)")
+        raise WalletError(
+            "name the single to buy (cz buy TITLE) or the standard print to "
+            "upgrade (cz buy --upgrade SERIAL --finish gilt)"
+        )
     if args.upgrade is None and args.finish is not None:
         raise WalletError("--finish goes with --upgrade SERIAL: singles are sold standard")
     with opened_wallet() as opened:
@@ -513,19 +575,26 @@ def buy(args: argparse.Namespace) -> int:
         )
     last = answers[-1]
     if last.outcome == "rejected":  # credited and saved (the fraud proofs kept): refused
-        raise WalletError(f"the purchase {last.purchase_id} was rejected: "
-                          f"{last.reason}; its fraud proofs are kept in your wallet")
+        raise WalletError(
+            f"the purchase {last.purchase_id} was rejected: "
+            f"{last.reason}; its fraud proofs are kept in your wallet"
+        )
     # A purchase kept from last time and rejected is shown beside the one asked for now.
     shown = [_bought(a, r) for a, r in zip(answers, requests, strict=True)]
-    emit(args, {"purchases": [d for d, _ in shown]},
-         "\n".join(line for _, lines in shown for line in lines))
+    emit(
+        args,
+        {"purchases": [d for d, _ in shown]},
+        "\n".join(line for _, lines in shown for line in lines),
+    )
     return 0
 
 
 def add_notes(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register ``cz notes`` (and ``cz notes claim``) and ``cz buy``."""
     notes = commands.add_parser(
-        "notes", parents=[JSON_FLAG], help="list your notes; claim notes for unstamped marks",
+        "notes",
+        parents=[JSON_FLAG],
+        help="list your notes; claim notes for unstamped marks",
         description=(
             "Notes are the league's currency (V.5): signed by its treasury, issued from a "
             "fixed set of 1,500,000 marks, traded like prints and spent on singles (cz buy). "
@@ -535,7 +604,9 @@ def add_notes(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     notes.set_defaults(handler=notes_list)
     sub = notes.add_subparsers(dest="notes_command", metavar="COMMAND")
     claim = sub.add_parser(
-        "claim", parents=[_JSON_AFTER], help="convert unstamped marks to notes (the faucet)",
+        "claim",
+        parents=[_JSON_AFTER],
+        help="convert unstamped marks to notes (the faucet)",
         description=(
             "Present MARKS of your unstamped marks to the pinned league's treasury and get "
             "notes for them, paying the published proof of work (a bar on a terminal). The "
@@ -546,13 +617,19 @@ def add_notes(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
             "and sent again by the next cz notes claim, never paid twice."
         ),
     )
-    claim.add_argument("marks", metavar="MARKS", nargs="?", type=_marks,
-                       help="how many unstamped marks to convert (default: the day's cap)")
+    claim.add_argument(
+        "marks",
+        metavar="MARKS",
+        nargs="?",
+        type=_marks,
+        help="how many unstamped marks to convert (default: the day's cap)",
+    )
     claim.set_defaults(handler=notes_claim)
 
     prices = ", ".join(f"{finish} M{price}" for finish, price in UPGRADE_PRICES.items())
     buy_parser = commands.add_parser(
-        "buy", parents=[JSON_FLAG],
+        "buy",
+        parents=[JSON_FLAG],
         help="buy a single, or a finish upgrade of a print you hold, with notes",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description=(
@@ -582,14 +659,22 @@ def add_notes(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
             "  cz buy --upgrade CZ-TALLY-0001 --finish holofoil --json"
         ),
     )
-    buy_parser.add_argument("title", metavar="TITLE", nargs="?",
-                            help="the single's title, e.g. Tally (with --upgrade: optional, "
-                                 "the print's own)")
-    buy_parser.add_argument("--upgrade", metavar="SERIAL",
-                            help="a standard print you hold, returned to the mint for the "
-                                 "same title in --finish")
-    buy_parser.add_argument("--finish", choices=sorted(UPGRADE_PRICES),
-                            help="the finish an upgrade buys (default: gilt)")
+    buy_parser.add_argument(
+        "title",
+        metavar="TITLE",
+        nargs="?",
+        help="the single's title, e.g. Tally (with --upgrade: optional, the print's own)",
+    )
+    buy_parser.add_argument(
+        "--upgrade",
+        metavar="SERIAL",
+        help="a standard print you hold, returned to the mint for the same title in --finish",
+    )
+    buy_parser.add_argument(
+        "--finish",
+        choices=sorted(UPGRADE_PRICES),
+        help="the finish an upgrade buys (default: gilt)",
+    )
     buy_parser.set_defaults(handler=buy)
 
 

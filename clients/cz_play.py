@@ -81,8 +81,12 @@ TABLES_DIR = "tables"
 QUIT = ("q", "quit", "leave")
 #: ``--json`` on a ``cz store`` subcommand, which leaves ``cz store --json buy ...`` as given.
 _SUB_JSON = argparse.ArgumentParser(add_help=False)
-_SUB_JSON.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
-                       help="print the result as one JSON document (for scripts)")
+_SUB_JSON.add_argument(
+    "--json",
+    action="store_true",
+    default=argparse.SUPPRESS,
+    help="print the result as one JSON document (for scripts)",
+)
 
 
 # -- small helpers ------------------------------------------------------------------------------
@@ -190,8 +194,9 @@ def campaign_view(campaign: Campaign) -> tuple[dict[str, Any], str]:
 
 def campaign_command(args: argparse.Namespace) -> int:
     """The campaign's record (from the public summary: no passphrase)."""
-    campaign = read_only(lambda summary: Campaign.from_json(summary["campaign"]),
-                         lambda wallet: wallet.campaign)
+    campaign = read_only(
+        lambda summary: Campaign.from_json(summary["campaign"]), lambda wallet: wallet.campaign
+    )
     data, text = campaign_view(campaign)
     emit(args, data, text)
     return 0
@@ -218,15 +223,18 @@ def _store_data(collection: Collection) -> dict[str, Any]:
 def store_list(args: argparse.Namespace) -> int:
     """The price list, what the player can pay, and their unstamped prints by index (from
     the public summary: no passphrase)."""
-    collection = read_only(lambda summary: Collection.from_json(summary["unstamped"]),
-                           lambda wallet: wallet.collection)
+    collection = read_only(
+        lambda summary: Collection.from_json(summary["unstamped"]), lambda wallet: wallet.collection
+    )
     data = _store_data(collection)
     lines = [f"you hold M{collection.marks} unstamped marks (V.5: spendable only here)", "singles:"]
     for rarity in Rarity:
         titles = data["titles"][rarity.value]
         lines.append(f"  M{SINGLE_PRICE[rarity]:<4} {rarity.value}: {', '.join(titles)}")
-    lines.append("finish upgrades (an unstamped print): " + ", ".join(
-        f"{f.value} M{p}" for f, p in UPGRADE_PRICE.items()))
+    lines.append(
+        "finish upgrades (an unstamped print): "
+        + ", ".join(f"{f.value} M{p}" for f, p in UPGRADE_PRICE.items())
+    )
     lines.append(f"a sealed bundle ({BUNDLE_PRINTS} prints): M{BUNDLE_PRICE}")
     if data["upgradable"]:
         lines.append("your prints that can be upgraded (cz store upgrade INDEX FINISH):")
@@ -243,13 +251,17 @@ def _title(text: str) -> str:
     return by_lower.get(text.strip().lower(), text)
 
 
-def _bought(args: argparse.Namespace, opened: Opened, before: Collection, what: str,
-            extra: dict[str, Any]) -> int:
+def _bought(
+    args: argparse.Namespace, opened: Opened, before: Collection, what: str, extra: dict[str, Any]
+) -> int:
     opened.save()
     after = opened.wallet.collection
     paid = before.marks - after.marks
-    emit(args, {"paid": paid, "marks": after.marks, **extra},
-         f"{what} for M{paid}; you hold M{after.marks} unstamped")
+    emit(
+        args,
+        {"paid": paid, "marks": after.marks, **extra},
+        f"{what} for M{paid}; you hold M{after.marks} unstamped",
+    )
     return 0
 
 
@@ -262,8 +274,9 @@ def store_buy(args: argparse.Namespace) -> int:
         after = store.buy_single(before, title)
         wallet.campaign = _with_collection(wallet.campaign, after)
         bought = after.prints[-1]
-        return _bought(args, opened, before, f"bought {bought.label()}",
-                       {"print": print_item(bought)})
+        return _bought(
+            args, opened, before, f"bought {bought.label()}", {"print": print_item(bought)}
+        )
 
 
 def store_upgrade(args: argparse.Namespace) -> int:
@@ -278,8 +291,9 @@ def store_upgrade(args: argparse.Namespace) -> int:
         after = store.upgrade(before, args.index - 1, Finish(args.finish))
         wallet.campaign = _with_collection(wallet.campaign, after)
         raised = after.prints[args.index - 1]
-        return _bought(args, opened, before, f"raised to {raised.label()}",
-                       {"print": print_item(raised)})
+        return _bought(
+            args, opened, before, f"raised to {raised.label()}", {"print": print_item(raised)}
+        )
 
 
 def store_bundle(args: argparse.Namespace) -> int:
@@ -289,9 +303,13 @@ def store_bundle(args: argparse.Namespace) -> int:
         before = wallet.collection
         after = store.buy_bundle(before)
         wallet.campaign = _with_collection(wallet.campaign, after)
-        return _bought(args, opened, before,
-                       f"bought a sealed bundle (you hold {after.bundles}; cz bundle open)",
-                       {"bundles": after.bundles})
+        return _bought(
+            args,
+            opened,
+            before,
+            f"bought a sealed bundle (you hold {after.bundles}; cz bundle open)",
+            {"bundles": after.bundles},
+        )
 
 
 def bundle_open(args: argparse.Namespace) -> int:
@@ -302,10 +320,16 @@ def bundle_open(args: argparse.Namespace) -> int:
         after, prints = store.open_bundle(wallet.collection, seed)
         wallet.campaign = _with_collection(wallet.campaign, after)
         opened.save()
-    lines = ["the bundle held:", *(f"  {p.label()}" for p in prints),
-             f"{after.bundles} sealed bundles left"]
-    emit(args, {"prints": [print_item(p) for p in prints], "bundles": after.bundles,
-                "seed": seed}, "\n".join(lines))
+    lines = [
+        "the bundle held:",
+        *(f"  {p.label()}" for p in prints),
+        f"{after.bundles} sealed bundles left",
+    ]
+    emit(
+        args,
+        {"prints": [print_item(p) for p in prints], "bundles": after.bundles, "seed": seed},
+        "\n".join(lines),
+    )
     return 0
 
 
@@ -415,8 +439,9 @@ class Person:
             screen.say(f"not a pattern ({exc.diagnostics()}): the drill fails")
             return DrillOutcome.FAILURE
         outcome = judge(pattern, answer, elapsed)
-        screen.say(f"drill {outcome.value} after {elapsed:.1f} s (the pattern was "
-                   f"{pattern.notation()})")
+        screen.say(
+            f"drill {outcome.value} after {elapsed:.1f} s (the pattern was {pattern.notation()})"
+        )
         return outcome
 
 
@@ -470,8 +495,13 @@ def play_table(state: State, seats: Sequence[Person | Seat]) -> Played:
         played.actions.append(format_action(state, action))
         before = state.clone()
         state.apply(action)
-        actor = "the drill" if player == CHANCE else (
-            "you" if isinstance(seats[player], Person) else getattr(seats[player], "name", "?"))
+        actor = (
+            "the drill"
+            if player == CHANCE
+            else (
+                "you" if isinstance(seats[player], Person) else getattr(seats[player], "name", "?")
+            )
+        )
         for seat in seats:
             if isinstance(seat, Person):
                 seat.last = Move(before, action, actor)
@@ -543,8 +573,10 @@ def play(args: argparse.Namespace) -> int:
         try:
             played = play_table(table.new_state(), seats)
         except Left:
-            screen.say("you left the table before its close: nothing is recorded or paid "
-                       "(docs/rulings.md L-19)")
+            screen.say(
+                "you left the table before its close: nothing is recorded or paid "
+                "(docs/rulings.md L-19)"
+            )
             return 0
         state = played.state
         verdict = state.verdict(you)
@@ -590,7 +622,9 @@ def add_play(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         for n, s in CHAIR_STRENGTH.items()
     )
     p = commands.add_parser(
-        "play", parents=[JSON_FLAG], help="play a table of the campaign in the terminal",
+        "play",
+        parents=[JSON_FLAG],
+        help="play a table of the campaign in the terminal",
         description=(
             "Play one table against the AI of a venue: the campaign's next table (default), a "
             "Chair of the Standing Table (--chair, IV.6) or a Registrar (--registrar, IV.5). "
@@ -609,22 +643,45 @@ def add_play(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         ),
     )
     venue = p.add_mutually_exclusive_group()
-    venue.add_argument("--chair", type=_chair_number, metavar="NAME",
-                       help="play Chair NAME (I..XII); it must be open (beat the one before)")
-    venue.add_argument("--registrar", type=_registrar_set, metavar="NAME",
-                       help="play the Registrar of a set: lettered, begotten, counted, sealed")
-    p.add_argument("--portfolio", metavar="T1,T2,...",
-                   help="your eight titles at a Registrar's table (default: your prints of the "
-                        "Assessor's thirteen first, then house copies, M-11)")
-    p.add_argument("--auto", type=_chair_number, nargs="?", const=AUTO_CHAIR, metavar="CHAIR",
-                   help=f"let this client's Chair (default {ROMAN[AUTO_CHAIR]}) play your seat, "
-                        "for scripts and demos")
-    p.add_argument("--seed", type=seed, metavar="N",
-                   help="the table's seed (deal, AIs, drills): the same seed, the same table")
+    venue.add_argument(
+        "--chair",
+        type=_chair_number,
+        metavar="NAME",
+        help="play Chair NAME (I..XII); it must be open (beat the one before)",
+    )
+    venue.add_argument(
+        "--registrar",
+        type=_registrar_set,
+        metavar="NAME",
+        help="play the Registrar of a set: lettered, begotten, counted, sealed",
+    )
+    p.add_argument(
+        "--portfolio",
+        metavar="T1,T2,...",
+        help="your eight titles at a Registrar's table (default: your prints of the "
+        "Assessor's thirteen first, then house copies, M-11)",
+    )
+    p.add_argument(
+        "--auto",
+        type=_chair_number,
+        nargs="?",
+        const=AUTO_CHAIR,
+        metavar="CHAIR",
+        help=f"let this client's Chair (default {ROMAN[AUTO_CHAIR]}) play your seat, "
+        "for scripts and demos",
+    )
+    p.add_argument(
+        "--seed",
+        type=seed,
+        metavar="N",
+        help="the table's seed (deal, AIs, drills): the same seed, the same table",
+    )
     p.set_defaults(handler=play)
 
     c = commands.add_parser(
-        "campaign", parents=[JSON_FLAG], help="your campaign: tables won, next table, rewards",
+        "campaign",
+        parents=[JSON_FLAG],
+        help="your campaign: tables won, next table, rewards",
         description=(
             "The campaign of Book IV: the clerks' base tables (settle three of four and the "
             "market seal breaks), the Assessor's market table, then the four Registrars and the "
@@ -635,7 +692,9 @@ def add_play(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     c.set_defaults(handler=campaign_command)
 
     s = commands.add_parser(
-        "store", parents=[JSON_FLAG], help="the offline store: prints, upgrades, bundles for marks",
+        "store",
+        parents=[JSON_FLAG],
+        help="the offline store: prints, upgrades, bundles for marks",
         description=(
             "The offline store (V.5): unstamped marks, earned at the tables, buy unstamped "
             "prints (singles by rarity M30/M60/M120/M240), finish upgrades (gilt M80, holofoil "
@@ -645,28 +704,49 @@ def add_play(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     )
     s.set_defaults(handler=store_list)
     sub = s.add_subparsers(dest="store_command", metavar="COMMAND")
-    buy = sub.add_parser("buy", parents=[_SUB_JSON], help="buy one unstamped print of TITLE",
-                         description="Buy one unstamped standard print of TITLE for marks.")
+    buy = sub.add_parser(
+        "buy",
+        parents=[_SUB_JSON],
+        help="buy one unstamped print of TITLE",
+        description="Buy one unstamped standard print of TITLE for marks.",
+    )
     buy.add_argument("title", metavar="TITLE", help="the certificate's title, e.g. Tally")
     buy.set_defaults(handler=store_buy)
     up = sub.add_parser(
-        "upgrade", parents=[_SUB_JSON], help="raise an unstamped print's finish",
-        description=("Raise the finish of your unstamped print INDEX (as cz store numbers "
-                     "them) to FINISH; priced by the finish reached (M-03)."),
+        "upgrade",
+        parents=[_SUB_JSON],
+        help="raise an unstamped print's finish",
+        description=(
+            "Raise the finish of your unstamped print INDEX (as cz store numbers "
+            "them) to FINISH; priced by the finish reached (M-03)."
+        ),
     )
     up.add_argument("index", type=int, metavar="INDEX", help="the print's number in cz store")
-    up.add_argument("finish", choices=[f.value for f in UPGRADE_PRICE], metavar="FINISH",
-                    help="gilt or holofoil")
+    up.add_argument(
+        "finish",
+        choices=[f.value for f in UPGRADE_PRICE],
+        metavar="FINISH",
+        help="gilt or holofoil",
+    )
     up.set_defaults(handler=store_upgrade)
-    bun = sub.add_parser("bundle", parents=[_SUB_JSON], help="buy a sealed bundle for M50",
-                         description="Buy one sealed bundle for unstamped marks (M-01).")
+    bun = sub.add_parser(
+        "bundle",
+        parents=[_SUB_JSON],
+        help="buy a sealed bundle for M50",
+        description="Buy one sealed bundle for unstamped marks (M-01).",
+    )
     bun.set_defaults(handler=store_bundle)
 
-    b = commands.add_parser("bundle", help="open your sealed bundles",
-                            description="Sealed bundles: earned at tables or bought for marks.")
+    b = commands.add_parser(
+        "bundle",
+        help="open your sealed bundles",
+        description="Sealed bundles: earned at tables or bought for marks.",
+    )
     bsub = b.add_subparsers(dest="bundle_command", required=True, metavar="COMMAND")
     opener = bsub.add_parser(
-        "open", parents=[JSON_FLAG], help="open one sealed bundle: three prints",
+        "open",
+        parents=[JSON_FLAG],
+        help="open one sealed bundle: three prints",
         description=(
             "Open one sealed bundle with a seed drawn from the OS: three unstamped prints, each "
             "rarity 50% common / 30% uncommon / 17% rare / 3% sealed and finish 70% standard / "
@@ -674,4 +754,3 @@ def add_play(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         ),
     )
     opener.set_defaults(handler=bundle_open)
-

@@ -119,15 +119,26 @@ def _pending(wallet: Wallet) -> tuple[dict[str, Any], list[str]]:
     finishes it (the same request sent again; nothing is paid twice)."""
     claim, buy = wallet.pending_claim, wallet.pending_buy
     data: dict[str, Any] = {
-        "pending_claim": None if claim is None else {
-            "request_id": claim.request_id, "marks": claim.marks, "time": claim.time,
+        "pending_claim": None
+        if claim is None
+        else {
+            "request_id": claim.request_id,
+            "marks": claim.marks,
+            "time": claim.time,
         },
-        "pending_buy": None if buy is None else {
-            "purchase_id": buy.purchase_id, "title": buy.title, "time": buy.time,
+        "pending_buy": None
+        if buy is None
+        else {
+            "purchase_id": buy.purchase_id,
+            "title": buy.title,
+            "time": buy.time,
             "finish": buy.upgrade.finish if buy.upgrade else "standard",
             "returned_print": buy.upgrade.returned.serial if buy.upgrade else None,
-            "paid": sum(c.certificate.denomination for c in buy.payment
-                        if isinstance(c.certificate, NoteCertificate)),
+            "paid": sum(
+                c.certificate.denomination
+                for c in buy.payment
+                if isinstance(c.certificate, NoteCertificate)
+            ),
             "paid_notes": [c.serial for c in buy.payment],
         },
     }
@@ -150,8 +161,9 @@ def _pending(wallet: Wallet) -> tuple[dict[str, Any], list[str]]:
             what, again = f"a purchase of {buy.title}", f"cz buy {buy.title}"
         else:  # the print returned left the collection with the request, as the notes did
             returned = buy.upgrade.returned.serial
-            what = (f"a {buy.upgrade.finish} upgrade of {buy.title}, {returned} returned to "
-                    "the mint,")
+            what = (
+                f"a {buy.upgrade.finish} upgrade of {buy.title}, {returned} returned to the mint,"
+            )
             again = f"cz buy --upgrade {returned} --finish {buy.upgrade.finish}"
         lines.append(
             f"  pending: {what} (purchase {buy.purchase_id}) sent at {_when(buy.time)}, not "
@@ -165,10 +177,16 @@ def collection_view(wallet: Wallet) -> tuple[dict[str, Any], str]:
     """``cz collection`` of ``wallet``: its ``--json`` document and its text."""
     address = address_of(wallet.public)
     pin = wallet.league
-    league = None if pin is None else {
-        "url": pin.url, "league": pin.manifest.league, "name": pin.manifest.name,
-        "root": address_of(pin.root),
-    }
+    league = (
+        None
+        if pin is None
+        else {
+            "url": pin.url,
+            "league": pin.manifest.league,
+            "name": pin.manifest.name,
+            "root": address_of(pin.root),
+        }
+    )
     notes = [
         {"serial": c.serial, "denomination": c.certificate.denomination}
         for c in wallet.notes.values()
@@ -191,39 +209,47 @@ def collection_view(wallet: Wallet) -> tuple[dict[str, Any], str]:
             for c in wallet.bound_prints.values()
             if isinstance(c.certificate, PrintCertificate)
         ],
-        "fraud_proof_list": [
-            {"says": p.describe(), "proof": p.to_wire()} for p in wallet.proofs
-        ],
+        "fraud_proof_list": [{"says": p.describe(), "proof": p.to_wire()} for p in wallet.proofs],
         "campaign": wallet.campaign.to_json()["record"],
         "pending_stamp": wallet.pending is not None,
     }
     pending, pending_lines = _pending(wallet)
     data.update(pending)
     lines = [
-        f"{address}  " + (
+        f"{address}  "
+        + (
             f"league {pin.manifest.name!r} at {pin.url} (root {address_of(pin.root)})"
-            if pin else "no league set (cz league set URL)"
+            if pin
+            else "no league set (cz league set URL)"
         ),
         summary_text(wallet),
     ]
     if wallet.campaign.record:  # wins, losses and Balances apart, never added (IV.6)
-        lines.append("campaign: " + ", ".join(
-            f"{venue.name} {t.wins} won, {t.losses} lost, {t.balances} Balanced"
-            for venue, t in wallet.campaign.record
-        ))
-    for p in sorted(wallet.collection.prints, key=lambda p: (not p.stamped, p.title,
-                                                             p.serial or "")):
+        lines.append(
+            "campaign: "
+            + ", ".join(
+                f"{venue.name} {t.wins} won, {t.losses} lost, {t.balances} Balanced"
+                for venue, t in wallet.campaign.record
+            )
+        )
+    for p in sorted(
+        wallet.collection.prints, key=lambda p: (not p.stamped, p.title, p.serial or "")
+    ):
         lines.append(f"  {p.label()}")
     for note in notes:
         lines.append(f"  ✓ M{note['denomination']} note {note['serial']}")
     for note in bound:
-        lines.append(f"  ⇢ M{note['denomination']} note {note['serial']}, bound to the "
-                     "treasury: its hop there is signed (a rejected purchase); cz buy pays "
-                     "it first")
+        lines.append(
+            f"  ⇢ M{note['denomination']} note {note['serial']}, bound to the "
+            "treasury: its hop there is signed (a rejected purchase); cz buy pays "
+            "it first"
+        )
     for item in data["bound_prints"]:
-        lines.append(f"  ⇢ {item['title']} {item['serial']}, bound to the mint: its hop there "
-                     f"is signed (a rejected upgrade); cz buy --upgrade {item['serial']} "
-                     "returns it")
+        lines.append(
+            f"  ⇢ {item['title']} {item['serial']}, bound to the mint: its hop there "
+            f"is signed (a rejected upgrade); cz buy --upgrade {item['serial']} "
+            "returns it"
+        )
     for proof in wallet.proofs:
         lines.append(f"  fraud proof: {proof.describe()}")
     lines += pending_lines

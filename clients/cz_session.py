@@ -138,14 +138,14 @@ def public_summary() -> dict[str, Any] | None:
     the wallet). Says so on stderr, in one line, when it is used."""
     summary = current(WalletHome.default())  # replaced whole, and checked against the wallet
     if summary is not None:
-        sys.stderr.write("(from the public summary of your wallet as of its last save: "
-                         "no passphrase needed)\n")
+        sys.stderr.write(
+            "(from the public summary of your wallet as of its last save: no passphrase needed)\n"
+        )
         sys.stderr.flush()
     return summary
 
 
-def read_only(from_summary: Callable[[dict[str, Any]], T], from_wallet: Callable[[Wallet], T]
-              ) -> T:
+def read_only(from_summary: Callable[[dict[str, Any]], T], from_wallet: Callable[[Wallet], T]) -> T:
     """What a command that only reads shows: taken from the public summary when there is a
     current one (no passphrase), else from the opened wallet."""
     summary = public_summary()

@@ -59,9 +59,14 @@ RULES = (
     "I.10 The Balance, Book IV for the tables, and 'A worked table' at its end.",
 )
 
-_BOOK = {CardSet.BASE: "I.4", CardSet.FOLDED: "Book II", CardSet.LETTERED: "Book III, Set II",
-         CardSet.BEGOTTEN: "Book III, Set III", CardSet.COUNTED: "Book III, Set IV",
-         CardSet.SEALED: "Book III, Set V"}
+_BOOK = {
+    CardSet.BASE: "I.4",
+    CardSet.FOLDED: "Book II",
+    CardSet.LETTERED: "Book III, Set II",
+    CardSet.BEGOTTEN: "Book III, Set III",
+    CardSet.COUNTED: "Book III, Set IV",
+    CardSet.SEALED: "Book III, Set V",
+}
 
 
 def _guide() -> str:
@@ -77,7 +82,7 @@ def _section(heading: re.Pattern[str]) -> list[str]:
     for i, line in enumerate(lines):
         if heading.match(line):
             body: list[str] = []
-            for text in lines[i + 1:]:
+            for text in lines[i + 1 :]:
                 if text.startswith("#") or text.strip() == "---":
                     break
                 body.append(text)
@@ -99,22 +104,30 @@ def card_lines(text: str) -> list[str]:
         return [f"no certificate is named {text.strip()!r} (cz store lists every title)"]
     cert = BY_NAME[name]
     where = _BOOK[cert.card_set]
-    lines = [f"{name}: cost {cert.cost}, {cert.card_set.value} set "
-             f"({SET_RARITY[cert.card_set].value}), docs/rules.md {where}"]
-    power = next(((kind, section) for kind, (title, section) in POWER_OF.items()
-                  if T.NAMES[title] == name), None)
+    lines = [
+        f"{name}: cost {cert.cost}, {cert.card_set.value} set "
+        f"({SET_RARITY[cert.card_set].value}), docs/rules.md {where}"
+    ]
+    power = next(
+        ((kind, section) for kind, (title, section) in POWER_OF.items() if T.NAMES[title] == name),
+        None,
+    )
     if power is not None and power[1].startswith("I.7 "):  # one of the base six's
         action = power[1].removeprefix("I.7 ")
-        lines.append(f"  power: the action {action.lower()} while it stands face up in your "
-                     f"chain (docs/rules.md I.7 {action}):")
+        lines.append(
+            f"  power: the action {action.lower()} while it stands face up in your "
+            f"chain (docs/rules.md I.7 {action}):"
+        )
         text_of = _section(re.compile(rf"^#### I\.7 {action}\b"))
     elif cert.card_set is CardSet.BASE:
         lines.append("  no power: it is simply worth its weight (docs/rules.md I.4)")
         text_of = []
     else:
         if power is not None:
-            lines.append(f"  power: an action of its own, notation '{A.KIND_NAMES[power[0]]} "
-                         "...' (docs/formats.md)")
+            lines.append(
+                f"  power: an action of its own, notation '{A.KIND_NAMES[power[0]]} "
+                "...' (docs/formats.md)"
+            )
         text_of = _section(re.compile(rf"^#### {re.escape(name.upper())} — {cert.cost}\b"))
     lines.extend("  " + " ".join(re.sub(r"[*`]", "", p).split()) for p in text_of)
     return lines
@@ -133,8 +146,9 @@ class Move:
 
 
 def _names(state: State, cards: list[int], faces: bool = False) -> str:
-    shown = [state.title_of(c) if not faces or state.up[c] else f"({state.title_of(c)})"
-             for c in cards]
+    shown = [
+        state.title_of(c) if not faces or state.up[c] else f"({state.title_of(c)})" for c in cards
+    ]
     return " · ".join(shown) or "-"
 
 
@@ -162,21 +176,26 @@ def why_lines(move: Move | None, seats: tuple[str, str]) -> list[str]:
     before = move.before
     after = before.clone()
     after.apply(move.action)
-    lines = [f"{move.actor} played '{format_action(before, move.action)}' on turn "
-             f"{before.turn + 1} ({_rule_of(move.action)}); what it changed:"]
+    lines = [
+        f"{move.actor} played '{format_action(before, move.action)}' on turn "
+        f"{before.turn + 1} ({_rule_of(move.action)}); what it changed:"
+    ]
     for seat in (0, 1):
-        for what, cards, faces in (("chain", "chains", True), ("hand", "hands", False),
-                                   ("spoils", "spoils", False)):
+        for what, cards, faces in (
+            ("chain", "chains", True),
+            ("hand", "hands", False),
+            ("spoils", "spoils", False),
+        ):
             b = _names(before, getattr(before, cards)[seat], faces)
             a = _names(after, getattr(after, cards)[seat], faces)
             if a != b:
                 lines.append(f"  {_of(seats[seat])} {what}: {b}  →  {a}")
         if before.hoards[seat] != after.hoards[seat]:
-            lines.append(f"  {_of(seats[seat])} hoard: {before.hoards[seat]} → "
-                         f"{after.hoards[seat]}")
+            lines.append(
+                f"  {_of(seats[seat])} hoard: {before.hoards[seat]} → {after.hoards[seat]}"
+            )
     if before.market != after.market:
-        lines.append(f"  market: {_names(before, before.market)}  →  "
-                     f"{_names(after, after.market)}")
+        lines.append(f"  market: {_names(before, before.market)}  →  {_names(after, after.market)}")
     if before.hostage != after.hostage:
         old = before.title_of(before.hostage) if before.hostage >= 0 else "none"
         new = after.title_of(after.hostage) if after.hostage >= 0 else "none"
@@ -188,9 +207,14 @@ def why_lines(move: Move | None, seats: tuple[str, str]) -> list[str]:
     cb, ca = before.columns(), after.columns()
     for seat in (0, 1):
         if cb[seat] != ca[seat]:
-            lines.append(f"  {_of(seats[seat])} columns: " + ", ".join(
-                f"{n} {x}→{y}" for n, x, y in zip(COLUMNS, cb[seat], ca[seat], strict=True)
-                if x != y))
+            lines.append(
+                f"  {_of(seats[seat])} columns: "
+                + ", ".join(
+                    f"{n} {x}→{y}"
+                    for n, x, y in zip(COLUMNS, cb[seat], ca[seat], strict=True)
+                    if x != y
+                )
+            )
     pending = to_json(after)["pending"]
     if pending is not None:
         lines.append(f"  a {pending['step']} now waits on a decision")
@@ -206,8 +230,10 @@ def verdict_lines(state: State, seats: tuple[str, str]) -> list[str]:
     """Both sides' columns, who takes each and why the table ended as it did (I.9, I.10)."""
     r = reckon(state)
     width = max(len(s) for s in seats)
-    lines = ["the columns at the close (docs/rules.md I.9):",
-             f"  {'':{width}}  Substance  Form  Holdings"]
+    lines = [
+        "the columns at the close (docs/rules.md I.9):",
+        f"  {'':{width}}  Substance  Form  Holdings",
+    ]
     for seat in (0, 1):
         s, f, h = r.columns[seat]
         lines.append(f"  {seats[seat]:{width}}  {s:>9}  {f:>4}  {h:>8}")
@@ -224,15 +250,19 @@ def verdict_lines(state: State, seats: tuple[str, str]) -> list[str]:
     lines.append("  " + "; ".join(taken))
     wins = (r.takers.count(0), r.takers.count(1))
     if r.verdicts[0] is Verdict.BALANCE:
-        lines.append(f"a Balance: columns taken {seats[0]} {wins[0]}, {seats[1]} {wins[1]}; "
-                     "neither takes two, so the table is Balanced, its own verdict "
-                     "(docs/rules.md I.9, I.10)")
+        lines.append(
+            f"a Balance: columns taken {seats[0]} {wins[0]}, {seats[1]} {wins[1]}; "
+            "neither takes two, so the table is Balanced, its own verdict "
+            "(docs/rules.md I.9, I.10)"
+        )
     else:
         winner = 0 if r.verdicts[0] is Verdict.WIN else 1
         words = ("none", "one", "two", "three")
-        lines.append(f"{seats[winner]} win{'' if seats[winner] == 'you' else 's'} the table: "
-                     f"{words[wins[winner]]} columns of three to {words[wins[1 - winner]]} "
-                     "(docs/rules.md I.9: two or three columns win)")
+        lines.append(
+            f"{seats[winner]} win{'' if seats[winner] == 'you' else 's'} the table: "
+            f"{words[wins[winner]]} columns of three to {words[wins[1 - winner]]} "
+            "(docs/rules.md I.9: two or three columns win)"
+        )
     return lines
 
 
@@ -261,8 +291,7 @@ def _latest() -> str:
     tables = WalletHome.default().directory / "tables"
     records = sorted(tables.glob("*.json")) if tables.is_dir() else []
     if not records:
-        raise DecodeError(f"no RECORD named and none kept in {tables} "
-                          "(cz table replay --help)")
+        raise DecodeError(f"no RECORD named and none kept in {tables} (cz table replay --help)")
     return str(records[-1])
 
 

@@ -68,8 +68,10 @@ def send(args: argparse.Namespace) -> int:
     with opened_wallet() as opened:
         held = opened.wallet.held_chains(serials, to.public_key)
         if args.offline:
-            sys.stderr.write("cz: warning: sent without asking the notary who holds them "
-                             "(--offline): the receiver's import will be the check\n")
+            sys.stderr.write(
+                "cz: warning: sent without asking the notary who holds them "
+                "(--offline): the receiver's import will be the check\n"
+            )
         else:  # L-23: never sign away what the notary records gone from this key
             for record in asyncio.run(_records_at(pinned(opened.wallet), held)):
                 if record.moved or record.differs is not None:
@@ -92,8 +94,7 @@ def send(args: argparse.Namespace) -> int:
         emit(args, {**data, "slip": text}, text)
     else:
         sys.stdout.write(text)
-        sys.stderr.write(f"{what}: they have left your wallet; hand the slip over by any "
-                         "channel\n")
+        sys.stderr.write(f"{what}: they have left your wallet; hand the slip over by any channel\n")
     return 0
 
 
@@ -174,14 +175,23 @@ def import_slip(args: argparse.Namespace) -> int:
         wallet.seen = registry
         wallet.admit(chains)
         opened.save()
-    senders = sorted({address_of(PublicKey.from_text(c.endorsements[-1].from_)) for c in chains
-                      if c.endorsements})
+    senders = sorted(
+        {
+            address_of(PublicKey.from_text(c.endorsements[-1].from_))
+            for c in chains
+            if c.endorsements
+        }
+    )
     items = [c.serial for c in chains]
     notarized = "not notarized (--offline)" if recorded is None else "notarized"
     emit(
         args,
-        {"admitted": items, "from": senders, "notarized": recorded is not None,
-         "recorded": recorded},
+        {
+            "admitted": items,
+            "from": senders,
+            "notarized": recorded is not None,
+            "recorded": recorded,
+        },
         f"admitted {plural(len(items), 'item')} from {', '.join(senders)}, {notarized}:\n"
         + "\n".join(f"  ✓ {s}" for s in items),
     )
@@ -204,15 +214,21 @@ def sync(args: argparse.Namespace) -> int:
     lines = [f"  {r.chain.serial} left this wallet: {r.says()}" for r in gone]
     lines += [f"  {r.chain.serial} is kept, but {r.says()}: cz send refuses it" for r in differ]
     count = plural(len(records), "item")
-    head = (f"checked {count} with the notary: {len(gone)} sent on from this key since, "
-            "gone from this wallet:" if gone else
-            f"checked {count} with the notary: up to date, nothing was sent on since")
+    head = (
+        f"checked {count} with the notary: {len(gone)} sent on from this key since, "
+        "gone from this wallet:"
+        if gone
+        else f"checked {count} with the notary: up to date, nothing was sent on since"
+    )
     emit(
         args,
-        {"checked": len(records),
-         "left": [{"serial": r.chain.serial, "hop": r.moved[-1].hop, "holder": r.holder}
-                  for r in gone],
-         "differs": [{"serial": r.chain.serial, "hop": r.differs} for r in differ]},
+        {
+            "checked": len(records),
+            "left": [
+                {"serial": r.chain.serial, "hop": r.moved[-1].hop, "holder": r.holder} for r in gone
+            ],
+            "differs": [{"serial": r.chain.serial, "hop": r.differs} for r in differ],
+        },
         "\n".join([head, *lines]),
     )
     return 0
@@ -221,7 +237,9 @@ def sync(args: argparse.Namespace) -> int:
 def add_trade(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register ``cz send`` and ``cz import``."""
     send_parser = commands.add_parser(
-        "send", parents=[JSON_FLAG], help="endorse stamped prints to a ledger card: a slip",
+        "send",
+        parents=[JSON_FLAG],
+        help="endorse stamped prints to a ledger card: a slip",
         description=(
             "Endorse each ITEM (the serial of a stamped print you hold) to the key on CARD "
             "(their ledger card, a file or -) and write the slip (stdout, or --out FILE). "
@@ -232,18 +250,22 @@ def add_trade(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
             "nothing signed (cz sync lets it go); --offline skips the question (L-23)."
         ),
     )
-    send_parser.add_argument("--to", required=True, metavar="CARD",
-                             help="the receiver's ledger card (a file, or -)")
+    send_parser.add_argument(
+        "--to", required=True, metavar="CARD", help="the receiver's ledger card (a file, or -)"
+    )
     send_parser.add_argument("items", nargs="+", metavar="ITEM", help="serials to send")
     send_parser.add_argument("--out", metavar="FILE", help="write the slip to FILE")
     send_parser.add_argument(
-        "--offline", action="store_true",
+        "--offline",
+        action="store_true",
         help="sign without asking the notary (warned: the receiver's import is the check)",
     )
     send_parser.set_defaults(handler=send)
 
     imp = commands.add_parser(
-        "import", parents=[JSON_FLAG], help="verify a slip and admit what it sends you",
+        "import",
+        parents=[JSON_FLAG],
+        help="verify a slip and admit what it sends you",
         description=(
             "Verify SLIP (a file, or -) offline against the pinned league's manifest: the "
             "mint's signature and every endorsement hop, each chain ending at your key; "
@@ -255,12 +277,17 @@ def add_trade(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
         ),
     )
     imp.add_argument("slip", metavar="SLIP", help="the slip's file, or -")
-    imp.add_argument("--offline", action="store_true",
-                     help="admit on offline verification alone, without the notary")
+    imp.add_argument(
+        "--offline",
+        action="store_true",
+        help="admit on offline verification alone, without the notary",
+    )
     imp.set_defaults(handler=import_slip)
 
     sync_parser = commands.add_parser(
-        "sync", parents=[JSON_FLAG], help="let go of what the notary records sent on since",
+        "sync",
+        parents=[JSON_FLAG],
+        help="let go of what the notary records sent on since",
         description=(
             "Bring this wallet up to date with the league's notary: every print or note "
             "it records sent on from your key since this wallet's save code was written "
@@ -271,4 +298,3 @@ def add_trade(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
         ),
     )
     sync_parser.set_defaults(handler=sync)
-

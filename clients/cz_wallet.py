@@ -54,8 +54,16 @@ def key_strike(args: argparse.Namespace) -> int:
     if retired is not None:
         text += f" (the replaced wallet's save code is kept in {retired})"
     text += "\nwrite a save code tonight (cz save --out FILE) and keep it with the passphrase"
-    emit(args, {"address": address, "key": wallet.public.to_text(), "home": str(home.path),
-                "replaced": None if retired is None else str(retired)}, text)
+    emit(
+        args,
+        {
+            "address": address,
+            "key": wallet.public.to_text(),
+            "home": str(home.path),
+            "replaced": None if retired is None else str(retired),
+        },
+        text,
+    )
     return 0
 
 
@@ -136,16 +144,24 @@ def load(args: argparse.Namespace) -> int:
     text = f"loaded {address}: {summary_text(wallet)}"
     if retired is not None:
         text += f"\nthe replaced wallet's save code is kept in {retired}"
-    emit(args, {"address": address, "home": str(home.path),
-                "replaced": None if retired is None else str(retired), **summary(wallet)},
-         text)
+    emit(
+        args,
+        {
+            "address": address,
+            "home": str(home.path),
+            "replaced": None if retired is None else str(retired),
+            **summary(wallet),
+        },
+        text,
+    )
     return 0
 
 
 def collection(args: argparse.Namespace) -> int:
     """List what the wallet holds (from the public summary: no passphrase)."""
-    data, text = read_only(lambda summary: (summary["collection"], summary["collection_text"]),
-                           collection_view)
+    data, text = read_only(
+        lambda summary: (summary["collection"], summary["collection_text"]), collection_view
+    )
     emit(args, data, text)
     return 0
 
@@ -153,13 +169,17 @@ def collection(args: argparse.Namespace) -> int:
 def card(args: argparse.Namespace) -> int:
     """Print my ledger card: my public key and address, nothing else (V.6); from the public
     summary, with no passphrase."""
-    my_card = read_only(lambda summary: LedgerCard.from_armor(summary["card"]),
-                        lambda wallet: wallet.card)
+    my_card = read_only(
+        lambda summary: LedgerCard.from_armor(summary["card"]), lambda wallet: wallet.card
+    )
     text = my_card.to_armor()
     if args.out is not None:
         Path(args.out).write_text(text, encoding="ascii")
-        emit(args, {"address": my_card.address, "key": my_card.key, "file": args.out},
-             f"ledger card of {my_card.address} written to {args.out}")
+        emit(
+            args,
+            {"address": my_card.address, "key": my_card.key, "file": args.out},
+            f"ledger card of {my_card.address} written to {args.out}",
+        )
         return 0
     if args.json:
         emit(args, {"address": my_card.address, "key": my_card.key, "card": text}, text)
@@ -171,13 +191,17 @@ def card(args: argparse.Namespace) -> int:
 def add_wallet(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register ``cz key``, ``cz save``, ``cz load``, ``cz collection`` and ``cz card``."""
     key = commands.add_parser(
-        "key", help="strike or show your ledger key (your account)",
+        "key",
+        help="strike or show your ledger key (your account)",
         description="Your ledger key is your account (V.2): struck here, no signup, no server.",
     )
     sub = key.add_subparsers(dest="key_command", required=True, metavar="COMMAND")
     strike = sub.add_parser(
-        "strike", parents=[JSON_FLAG], help="strike a new key and a new, empty wallet",
-        description=WARNING + (
+        "strike",
+        parents=[JSON_FLAG],
+        help="strike a new key and a new, empty wallet",
+        description=WARNING
+        + (
             "\nStrikes a new Ed25519 key and makes a new, empty wallet around it, sealed "
             "under the passphrase you choose (typed twice, or CZ_PASSPHRASE for a script). "
             "An existing wallet is never replaced without --replace."
@@ -185,18 +209,23 @@ def add_wallet(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     strike.add_argument(
-        "--replace", action="store_true",
+        "--replace",
+        action="store_true",
         help="replace the wallet already here (its save code is kept under replaced/)",
     )
     strike.set_defaults(handler=key_strike)
     show = sub.add_parser(
-        "show", parents=[JSON_FLAG], help="print your address and public key",
+        "show",
+        parents=[JSON_FLAG],
+        help="print your address and public key",
         description="Your address (CZ-XXXX-XXXX-XXXX, a short checked id) and public key.",
     )
     show.set_defaults(handler=key_show)
 
     save_parser = commands.add_parser(
-        "save", parents=[JSON_FLAG], help="write a fresh save code (to stdout or --out FILE)",
+        "save",
+        parents=[JSON_FLAG],
+        help="write a fresh save code (to stdout or --out FILE)",
         description=(
             "A save code is plain text holding your whole world (V.3): progress, collection, "
             "notes, seen-registry and your key, sealed under your passphrase (argon2id + "
@@ -208,7 +237,9 @@ def add_wallet(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     save_parser.set_defaults(handler=save)
 
     load_parser = commands.add_parser(
-        "load", parents=[JSON_FLAG], help="make a save code this device's wallet",
+        "load",
+        parents=[JSON_FLAG],
+        help="make a save code this device's wallet",
         description=(
             "Open CODE (a file, or - for stdin) with its passphrase and keep it as this "
             "device's wallet. Two devices are two loads of one code (V.3). A wrong "
@@ -217,13 +248,16 @@ def add_wallet(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     load_parser.add_argument("code", metavar="CODE", help="the save code's file, or -")
     load_parser.add_argument(
-        "--replace", action="store_true",
+        "--replace",
+        action="store_true",
         help="replace the wallet already here (its save code is kept under replaced/)",
     )
     load_parser.set_defaults(handler=load)
 
     coll = commands.add_parser(
-        "collection", parents=[JSON_FLAG], help="list your prints, marks, notes and proofs",
+        "collection",
+        parents=[JSON_FLAG],
+        help="list your prints, marks, notes and proofs",
         description=(
             "Every print you hold: stamped ✓ with its serial (tradable), unstamped ⧗ "
             "(playable, not tradable until stamped); unstamped marks, bundles, notes, "
@@ -234,9 +268,11 @@ def add_wallet(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     coll.set_defaults(handler=collection)
 
     card_parser = commands.add_parser(
-        "card", parents=[JSON_FLAG], help="print your ledger card, to be sent prints",
+        "card",
+        parents=[JSON_FLAG],
+        help="print your ledger card, to be sent prints",
         description=(
-            "Your ledger card (V.6 \"Copy my ledger card\"): your public key and address, "
+            'Your ledger card (V.6 "Copy my ledger card"): your public key and address, '
             "nothing secret. Send it to whoever sends you prints: they endorse to it."
         ),
     )

@@ -109,18 +109,23 @@ class NotaryRecord:
         if self.moved:
             return address_of(PublicKey.from_text(self.moved[-1].to))
         last = self.chain.endorsements
-        return address_of(PublicKey.from_text(last[-1].to if last else
-                                              self.chain.certificate.issued_to))
+        return address_of(
+            PublicKey.from_text(last[-1].to if last else self.chain.certificate.issued_to)
+        )
 
     def says(self) -> str:
         """One clause for a person: where the record has the item."""
         if self.moved:
             first = self.moved[0]
-            return (f"the notary records {self.chain.serial} sent on at hop {first.hop} "
-                    f"(to {address_of(PublicKey.from_text(first.to))}), now held by "
-                    f"{self.holder}")
-        return (f"the notary records another endorsement of {self.chain.serial} at hop "
-                f"{self.differs} than this chain's")
+            return (
+                f"the notary records {self.chain.serial} sent on at hop {first.hop} "
+                f"(to {address_of(PublicKey.from_text(first.to))}), now held by "
+                f"{self.holder}"
+            )
+        return (
+            f"the notary records another endorsement of {self.chain.serial} at hop "
+            f"{self.differs} than this chain's"
+        )
 
 
 def notary_record(chain: Chain, life: Provenance, manifest: LeagueManifest) -> NotaryRecord:
@@ -325,8 +330,9 @@ class Wallet:
         held = self.prints.get(serial) or self.notes.get(serial)
         if held is None or held != record.chain or not record.moved:
             raise WalletError(f"{serial} is not held here as the notary's record was read")
-        self.seen.admit(Chain(certificate=held.certificate,
-                              endorsements=(*held.endorsements, *record.moved)))
+        self.seen.admit(
+            Chain(certificate=held.certificate, endorsements=(*held.endorsements, *record.moved))
+        )
         self.release([serial])
 
     def _not_held(self, serial: str) -> str:
@@ -342,8 +348,10 @@ class Wallet:
         chains that end where this wallet has seen the item move on since (an old slip of an
         item sent away: held again, it would be signed away twice, L-05)."""
         for chain in chains:
-            if chain.serial in self.prints or chain.serial in self.notes or (
-                chain.serial in self.bound or chain.serial in self.bound_prints
+            if (
+                chain.serial in self.prints
+                or chain.serial in self.notes
+                or (chain.serial in self.bound or chain.serial in self.bound_prints)
             ):
                 raise WalletError(f"{chain.serial} is already in this wallet")
             moved = self.seen.after(chain)
@@ -405,8 +413,17 @@ class Wallet:
     @classmethod
     def from_payload(cls, data: dict[str, Any]) -> Wallet:
         """Read a payload back strictly; a wallet whose parts disagree is refused."""
-        keys = {"format", "key", "campaign", "prints", "notes", "seen", "fraud_proofs",
-                "league", "pending_stamp"}
+        keys = {
+            "format",
+            "key",
+            "campaign",
+            "prints",
+            "notes",
+            "seen",
+            "fraud_proofs",
+            "league",
+            "pending_stamp",
+        }
         if data.get("format") != FORMAT:
             raise SchemaError(f"this save code is not a {FORMAT} wallet")
         # Codes sealed before the treasury's commands, and before bound items, still read.
@@ -468,8 +485,9 @@ def _list(value: object, what: str) -> list[Any]:
     return value
 
 
-def _chains(value: object, what: str, kind: type[PrintCertificate | NoteCertificate]
-            ) -> dict[str, Chain]:
+def _chains(
+    value: object, what: str, kind: type[PrintCertificate | NoteCertificate]
+) -> dict[str, Chain]:
     chains: dict[str, Chain] = {}
     for item in _list(value, what):
         chain = Chain.from_wire(item)

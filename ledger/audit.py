@@ -113,7 +113,9 @@ from ledger.wire import MAX_SAFE_INTEGER, hash_text
 AUDITED_SERVICES = ("mint", "treasury", "notary")
 #: Each audited service's event types.
 SERVICE_EVENTS: dict[str, Mapping[str, type[EventBody]]] = {
-    "mint": MINT_EVENTS, "treasury": TREASURY_EVENTS, "notary": NOTARY_EVENTS,
+    "mint": MINT_EVENTS,
+    "treasury": TREASURY_EVENTS,
+    "notary": NOTARY_EVENTS,
 }
 #: The services of a manifest that witness each other's logs (each cosigns the others').
 WITNESSES = ("mint", "treasury", "notary")
@@ -418,19 +420,25 @@ def _canonical(value: Any) -> bytes:
     return data
 
 
-
 def _check_return_event(log: _Log, fact: Returned, stream: str, to: str, issuer: str) -> None:
     """A return (of a note to the treasury, or a print to the mint) recorded where its
     issuer's log records one (issue n's return is version 2n of the item's stream), carrying
     a valid endorsement of that item to the issuer's key."""
     n = fact.issue
     if fact.stream != stream or fact.version != 2 * n:
-        raise log.fail(fact.seq, f"the return of issue {n} of {fact.serial} is recorded as "
-                                 f"version {fact.version} of stream {fact.stream!r}, not "
-                                 f"version {2 * n} of {stream!r}")
+        raise log.fail(
+            fact.seq,
+            f"the return of issue {n} of {fact.serial} is recorded as "
+            f"version {fact.version} of stream {fact.stream!r}, not "
+            f"version {2 * n} of {stream!r}",
+        )
     if fact.endorsed != fact.serial or fact.to != to or not fact.signed:
-        raise log.fail(fact.seq, f"the return of {fact.serial} does not carry a valid "
-                                 f"endorsement of it to the {issuer}'s key")
+        raise log.fail(
+            fact.seq,
+            f"the return of {fact.serial} does not carry a valid "
+            f"endorsement of it to the {issuer}'s key",
+        )
+
 
 _FROM_URL = bytes.maketrans(b"-_", b"+/")
 _TO_URL = bytes.maketrans(b"+/", b"-_")
@@ -494,9 +502,14 @@ def _fast(setup: _Setup, service: str, key: PublicKey, raw: Any) -> _Pending:
     seq, stream, version = raw["seq"], raw["stream"], raw["stream_version"]
     kind, body, at = raw["type"], raw["body"], raw["recorded_at"]
     if not (
-        type(seq) is int and 0 <= seq <= MAX_SAFE_INTEGER and type(stream) is str
-        and type(version) is int and 1 <= version <= MAX_SAFE_INTEGER and type(body) is dict
-        and type(at) is str and _AT.fullmatch(at)
+        type(seq) is int
+        and 0 <= seq <= MAX_SAFE_INTEGER
+        and type(stream) is str
+        and type(version) is int
+        and 1 <= version <= MAX_SAFE_INTEGER
+        and type(body) is dict
+        and type(at) is str
+        and _AT.fullmatch(at)
     ):
         raise _Slow
     fast = _FAST.get(kind) if type(kind) is str else None
@@ -508,10 +521,16 @@ def _fast(setup: _Setup, service: str, key: PublicKey, raw: Any) -> _Pending:
         parsed = model.model_validate(body)  # strict, as from_wire; its errors go slow
     except (ValueError, LedgerError):
         raise _Slow from None
-    leaf = _EVENT_TAG + _canonical({
-        "body": body, "recorded_at": at, "seq": seq, "stream": stream,
-        "stream_version": version, "type": kind,
-    })
+    leaf = _EVENT_TAG + _canonical(
+        {
+            "body": body,
+            "recorded_at": at,
+            "seq": seq,
+            "stream": stream,
+            "stream_version": version,
+            "type": kind,
+        }
+    )
     digest = hashlib.sha256(b"\x00" + leaf).digest()
     if binascii.b2a_base64(digest, newline=False).decode("ascii") != raw["leaf_hash"]:
         raise _Slow
@@ -527,27 +546,36 @@ def _reference(setup: _Setup, service: str, key: PublicKey, item: FeedEvent) -> 
     """The facts of one served event by the protocol's own code (raises on a violation)."""
     event = item.verified(key)
     body = parse_event(event, SERVICE_EVENTS[service])
-    signed = (body.certificate.signing_bytes
-              if isinstance(body, PrintStamped | PrintReissued | NoteIssued)
-              else body.endorsement.signing_bytes
-              if isinstance(body, HopRecorded | NoteReturned | PrintReturned) else b"")
+    signed = (
+        body.certificate.signing_bytes
+        if isinstance(body, PrintStamped | PrintReissued | NoteIssued)
+        else body.endorsement.signing_bytes
+        if isinstance(body, HopRecorded | NoteReturned | PrintReturned)
+        else b""
+    )
     day = event.recorded_at.astimezone(UTC).date().isoformat()
-    return _facts(setup, event.seq, event.stream, event.stream_version, day, event.leaf_hash,
-                  body, signed)
+    return _facts(
+        setup, event.seq, event.stream, event.stream_version, day, event.leaf_hash, body, signed
+    )
 
 
 def _verifies(key: PublicKey, signing: bytes, sig: str) -> bool:
     try:
-        key.verify_raw(signing, binascii.a2b_base64(sig.encode("ascii").translate(_FROM_URL)
-                                                    + b"=="))
+        key.verify_raw(
+            signing, binascii.a2b_base64(sig.encode("ascii").translate(_FROM_URL) + b"==")
+        )
     except (BadSignatureError, binascii.Error, ValueError):
         return False
     return True
 
 
 def _certificate_faults(
-    setup: _Setup, issuer: str, certificate: PrintCertificate | NoteCertificate, seq: int,
-    signed: bytes, verify: Callable[[PublicKey, bytes, str], bool],
+    setup: _Setup,
+    issuer: str,
+    certificate: PrintCertificate | NoteCertificate,
+    seq: int,
+    signed: bytes,
+    verify: Callable[[PublicKey, bytes, str], bool],
 ) -> tuple[str | None, str | None]:
     """What is wrong with the certificate event ``seq`` of ``issuer``'s log issued, if
     anything: ``early`` (not signed by the issuer's key, or naming another event) and ``late``
@@ -556,8 +584,7 @@ def _certificate_faults(
     if not verify(setup.keys[issuer], signed, certificate.sig):
         early = f"{certificate.serial}'s certificate is not signed by the league's {issuer}"
     elif certificate.event != seq:
-        early = (f"{certificate.serial}'s certificate names event {certificate.event}, "
-                 f"not this one")
+        early = f"{certificate.serial}'s certificate names event {certificate.event}, not this one"
     late = None
     try:
         setup.manifest.check_certificate(certificate)
@@ -567,8 +594,15 @@ def _certificate_faults(
 
 
 def _facts(
-    setup: _Setup, seq: int, stream: str, version: int, day: str, leaf_hash: bytes,
-    body: EventBody, signed: bytes, verify: Callable[[PublicKey, bytes, str], bool] = _verifies,
+    setup: _Setup,
+    seq: int,
+    stream: str,
+    version: int,
+    day: str,
+    leaf_hash: bytes,
+    body: EventBody,
+    signed: bytes,
+    verify: Callable[[PublicKey, bytes, str], bool] = _verifies,
 ) -> Fact:
     """The facts of one event whose leaf and signature verified; ``signed`` is the signing
     bytes of the certificate or endorsement it carries, ``day`` its time's UTC date, and
@@ -581,15 +615,32 @@ def _facts(
         else:
             early, late = _certificate_faults(setup, "mint", certificate, seq, signed, verify)
         return Stamped(
-            seq, leaf_hash, certificate.serial, certificate.issue, certificate.issued_to,
-            certificate.title, certificate.finish, hash_text(hashlib.sha256(signed).digest()),
-            early, late, body.order_id if isinstance(body, PrintReissued) else None, version,
+            seq,
+            leaf_hash,
+            certificate.serial,
+            certificate.issue,
+            certificate.issued_to,
+            certificate.title,
+            certificate.finish,
+            hash_text(hashlib.sha256(signed).digest()),
+            early,
+            late,
+            body.order_id if isinstance(body, PrintReissued) else None,
+            version,
         )
     if isinstance(body, HopRecorded):
         e = body.endorsement
         return Hop(
-            seq, leaf_hash, body.issue, e.serial, e.hop, e.prev, e.from_, e.to,
-            hashlib.sha256(signed).digest(), verify(_public(e.from_), signed, e.sig),
+            seq,
+            leaf_hash,
+            body.issue,
+            e.serial,
+            e.hop,
+            e.prev,
+            e.from_,
+            e.to,
+            hashlib.sha256(signed).digest(),
+            verify(_public(e.from_), signed, e.sig),
         )
     if isinstance(body, ConflictRefused):
         invalid = None
@@ -599,7 +650,13 @@ def _facts(
             invalid = exc.diagnostics()
         first = body.proof.first
         return Refused(
-            seq, leaf_hash, body.issue, body.prior, first.serial, first.hop, first.hash(),
+            seq,
+            leaf_hash,
+            body.issue,
+            body.prior,
+            first.serial,
+            first.hop,
+            first.hash(),
             invalid,
         )
     if isinstance(body, NoteIssued):
@@ -607,9 +664,18 @@ def _facts(
     if isinstance(body, NoteReturned | PrintReturned):
         e = body.endorsement
         return Returned(
-            seq, leaf_hash, stream, version, body.serial, body.issue, body.notarized,
-            body.purchase_id if isinstance(body, NoteReturned) else body.order_id, e.serial,
-            e.hop, e.to, hashlib.sha256(signed).digest(),
+            seq,
+            leaf_hash,
+            stream,
+            version,
+            body.serial,
+            body.issue,
+            body.notarized,
+            body.purchase_id if isinstance(body, NoteReturned) else body.order_id,
+            e.serial,
+            e.hop,
+            e.to,
+            hashlib.sha256(signed).digest(),
             verify(_public(e.from_), signed, e.sig),
         )
     if isinstance(body, PurchaseStep):
@@ -618,20 +684,42 @@ def _facts(
 
 
 def _issued(
-    setup: _Setup, seq: int, stream: str, version: int, day: str, leaf_hash: bytes,
-    body: NoteIssued, signed: bytes, verify: Callable[[PublicKey, bytes, str], bool],
+    setup: _Setup,
+    seq: int,
+    stream: str,
+    version: int,
+    day: str,
+    leaf_hash: bytes,
+    body: NoteIssued,
+    signed: bytes,
+    verify: Callable[[PublicKey, bytes, str], bool],
 ) -> Issued:
     certificate = body.certificate
     early, late = _certificate_faults(setup, "treasury", certificate, seq, signed, verify)
     return Issued(
-        seq, leaf_hash, stream, version, day, certificate.serial, certificate.denomination,
-        certificate.issue, certificate.issued_to, body.reason, body.request_id,
-        hash_text(hashlib.sha256(signed).digest()), early, late,
+        seq,
+        leaf_hash,
+        stream,
+        version,
+        day,
+        certificate.serial,
+        certificate.denomination,
+        certificate.issue,
+        certificate.issued_to,
+        body.reason,
+        body.request_id,
+        hash_text(hashlib.sha256(signed).digest()),
+        early,
+        late,
     )
 
 
 def _step(
-    manifest: LeagueManifest, seq: int, stream: str, version: int, leaf_hash: bytes,
+    manifest: LeagueManifest,
+    seq: int,
+    stream: str,
+    version: int,
+    leaf_hash: bytes,
     body: PurchaseStep,
 ) -> Step:
     price = paid = payment = listed = 0
@@ -644,8 +732,11 @@ def _step(
     if isinstance(body, PurchaseOpened):
         request = body.request
         price, paid, buyer = body.price, body.paid, request.buyer
-        payment = sum(chain.certificate.denomination for chain in request.payment
-                      if isinstance(chain.certificate, NoteCertificate))
+        payment = sum(
+            chain.certificate.denomination
+            for chain in request.payment
+            if isinstance(chain.certificate, NoteCertificate)
+        )
         try:
             listed = purchase_price(manifest, request.title, request.upgrade)
         except LedgerError:
@@ -654,24 +745,48 @@ def _step(
             finish = request.upgrade.finish
             returned = (request.upgrade.returned.serial, request.upgrade.returned.issue)
         handed = (*request.payment, *([request.upgrade.returned] if request.upgrade else []))
-        foreign = tuple(chain.serial for chain in handed if not chain.endorsements
-                        or chain.endorsements[-1].from_ != request.buyer)
+        foreign = tuple(
+            chain.serial
+            for chain in handed
+            if not chain.endorsements or chain.endorsements[-1].from_ != request.buyer
+        )
     elif isinstance(body, OrderRefused) and body.reissued is not None:
         certificate = body.reissued
-        reissued = (certificate.serial,
-                    hash_text(hashlib.sha256(certificate.signing_bytes).digest()),
-                    certificate.issued_to)
+        reissued = (
+            certificate.serial,
+            hash_text(hashlib.sha256(certificate.signing_bytes).digest()),
+            certificate.issued_to,
+        )
     elif isinstance(body, PrintDelivered):
         certificate = body.certificate
-        delivered = (certificate.serial,
-                     hash_text(hashlib.sha256(certificate.signing_bytes).digest()),
-                     certificate.issued_to)
+        delivered = (
+            certificate.serial,
+            hash_text(hashlib.sha256(certificate.signing_bytes).digest()),
+            certificate.issued_to,
+        )
     elif isinstance(body, PurchaseClosed):
         outcome = body.outcome
         notes = tuple((n.serial, n.issue, n.denomination) for n in body.notes)
-    return Step(seq, leaf_hash, stream, version, body.TYPE, body.purchase_id, price, paid,
-                payment, buyer, delivered, outcome, notes, listed, finish, returned, reissued,
-                foreign)
+    return Step(
+        seq,
+        leaf_hash,
+        stream,
+        version,
+        body.TYPE,
+        body.purchase_id,
+        price,
+        paid,
+        payment,
+        buyer,
+        delivered,
+        outcome,
+        notes,
+        listed,
+        finish,
+        returned,
+        reissued,
+        foreign,
+    )
 
 
 def verifications(fact: Fact) -> int:
@@ -720,8 +835,9 @@ class TreasuryFigures:
 
     def lines(self) -> list[str]:
         supply = sum(d * (reserve + out) for d, _, reserve, out in self.denominations)
-        reserve = "; ".join(f"M{d}: {r} in reserve, {o} out of {n}"
-                            for d, n, r, o in self.denominations)
+        reserve = "; ".join(
+            f"M{d}: {r} in reserve, {o} out of {n}" for d, n, r, o in self.denominations
+        )
         closed = ", ".join(f"{n} {outcome}" for outcome, n in sorted(self.purchases.items()))
         out = [
             f"treasury: {self.issues} note issues ({self.claimed} marks claimed at the faucet, "
@@ -733,8 +849,10 @@ class TreasuryFigures:
             f"notes on valid chains",
         ]
         if self.unmatched_returns:
-            out.append(f"treasury: {self.unmatched_returns} returns name notary hops past its "
-                       f"audited log (not matched this run)")
+            out.append(
+                f"treasury: {self.unmatched_returns} returns name notary hops past its "
+                f"audited log (not matched this run)"
+            )
         return out
 
 
@@ -766,8 +884,10 @@ class AuditReport:
         """The report a person reads, one line per service, then the economy."""
         out = []
         for s in self.services:
-            line = (f"{s.service}: {s.events} events verified (signatures, leaf hashes, Merkle "
-                    f"root), {s.checkpoints} checkpoints matched")
+            line = (
+                f"{s.service}: {s.events} events verified (signatures, leaf hashes, Merkle "
+                f"root), {s.checkpoints} checkpoints matched"
+            )
             witnessed = sorted({(c.witness, c.size) for c in s.cosigned})
             if witnessed:
                 line += "; cosigned by " + ", ".join(f"{w} at size {n}" for w, n in witnessed)
@@ -780,19 +900,25 @@ class AuditReport:
             f"proofs; {self.holders} holders"
         )
         if self.returned_prints:
-            out.append(f"upgrades: {self.returned_prints} prints returned to the mint, each "
-                       f"once per issue for a purchase of that upgrade, "
-                       f"{self.notarized_prints} on their notarized hop; "
-                       f"{self.reissued_prints} issued again to a refused upgrade's buyer")
+            out.append(
+                f"upgrades: {self.returned_prints} prints returned to the mint, each "
+                f"once per issue for a purchase of that upgrade, "
+                f"{self.notarized_prints} on their notarized hop; "
+                f"{self.reissued_prints} issued again to a refused upgrade's buyer"
+            )
             unmatched = self.returned_prints - self.notarized_prints
             if unmatched:
-                out.append(f"mint: {unmatched} print returns name notary hops past its audited "
-                           f"log (not matched this run)")
+                out.append(
+                    f"mint: {unmatched} print returns name notary hops past its audited "
+                    f"log (not matched this run)"
+                )
         if self.compared is None:
             out.append("holders: the notary serves no holders pages; not compared")
         else:
-            out.append(f"holders: all {self.compared} in the notary's projection equal to "
-                       f"those derived from the events")
+            out.append(
+                f"holders: all {self.compared} in the notary's projection equal to "
+                f"those derived from the events"
+            )
         if self.treasury is None:
             out.append("treasury: not served; not audited")
         else:
@@ -811,8 +937,9 @@ class _Expected:
 class _Log:
     """One service's log: dense seqs, verified events, the root at every checkpoint."""
 
-    def __init__(self, service: str, origin: str, key: PublicKey,
-                 witnesses: dict[str, CosignatureVerifier]) -> None:
+    def __init__(
+        self, service: str, origin: str, key: PublicKey, witnesses: dict[str, CosignatureVerifier]
+    ) -> None:
         self.service = service
         self.origin = origin
         self.key = key
@@ -832,13 +959,17 @@ class _Log:
     def expect(self, checkpoint: Checkpoint, *, kept: bool) -> None:
         which = "the checkpoint kept from the previous audit" if kept else "the checkpoint"
         if checkpoint.origin != self.origin:
-            raise self.fail(None, f"{which} names the origin {checkpoint.origin!r}, "
-                                  f"not {self.origin!r}")
+            raise self.fail(
+                None, f"{which} names the origin {checkpoint.origin!r}, not {self.origin!r}"
+            )
         try:
             checkpoint.verify([self.verifier])
         except LedgerError as exc:
-            raise self.fail(None, f"{which} of size {checkpoint.size} does not verify under "
-                                  f"the {self.service} key: {exc.diagnostics()}") from None
+            raise self.fail(
+                None,
+                f"{which} of size {checkpoint.size} does not verify under "
+                f"the {self.service} key: {exc.diagnostics()}",
+            ) from None
         if checkpoint.size < self.tree.size:
             raise ValueError("give every checkpoint before the events it covers")
         self.served = True
@@ -859,10 +990,13 @@ class _Log:
                 try:
                     timestamp = verifier.timestamp(checkpoint.text, signature)
                 except LedgerError as exc:
-                    raise self.fail(None, f"the cosignature by the {witness} witness "
-                                          f"({verifier.name}) on its checkpoint of size "
-                                          f"{checkpoint.size} does not verify: "
-                                          f"{exc.diagnostics()}") from None
+                    raise self.fail(
+                        None,
+                        f"the cosignature by the {witness} witness "
+                        f"({verifier.name}) on its checkpoint of size "
+                        f"{checkpoint.size} does not verify: "
+                        f"{exc.diagnostics()}",
+                    ) from None
                 self.cosigned.append(Cosigned(witness, checkpoint.size, timestamp))
 
     def _match(self, size: int) -> None:
@@ -871,19 +1005,28 @@ class _Log:
             if not hmac.compare_digest(root, expected.checkpoint.root):
                 seq = size - 1 if size else None
                 if expected.kept:
-                    raise self.fail(seq, f"the log's first {size} events do not hash to the "
-                                         f"root of the checkpoint kept from the previous audit "
-                                         f"(a rewritten log, or one restored from an older "
-                                         f"backup)")
-                raise self.fail(seq, f"the log's first {size} events do not hash to the root "
-                                     f"of the checkpoint it serves at size {size}")
+                    raise self.fail(
+                        seq,
+                        f"the log's first {size} events do not hash to the "
+                        f"root of the checkpoint kept from the previous audit "
+                        f"(a rewritten log, or one restored from an older "
+                        f"backup)",
+                    )
+                raise self.fail(
+                    seq,
+                    f"the log's first {size} events do not hash to the root "
+                    f"of the checkpoint it serves at size {size}",
+                )
             self.matched += 1
 
     def append(self, seq: int | None, leaf: bytes | None) -> None:
         """The next event's place: dense seqs, then its leaf into the tree."""
         if seq is not None and seq != self.tree.size:
-            raise self.fail(seq, f"the feed serves seq {seq} where seq {self.tree.size} is next "
-                                 f"(seqs are dense from 0)")
+            raise self.fail(
+                seq,
+                f"the feed serves seq {seq} where seq {self.tree.size} is next "
+                f"(seqs are dense from 0)",
+            )
         if leaf is not None:
             self.tree.append(leaf)
             if self.tree.size in self.pending:
@@ -893,14 +1036,21 @@ class _Log:
         for size in sorted(self.pending):
             expected = self.pending[size][0]
             if expected.kept:
-                raise self.fail(self.tree.size, f"the log ends after {self.tree.size} events, "
-                                                f"short of the checkpoint of size {size} kept "
-                                                f"from the previous audit (a truncated log, or "
-                                                f"one restored from an older backup)")
-            raise self.fail(self.tree.size, f"the feed ends after {self.tree.size} events, "
-                                            f"short of the checkpoint it serves at size {size}")
-        return ServiceReport(self.service, self.tree.size, self.tree.root(), self.matched,
-                             tuple(self.cosigned))
+                raise self.fail(
+                    self.tree.size,
+                    f"the log ends after {self.tree.size} events, "
+                    f"short of the checkpoint of size {size} kept "
+                    f"from the previous audit (a truncated log, or "
+                    f"one restored from an older backup)",
+                )
+            raise self.fail(
+                self.tree.size,
+                f"the feed ends after {self.tree.size} events, "
+                f"short of the checkpoint it serves at size {size}",
+            )
+        return ServiceReport(
+            self.service, self.tree.size, self.tree.root(), self.matched, tuple(self.cosigned)
+        )
 
 
 @dataclass(slots=True)
@@ -1057,9 +1207,10 @@ class Auditor:
         league = self.manifest.league
         self._logs = {
             name: _Log(
-                name, f"{league}/{name}", keys[name],
-                {w: CosignatureVerifier(f"{league}/{w}", keys[w]) for w in WITNESSES
-                 if w != name},
+                name,
+                f"{league}/{name}",
+                keys[name],
+                {w: CosignatureVerifier(f"{league}/{w}", keys[w]) for w in WITNESSES if w != name},
             )
             for name in AUDITED_SERVICES
         }
@@ -1149,8 +1300,13 @@ class Auditor:
             self._in_run(log, fact)
         if fact.late is not None:
             raise log.fail(seq, fact.late)
-        chain = _Print(issue=fact.issue, holder=fact.issued_to, prev=fact.certificate,
-                       certificate=fact.certificate, finish=fact.finish)
+        chain = _Print(
+            issue=fact.issue,
+            holder=fact.issued_to,
+            prev=fact.certificate,
+            certificate=fact.certificate,
+            finish=fact.finish,
+        )
         self._prints[serial] = self._print_chains[(serial, 1)] = chain
         self._print_issue[serial] = 1
 
@@ -1160,10 +1316,13 @@ class Auditor:
         seq, serial, n = fact.seq, fact.serial, fact.issue
         chain = self._print_chains.get((serial, n))
         if chain is None or self._print_issue[serial] != n or chain.returned >= 0:
-            now = ("never stamped" if serial not in self._print_issue else
-                   f"back at the mint since event {chain.returned}"
-                   if chain is not None and chain.returned >= 0 else
-                   f"out as issue {self._print_issue[serial]}")
+            now = (
+                "never stamped"
+                if serial not in self._print_issue
+                else f"back at the mint since event {chain.returned}"
+                if chain is not None and chain.returned >= 0
+                else f"out as issue {self._print_issue[serial]}"
+            )
             raise log.fail(seq, f"{serial} returned as issue {n}, but it is {now}")
         _check_return_event(log, fact, print_stream(serial), self.manifest.mint, "mint")
         if fact.purchase_id in self._order_returns:
@@ -1181,19 +1340,29 @@ class Auditor:
         latest = self._print_issue.get(serial)
         chain = self._print_chains.get((serial, n - 1))
         if latest != n - 1 or chain is None or chain.returned < 0:
-            raise log.fail(seq, f"{serial} issued again as issue {n}, but its issue {n - 1} "
-                                f"is not back at the mint")
+            raise log.fail(
+                seq,
+                f"{serial} issued again as issue {n}, but its issue {n - 1} "
+                f"is not back at the mint",
+            )
         if self._order_returns.get(order) != (serial, n - 1):
-            raise log.fail(seq, f"{serial} issued again for order {order!r}, which did not "
-                                f"take it back")
+            raise log.fail(
+                seq, f"{serial} issued again for order {order!r}, which did not take it back"
+            )
         if fact.version != 2 * n - 1:
-            raise log.fail(seq, f"issue {n} of {serial} is recorded as version {fact.version} "
-                                f"of its stream, not {2 * n - 1}")
+            raise log.fail(
+                seq,
+                f"issue {n} of {serial} is recorded as version {fact.version} "
+                f"of its stream, not {2 * n - 1}",
+            )
         if fact.late is not None:
             raise log.fail(seq, fact.late)
         self._print_chains[(serial, n)] = _Print(
-            issue=n, holder=fact.issued_to, prev=fact.certificate,
-            certificate=fact.certificate, finish=fact.finish,
+            issue=n,
+            holder=fact.issued_to,
+            prev=fact.certificate,
+            certificate=fact.certificate,
+            finish=fact.finish,
         )
         self._print_issue[serial] = n
         self._order_reissues[order] = (serial, fact.certificate, fact.issued_to)
@@ -1222,9 +1391,12 @@ class Auditor:
         if state is None:
             state = self._runs[(title, finish)] = _Run()
         if state.count >= size or not first <= number < first + size:
-            raise log.fail(fact.seq, f"{fact.serial} exceeds the {finish} run of {title}, "
-                                     f"which holds {size} prints (numbers {first:04d} to "
-                                     f"{first + size - 1:04d}): runs are never extended")
+            raise log.fail(
+                fact.seq,
+                f"{fact.serial} exceeds the {finish} run of {title}, "
+                f"which holds {size} prints (numbers {first:04d} to "
+                f"{first + size - 1:04d}): runs are never extended",
+            )
         state.count += 1
         if number > state.highest:
             state.highest, state.highest_seq = number, fact.seq
@@ -1235,7 +1407,8 @@ class Auditor:
             first = run.first_number(finish)
             if state.highest != first + state.count - 1:
                 raise AuditFailure(
-                    "mint", state.highest_seq,
+                    "mint",
+                    state.highest_seq,
                     f"the {finish} run of {title} has {state.count} prints stamped, so its "
                     f"numbers must be {first:04d} to {first + state.count - 1:04d}, but one is "
                     f"{state.highest:04d}",
@@ -1250,28 +1423,43 @@ class Auditor:
         if stamped is not None:
             stamped = self._print_chains.get((serial, fact.issue))
             if stamped is None:
-                raise log.fail(seq, f"a hop of issue {fact.issue} of {serial}, whose certificate "
-                                    f"the mint stamped is issue {self._print_issue[serial]}")
+                raise log.fail(
+                    seq,
+                    f"a hop of issue {fact.issue} of {serial}, whose certificate "
+                    f"the mint stamped is issue {self._print_issue[serial]}",
+                )
             if fact.from_ == self.manifest.mint:
-                raise log.fail(seq, f"hop {fact.hop} of {serial} is signed away by the mint, "
-                                    f"which never endorses a print returned to it (L-20)")
+                raise log.fail(
+                    seq,
+                    f"hop {fact.hop} of {serial} is signed away by the mint, "
+                    f"which never endorses a print returned to it (L-20)",
+                )
         if stamped is None and serial in self._notes:
             stamped = self._note_chains.get((serial, fact.issue))
             if stamped is None:
-                raise log.fail(seq, f"a hop of issue {fact.issue} of the note {serial}, which "
-                                    f"the treasury's log never issued")
+                raise log.fail(
+                    seq,
+                    f"a hop of issue {fact.issue} of the note {serial}, which "
+                    f"the treasury's log never issued",
+                )
             self._note_holding[serial] = stamped
             self._note_hops += 1
         if stamped is None:
             raise log.fail(seq, f"a hop of {serial}, which the mint's log never stamped")
         if fact.issue != stamped.issue:
-            raise log.fail(seq, f"a hop of issue {fact.issue} of {serial}, whose certificate "
-                                f"the mint stamped is issue {stamped.issue}")
+            raise log.fail(
+                seq,
+                f"a hop of issue {fact.issue} of {serial}, whose certificate "
+                f"the mint stamped is issue {stamped.issue}",
+            )
         position = (serial, fact.issue, fact.hop)
         prior = self._recorded.get(position)
         if prior is not None:
-            raise log.fail(seq, f"a second endorsement recorded at hop {fact.hop} of {serial} "
-                                f"(the first was recorded at seq {prior.seq} and wins)")
+            raise log.fail(
+                seq,
+                f"a second endorsement recorded at hop {fact.hop} of {serial} "
+                f"(the first was recorded at seq {prior.seq} and wins)",
+            )
         reason = _link_error(fact, stamped)
         if reason is not None:
             raise log.fail(seq, reason)
@@ -1287,16 +1475,18 @@ class Auditor:
     def _conflict(self, log: _Log, fact: Refused) -> None:
         seq = fact.seq
         if fact.invalid is not None:
-            raise log.fail(seq, f"a refused conflict whose fraud proof is invalid: "
-                                f"{fact.invalid}")
+            raise log.fail(seq, f"a refused conflict whose fraud proof is invalid: {fact.invalid}")
         recorded = self._recorded.get((fact.serial, fact.issue, fact.hop))
         if (
             recorded is None
             or recorded.seq != fact.prior
             or not hmac.compare_digest(recorded.digest, fact.first)
         ):
-            raise log.fail(seq, f"a refused conflict at hop {fact.hop} of {fact.serial} whose "
-                                f"first endorsement is not the hop recorded at seq {fact.prior}")
+            raise log.fail(
+                seq,
+                f"a refused conflict at hop {fact.hop} of {fact.serial} whose "
+                f"first endorsement is not the hop recorded at seq {fact.prior}",
+            )
         self._conflicts += 1
 
     def _await_hop(self, log: _Log, fact: Returned) -> None:
@@ -1304,11 +1494,20 @@ class Auditor:
         hop it names; no two returns name one hop."""
         other = self._returning.get(fact.notarized)
         if other is not None:
-            raise log.fail(fact.seq, f"the return of {fact.serial} (issue {fact.issue}) names "
-                                     f"the notary's hop at seq {fact.notarized}, which the "
-                                     f"{other[0]}'s return at seq {other[1]} names too")
-        self._returning[fact.notarized] = (log.service, fact.seq, fact.serial, fact.issue,
-                                           fact.hop, fact.digest)
+            raise log.fail(
+                fact.seq,
+                f"the return of {fact.serial} (issue {fact.issue}) names "
+                f"the notary's hop at seq {fact.notarized}, which the "
+                f"{other[0]}'s return at seq {other[1]} names too",
+            )
+        self._returning[fact.notarized] = (
+            log.service,
+            fact.seq,
+            fact.serial,
+            fact.issue,
+            fact.hop,
+            fact.digest,
+        )
 
     def _notarized_return(self, fact: Fact) -> None:
         """A return naming this notary event (a note's to the treasury, a print's to the
@@ -1321,13 +1520,20 @@ class Auditor:
         key = getattr(self.manifest, service)
         chains = self._print_chains if service == "mint" else self._note_chains
         chain = chains.get((serial, issue))
-        if not (isinstance(fact, Hop)
-                and (fact.serial, fact.issue, fact.hop, fact.to) == (serial, issue, hop, key)
-                and hmac.compare_digest(fact.digest, digest)
-                and chain is not None and chain.hops == hop and chain.holder == key):
-            raise AuditFailure(service, seq,
-                               f"the return of {serial} (issue {issue}) names the notary's hop "
-                               f"at seq {fact.seq}, which records another event")
+        if not (
+            isinstance(fact, Hop)
+            and (fact.serial, fact.issue, fact.hop, fact.to) == (serial, issue, hop, key)
+            and hmac.compare_digest(fact.digest, digest)
+            and chain is not None
+            and chain.hops == hop
+            and chain.holder == key
+        ):
+            raise AuditFailure(
+                service,
+                seq,
+                f"the return of {serial} (issue {issue}) names the notary's hop "
+                f"at seq {fact.seq}, which records another event",
+            )
         if service == "mint":
             self._print_notarized += 1
 
@@ -1339,9 +1545,12 @@ class Auditor:
         for denomination, count in self.manifest.note_set.count_of.items():
             out = self._out[denomination]
             if not 0 <= out <= count:
-                raise log.fail(seq, f"{out} M{denomination} notes out of the {count} of the "
-                                    f"note set: the supply is no longer "
-                                    f"{self.manifest.note_set.total_marks:,} marks")
+                raise log.fail(
+                    seq,
+                    f"{out} M{denomination} notes out of the {count} of the "
+                    f"note set: the supply is no longer "
+                    f"{self.manifest.note_set.total_marks:,} marks",
+                )
 
     def _issued(self, log: _Log, fact: Issued) -> None:
         seq, serial, n = fact.seq, fact.serial, fact.issue
@@ -1352,31 +1561,46 @@ class Auditor:
         note = self._notes.get(serial)
         if note is not None and note.out:
             total = self.manifest.note_set.total_marks
-            raise log.fail(seq, f"{serial} issued (issue {n}) while its issue {note.issue} is "
-                                f"out, never returned: the supply would be "
-                                f"{total + fact.denomination:,} marks, not {total:,}")
+            raise log.fail(
+                seq,
+                f"{serial} issued (issue {n}) while its issue {note.issue} is "
+                f"out, never returned: the supply would be "
+                f"{total + fact.denomination:,} marks, not {total:,}",
+            )
         expected = 1 if note is None else note.issue + 1
         if n != expected:
-            raise log.fail(seq, f"{serial} issued as issue {n} where issue {expected} is next "
-                                f"(issue numbers are dense)")
+            raise log.fail(
+                seq,
+                f"{serial} issued as issue {n} where issue {expected} is next "
+                f"(issue numbers are dense)",
+            )
         if fact.stream != note_stream(serial) or fact.version != 2 * n - 1:
-            raise log.fail(seq, f"issue {n} of {serial} is recorded as version {fact.version} "
-                                f"of stream {fact.stream!r}, not version {2 * n - 1} of "
-                                f"{note_stream(serial)!r}")
+            raise log.fail(
+                seq,
+                f"issue {n} of {serial} is recorded as version {fact.version} "
+                f"of stream {fact.stream!r}, not version {2 * n - 1} of "
+                f"{note_stream(serial)!r}",
+            )
         if fact.reason == "claim":
             per_day = self.manifest.policies.faucet_marks_per_day
             day = (fact.issued_to, fact.day)
             claimed = self._faucet.get(day, 0) + fact.denomination
             if claimed > per_day:
-                raise log.fail(seq, f"the faucet gave {fact.issued_to} {claimed} marks on "
-                                    f"{fact.day} (UTC), more than its {per_day} a day")
+                raise log.fail(
+                    seq,
+                    f"the faucet gave {fact.issued_to} {claimed} marks on "
+                    f"{fact.day} (UTC), more than its {per_day} a day",
+                )
             self._faucet[day] = claimed
             self._claimed += fact.denomination
         else:
             purchase = self._purchases.get(fact.request_id)
             if purchase is None:
-                raise log.fail(seq, f"{serial} issued as {fact.reason} of purchase "
-                                    f"{fact.request_id!r}, which is not open")
+                raise log.fail(
+                    seq,
+                    f"{serial} issued as {fact.reason} of purchase "
+                    f"{fact.request_id!r}, which is not open",
+                )
             purchase.issued.append((serial, n, fact.denomination))
             purchase.reasons.add(fact.reason)
         if note is None:
@@ -1384,23 +1608,30 @@ class Auditor:
         note.issue, note.out = n, True
         self._out[fact.denomination] += 1
         self._supply(log, seq)
-        self._note_chains[(serial, n)] = _Print(issue=n, holder=fact.issued_to,
-                                                prev=fact.certificate)
+        self._note_chains[(serial, n)] = _Print(
+            issue=n, holder=fact.issued_to, prev=fact.certificate
+        )
         self._issues += 1
 
     def _returned(self, log: _Log, fact: Returned) -> None:
         seq, serial, n = fact.seq, fact.serial, fact.issue
         note = self._notes.get(serial)
         if note is None or not note.out or note.issue != n:
-            now = ("never issued" if note is None else
-                   f"in the reserve since issue {note.issue}" if not note.out else
-                   f"out as issue {note.issue}")
+            now = (
+                "never issued"
+                if note is None
+                else f"in the reserve since issue {note.issue}"
+                if not note.out
+                else f"out as issue {note.issue}"
+            )
             raise log.fail(seq, f"{serial} returned as issue {n}, but it is {now}")
         _check_return_event(log, fact, note_stream(serial), self.manifest.treasury, "treasury")
         purchase = self._purchases.get(fact.purchase_id)
         if purchase is None:
-            raise log.fail(seq, f"{serial} returned as payment of purchase "
-                                f"{fact.purchase_id!r}, which is not open")
+            raise log.fail(
+                seq,
+                f"{serial} returned as payment of purchase {fact.purchase_id!r}, which is not open",
+            )
         purchase.returned += note.denomination
         note.out = False
         self._out[note.denomination] -= 1
@@ -1413,28 +1644,49 @@ class Auditor:
         purchase = self._purchases.get(pid)
         expected = 1 if purchase is None else purchase.version + 1
         if fact.stream != purchase_stream(pid) or fact.version != expected:
-            raise log.fail(seq, f"a {fact.type} of purchase {pid!r} recorded as version "
-                                f"{fact.version} of stream {fact.stream!r}, not version "
-                                f"{expected} of {purchase_stream(pid)!r}")
+            raise log.fail(
+                seq,
+                f"a {fact.type} of purchase {pid!r} recorded as version "
+                f"{fact.version} of stream {fact.stream!r}, not version "
+                f"{expected} of {purchase_stream(pid)!r}",
+            )
         if purchase is None:
             if fact.type != PurchaseOpened.TYPE:
-                raise log.fail(seq, f"a {fact.type} of purchase {pid!r}, which was never "
-                                    f"opened (or was closed)")
+                raise log.fail(
+                    seq,
+                    f"a {fact.type} of purchase {pid!r}, which was never opened (or was closed)",
+                )
             if fact.payment != fact.paid:
-                raise log.fail(seq, f"purchase {pid!r} says {fact.paid} marks are paid, but its "
-                                    f"payment's notes sum to {fact.payment}")
+                raise log.fail(
+                    seq,
+                    f"purchase {pid!r} says {fact.paid} marks are paid, but its "
+                    f"payment's notes sum to {fact.payment}",
+                )
             if fact.foreign:
-                raise log.fail(seq, f"purchase {pid!r} takes {', '.join(fact.foreign)}, whose "
-                                    f"last endorsement is not its buyer's (L-21)")
+                raise log.fail(
+                    seq,
+                    f"purchase {pid!r} takes {', '.join(fact.foreign)}, whose "
+                    f"last endorsement is not its buyer's (L-21)",
+                )
             if fact.price != fact.listed:
-                what = (f"a {fact.finish} upgrade" if fact.returned is not None
-                        else "a single of its title")
-                raise log.fail(seq, f"purchase {pid!r} is priced {fact.price} marks, but the "
-                                    f"published price of {what} is "
-                                    + (f"{fact.listed} marks (Book V.5)" if fact.listed
-                                       else "none: the league does not print its title"))
-            self._purchases[pid] = _Purchase(1, fact.price, fact.paid, fact.buyer,
-                                             finish=fact.finish, upgrade=fact.returned)
+                what = (
+                    f"a {fact.finish} upgrade"
+                    if fact.returned is not None
+                    else "a single of its title"
+                )
+                raise log.fail(
+                    seq,
+                    f"purchase {pid!r} is priced {fact.price} marks, but the "
+                    f"published price of {what} is "
+                    + (
+                        f"{fact.listed} marks (Book V.5)"
+                        if fact.listed
+                        else "none: the league does not print its title"
+                    ),
+                )
+            self._purchases[pid] = _Purchase(
+                1, fact.price, fact.paid, fact.buyer, finish=fact.finish, upgrade=fact.returned
+            )
             return
         if fact.type == PurchaseOpened.TYPE:
             raise log.fail(seq, f"purchase {pid!r} opened twice")
@@ -1442,11 +1694,18 @@ class Auditor:
         if fact.delivered is not None:
             serial, certificate, receiver = fact.delivered
             stamped = self._print_chains.get((serial, 1))
-            if (stamped is None or stamped.certificate != certificate
-                    or receiver != purchase.buyer or stamped.finish != purchase.finish):
-                raise log.fail(seq, f"purchase {pid!r} delivers {serial}, which the mint's log "
-                                    f"did not stamp to its buyer in the {purchase.finish} finish "
-                                    f"as delivered")
+            if (
+                stamped is None
+                or stamped.certificate != certificate
+                or receiver != purchase.buyer
+                or stamped.finish != purchase.finish
+            ):
+                raise log.fail(
+                    seq,
+                    f"purchase {pid!r} delivers {serial}, which the mint's log "
+                    f"did not stamp to its buyer in the {purchase.finish} finish "
+                    f"as delivered",
+                )
             purchase.delivered = True
         elif fact.type == "order-refused":
             purchase.refused = True
@@ -1462,22 +1721,35 @@ class Auditor:
         issued = sorted(purchase.issued)
         given = sum(d for _, _, d in issued)
         if closing != issued:
-            raise log.fail(seq, f"purchase {pid!r} closes with notes the treasury's log did not "
-                                f"issue for it")
+            raise log.fail(
+                seq, f"purchase {pid!r} closes with notes the treasury's log did not issue for it"
+            )
         if outcome == "delivered":
-            wrong = (None if purchase.delivered and purchase.reasons <= {"change"}
-                     and purchase.returned == purchase.paid
-                     and given == purchase.paid - purchase.price
-                     else f"paid {purchase.paid}, returned {purchase.returned}, price "
-                          f"{purchase.price}, change {given}")
+            wrong = (
+                None
+                if purchase.delivered
+                and purchase.reasons <= {"change"}
+                and purchase.returned == purchase.paid
+                and given == purchase.paid - purchase.price
+                else f"paid {purchase.paid}, returned {purchase.returned}, price "
+                f"{purchase.price}, change {given}"
+            )
         elif outcome == "refunded":
-            wrong = (None if purchase.refused and not purchase.delivered
-                     and purchase.reasons <= {"refund"} and given == purchase.paid
-                     and purchase.returned == purchase.paid
-                     else f"paid {purchase.paid}, refunded {given}")
+            wrong = (
+                None
+                if purchase.refused
+                and not purchase.delivered
+                and purchase.reasons <= {"refund"}
+                and given == purchase.paid
+                and purchase.returned == purchase.paid
+                else f"paid {purchase.paid}, refunded {given}"
+            )
         else:
-            wrong = (None if not purchase.delivered and not issued and not purchase.returned
-                     else "a rejected payment moved notes")
+            wrong = (
+                None
+                if not purchase.delivered and not issued and not purchase.returned
+                else "a rejected payment moved notes"
+            )
         if wrong is not None:
             raise log.fail(seq, f"purchase {pid!r} closed {outcome} but not exactly: {wrong}")
         self._check_print_back(log, fact, purchase)
@@ -1492,20 +1764,27 @@ class Auditor:
         taken = self._order_returns.get(pid)
         again = self._order_reissues.get(pid)
         if outcome == "delivered" and purchase.upgrade is not None:
-            wrong = (None if taken == purchase.upgrade and again is None
-                     else "the mint's log did not take back the print returned for it")
+            wrong = (
+                None
+                if taken == purchase.upgrade and again is None
+                else "the mint's log did not take back the print returned for it"
+            )
         elif outcome == "refunded" and purchase.upgrade is not None:
             # L-20: a refunded upgrade hands its print back, taken and issued again.
-            handed = (again is not None and again[2] == purchase.buyer
-                      and again == purchase.reissued)
-            wrong = (None if taken == purchase.upgrade and handed
-                     else "the print returned for it is not handed back to the buyer exactly")
+            handed = again is not None and again[2] == purchase.buyer and again == purchase.reissued
+            wrong = (
+                None
+                if taken == purchase.upgrade and handed
+                else "the print returned for it is not handed back to the buyer exactly"
+            )
         else:
-            wrong = (None if taken is None and again is None
-                     else "the mint's log took a print back for it")
+            wrong = (
+                None
+                if taken is None and again is None
+                else "the mint's log took a print back for it"
+            )
         if wrong is not None:
-            raise log.fail(fact.seq, f"purchase {pid!r} closed {outcome} but not exactly: "
-                                     f"{wrong}")
+            raise log.fail(fact.seq, f"purchase {pid!r} closed {outcome} but not exactly: {wrong}")
         self._unaccounted.pop(pid, None)
 
     def _treasury_figures(self) -> TreasuryFigures | None:
@@ -1515,8 +1794,7 @@ class Auditor:
         return TreasuryFigures(
             issues=self._issues,
             returns=self._returns,
-            denominations=tuple((d, n, n - self._out[d], self._out[d])
-                                for d, n in count.items()),
+            denominations=tuple((d, n, n - self._out[d], self._out[d]) for d, n in count.items()),
             claimed=self._claimed,
             purchases=dict(self._closed),
             open_purchases=len(self._purchases),
@@ -1537,13 +1815,19 @@ class Auditor:
         last = after
         for row in page.holders:
             if row.serial <= last:
-                raise fail(None, f"the notary's holders page after {after!r} is not in serial "
-                                 f"order at {row.serial}")
+                raise fail(
+                    None,
+                    f"the notary's holders page after {after!r} is not in serial "
+                    f"order at {row.serial}",
+                )
             rows[row.serial] = (row.issue, row.hops, row.holder)
             last = row.serial
         if page.next_after is not None and page.next_after != last:
-            raise fail(None, f"the notary's holders page after {after!r} says it ends at "
-                             f"{page.next_after!r}, but its last row is {last!r}")
+            raise fail(
+                None,
+                f"the notary's holders page after {after!r} says it ends at "
+                f"{page.next_after!r}, but its last row is {last!r}",
+            )
         if page.log_size < self.size("notary"):
             raise ValueError("give every holders page before the events it reflects")
         self._holders_next = page.next_after
@@ -1561,15 +1845,20 @@ class Auditor:
             for serial, (issue, hops, holder) in page.rows.items():
                 derived = self._prints.get(serial) or self._note_holding.get(serial)
                 if derived is None or derived.hops == 0:
-                    raise fail(None, f"the notary's projection says {serial} is held by "
-                                     f"{holder} after {hops} hops, but its log records no hop "
-                                     f"of {serial} in its first {size} events")
+                    raise fail(
+                        None,
+                        f"the notary's projection says {serial} is held by "
+                        f"{holder} after {hops} hops, but its log records no hop "
+                        f"of {serial} in its first {size} events",
+                    )
                 if (issue, hops, holder) != (derived.issue, derived.hops, derived.holder):
-                    raise fail(derived.last_hop,
-                               f"the notary's projection says {serial} is held by {holder} "
-                               f"(issue {issue}, hop {hops}), but its log's events make the "
-                               f"holder {derived.holder} (issue {derived.issue}, hop "
-                               f"{derived.hops})")
+                    raise fail(
+                        derived.last_hop,
+                        f"the notary's projection says {serial} is held by {holder} "
+                        f"(issue {issue}, hop {hops}), but its log's events make the "
+                        f"holder {derived.holder} (issue {derived.issue}, hop "
+                        f"{derived.hops})",
+                    )
                 self._compared += 1
         later = [p.size for p in self._holders if p.size > size]
         self._holders_waiting = min(later, default=-1)
@@ -1583,9 +1872,12 @@ class Auditor:
         size = self.size("notary")
         for page in self._holders:
             if page.size > size:
-                raise fail(size, f"the notary's holders page after {page.after!r} reflects "
-                                 f"{page.size} events of its log, but its feed ends after "
-                                 f"{size}")
+                raise fail(
+                    size,
+                    f"the notary's holders page after {page.after!r} reflects "
+                    f"{page.size} events of its log, but its feed ends after "
+                    f"{size}",
+                )
         if self._holders_next is not None:
             raise ValueError("give the holders pages to the end (next_after null)")
         starts = [page.after for page in self._holders]
@@ -1594,8 +1886,11 @@ class Auditor:
                 continue
             page = self._holders[bisect.bisect_left(starts, serial) - 1]
             if derived.first_hop < page.size and serial not in page.rows:
-                raise fail(derived.first_hop, f"the notary's projection has no holder for "
-                                              f"{serial}, whose hops its log records")
+                raise fail(
+                    derived.first_hop,
+                    f"the notary's projection has no holder for "
+                    f"{serial}, whose hops its log records",
+                )
 
     # -- the witnesses ---------------------------------------------------------------------
 
@@ -1609,17 +1904,19 @@ class Auditor:
             return
         found = page.evidence[0]
         league = self.manifest.league
-        accused = next((name for name in WITNESSES if f"{league}/{name}" == found.origin),
-                       found.origin)
+        accused = next(
+            (name for name in WITNESSES if f"{league}/{name}" == found.origin), found.origin
+        )
         try:
             key = _public(getattr(self.manifest, accused)) if accused in WITNESSES else None
-            proven = ("convicts the log" if key is not None and found.convicts(key)
-                      else "not proven")
+            proven = "convicts the log" if key is not None and found.convicts(key) else "not proven"
         except LedgerError as exc:
             proven = f"which does not verify: {exc.diagnostics()}"
         self._accused = AuditFailure(
-            accused, None, f"the {witness} witness keeps evidence against its log "
-                           f"({found.kind}, {proven}): {found.reason}",
+            accused,
+            None,
+            f"the {witness} witness keeps evidence against its log "
+            f"({found.kind}, {proven}): {found.reason}",
         )
 
     # -- the end ---------------------------------------------------------------------------
@@ -1638,33 +1935,47 @@ class Auditor:
         size = self.size("notary")
         for notarized, (service, seq, serial, issue, _, _) in self._returning.items():
             if notarized < size:
-                raise AuditFailure(service, seq,
-                                   f"the return of {serial} (issue {issue}) names the notary's "
-                                   f"hop at seq {notarized}, which its log (audited to "
-                                   f"{size} events) never matched to it")
+                raise AuditFailure(
+                    service,
+                    seq,
+                    f"the return of {serial} (issue {issue}) names the notary's "
+                    f"hop at seq {notarized}, which its log (audited to "
+                    f"{size} events) never matched to it",
+                )
         treasury = self._logs["treasury"].served or self._logs["treasury"].tree.size > 0
         for order, taken in self._unaccounted.items():
             what = f"{taken.serial} (issue {taken.issue}) taken back for order {order!r}"
             if not treasury:
-                raise AuditFailure("mint", taken.seq,
-                                   f"{what}, but the treasury serves no log: a return without "
-                                   f"a purchase cannot be accounted for (L-20)")
+                raise AuditFailure(
+                    "mint",
+                    taken.seq,
+                    f"{what}, but the treasury serves no log: a return without "
+                    f"a purchase cannot be accounted for (L-20)",
+                )
             purchase = self._purchases.get(order)
             if purchase is None or purchase.upgrade != (taken.serial, taken.issue):
-                raise AuditFailure("mint", taken.seq,
-                                   f"{what}, which names no purchase opened with that print "
-                                   f"returned for an upgrade (L-20)")
+                raise AuditFailure(
+                    "mint",
+                    taken.seq,
+                    f"{what}, which names no purchase opened with that print "
+                    f"returned for an upgrade (L-20)",
+                )
             if taken.reissued is not None and taken.reissued[0] != purchase.buyer:
-                raise AuditFailure("mint", taken.reissued[1],
-                                   f"{taken.serial} issued again for order {order!r} to "
-                                   f"{taken.reissued[0]}, who is not its buyer (L-20)")
+                raise AuditFailure(
+                    "mint",
+                    taken.reissued[1],
+                    f"{taken.serial} issued again for order {order!r} to "
+                    f"{taken.reissued[0]}, who is not its buyer (L-20)",
+                )
 
     def report(self) -> AuditReport:
         """Finish: every checkpoint reached, every run's numbers dense, every holder compared,
         no evidence kept; the report."""
-        services = tuple(self._logs[name].finish() for name in AUDITED_SERVICES
-                         if name != "treasury" or self._logs[name].served
-                         or self._logs[name].tree.size)
+        services = tuple(
+            self._logs[name].finish()
+            for name in AUDITED_SERVICES
+            if name != "treasury" or self._logs[name].served or self._logs[name].tree.size
+        )
         self._check_runs()
         self._check_holders()
         self._check_returns()

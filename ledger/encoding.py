@@ -20,9 +20,7 @@ _FROM_URL = bytes.maketrans(b"-_", b"+/")
 
 def encode_b64url(data: bytes) -> str:
     """Base64url without padding (RFC 4648 §5), the form keys and signatures travel in."""
-    return binascii.b2a_base64(data, newline=False).translate(_TO_URL).rstrip(b"=").decode(
-        "ascii"
-    )
+    return binascii.b2a_base64(data, newline=False).translate(_TO_URL).rstrip(b"=").decode("ascii")
 
 
 def decode_b64url(text: str, *, length: int | None = None, what: str = "value") -> bytes:

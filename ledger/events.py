@@ -263,9 +263,7 @@ class PaymentRejected(PurchaseStep):
     WHAT = "payment-rejected event"
 
     reason: Annotated[str, Field(max_length=2000)]
-    proofs: Annotated[
-        tuple[FraudProof, ...], WireTuple, Field(max_length=MAX_PAYMENT_NOTES)
-    ] = ()
+    proofs: Annotated[tuple[FraudProof, ...], WireTuple, Field(max_length=MAX_PAYMENT_NOTES)] = ()
 
 
 class OrderSigned(PurchaseStep):
@@ -327,8 +325,14 @@ class PurchaseClosed(PurchaseStep):
 
 #: The purchase saga's event types.
 PURCHASE_EVENTS: tuple[type[PurchaseStep], ...] = (
-    PurchaseOpened, PaymentNotarized, PaymentRejected, OrderSigned, PrintDelivered,
-    OrderRefused, PaymentReturned, PurchaseClosed,
+    PurchaseOpened,
+    PaymentNotarized,
+    PaymentRejected,
+    OrderSigned,
+    PrintDelivered,
+    OrderRefused,
+    PaymentReturned,
+    PurchaseClosed,
 )
 
 #: The treasury log's event types.

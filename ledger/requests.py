@@ -53,9 +53,7 @@ class StampRequest(SignedModel):
     ]
     #: One proof-of-work nonce per print, in order (``ledger.work``): the cost of drawing
     #: supply down, bound to everything above.
-    work: Annotated[
-        tuple[Nonce, ...], WireTuple, Field(min_length=1, max_length=MAX_STAMP_BATCH)
-    ]
+    work: Annotated[tuple[Nonce, ...], WireTuple, Field(min_length=1, max_length=MAX_STAMP_BATCH)]
 
     @model_validator(mode="after")
     def _one_nonce_per_print(self) -> Self:

@@ -94,8 +94,16 @@ def test_circles_finds_every_circle_and_only_circles() -> None:
     """A two-module circle, a three-module one through a chain, a module importing itself;
     a diamond and a chain are no circle."""
     imports = {
-        "a": ["b"], "b": ["a", "c"], "c": ["d"], "d": ["e"], "e": ["c"],
-        "s": ["s"], "x": ["y", "z"], "y": ["w"], "z": ["w"], "w": [],
+        "a": ["b"],
+        "b": ["a", "c"],
+        "c": ["d"],
+        "d": ["e"],
+        "e": ["c"],
+        "s": ["s"],
+        "x": ["y", "z"],
+        "y": ["w"],
+        "z": ["w"],
+        "w": [],
     }
     assert circles(imports) == [["a", "b"], ["c", "d", "e"], ["s"]]
 

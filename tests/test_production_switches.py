@@ -72,4 +72,3 @@ def test_a_forked_child_may_leave_by_os_exit() -> None:
         "    os._exit(3)\n"
     )
     assert switches(source) == ["os._exit"]
-

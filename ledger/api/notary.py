@@ -54,9 +54,7 @@ class NotarizeRequest(WireModel):
 
     slip: Annotated[str, Field(max_length=MAX_ARMOR_BYTES["CZ SLIP"])] | None = None
     chains: (
-        Annotated[
-            tuple[Chain, ...], WireTuple, Field(min_length=1, max_length=MAX_CHAINS_PER_SLIP)
-        ]
+        Annotated[tuple[Chain, ...], WireTuple, Field(min_length=1, max_length=MAX_CHAINS_PER_SLIP)]
         | None
     ) = None
 

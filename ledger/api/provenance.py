@@ -111,7 +111,10 @@ def check_issued(
     checkpoint = Checkpoint.from_note(checkpoint_text)
     checkpoint.verify([log_verifier(origin, key)])
     verify_inclusion(
-        index, checkpoint.size, leaf, [decode_b64(h, what="proof hash") for h in proof],
+        index,
+        checkpoint.size,
+        leaf,
+        [decode_b64(h, what="proof hash") for h in proof],
         checkpoint.root,
     )
 
@@ -121,8 +124,10 @@ def _check_conflict(conflict: ConflictRecord, chain: Chain | None) -> None:
     if chain is None:
         raise VerificationError(f"the conflict at hop {conflict.hop} is of no issue shown")
     hop = conflict.proof.first.hop
-    if hop != conflict.hop or hop > len(chain.endorsements) or not hmac.compare_digest(
-        chain.endorsements[hop - 1].hash(), conflict.proof.first.hash()
+    if (
+        hop != conflict.hop
+        or hop > len(chain.endorsements)
+        or not hmac.compare_digest(chain.endorsements[hop - 1].hash(), conflict.proof.first.hash())
     ):
         raise VerificationError(
             f"the conflict at hop {conflict.hop} is not against the recorded hop"
@@ -150,8 +155,14 @@ def _check_stamp(life: Provenance, manifest: LeagueManifest, event: FeedEvent | 
     if stamp.certificate.serial != life.serial:
         raise VerificationError(f"the stamp shown is of {stamp.certificate.serial}")
     check_issued(
-        stamp.certificate, stamp.index, stamp.leaf_hash, stamp.checkpoint, stamp.proof, event,
-        origin=f"{manifest.league}/mint", key=PublicKey.from_text(manifest.mint),
+        stamp.certificate,
+        stamp.index,
+        stamp.leaf_hash,
+        stamp.checkpoint,
+        stamp.proof,
+        event,
+        origin=f"{manifest.league}/mint",
+        key=PublicKey.from_text(manifest.mint),
     )
 
 
@@ -171,8 +182,14 @@ def _check_issue(
         else ("treasury", manifest.treasury)
     )
     check_issued(
-        certificate, record.index, record.leaf_hash, record.checkpoint, record.proof, event,
-        origin=f"{manifest.league}/{issuer}", key=PublicKey.from_text(key),
+        certificate,
+        record.index,
+        record.leaf_hash,
+        record.checkpoint,
+        record.proof,
+        event,
+        origin=f"{manifest.league}/{issuer}",
+        key=PublicKey.from_text(key),
     )
 
 
@@ -199,7 +216,10 @@ def _check_issue_numbers(life: Provenance) -> None:
 
 
 def _check_return(
-    life: Provenance, manifest: LeagueManifest, record: ReturnRecord, event: FeedEvent | None,
+    life: Provenance,
+    manifest: LeagueManifest,
+    record: ReturnRecord,
+    event: FeedEvent | None,
     holders: dict[int, PublicKey],
 ) -> None:
     """The issuer's own event returned ``record.issue`` at ``record.index``, on the notary's
@@ -209,12 +229,16 @@ def _check_return(
         raise VerificationError(f"the {issuer}'s log serves no event {record.index}")
     recorded = event.verified(key)
     body: PrintReturned | NoteReturned = (
-        body_as(recorded, PrintReturned) if life.stamp is not None
+        body_as(recorded, PrintReturned)
+        if life.stamp is not None
         else body_as(recorded, NoteReturned)
     )
     purchase = body.order_id if isinstance(body, PrintReturned) else body.purchase_id
     if (body.serial, body.issue, body.notarized, purchase) != (
-        life.serial, record.issue, record.notarized, record.purchase_id
+        life.serial,
+        record.issue,
+        record.notarized,
+        record.purchase_id,
     ):
         raise VerificationError(
             f"the {issuer}'s event {record.index} is not the return of {life.serial} issue "
@@ -265,13 +289,22 @@ def provenance_checks(
     proofs: list[ProofCheck] = []
     if life.stamp is not None:
         event = by_seq.get(life.stamp.index)
-        proofs.append(_run(f"stamped at mint event {life.stamp.index}", "stamp",
-                           partial(_check_stamp, life, manifest, event)))
+        proofs.append(
+            _run(
+                f"stamped at mint event {life.stamp.index}",
+                "stamp",
+                partial(_check_stamp, life, manifest, event),
+            )
+        )
     for issued in life.issues:
         issuer = "mint" if life.stamp is not None else "treasury"
-        proofs.append(_run(f"issue {issued.certificate.issue} at {issuer} event {issued.index}",
-                           f"issue-{issued.certificate.issue}",
-                           partial(_check_issue, life, manifest, issued, by_seq.get(issued.index))))
+        proofs.append(
+            _run(
+                f"issue {issued.certificate.issue} at {issuer} event {issued.index}",
+                f"issue-{issued.certificate.issue}",
+                partial(_check_issue, life, manifest, issued, by_seq.get(issued.index)),
+            )
+        )
     chains = _chains(life)
     holders: dict[int, PublicKey] = {}
 
@@ -285,29 +318,37 @@ def provenance_checks(
             else f"issue {issue}'s chain"
         )
         proofs.append(_run(label, f"chain-{issue}", partial(verify, issue, chain)))
-    proofs.append(_run("the issues and returns in order", "issues",
-                       partial(_check_issue_numbers, life)))
+    proofs.append(
+        _run("the issues and returns in order", "issues", partial(_check_issue_numbers, life))
+    )
     issuer = _issuer(life, manifest)[0]
     for returned in life.returns:
-        proofs.append(_run(
-            f"issue {returned.issue} returned at {issuer} event {returned.index}",
-            f"return-{returned.issue}",
-            partial(_check_return, life, manifest, returned, by_seq.get(returned.index),
-                    holders),
-        ))
+        proofs.append(
+            _run(
+                f"issue {returned.issue} returned at {issuer} event {returned.index}",
+                f"return-{returned.issue}",
+                partial(
+                    _check_return, life, manifest, returned, by_seq.get(returned.index), holders
+                ),
+            )
+        )
     for record in life.hops:
-        proofs.append(_run(
-            f"hop {record.endorsement.hop}'s receipt (notary event {record.receipt.index})",
-            f"hop-{record.receipt.index}",
-            partial(_check_receipt, record, manifest),
-        ))
+        proofs.append(
+            _run(
+                f"hop {record.endorsement.hop}'s receipt (notary event {record.receipt.index})",
+                f"hop-{record.receipt.index}",
+                partial(_check_receipt, record, manifest),
+            )
+        )
     for conflict in life.conflicts:
         against = chains.get(conflict.issue) or next(iter(chains.values()), None)
-        proofs.append(_run(
-            f"conflict at hop {conflict.hop} (notary event {conflict.index})",
-            f"conflict-{conflict.index}",
-            partial(_check_conflict, conflict, against),
-        ))
+        proofs.append(
+            _run(
+                f"conflict at hop {conflict.hop} (notary event {conflict.index})",
+                f"conflict-{conflict.index}",
+                partial(_check_conflict, conflict, against),
+            )
+        )
     holder = _holder_proved(life, manifest, holders)
     proofs.append(_run("the holder named", "holder", partial(_check_holder, life, holder)))
     return ProvenanceChecks(tuple(proofs), holder)

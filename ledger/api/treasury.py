@@ -137,8 +137,10 @@ class DenominationSupply(Answer):
 
     @model_validator(mode="after")
     def _reserve_and_circulation_are_the_supply(self) -> Self:
-        if self.reserve < 0 or self.circulation < 0 or self.reserve + self.circulation != (
-            self.supply
+        if (
+            self.reserve < 0
+            or self.circulation < 0
+            or self.reserve + self.circulation != (self.supply)
         ):
             raise ValueError(f"M{self.denomination}: reserve + circulation is not the supply")
         return self
@@ -313,9 +315,7 @@ class MintOrders(WireModel):
 
     WHAT = "batch of mint orders"
 
-    orders: Annotated[
-        tuple[MintOrder, ...], WireTuple, Field(min_length=1, max_length=MAX_ORDERS)
-    ]
+    orders: Annotated[tuple[MintOrder, ...], WireTuple, Field(min_length=1, max_length=MAX_ORDERS)]
 
 
 class OrderOutcome(Answer):
@@ -407,16 +407,17 @@ def check_handed_to_issuer(
         )
 
 
-def check_payment_chain(
-    chain: Chain, manifest: LeagueManifest, buyer: str
-) -> NoteCertificate:
+def check_payment_chain(chain: Chain, manifest: LeagueManifest, buyer: str) -> NoteCertificate:
     """A note paid in a purchase (L-18, L-21): a note, its last hop ``buyer``'s own
     endorsement to the treasury's key; its certificate."""
     certificate = chain.certificate
     if not isinstance(certificate, NoteCertificate):
         raise ChainError(f"{chain.serial} is a print: a purchase is paid with notes")
     check_handed_to_issuer(
-        chain, manifest, buyer, manifest.treasury,
+        chain,
+        manifest,
+        buyer,
+        manifest.treasury,
         "a note pays only once its last endorsement is to the treasury's key",
     )
     return certificate
@@ -427,7 +428,10 @@ def check_returned_chain(chain: Chain, manifest: LeagueManifest, buyer: str) -> 
     opens and the mint again when the order comes: ending at the mint's key ("back to its
     issuer") with ``buyer``'s own endorsement."""
     check_handed_to_issuer(
-        chain, manifest, buyer, manifest.mint,
+        chain,
+        manifest,
+        buyer,
+        manifest.mint,
         "a print returned for an upgrade goes back to its issuer, the mint's key",
     )
 

@@ -172,9 +172,7 @@ class Evidence(WitnessAnswer):
                 for h in self.inclusion_proof
             ]
             shown.append(
-                prefix_from_inclusion(
-                    cosigned.size - 1, submitted.size, leaf, path, submitted.root
-                )
+                prefix_from_inclusion(cosigned.size - 1, submitted.size, leaf, path, submitted.root)
             )
         return [root for root in shown if root is not None]
 

@@ -212,8 +212,12 @@ class _Relay:
             except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError) as exc:
                 if self.pool.is_closing():
                     return
-                log.warning("checkpoint notifications: %s: %s; listening again in %.1f s",
-                            type(exc).__name__, exc, delay)
+                log.warning(
+                    "checkpoint notifications: %s: %s; listening again in %.1f s",
+                    type(exc).__name__,
+                    exc,
+                    delay,
+                )
             await asyncio.sleep(delay)
             delay = min(delay * 2, RELAY_RETRY_CAP)
 

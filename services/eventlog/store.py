@@ -116,7 +116,10 @@ async def _wrapped() -> AsyncIterator[None]:
         log.info("the database refused a value: %s: %s", type(exc).__name__, exc)
         raise StoreValueRefused("a value of the request is out of the range the log holds") from exc
     except (
-        asyncpg.PostgresError, asyncpg.InterfaceError, asyncpg.InternalClientError, OSError
+        asyncpg.PostgresError,
+        asyncpg.InterfaceError,
+        asyncpg.InternalClientError,
+        OSError,
     ) as exc:
         log.warning("event store unavailable: %s: %s", type(exc).__name__, exc)
         raise StoreUnavailable() from exc

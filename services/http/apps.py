@@ -68,9 +68,7 @@ async def describe_problem(request: web.Request) -> ProblemType:
 
 
 PROBLEM_ENDPOINTS = (
-    Endpoint(
-        "GET", "/problems/{slug}", "What a problem type means", describe_problem, ProblemType
-    ),
+    Endpoint("GET", "/problems/{slug}", "What a problem type means", describe_problem, ProblemType),
 )
 
 
@@ -133,9 +131,7 @@ async def observe_middleware(
         elapsed = time.perf_counter() - started
         route = route_of(request)
         request.app[METRICS].observe(request.method, route, status, elapsed)
-        access_log(
-            request.method, request.path, route, status, elapsed, gone=client_gone(request)
-        )
+        access_log(request.method, request.path, route, status, elapsed, gone=client_gone(request))
         REQUEST_ID.reset(token)
 
 

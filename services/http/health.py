@@ -37,7 +37,10 @@ CHECK_TIMEOUT = 3.0
 #: Seconds a client should wait before asking again when not ready.
 NOT_READY_RETRY = 5
 DATABASE_ERRORS = (
-    asyncpg.PostgresError, asyncpg.InterfaceError, asyncpg.InternalClientError, OSError,
+    asyncpg.PostgresError,
+    asyncpg.InterfaceError,
+    asyncpg.InternalClientError,
+    OSError,
 )
 
 
@@ -117,7 +120,5 @@ def _head() -> str:
 
 HEALTH_ENDPOINTS = (
     Endpoint("GET", "/healthz", "Liveness: the process answers", alive, Alive),
-    Endpoint(
-        "GET", "/readyz", "Readiness: database, schema and feeds", ready, Ready
-    ),
+    Endpoint("GET", "/readyz", "Readiness: database, schema and feeds", ready, Ready),
 )

@@ -43,7 +43,9 @@ class FeedQuery(LogQuery):
         default=-1, ge=-1, le=INT64_MAX, description="Return events with seq greater than this"
     )
     limit: int = Field(
-        default=100, ge=1, le=MAX_FEED_PAGE,
+        default=100,
+        ge=1,
+        le=MAX_FEED_PAGE,
         description="At most this many (fewer when their bodies pass MAX_FEED_PAGE_BYTES: read "
         "on from next_after)",
     )
@@ -140,12 +142,18 @@ def log_endpoints(service: str, log_key: web.AppKey[EventStore]) -> tuple[Endpoi
     prefix = f"/{service}"
     return (
         Endpoint(
-            "GET", f"{prefix}/events", f"The {service} log's signed feed", events, Feed,
+            "GET",
+            f"{prefix}/events",
+            f"The {service} log's signed feed",
+            events,
+            Feed,
             query=FeedQuery,
         ),
         Endpoint(
-            "GET", f"{prefix}/checkpoint",
-            f"The {service} log's latest signed checkpoint (C2SP tlog-checkpoint)", checkpoint,
+            "GET",
+            f"{prefix}/checkpoint",
+            f"The {service} log's latest signed checkpoint (C2SP tlog-checkpoint)",
+            checkpoint,
             str,
             description="The checkpoint the service's background task signed last; reading "
             "it never signs or writes anything. It is at most one checkpoint interval (a "
@@ -154,11 +162,21 @@ def log_endpoints(service: str, log_key: web.AppKey[EventStore]) -> tuple[Endpoi
             "each named by its witness's origin, <league>/<service>).",
         ),
         Endpoint(
-            "GET", f"{prefix}/proof/inclusion", "Inclusion proof of one event", inclusion,
-            InclusionProof, query=InclusionQuery, problems=(ProofError,),
+            "GET",
+            f"{prefix}/proof/inclusion",
+            "Inclusion proof of one event",
+            inclusion,
+            InclusionProof,
+            query=InclusionQuery,
+            problems=(ProofError,),
         ),
         Endpoint(
-            "GET", f"{prefix}/proof/consistency", "Consistency proof between two tree sizes",
-            consistency, ConsistencyProof, query=ConsistencyQuery, problems=(ProofError,),
+            "GET",
+            f"{prefix}/proof/consistency",
+            "Consistency proof between two tree sizes",
+            consistency,
+            ConsistencyProof,
+            query=ConsistencyQuery,
+            problems=(ProofError,),
         ),
     )

@@ -38,7 +38,19 @@ Samples = Sequence[tuple[Sequence[str], float]]
 FIGURE_TIMEOUT = 3.0
 #: Request latency buckets, in seconds (the league's target is p99 under 100 ms).
 LATENCY_BUCKETS = (
-    0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+    0.001,
+    0.0025,
+    0.005,
+    0.01,
+    0.025,
+    0.05,
+    0.1,
+    0.25,
+    0.5,
+    1.0,
+    2.5,
+    5.0,
+    10.0,
 )
 METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 UNMATCHED = "unmatched"
@@ -79,13 +91,17 @@ class Metrics(Collector):
     def __init__(self) -> None:
         self.registry = CollectorRegistry(auto_describe=False)
         self.requests = Counter(
-            "league_http_requests", "Answers, by method, route template and status",
-            ("method", "route", "status"), registry=self.registry,
+            "league_http_requests",
+            "Answers, by method, route template and status",
+            ("method", "route", "status"),
+            registry=self.registry,
         )
         self.latency = Histogram(
             "league_http_request_duration_seconds",
-            "Time to answer, by method and route template", ("method", "route"),
-            buckets=LATENCY_BUCKETS, registry=self.registry,
+            "Time to answer, by method and route template",
+            ("method", "route"),
+            buckets=LATENCY_BUCKETS,
+            registry=self.registry,
         )
         self.figures: list[Figure] = []
         #: Each (method, route, status)'s counter and histogram, looked up once.
@@ -114,9 +130,7 @@ class Metrics(Collector):
         for figure, samples in zip(self.figures, read, strict=True):
             if samples is None:
                 continue
-            family = families.get(figure.name) or families.setdefault(
-                figure.name, _family(figure)
-            )
+            family = families.get(figure.name) or families.setdefault(figure.name, _family(figure))
             for values, value in samples:
                 family.add_metric(list(values), value)  # type: ignore[attr-defined]
         self._collected = list(families.values())
@@ -160,15 +174,11 @@ async def metrics(request: web.Request) -> web.Response:
     collected = request.app[METRICS]
     await collected.refresh(request.app)
     encoder, content_type = choose_encoder(request.headers.get("Accept", ""))
-    return web.Response(
-        body=encoder(collected.registry), headers={"Content-Type": content_type}
-    )
+    return web.Response(body=encoder(collected.registry), headers={"Content-Type": content_type})
 
 
 def timer() -> float:
     return time.perf_counter()
 
 
-METRICS_ENDPOINTS = (
-    Endpoint("GET", "/metrics", "Prometheus metrics (operator)", metrics, str),
-)
+METRICS_ENDPOINTS = (Endpoint("GET", "/metrics", "Prometheus metrics (operator)", metrics, str),)

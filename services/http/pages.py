@@ -86,9 +86,7 @@ def wants_html(request: web.BaseRequest) -> bool:
     A tie, a wildcard alone or no header: JSON."""
     q = _quality(request.headers.get("Accept", ""))
     html = q.get(HTML, 0.0)
-    json = next(
-        (q[r] for r in ("application/json", "application/*", "*/*") if r in q), 0.0
-    )
+    json = next((q[r] for r in ("application/json", "application/*", "*/*") if r in q), 0.0)
     return html > json
 
 
@@ -124,8 +122,10 @@ def html_response(
     request: web.Request, page: Page, template: str, status: int = 200, **context: Any
 ) -> web.Response:
     manifest = page.manifest(request)
-    text = environment().get_template(template).render(
-        league=manifest.name, league_id=manifest.league, path=request.path, **context
+    text = (
+        environment()
+        .get_template(template)
+        .render(league=manifest.name, league_id=manifest.league, path=request.path, **context)
     )
     response = web.Response(status=status, text=text, content_type=HTML, charset="utf-8")
     response.headers["Content-Security-Policy"] = CONTENT_SECURITY_POLICY
@@ -138,9 +138,16 @@ def problem_page(request: web.Request, page: Page, error: LedgerError) -> web.Re
     """A refusal to a browser: the problem as a page, with its status (and Retry-After)."""
     slug, status = problem_of(type(error))
     response = html_response(
-        request, page, "problem.html", status,
-        problem={"slug": slug, "title": title_of(slug), "status": status,
-                 "detail": error.diagnostics()},
+        request,
+        page,
+        "problem.html",
+        status,
+        problem={
+            "slug": slug,
+            "title": title_of(slug),
+            "status": status,
+            "detail": error.diagnostics(),
+        },
     )
     if isinstance(error, RetryLater):
         response.headers["Retry-After"] = str(error.retry_after)
@@ -174,9 +181,7 @@ def add_search(app: web.Application, path: str, page: Page) -> None:
         try:
             text = request.query.get(search.param, "").strip()
             if not text or len(text) > MAX_SEARCH_CHARS:
-                raise SerialError(
-                    f"give ?{search.param}= (1 to {MAX_SEARCH_CHARS} characters)"
-                )
+                raise SerialError(f"give ?{search.param}= (1 to {MAX_SEARCH_CHARS} characters)")
             found = search.check(request, text)
         except LedgerError as error:
             if wants_html(request):

@@ -58,9 +58,7 @@ async def keep_session(conn: asyncpg.Connection) -> None:
 async def new_pool(dsn: str) -> asyncpg.Pool:
     """A connection pool over ``dsn`` as the services use it: at most :data:`POOL_MAX_SIZE`
     connections, given back without a reset round trip (:func:`keep_session`)."""
-    return await asyncpg.create_pool(
-        dsn, min_size=1, max_size=POOL_MAX_SIZE, reset=keep_session
-    )
+    return await asyncpg.create_pool(dsn, min_size=1, max_size=POOL_MAX_SIZE, reset=keep_session)
 
 
 def pool_context(database_url: str, read_url: str | None = None) -> CleanupContext:

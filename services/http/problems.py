@@ -101,7 +101,9 @@ SERVER_NAME = "league"
 #: once taken (``overloaded``), or the client's source holding its share of them
 #: (``rate-limited``), both answered as the connection opens.
 EVERY_ENDPOINT: tuple[type[e.LedgerError], ...] = (
-    store.StoreUnavailable, e.Overloaded, e.RateLimited
+    store.StoreUnavailable,
+    e.Overloaded,
+    e.RateLimited,
 )
 #: What an endpoint with a JSON body may answer besides.
 BODY_REFUSALS: tuple[type[e.LedgerError], ...] = (
@@ -187,9 +189,7 @@ async def problem_middleware(request: web.Request, handler: Handler) -> web.Stre
         return await handler(request)
     except e.LedgerError as exc:
         slug, status = problem_of(type(exc))
-        headers = (
-            {"Retry-After": str(exc.retry_after)} if isinstance(exc, e.RetryLater) else None
-        )
+        headers = {"Retry-After": str(exc.retry_after)} if isinstance(exc, e.RetryLater) else None
         return problem_response(slug, status, exc.diagnostics(), request, headers)
     except web.HTTPException as exc:
         if exc.status < 400:

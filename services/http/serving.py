@@ -81,12 +81,16 @@ def _refusal(slug: str, status: int, reason: str, detail: str) -> bytes:
 
 #: The whole answer to a connection over the limit, written before any request is read.
 OVERLOADED_ANSWER = _refusal(
-    "overloaded", 503, "Service Unavailable",
+    "overloaded",
+    503,
+    "Service Unavailable",
     "the server serves as many connections as it takes; try again shortly",
 )
 #: The whole answer to a connection over its source's share.
 SOURCE_LIMITED_ANSWER = _refusal(
-    "rate-limited", 429, "Too Many Requests",
+    "rate-limited",
+    429,
+    "Too Many Requests",
     "your address holds as many connections to the server as one source may; reuse or close "
     "one, then try again",
 )
@@ -114,8 +118,6 @@ def connection_source(peer: object, trusted: tuple[Network, ...] = ()) -> str | 
     if isinstance(ip, ipaddress.IPv6Address):
         return str(ipaddress.ip_network(f"{ip}/{IPV6_SOURCE_PREFIX}", strict=False))
     return str(ip)
-
-
 
 
 class GuardedServer(web.Server):
@@ -161,20 +163,29 @@ class GuardedServer(web.Server):
         local = transport.get_extra_info("sockname")
         if isinstance(local, tuple) and (str(local[0]), int(local[1])) in self.internal:
             if self.inside >= self.internal_limit:
-                return self._refuse("internal connection limit (%d) reached: an internal "
-                                    "call is refused", self.internal_limit, OVERLOADED_ANSWER)
+                return self._refuse(
+                    "internal connection limit (%d) reached: an internal call is refused",
+                    self.internal_limit,
+                    OVERLOADED_ANSWER,
+                )
             self.inside += 1
             return "internal", None
         if self.outside >= self.limit:
-            return self._refuse("connection limit (%d) reached: a new connection is refused",
-                                self.limit, OVERLOADED_ANSWER)
+            return self._refuse(
+                "connection limit (%d) reached: a new connection is refused",
+                self.limit,
+                OVERLOADED_ANSWER,
+            )
         source = connection_source(transport.get_extra_info("peername"), self.trusted)
         if source is not None:
             held = self.sources.get(source, 0)
             if held >= self.per_source:
-                return self._refuse("per-source connection limit (%d) reached: a new "
-                                    "connection from %s is refused", self.per_source,
-                                    SOURCE_LIMITED_ANSWER, source)
+                return self._refuse(
+                    "per-source connection limit (%d) reached: a new connection from %s is refused",
+                    self.per_source,
+                    SOURCE_LIMITED_ANSWER,
+                    source,
+                )
             self.sources[source] = held + 1
         self.outside += 1
         return "outside", source
@@ -234,9 +245,7 @@ class GuardedRequestHandler(web.RequestHandler):
         message: str | None = None,
     ) -> web.StreamResponse:
         if status >= 500:
-            self.logger.error(
-                "error answering %s %s", request.method, request.path, exc_info=exc
-            )
+            self.logger.error("error answering %s %s", request.method, request.path, exc_info=exc)
         else:
             self.logger.debug(
                 "refused an unreadable request from %s: %s", request.remote, exc or message
@@ -416,9 +425,7 @@ async def throttled_logs(throttle: LogThrottle | None = None) -> AsyncIterator[L
 #: The header a request id travels in, both ways.
 REQUEST_ID_HEADER = "X-Request-Id"
 #: The request being answered, for every log line written while answering it.
-REQUEST_ID: contextvars.ContextVar[str | None] = contextvars.ContextVar(
-    "request_id", default=None
-)
+REQUEST_ID: contextvars.ContextVar[str | None] = contextvars.ContextVar("request_id", default=None)
 #: A client's request id is used when it is 1 to 128 of these characters (a UUID, a trace id).
 WELL_FORMED_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
 access = logging.getLogger("services.http.access")
@@ -438,9 +445,17 @@ def access_log(
     went away before its answer (no error of the server's)."""
     access.log(
         logging.DEBUG if gone else logging.INFO,
-        "%s %s -> %d in %.1f ms", method, path, status, seconds * 1000,
-        extra={"method": method, "route": route, "status": status,
-               "duration_ms": round(seconds * 1000, 3)},
+        "%s %s -> %d in %.1f ms",
+        method,
+        path,
+        status,
+        seconds * 1000,
+        extra={
+            "method": method,
+            "route": route,
+            "status": status,
+            "duration_ms": round(seconds * 1000, 3),
+        },
     )
 
 
@@ -513,9 +528,7 @@ def log_formatter(stream: object, secrets: Sequence[str] = ()) -> logging.Format
 def structured_logs(secrets: Sequence[str] = ()) -> Iterator[None]:
     """While the block runs, the root logger's stream handlers write structured lines
     (:func:`log_formatter`) that never show one of ``secrets``."""
-    handlers = [
-        h for h in logging.getLogger().handlers if isinstance(h, logging.StreamHandler)
-    ]
+    handlers = [h for h in logging.getLogger().handlers if isinstance(h, logging.StreamHandler)]
     before = [h.formatter for h in handlers]
     for handler in handlers:
         handler.setFormatter(log_formatter(handler.stream, secrets))

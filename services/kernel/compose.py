@@ -91,7 +91,10 @@ async def health(request: web.Request) -> web.Response:
     try:
         await request.app[POOL].fetchval("SELECT 1")
     except (
-        asyncpg.PostgresError, asyncpg.InterfaceError, asyncpg.InternalClientError, OSError
+        asyncpg.PostgresError,
+        asyncpg.InterfaceError,
+        asyncpg.InternalClientError,
+        OSError,
     ) as exc:
         log.warning("health check: the database does not answer: %s: %s", type(exc).__name__, exc)
         raise StoreUnavailable("the service is unavailable: its database does not answer") from None
@@ -137,8 +140,9 @@ def _index(manifest: LeagueManifest, services: Sequence[Service], version: str) 
 
     async def describe(request: web.Request) -> web.Response:
         if wants_html(request):  # a browser: the landing page (docs/operations.md)
-            response = html_response(request, landing, "index.html",
-                                     services=index["services"], version=version)
+            response = html_response(
+                request, landing, "index.html", services=index["services"], version=version
+            )
         else:
             response = web.json_response(index)
         response.headers["Vary"] = "Accept"

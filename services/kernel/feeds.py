@@ -127,8 +127,7 @@ def watch_feeds(
         app,
         Figure(
             "league_feed_lag_events",
-            "Events a service's follower stands behind the latest checkpoint of a feed it "
-            "follows",
+            "Events a service's follower stands behind the latest checkpoint of a feed it follows",
             ("service", "source"),
             lag,
         ),

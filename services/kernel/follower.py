@@ -210,7 +210,9 @@ class FeedFollower:
 
         needed = required_subtrees(build)
         rows = await view.fetch(
-            self._read_nodes, self.source, [level for level, _ in needed],
+            self._read_nodes,
+            self.source,
+            [level for level, _ in needed],
             [index for _, index in needed],
         )
         found = {(row[0], row[1]): bytes(row[2]) for row in rows}
@@ -271,8 +273,12 @@ class FeedFollower:
                 except FeedRefused:
                     raise
                 except (LeagueUnreachable, LeagueProblem, StoreUnavailable) as exc:
-                    log.warning("following %s: %s; retrying in %.1f s", self.source,
-                                exc.diagnostics(), delay)
+                    log.warning(
+                        "following %s: %s; retrying in %.1f s",
+                        self.source,
+                        exc.diagnostics(),
+                        delay,
+                    )
                     await asyncio.sleep(delay * (0.5 + random.random()))  # noqa: S311 (jitter)
                     delay = min(delay * 2, BACKOFF_CAP)
                     continue
@@ -303,8 +309,11 @@ class FeedFollower:
         try:
             await self._prove_prefix(trusted.size, trusted.root, checkpoint)
         except (VerificationError, LeagueProblem) as exc:
-            await self._refuse(f"a checkpoint inconsistent with the last one verified: "
-                               f"{exc.diagnostics()}", trusted, checkpoint)
+            await self._refuse(
+                f"a checkpoint inconsistent with the last one verified: {exc.diagnostics()}",
+                trusted,
+                checkpoint,
+            )
 
     async def _verified_page(
         self, position: Position, checkpoint: Checkpoint
@@ -316,8 +325,12 @@ class FeedFollower:
         feed = await self.league.events(position.next_seq - 1, wanted, service=self.source)
         served = feed.events[:wanted]
         if not served:
-            await self._refuse(f"no events after {position.next_seq - 1}, though its checkpoint "
-                               f"has {checkpoint.size}", position.checkpoint, checkpoint)
+            await self._refuse(
+                f"no events after {position.next_seq - 1}, though its checkpoint "
+                f"has {checkpoint.size}",
+                position.checkpoint,
+                checkpoint,
+            )
         if len(served) > THREAD_PAGE:  # canonical leaves and hashes: CPU, off the loop
             bound = await asyncio.to_thread(_bind, served, position, self.prove)
         else:
@@ -325,14 +338,16 @@ class FeedFollower:
         events, edge, nodes, failed = bound
         if failed is not None:
             offset, error = failed
-            await self._refuse(error.diagnostics(), position.checkpoint, checkpoint,
-                               served[offset])
+            await self._refuse(error.diagnostics(), position.checkpoint, checkpoint, served[offset])
         try:
             await self._prove_prefix(edge.size, edge.root(), checkpoint)
         except (VerificationError, LeagueProblem) as exc:
-            await self._refuse(f"events {position.next_seq}..{edge.size - 1} are not the history "
-                               f"its checkpoint signs: {exc.diagnostics()}",
-                               position.checkpoint, checkpoint)
+            await self._refuse(
+                f"events {position.next_seq}..{edge.size - 1} are not the history "
+                f"its checkpoint signs: {exc.diagnostics()}",
+                position.checkpoint,
+                checkpoint,
+            )
         return events, edge, nodes
 
     async def _prove_prefix(self, size: int, root: bytes, checkpoint: Checkpoint) -> None:
@@ -392,12 +407,18 @@ class FeedFollower:
                 kept = list(nodes) if self._edge_kept else [*edge_subtrees(stored.edge), *nodes]
                 if kept:
                     await tx.execute(
-                        self._write_nodes, self.source, [n[0] for n in kept],
-                        [n[1] for n in kept], [n[2] for n in kept],
+                        self._write_nodes,
+                        self.source,
+                        [n[0] for n in kept],
+                        [n[1] for n in kept],
+                        [n[2] for n in kept],
                     )
             reached = checkpoint if edge.size == checkpoint.size else stored.checkpoint
             await tx.execute(
-                self._write_position, self.source, edge.size, edge.hashes,
+                self._write_position,
+                self.source,
+                edge.size,
+                edge.hashes,
                 None if reached is None else str(reached),
             )
         self._edge_kept = self.prove

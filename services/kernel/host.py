@@ -72,8 +72,12 @@ class Shell:
         workers through the database when there are several, else in memory."""
         policies = self.manifest.policies
         return source_buckets(
-            self.store, name, what=what, shared=self.settings.workers > 1,
-            per_minute=policies.source_prints_per_minute, burst=policies.source_prints_burst,
+            self.store,
+            name,
+            what=what,
+            shared=self.settings.workers > 1,
+            per_minute=policies.source_prints_per_minute,
+            burst=policies.source_prints_burst,
         )
 
 
@@ -116,7 +120,8 @@ class ServiceSpec:
             title=self.title,
             description=self.description,
             endpoints=(
-                self.endpoints + log_endpoints(self.name, self.log_key)
+                self.endpoints
+                + log_endpoints(self.name, self.log_key)
                 + witness_endpoints(self.name)
             ),
             install=lambda app, settings: install(self, app, settings),
@@ -166,25 +171,31 @@ async def _opened(
             Checkpointer(store, manifest.policies, kept, leadership=leadership).running()
         )
         submitter = await stack.enter_async_context(
-            witnessing(app, spec.name, manifest, key, store, checkpointer,
-                       witness_urls(settings, spec.name))
+            witnessing(
+                app,
+                spec.name,
+                manifest,
+                key,
+                store,
+                checkpointer,
+                witness_urls(settings, spec.name),
+            )
         )
         peers: dict[str, LeagueClient | None] = {}
         for name, url in peer_urls.items():
             peers[name] = (
                 None if url is None else await stack.enter_async_context(LeagueClient(url))
             )
-        shell = Shell(app, settings, manifest, key, store, checkpointer, submitter, peers,
-                      leadership)
+        shell = Shell(
+            app, settings, manifest, key, store, checkpointer, submitter, peers, leadership
+        )
         running = await spec.open(shell)
         for close in reversed(running.close):
             stack.push_async_callback(close)
         leader = (submitter.run, *running.leader)
         if settings.workers > 1:
             leader += (partial(forget_full, store),)
-        await stack.enter_async_context(
-            _task(leadership.run(leader), f"election {spec.name}")
-        )
+        await stack.enter_async_context(_task(leadership.run(leader), f"election {spec.name}"))
         yield
 
 

@@ -33,10 +33,13 @@ def key_path(keys_dir: Path, role: str) -> Path:
 
 
 def _plain_text(role: str, key: SigningKey) -> str:
-    return json.dumps(
-        {"role": role, "public": key.public.to_text(), "seed": encode_b64url(key.seed)},
-        indent=2,
-    ) + "\n"
+    return (
+        json.dumps(
+            {"role": role, "public": key.public.to_text(), "seed": encode_b64url(key.seed)},
+            indent=2,
+        )
+        + "\n"
+    )
 
 
 def _parse_plain(role: str, text: str, path: Path) -> SigningKey:

@@ -72,7 +72,8 @@ class Leadership:
                 continue
             try:
                 await conn.execute(
-                    "SELECT pg_advisory_lock($1, hashtext($2))", LOCK_NAMESPACE,
+                    "SELECT pg_advisory_lock($1, hashtext($2))",
+                    LOCK_NAMESPACE,
                     lock_key(self.log_name),
                 )
                 await self._lead(conn, tasks)
@@ -133,7 +134,8 @@ async def _kept_running(log_name: str, task: LeaderTask) -> None:
         except asyncio.CancelledError:
             raise
         except Exception:
-            log.exception("%s: the leader's work failed; starting it again in %g s",
-                          log_name, delay)
+            log.exception(
+                "%s: the leader's work failed; starting it again in %g s", log_name, delay
+            )
         await asyncio.sleep(delay)
         delay = min(delay * 2, WORK_BACKOFF_CAP)

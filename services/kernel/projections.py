@@ -59,8 +59,10 @@ class TableDifference:
     missing: tuple[tuple[object, ...], ...]
 
     def describe(self, limit: int = 3) -> str:
-        parts = [f"{self.table}: {len(self.unexplained)} rows the log does not account for, "
-                 f"{len(self.missing)} rows it needs and the table lacks"]
+        parts = [
+            f"{self.table}: {len(self.unexplained)} rows the log does not account for, "
+            f"{len(self.missing)} rows it needs and the table lacks"
+        ]
         for label, rows in (("extra", self.unexplained), ("missing", self.missing)):
             parts.extend(f"{label} {row}" for row in rows[:limit])
         return "; ".join(parts)

@@ -187,7 +187,6 @@ class SharedBuckets:
         raise _too_fast(source, self.what, self.rate, self.burst, wait)
 
 
-
 #: Seconds between two sweeps of the shared buckets that are full again.
 FORGET_EVERY = 60.0
 

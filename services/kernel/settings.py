@@ -146,7 +146,9 @@ class LeagueSettings(BaseModel):
         if internal:
             return internal
         given = {
-            "mint": self.mint_url, "treasury": self.treasury_url, "notary": self.notary_url
+            "mint": self.mint_url,
+            "treasury": self.treasury_url,
+            "notary": self.notary_url,
         }.get(service) or self.peer_urls.get(service)
         if given:
             return given.rstrip("/")

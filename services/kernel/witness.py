@@ -175,9 +175,7 @@ class Witness:
             f"FROM {s}.witness_evidence WHERE id > $1 "
             "ORDER BY id LIMIT $2"
         )
-        self._read_cosigned = (
-            f"SELECT checkpoint FROM {s}.witnessed_logs WHERE origin = $1"  # noqa: S608
-        )
+        self._read_cosigned = f"SELECT checkpoint FROM {s}.witnessed_logs WHERE origin = $1"  # noqa: S608
 
     def _trusted(self, submission: AddCheckpoint) -> Checkpoint:
         """The checkpoint with the log's own signature alone (others' lines dropped);
@@ -239,13 +237,20 @@ class Witness:
             and not hmac.compare_digest(checkpoint.root, root)
         ):
             await self._keep_evidence(
-                tx, "same-size", kept, checkpoint, submission, None,
+                tx,
+                "same-size",
+                kept,
+                checkpoint,
+                submission,
+                None,
                 f"{origin} signed two roots at size {size}",
             )
             if submission.old_size == size:
-                return _Refused(ProofError(
-                    f"{origin} signed another root at size {size} before: kept as evidence"
-                ))
+                return _Refused(
+                    ProofError(
+                        f"{origin} signed another root at size {size} before: kept as evidence"
+                    )
+                )
         if submission.old_size != size:
             return SizeConflict(size)
         if checkpoint.size > size:
@@ -263,7 +268,12 @@ class Witness:
                     return _Refused(error, kept, checkpoint)
                 if not hmac.compare_digest(shown, kept.root):
                     await self._keep_evidence(
-                        tx, "fork", kept, checkpoint, submission, shown,
+                        tx,
+                        "fork",
+                        kept,
+                        checkpoint,
+                        submission,
+                        shown,
                         f"{origin}'s checkpoint of size {checkpoint.size} extends root "
                         f"{encode_b64(shown)} at size {kept.size}, where it signed "
                         f"{encode_b64(kept.root)}",
@@ -298,7 +308,8 @@ class Witness:
         if found is None:
             return RetryLater(
                 f"{error.diagnostics()}; this witness cannot ask {new.origin} for its own "
-                f"proof: nothing kept, submit a valid proof", LOOK_RETRY_AFTER,
+                f"proof: nothing kept, submit a valid proof",
+                LOOK_RETRY_AFTER,
             )
         service, url = found
         index = kept.size - 1
@@ -308,11 +319,16 @@ class Witness:
             leaf = decode_b64(answer.leaf_hash, length=HASH_SIZE, what="leaf hash")
             path = [decode_b64(h, length=HASH_SIZE, what="proof hash") for h in answer.proof]
         except LedgerError as exc:
-            log.info("witness %s: no inclusion proof from %s: %s", self.name, new.origin,
-                     exc.diagnostics())
+            log.info(
+                "witness %s: no inclusion proof from %s: %s",
+                self.name,
+                new.origin,
+                exc.diagnostics(),
+            )
             return RetryLater(
                 f"{error.diagnostics()}; {new.origin} did not answer this witness with its "
-                f"own proof, so nothing is kept: retry later", LOOK_RETRY_AFTER,
+                f"own proof, so nothing is kept: retry later",
+                LOOK_RETRY_AFTER,
             )
         shown = prefix_from_inclusion(index, new.size, leaf, path, new.root)
         if shown is None:
@@ -321,8 +337,11 @@ class Witness:
                 f"does not verify against the submitted checkpoint's root either"
             )
         if hmac.compare_digest(shown, kept.root):
-            log.info("witness %s: %s extends what it cosigned; a failing proof of it is no "
-                     "evidence", self.name, new.origin)
+            log.info(
+                "witness %s: %s extends what it cosigned; a failing proof of it is no evidence",
+                self.name,
+                new.origin,
+            )
             return error
         reason = (
             f"{new.origin}'s checkpoint of size {new.size} has root {encode_b64(shown)} at "
@@ -348,18 +367,38 @@ class Witness:
     ) -> None:
         """Keep a pair that convicts the log by itself (``same-size`` or ``fork``), once."""
         leaf, path = inclusion if inclusion is not None else (None, None)
-        if await tx.fetchval(
-            self._keep, new.origin, kind, reason, str(kept), str(new), kept.root, new.root,
-            submission.old_size, list(submission.proof), shown, leaf, path,
-        ) is not None:
+        if (
+            await tx.fetchval(
+                self._keep,
+                new.origin,
+                kind,
+                reason,
+                str(kept),
+                str(new),
+                kept.root,
+                new.root,
+                submission.old_size,
+                list(submission.proof),
+                shown,
+                leaf,
+                path,
+            )
+            is not None
+        ):
             log.warning("witness %s kept evidence against %s: %s", self.name, new.origin, reason)
 
     async def evidence(self, after: int, limit: int) -> EvidenceList:
         rows = await self.store.fetch(self._read_evidence, after, limit)
         found = [
             Evidence(
-                id=r[0], origin=r[1], recorded_at=format_time(r[2]), kind=r[3], reason=r[4],
-                cosigned=r[5], submitted=r[6], old_size=r[7],
+                id=r[0],
+                origin=r[1],
+                recorded_at=format_time(r[2]),
+                kind=r[3],
+                reason=r[4],
+                cosigned=r[5],
+                submitted=r[6],
+                old_size=r[7],
                 proof=[encode_b64(bytes(h)) for h in r[8]],
                 prefix_root=None if r[9] is None else encode_b64(bytes(r[9])),
                 leaf_hash=None if r[10] is None else encode_b64(bytes(r[10])),
@@ -438,11 +477,17 @@ def witness_endpoints(service: str) -> tuple[Endpoint, ...]:
     prefix = f"/{service}"
     return (
         Endpoint(
-            "POST", f"{prefix}/witness/add-checkpoint",
+            "POST",
+            f"{prefix}/witness/add-checkpoint",
             f"Ask the {service}'s witness to cosign a checkpoint (C2SP tlog-witness)",
-            add_checkpoint, str,
+            add_checkpoint,
+            str,
             problems=(
-                DecodeError, SizeLimitError, UnknownLog, UntrustedCheckpoint, ProofError,
+                DecodeError,
+                SizeLimitError,
+                UnknownLog,
+                UntrustedCheckpoint,
+                ProofError,
                 RetryLater,
             ),
             max_body=MAX_ADD_CHECKPOINT_BYTES,
@@ -462,9 +507,12 @@ def witness_endpoints(service: str) -> tuple[Endpoint, ...]:
             ),
         ),
         Endpoint(
-            "GET", f"{prefix}/witness/{{origin_hash}}/checkpoint",
+            "GET",
+            f"{prefix}/witness/{{origin_hash}}/checkpoint",
             f"The checkpoint the {service}'s witness cosigned last of a log",
-            witnessed_checkpoint, str, problems=(UnknownLog,),
+            witnessed_checkpoint,
+            str,
+            problems=(UnknownLog,),
             description=(
                 "origin_hash is the lowercase hex SHA-256 of the log's origin. The answer "
                 "carries the log's signature and this witness's cosignature (tlog-witness "
@@ -472,9 +520,12 @@ def witness_endpoints(service: str) -> tuple[Endpoint, ...]:
             ),
         ),
         Endpoint(
-            "GET", f"{prefix}/evidence",
+            "GET",
+            f"{prefix}/evidence",
             f"Inconsistent checkpoints the {service}'s witness kept",
-            evidence, EvidenceList, query=EvidenceQuery,
+            evidence,
+            EvidenceList,
+            query=EvidenceQuery,
             description=(
                 "Each record holds two checkpoints one log signed that are not one "
                 "append-only history, the proofs that show it and why: it convicts the log "

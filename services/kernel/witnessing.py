@@ -233,7 +233,10 @@ class Witnessing:
                     reason = exc.diagnostics() if isinstance(exc, LedgerError) else repr(exc)
                     log.warning(
                         "%s: no cosignature from %s (%d attempts): %s",
-                        self.store.origin, peer.name, peer.failures, reason,
+                        self.store.origin,
+                        peer.name,
+                        peer.failures,
+                        reason,
                     )
                 await asyncio.sleep(min(self.max_backoff, self.interval * 2**peer.failures))
 
@@ -278,7 +281,10 @@ async def witnessing(
     to their witnesses at ``urls`` (see :func:`witness_urls`), for the block's duration."""
     app[witness_key(service)] = Witness(store, manifest, service, key, urls)
     submitter = Witnessing(
-        store, checkpointer, manifest, urls,
+        store,
+        checkpointer,
+        manifest,
+        urls,
         interval=manifest.policies.checkpoint_interval_ms / 1000,
     )
     app[served_checkpoint_key(service)] = submitter

@@ -128,8 +128,7 @@ class Workers:
         """Supervise until stopped: 0, or the first worker's status when it could not
         start."""
         previous = {
-            signum: signal.signal(signum, self._stop)
-            for signum in (signal.SIGINT, signal.SIGTERM)
+            signum: signal.signal(signum, self._stop) for signum in (signal.SIGINT, signal.SIGTERM)
         }
         try:
             failed = self._start_first()
@@ -207,11 +206,19 @@ class Workers:
                 how = f"killed by signal {-code}" if code < 0 else f"exited with status {code}"
                 quick = now - since < STARTING
                 failures[index] = failures.get(index, 0) + 1 if quick else 0
-                delay = 0.0 if not quick else min(
-                    MAX_RESTART_DELAY, RESTART_DELAY * 2 ** (failures[index] - 1)
+                delay = (
+                    0.0
+                    if not quick
+                    else min(MAX_RESTART_DELAY, RESTART_DELAY * 2 ** (failures[index] - 1))
                 )
-                log.error("worker %d (pid %d) %s after %.1f s: starting it again in %g s",
-                          index, pid, how, now - since, delay)
+                log.error(
+                    "worker %d (pid %d) %s after %.1f s: starting it again in %g s",
+                    index,
+                    pid,
+                    how,
+                    now - since,
+                    delay,
+                )
                 due[index] = now + delay
             for index, when in list(due.items()):
                 if when <= time.monotonic() and not self._stopping:
@@ -242,8 +249,7 @@ class Workers:
                     del self.running[pid]
             if self.running and time.monotonic() >= deadline:
                 for pid in self.running:
-                    log.error("worker pid %d did not stop within %g s: killing it", pid,
-                              STOP_GRACE)
+                    log.error("worker pid %d did not stop within %g s: killing it", pid, STOP_GRACE)
                     with suppress(ProcessLookupError):
                         os.kill(pid, signal.SIGKILL)
                 deadline = float("inf")

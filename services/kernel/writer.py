@@ -171,4 +171,3 @@ async def run_group(
         if record is not None:
             await record(tx, decision)
     return list(answers)
-

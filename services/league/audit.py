@@ -127,8 +127,9 @@ class AuditState:
                 if service in AUDITED_SERVICES
             }
         except LedgerError:
-            raise LeagueError(f"{self.path} holds a checkpoint that does not parse (remove it "
-                              f"to audit afresh)") from None
+            raise LeagueError(
+                f"{self.path} holds a checkpoint that does not parse (remove it to audit afresh)"
+            ) from None
 
     def known_urls(self, root: PublicKey) -> list[str]:
         return list(self.leagues.get(root.to_text(), {}).get("urls", []))
@@ -219,8 +220,10 @@ class SavedLeague:
                 raise ValueError(header["format"])
             return cls(directory), str(header["url"])
         except (OSError, ValueError, KeyError, TypeError):
-            raise LeagueError(f"{directory} is not a directory `league audit --save` wrote "
-                              f"(no {FORMAT} audit.json)") from None
+            raise LeagueError(
+                f"{directory} is not a directory `league audit --save` wrote "
+                f"(no {FORMAT} audit.json)"
+            ) from None
 
     def _write(self, name: str, text: str) -> None:
         path = self.directory / name
@@ -259,7 +262,9 @@ class Served:
     Use it as an async context manager: the clients it opens for other URLs close with it."""
 
     def __init__(
-        self, client: LeagueClient, save: SavedLeague | None,
+        self,
+        client: LeagueClient,
+        save: SavedLeague | None,
         given: Mapping[str, str] | None = None,
     ) -> None:
         self.client = client
@@ -426,8 +431,10 @@ class PageChecker:
         self.pages = 0
 
     def _pool(self) -> Executor | None:
-        if self.pool is None and self.workers >= 2 and (
-            self.eager or self.pages > POOL_AFTER_PAGES
+        if (
+            self.pool is None
+            and self.workers >= 2
+            and (self.eager or self.pages > POOL_AFTER_PAGES)
         ):
             context = multiprocessing.get_context("spawn")
             self.pool = ProcessPoolExecutor(
@@ -510,8 +517,10 @@ def _parse(model: type[Any], text: str, what: str, service: str) -> Any:
     try:
         return model.model_validate_json(text)
     except ValidationError as exc:
-        raise LeagueError(f"the {service}'s {what} is not a {model.__name__}: "
-                          f"{exc.errors(include_url=False)[0]['msg']}") from None
+        raise LeagueError(
+            f"the {service}'s {what} is not a {model.__name__}: "
+            f"{exc.errors(include_url=False)[0]['msg']}"
+        ) from None
 
 
 async def run_audit(
@@ -529,8 +538,14 @@ async def run_audit(
     no cycles, and its passes over the auditor's growing state cost ~5% of the checking."""
     gc.disable()
     try:
-        return await _run_audit(source, state, root=root, checker=checker, progress=progress,
-                                keep_larger_only=keep_larger_only)
+        return await _run_audit(
+            source,
+            state,
+            root=root,
+            checker=checker,
+            progress=progress,
+            keep_larger_only=keep_larger_only,
+        )
     finally:
         gc.enable()
 
@@ -548,8 +563,10 @@ async def _run_audit(
     manifest = LeagueManifest.from_wire(await source.manifest())
     served_root = PublicKey.from_text(manifest.root)
     pinned = state.pinned(url)
-    for expected, how in ((pinned, f"pinned for {url} in {state.path}"),
-                          (root, "given with --root")):
+    for expected, how in (
+        (pinned, f"pinned for {url} in {state.path}"),
+        (root, "given with --root"),
+    ):
         if expected is not None and expected != served_root:
             raise LeagueError(
                 f"REFUSED: {url} serves a league under the root key {address_of(served_root)}, "
@@ -586,18 +603,22 @@ async def _run_audit(
             continue
         # An optional service not served: skipped only when nothing says it should be.
         previous = kept.get(service)
-        why = (f"its checkpoint of size {previous.size} was kept from a previous audit"
-               if previous is not None and not keep_larger_only else
-               f"its URL was named ({source.named(service)})"
-               if source.named(service) is not None else None)
+        why = (
+            f"its checkpoint of size {previous.size} was kept from a previous audit"
+            if previous is not None and not keep_larger_only
+            else f"its URL was named ({source.named(service)})"
+            if source.named(service) is not None
+            else None
+        )
         if why is not None:
             at = located.get(service, url)
-            raise LeagueError(f"the {service} at {at} does not serve its checkpoint (404), "
-                              f"but {why}: a league does not stop serving a log")
+            raise LeagueError(
+                f"the {service} at {at} does not serve its checkpoint (404), "
+                f"but {why}: a league does not stop serving a log"
+            )
     for service in served:
         previous = kept.get(service)
-        if previous is not None and (not keep_larger_only
-                                     or previous.size <= served[service].size):
+        if previous is not None and (not keep_larger_only or previous.size <= served[service].size):
             auditor.checkpoint(service, previous, kept=True)
         auditor.checkpoint(service, served[service])
     for service in WITNESSES:  # every witness's evidence, of any log
@@ -606,9 +627,11 @@ async def _run_audit(
         if text is not None:
             auditor.evidence(service, _parse(EvidenceList, text, "evidence page", service))
         elif service in served:  # a service serving its log witnesses the others' too
-            raise LeagueError(f"{source.evidence_missing(service)}, but its log is served: "
-                              f"a league's services witness each other, and hidden evidence "
-                              f"would pass the audit")
+            raise LeagueError(
+                f"{source.evidence_missing(service)}, but its log is served: "
+                f"a league's services witness each other, and hidden evidence "
+                f"would pass the audit"
+            )
 
     # One pipeline through every service's pages: a page is checked (in the pool) while the
     # pages before it, of its service or of the one before, go through the stateful checks.
@@ -670,9 +693,15 @@ def service_urls(url: str | None, given: Mapping[str, str | None]) -> tuple[str,
 
 
 async def audit_url(
-    url: str, state_dir: Path, *, root: PublicKey | None = None, save: Path | None = None,
-    workers: int | None = None, progress: AuditProgress | None = None,
-    checker: PageChecker | None = None, services: Mapping[str, str] | None = None,
+    url: str,
+    state_dir: Path,
+    *,
+    root: PublicKey | None = None,
+    save: Path | None = None,
+    workers: int | None = None,
+    progress: AuditProgress | None = None,
+    checker: PageChecker | None = None,
+    services: Mapping[str, str] | None = None,
 ) -> AuditOutcome:
     """``league audit URL``: audit the league served at ``url`` (saving it into ``save``),
     each service read at its URL in ``services`` when given there, else where the manifest
@@ -684,7 +713,10 @@ async def audit_url(
     try:
         async with LeagueClient(url) as client, Served(client, saved, services) as served:
             return await run_audit(
-                served, AuditState.load(state_dir), root=root, checker=checker,
+                served,
+                AuditState.load(state_dir),
+                root=root,
+                checker=checker,
                 progress=progress or AuditProgress(),
                 keep_larger_only=False,
             )
@@ -694,8 +726,12 @@ async def audit_url(
 
 
 def audit_offline(
-    directory: Path, state_dir: Path, *, root: PublicKey | None = None,
-    workers: int | None = None, progress: AuditProgress | None = None,
+    directory: Path,
+    state_dir: Path,
+    *,
+    root: PublicKey | None = None,
+    workers: int | None = None,
+    progress: AuditProgress | None = None,
     checker: PageChecker | None = None,
 ) -> AuditOutcome:
     """``league audit --offline DIR``: audit a directory ``--save`` wrote, as its league
@@ -706,11 +742,16 @@ def audit_offline(
     owned = checker is None
     checker = checker or _checker(workers)
     try:
-        return asyncio.run(run_audit(
-            Saved(saved, url), AuditState.load(state_dir), root=root, checker=checker,
-            progress=progress or AuditProgress(),
-            keep_larger_only=True,
-        ))
+        return asyncio.run(
+            run_audit(
+                Saved(saved, url),
+                AuditState.load(state_dir),
+                root=root,
+                checker=checker,
+                progress=progress or AuditProgress(),
+                keep_larger_only=True,
+            )
+        )
     finally:
         if owned:
             checker.close()

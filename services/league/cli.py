@@ -113,8 +113,10 @@ def cmd_init(args: argparse.Namespace) -> None:
     _print_urls(manifest)
     armored = " (armored under your passphrase)" if settings.passphrase_file else ""
     print(f"  keys      {settings.keys_dir}/  mode 0600{armored}")
-    print("back up the keys and the manifest now, and the database as it grows: "
-          "see docs/operations.md")
+    print(
+        "back up the keys and the manifest now, and the database as it grows: "
+        "see docs/operations.md"
+    )
 
 
 def _print_keys(manifest: LeagueManifest) -> None:
@@ -200,8 +202,10 @@ def cmd_db_dump(args: argparse.Namespace) -> None:
         raise LeagueError(f"{args.file} exists: choose a new file name, or pass --force")
     settings = _settings(args).with_database()
     _pg_tool("pg_dump", ["--format=custom", "--file", str(args.file)], settings.database)
-    print(f"dumped the database to {args.file} (restore with `league db restore`; see "
-          f"docs/operations.md)")
+    print(
+        f"dumped the database to {args.file} (restore with `league db restore`; see "
+        f"docs/operations.md)"
+    )
 
 
 def _pg_tool(tool: str, arguments: list[str], database_url: str) -> None:
@@ -251,8 +255,7 @@ def _home_lock(data_dir: Path, *, restoring: bool) -> Iterator[None]:
                     "stop it, then restore; nothing was restored"
                 ) from None
             raise LeagueError(
-                f"`league db restore` is restoring the league in {data_dir}: serve once it "
-                "is done"
+                f"`league db restore` is restoring the league in {data_dir}: serve once it is done"
             ) from None
         yield
     finally:
@@ -281,8 +284,7 @@ def _restore(settings: LeagueSettings, file: Path) -> None:
         _pg_tool("pg_restore", ["--no-owner", str(file)], scratch)
         _migrate(scratch)
         asyncio.run(_check_kept(settings, manifest, keys, scratch))
-    _pg_tool("pg_restore", ["--clean", "--if-exists", "--no-owner", str(file)],
-             settings.database)
+    _pg_tool("pg_restore", ["--clean", "--if-exists", "--no-owner", str(file)], settings.database)
     print(f"restored {file}: every service's log extends its last published checkpoint")
 
 
@@ -396,10 +398,16 @@ def _serve(settings: LeagueSettings, names: list[str]) -> int:
 
     def worker(index: int, ready: Callable[[], None]) -> int:
         try:
-            asyncio.run(run_until_stopped(
-                app, settings.host, settings.port, internal=internal, listener=listener,
-                ready=ready,
-            ))
+            asyncio.run(
+                run_until_stopped(
+                    app,
+                    settings.host,
+                    settings.port,
+                    internal=internal,
+                    listener=listener,
+                    ready=ready,
+                )
+            )
         except (Exception, KeyboardInterrupt) as exc:  # the worker's one line, as main's
             return _report(exc, "" if index == 0 else f"worker {index}: ")
         return 0
@@ -462,11 +470,15 @@ async def _verify(
                 )
             report = await rebuild(store, PROJECTIONS[name], commit=False)
             if report.differences:
-                raise LeagueError(f"{name} projection differs from what its log folds to: "
-                                  f"{report.differences[0].describe()} (league rebuild "
-                                  f"--check lists every difference)")
-            lines.append(f"{name} projection: {plural(report.rows, 'row')} as folded from "
-                         f"its {plural(report.events, 'event')}")
+                raise LeagueError(
+                    f"{name} projection differs from what its log folds to: "
+                    f"{report.differences[0].describe()} (league rebuild "
+                    f"--check lists every difference)"
+                )
+            lines.append(
+                f"{name} projection: {plural(report.rows, 'row')} as folded from "
+                f"its {plural(report.events, 'event')}"
+            )
     return lines
 
 
@@ -493,14 +505,14 @@ def cmd_rebuild(args: argparse.Namespace) -> None:
     manifest = load_manifest(settings)
     passphrase = read_passphrase(settings)
     keys = {name: load_service_key(settings, manifest, name, passphrase) for name in names}
-    reports = asyncio.run(
-        _rebuild(settings.database, manifest, keys, commit=not args.check)
-    )
+    reports = asyncio.run(_rebuild(settings.database, manifest, keys, commit=not args.check))
     differed = False
     for report in reports:
         done = "checked" if args.check else "rebuilt"
-        print(f"{report.projection}: {done} {plural(report.rows, 'row')} from "
-              f"{plural(report.events, 'event')}")
+        print(
+            f"{report.projection}: {done} {plural(report.rows, 'row')} from "
+            f"{plural(report.events, 'event')}"
+        )
         for difference in report.differences:
             differed = True
             print(f"  differed: {difference.describe()}")
@@ -538,7 +550,8 @@ def cmd_openapi(args: argparse.Namespace) -> None:
             print(f"wrote {OPENAPI_DIR / f'{name}.json'}")
     elif args.check:
         stale = [
-            name for name, text in documents.items()
+            name
+            for name, text in documents.items()
             if not (OPENAPI_DIR / f"{name}.json").is_file()
             or (OPENAPI_DIR / f"{name}.json").read_text(encoding="utf-8") != text
         ]
@@ -570,35 +583,50 @@ def cmd_audit(args: argparse.Namespace) -> None:
     given = {"mint": args.mint, "treasury": args.treasury, "notary": args.notary}
     online = args.url is not None or any(given.values())
     if online == (args.offline is not None):
-        raise LeagueError("give the league's URL (or its services' URLs), or --offline DIR "
-                          "(not both; see league audit --help)")
+        raise LeagueError(
+            "give the league's URL (or its services' URLs), or --offline DIR "
+            "(not both; see league audit --help)"
+        )
     if args.offline is not None and args.save is not None:
         raise LeagueError("--save writes what is downloaded from a URL; --offline reads it")
     state_dir = args.state or default_audit_dir()
     root = PublicKey.from_text(args.root) if args.root else None
     progress = AuditProgress(sys.stderr)
     if args.offline is not None:
-        outcome = audit_offline(args.offline, state_dir, root=root, workers=args.workers,
-                                progress=progress)
+        outcome = audit_offline(
+            args.offline, state_dir, root=root, workers=args.workers, progress=progress
+        )
         what = f"{args.offline} (saved from {outcome.url})"
     else:
         url, services = service_urls(args.url, given)
-        outcome = asyncio.run(audit_url(url, state_dir, root=root, save=args.save,
-                                        workers=args.workers, progress=progress,
-                                        services=services))
+        outcome = asyncio.run(
+            audit_url(
+                url,
+                state_dir,
+                root=root,
+                save=args.save,
+                workers=args.workers,
+                progress=progress,
+                services=services,
+            )
+        )
         what = outcome.url
     pinned = "pinned now (first use)" if outcome.first_use else "as pinned"
     print(f"audited {what}: root key {address_of(outcome.root)} {pinned}")
     for service, at in sorted(outcome.read_at.items()):
         print(f"  the {service} read at {at}")
     if outcome.moved_from:
-        print(f"  the same league (its root) was audited before at {', '.join(outcome.moved_from)}"
-              f": its history is kept")
+        print(
+            f"  the same league (its root) was audited before at {', '.join(outcome.moved_from)}"
+            f": its history is kept"
+        )
     for line in outcome.report.lines():
         print(f"  {line}")
     if args.save is not None:
-        print(f"saved every answer in {args.save} (audit it again with "
-              f"`league audit --offline {args.save}`)")
+        print(
+            f"saved every answer in {args.save} (audit it again with "
+            f"`league audit --offline {args.save}`)"
+        )
     print(f"passed; checkpoints kept in {outcome.state} for the next audit")
 
 
@@ -609,11 +637,21 @@ class _Version(argparse.Action):
     """``--version``: the installed distribution's version, looked up only when asked."""
 
     def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
-        super().__init__(option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS,
-                         nargs=0, help="show program's version number and exit")
+        super().__init__(
+            option_strings,
+            dest=argparse.SUPPRESS,
+            default=argparse.SUPPRESS,
+            nargs=0,
+            help="show program's version number and exit",
+        )
 
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
-                 values: object, option_string: str | None = None) -> None:
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: object,
+        option_string: str | None = None,
+    ) -> None:
         from services.kernel.compose import package_version
 
         parser.exit(message=f"{parser.prog} {package_version()}\n")
@@ -629,11 +667,13 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     parser.add_argument("--version", action=_Version)
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
-                                     parser_class=OneLineParser)
+    commands = parser.add_subparsers(
+        dest="command", required=True, metavar="COMMAND", parser_class=OneLineParser
+    )
 
     init = commands.add_parser(
-        "init", help="create a league: root and service keys, the signed manifest",
+        "init",
+        help="create a league: root and service keys, the signed manifest",
         description="Create a league in LEAGUE_HOME: a root key, one key per service (files "
         "0600) and the manifest signed by the root key. Never overwrites a league.",
     )
@@ -641,12 +681,18 @@ def build_parser() -> argparse.ArgumentParser:
         "--name", default=DEFAULT_NAME, help=f"display name (default {DEFAULT_NAME!r})"
     )
     init.add_argument(
-        "--policy", action="append", default=[], metavar="NAME=VALUE",
+        "--policy",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
         help="set a published policy of the manifest (repeatable), e.g. stamp_work=1048576; "
         "the defaults are in docs/economy.md",
     )
     init.add_argument(
-        "--url", action="append", default=[], metavar="[SERVICE=]URL",
+        "--url",
+        action="append",
+        default=[],
+        metavar="[SERVICE=]URL",
         help="where a service answers, signed into the manifest (repeatable): "
         "mint=https://mint.example, treasury=..., notary=...; or one URL serving the whole "
         "league (a gateway). The services find each other there unless MINT_URL, "
@@ -656,14 +702,16 @@ def build_parser() -> argparse.ArgumentParser:
     init.set_defaults(run=cmd_init)
 
     keys = commands.add_parser("keys", help="show the league's keys")
-    keys_commands = keys.add_subparsers(dest="keys_command", required=True, metavar="ACTION",
-                                        parser_class=OneLineParser)
+    keys_commands = keys.add_subparsers(
+        dest="keys_command", required=True, metavar="ACTION", parser_class=OneLineParser
+    )
     show = keys_commands.add_parser("show", help="print each role's address and public key")
     show.set_defaults(run=cmd_keys_show)
 
     db = commands.add_parser("db", help="the embedded PostgreSQL (used when DATABASE_URL is unset)")
-    db_commands = db.add_subparsers(dest="db_command", required=True, metavar="ACTION",
-                                    parser_class=OneLineParser)
+    db_commands = db.add_subparsers(
+        dest="db_command", required=True, metavar="ACTION", parser_class=OneLineParser
+    )
     for name, run, text in (
         ("path", cmd_db_path, "print its data directory"),
         ("start", cmd_db_start, "start it (it keeps running until `league db stop`)"),
@@ -678,7 +726,8 @@ def build_parser() -> argparse.ArgumentParser:
     dump.add_argument("--force", action="store_true", help="overwrite FILE if it exists")
     dump.set_defaults(run=cmd_db_dump)
     restore = db_commands.add_parser(
-        "restore", help="restore a dump, if every service's log in it extends what was published",
+        "restore",
+        help="restore a dump, if every service's log in it extends what was published",
         description="Restore FILE (from `league db dump`) into the league's database with the "
         "embedded server's own pg_restore, after restoring it into a scratch database and "
         "checking that each service's log there extends the last checkpoint the service "
@@ -693,25 +742,33 @@ def build_parser() -> argparse.ArgumentParser:
     migrate.set_defaults(run=cmd_migrate)
 
     serve = commands.add_parser(
-        "serve", help="serve the league (all services, or those named)",
+        "serve",
+        help="serve the league (all services, or those named)",
         description="Serve the named services (default: all) in one process. Migrations are "
         "applied first. With no league in LEAGUE_HOME yet, one is created (as `league init` "
         "would, with the default name) and its files are named on stderr.",
     )
-    serve.add_argument("services", nargs="*", metavar="SERVICE",
-                       help=f"services to run: {', '.join(SERVICE_NAMES)} (default: all)")
+    serve.add_argument(
+        "services",
+        nargs="*",
+        metavar="SERVICE",
+        help=f"services to run: {', '.join(SERVICE_NAMES)} (default: all)",
+    )
     serve.add_argument("--host", help="address to listen on (default 127.0.0.1, LEAGUE_HOST)")
     serve.add_argument("--port", type=int, help="port (default 8080, LEAGUE_PORT; 0 picks one)")
     serve.add_argument(
-        "--workers", type=int, metavar="N",
+        "--workers",
+        type=int,
+        metavar="N",
         help="worker processes sharing the port (default: one per core, LEAGUE_WORKERS); "
-             "each log's leader is elected among them (docs/operations.md)",
+        "each log's leader is elected among them (docs/operations.md)",
     )
     _passphrase_option(serve, "the passphrase of armored keys")
     serve.set_defaults(run=cmd_serve)
 
     verify = commands.add_parser(
-        "verify", help="re-verify every service's log and projection, and the mint's census",
+        "verify",
+        help="re-verify every service's log and projection, and the mint's census",
         description="For each service (mint, treasury, notary): re-derive every event's leaf "
         "hash and signature, every Merkle subtree and checkpoint of its log (naming the "
         "service and the first bad seq), check it extends the checkpoint kept outside the "
@@ -722,30 +779,34 @@ def build_parser() -> argparse.ArgumentParser:
     verify.set_defaults(run=cmd_verify)
 
     rebuild_parser = commands.add_parser(
-        "rebuild", help="rebuild projection tables from the logs and report what differed",
+        "rebuild",
+        help="rebuild projection tables from the logs and report what differed",
         description="Fold each named service's whole log (default: every service) through its "
         "projection into fresh tables, under the log's lock, and print every row that differs "
         "from what was there. With --check nothing is written (exit 2 when anything differs).",
     )
-    rebuild_parser.add_argument("services", nargs="*", metavar="SERVICE",
-                                help=f"services to rebuild: {', '.join(SERVICE_NAMES)} "
-                                "(default: all)")
-    rebuild_parser.add_argument("--check", action="store_true",
-                                help="compare only; change nothing")
+    rebuild_parser.add_argument(
+        "services",
+        nargs="*",
+        metavar="SERVICE",
+        help=f"services to rebuild: {', '.join(SERVICE_NAMES)} (default: all)",
+    )
+    rebuild_parser.add_argument("--check", action="store_true", help="compare only; change nothing")
     _passphrase_option(rebuild_parser, "the passphrase of armored keys")
     rebuild_parser.set_defaults(run=cmd_rebuild)
 
     openapi = commands.add_parser("openapi", help="print, write or check the OpenAPI documents")
-    openapi.add_argument("service", nargs="?", choices=list(SERVICE_NAMES),
-                         help="one service only")
+    openapi.add_argument("service", nargs="?", choices=list(SERVICE_NAMES), help="one service only")
     mode = openapi.add_mutually_exclusive_group()
     mode.add_argument("--write", action="store_true", help="write docs/openapi/<service>.json")
-    mode.add_argument("--check", action="store_true",
-                      help="fail when docs/openapi differs from the code")
+    mode.add_argument(
+        "--check", action="store_true", help="fail when docs/openapi differs from the code"
+    )
     openapi.set_defaults(run=cmd_openapi)
 
     audit = commands.add_parser(
-        "audit", help="audit a league from its signed feeds (trusting only its root key)",
+        "audit",
+        help="audit a league from its signed feeds (trusting only its root key)",
         description="Download every service's signed feed and checkpoints from URL (or read "
         "them from a directory --save wrote) and check every event's signature and leaf hash, "
         "every Merkle root, consistency with the checkpoints seen on the previous audit, the "
@@ -762,38 +823,65 @@ def build_parser() -> argparse.ArgumentParser:
         "DIR` (audit and keep every answer as plain files) ; `league audit --offline DIR` "
         "(audit those files later, anywhere, with the same checks) ; `league audit --mint URL "
         "--treasury URL --notary URL` (services on separate hosts). The directory's format is "
-        "in docs/operations.md, \"Auditing\".",
+        'in docs/operations.md, "Auditing".',
     )
-    audit.add_argument("url", metavar="URL", nargs="?", help="the league's base URL, e.g. "
-                       "http://127.0.0.1:8080 (a gateway, an all-in-one server, or the mint's: "
-                       "the manifest read there may name where the other services answer)")
+    audit.add_argument(
+        "url",
+        metavar="URL",
+        nargs="?",
+        help="the league's base URL, e.g. "
+        "http://127.0.0.1:8080 (a gateway, an all-in-one server, or the mint's: "
+        "the manifest read there may name where the other services answer)",
+    )
     for service in SERVICE_NAMES:
         audit.add_argument(
-            f"--{service}", metavar="URL",
+            f"--{service}",
+            metavar="URL",
             help=f"where the {service} answers, when not at URL nor where the league's "
             f"manifest says (services on separate hosts)",
         )
-    audit.add_argument("--offline", type=Path, metavar="DIR",
-                       help="audit the files `league audit URL --save DIR` wrote, not a URL")
-    audit.add_argument("--save", type=Path, metavar="DIR",
-                       help="also write everything downloaded into DIR (a new directory) as "
-                       "plain files, for `--offline DIR`")
-    audit.add_argument("--root", metavar="KEY",
-                       help="the league's root public key (base64url); default: the key "
-                       "pinned for URL, or on first use the manifest's own")
-    audit.add_argument("--workers", type=int, metavar="N",
-                       help="processes that check pages (default: the machine's cores, once "
-                       "a log is longer than a few pages; 0 or 1: all in this process)")
-    audit.add_argument("--state", type=Path, metavar="DIR",
-                       help="where the pinned roots and the checkpoints seen are kept "
-                       "(default: the user's data directory)")
+    audit.add_argument(
+        "--offline",
+        type=Path,
+        metavar="DIR",
+        help="audit the files `league audit URL --save DIR` wrote, not a URL",
+    )
+    audit.add_argument(
+        "--save",
+        type=Path,
+        metavar="DIR",
+        help="also write everything downloaded into DIR (a new directory) as "
+        "plain files, for `--offline DIR`",
+    )
+    audit.add_argument(
+        "--root",
+        metavar="KEY",
+        help="the league's root public key (base64url); default: the key "
+        "pinned for URL, or on first use the manifest's own",
+    )
+    audit.add_argument(
+        "--workers",
+        type=int,
+        metavar="N",
+        help="processes that check pages (default: the machine's cores, once "
+        "a log is longer than a few pages; 0 or 1: all in this process)",
+    )
+    audit.add_argument(
+        "--state",
+        type=Path,
+        metavar="DIR",
+        help="where the pinned roots and the checkpoints seen are kept "
+        "(default: the user's data directory)",
+    )
     audit.set_defaults(run=cmd_audit)
     return parser
 
 
 def _passphrase_option(parser: argparse.ArgumentParser, text: str) -> None:
     parser.add_argument(
-        "--passphrase-file", type=Path, metavar="FILE",
+        "--passphrase-file",
+        type=Path,
+        metavar="FILE",
         help=f"{text} (or LEAGUE_PASSPHRASE_FILE); its final newline is ignored",
     )
 
@@ -813,8 +901,9 @@ def _report(exc: BaseException, where: str = "") -> int:
     if isinstance(exc, LedgerError):
         return _fail(where + exc.diagnostics())
     if isinstance(exc, OSError):
-        return _fail(where + (f"{exc.strerror or exc} ({exc.filename})" if exc.filename
-                              else str(exc)))
+        return _fail(
+            where + (f"{exc.strerror or exc} ({exc.filename})" if exc.filename else str(exc))
+        )
     if isinstance(exc, KeyboardInterrupt):
         return _fail(where + "interrupted")
     import asyncpg  # a command that reached the database imported it already

@@ -93,8 +93,14 @@ async def census_page(request: web.Request, answer: Census) -> dict[str, object]
 
 #: What an order of the treasury's can be refused with, alone or in a batch.
 ORDER_PROBLEMS = (
-    BadSignatureError, KeyFormatError, WrongLeague, UnknownTitle, RequestIdReused,
-    VerificationError, ChainError, Overloaded,
+    BadSignatureError,
+    KeyFormatError,
+    WrongLeague,
+    UnknownTitle,
+    RequestIdReused,
+    VerificationError,
+    ChainError,
+    Overloaded,
 )
 
 ENDPOINTS = (
@@ -171,7 +177,11 @@ ENDPOINTS = (
         ),
     ),
     Endpoint(
-        "GET", "/ledger", "The census of every print run", read_census, Census,
+        "GET",
+        "/ledger",
+        "The census of every print run",
+        read_census,
+        Census,
         page=Page("ledger.html", lambda request: request.app[MINT].manifest, census_page),
     ),
     Endpoint(
@@ -210,8 +220,10 @@ SPEC = ServiceSpec(
     open=open_mint,
     figures=(
         sql_figure(
-            "league_mint_run_remaining", "Prints the mint's runs have left to stamp, by finish",
-            ("finish",), "SELECT finish, sum(size - stamped) FROM mint.runs GROUP BY finish",
+            "league_mint_run_remaining",
+            "Prints the mint's runs have left to stamp, by finish",
+            ("finish",),
+            "SELECT finish, sum(size - stamped) FROM mint.runs GROUP BY finish",
         ),
     ),
 )

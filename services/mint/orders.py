@@ -142,9 +142,7 @@ class Ordering:
         stored = ITEMS.dump_python(items, mode="json")
         self.state.answered[key] = (presented.hash, stored)
         self.answers.append((key[0], key[1], presented.hash, json.dumps(stored)))
-        return OrderAnswer(
-            order_id=order.order_id, replayed=False, item=item, reissued=reissued
-        )
+        return OrderAnswer(order_id=order.order_id, replayed=False, item=item, reissued=reissued)
 
     def _draw(self, presented: Presented) -> tuple[Item, PrintCertificate | None]:
         """The order's item, and the returned print issued again (a refused upgrade)."""
@@ -162,16 +160,22 @@ class Ordering:
                     problem=problem_of(StaleIssueError).slug,
                     reason=f"{certificate.serial} issue {certificate.issue} is not out: the "
                     f"mint's log holds {version} events of it, so it cannot be returned"
-                    + (" (another order took this issue back already)"
-                       if version >= 2 * certificate.issue else ""),
+                    + (
+                        " (another order took this issue back already)"
+                        if version >= 2 * certificate.issue
+                        else ""
+                    ),
                 ), None
-            self._append(PrintReturned(
-                serial=certificate.serial,
-                issue=certificate.issue,
-                endorsement=returned.endorsement,
-                notarized=returned.notarized,
-                order_id=order.order_id,
-            ), version)
+            self._append(
+                PrintReturned(
+                    serial=certificate.serial,
+                    issue=certificate.issue,
+                    endorsement=returned.endorsement,
+                    notarized=returned.notarized,
+                    order_id=order.order_id,
+                ),
+                version,
+            )
         if self.state.stamped[key] >= size:
             refused = Refused(
                 title=run.title,
@@ -186,7 +190,9 @@ class Ordering:
         certificate = PrintCertificate.sign(
             self.mint.key,
             serial=serial_for(
-                run.title, order.finish, self.state.stamped[key] + 1,
+                run.title,
+                order.finish,
+                self.state.stamped[key] + 1,
                 self.mint.manifest.print_runs,
             ),
             title=run.title,
@@ -221,8 +227,7 @@ class Ordering:
             event=self.next_seq + len(self.events),
             manifest=self.mint.manifest_hash,
         )
-        self._append(PrintReissued(certificate=certificate, order_id=order.order_id),
-                     2 * n - 2)
+        self._append(PrintReissued(certificate=certificate, order_id=order.order_id), 2 * n - 2)
         return certificate
 
 
@@ -236,9 +241,7 @@ def _reissued(again: Sequence[Item]) -> PrintCertificate | None:
     return again[0].certificate if again and isinstance(again[0], Stamped) else None
 
 
-async def order_group(
-    mint: Mint, group: Sequence[Presented]
-) -> list[OrderAnswer | LedgerError]:
+async def order_group(mint: Mint, group: Sequence[Presented]) -> list[OrderAnswer | LedgerError]:
     """Stamp ``group`` in one transaction (the kernel's :func:`run_group`): an answer or a
     refusal per order, in order."""
     treasury = mint.manifest.treasury
@@ -330,8 +333,11 @@ def outcomes(results: Sequence[OrderAnswer | LedgerError], path: str) -> OrdersA
         if isinstance(result, LedgerError):
             slug, status = problem_of(type(result))
             problem = Problem(
-                type=PROBLEM_PREFIX + slug, title=title_of(slug), status=status,
-                detail=result.diagnostics(), instance=path,
+                type=PROBLEM_PREFIX + slug,
+                title=title_of(slug),
+                status=status,
+                detail=result.diagnostics(),
+                instance=path,
             )
             answered.append(OrderOutcome(problem=problem))
         else:

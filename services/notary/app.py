@@ -97,7 +97,9 @@ async def _conflict(request: web.Request, conflicted: Conflicted) -> web.Respons
 
 async def read_provenance(request: web.Request) -> Provenance:
     return await provenance(
-        request.app[NOTARY], request.app[RECEIPTS], request.match_info["serial"],
+        request.app[NOTARY],
+        request.app[RECEIPTS],
+        request.match_info["serial"],
         read_view(request.app, NOTARY_LOG),
     )
 
@@ -162,8 +164,8 @@ ENDPOINTS = (
         ),
         max_body=MAX_REQUEST_BODY_BYTES,
         description=(
-            "Takes an armored slip ({\"slip\": \"-----BEGIN CZ SLIP-----...\"}) or whole "
-            "chains ({\"chains\": [...]}). Every chain is verified offline under the league "
+            'Takes an armored slip ({"slip": "-----BEGIN CZ SLIP-----..."}) or whole '
+            'chains ({"chains": [...]}). Every chain is verified offline under the league '
             "manifest (the mint's certificate, every endorsement's prev link, holder and "
             "signature) and its certificate must be one the mint's feed stamped. The first "
             "endorsement recorded at each (serial, issue, hop) wins (Book V.6): new hops are "
@@ -185,7 +187,9 @@ ENDPOINTS = (
         Provenance,
         problems=(UnknownSerial, RetryLater),
         page=Page(
-            "provenance.html", lambda request: request.app[NOTARY].manifest, provenance_page,
+            "provenance.html",
+            lambda request: request.app[NOTARY].manifest,
+            provenance_page,
             search=Search("serial", searched_serial),
         ),
         description=(

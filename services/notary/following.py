@@ -112,8 +112,7 @@ async def apply_mint_page(tx: StoreTransaction, events: Sequence[Event]) -> None
             rows.append(_issued_row(body.certificate, event))
         elif isinstance(body, PrintReturned):
             returned.append(
-                (body.serial, body.issue, body.notarized, body.order_id, event.seq,
-                 event.leaf_hash)
+                (body.serial, body.issue, body.notarized, body.order_id, event.seq, event.leaf_hash)
             )
     if rows:
         await tx.execute(INSERT_PRINTS, *_columns(rows, 6))
@@ -135,8 +134,14 @@ async def apply_treasury_page(tx: StoreTransaction, events: Sequence[Event]) -> 
             issued.append(_issued_row(body.certificate, event))
         elif isinstance(body, NoteReturned):
             returned.append(
-                (body.serial, body.issue, body.notarized, body.purchase_id, event.seq,
-                 event.leaf_hash)
+                (
+                    body.serial,
+                    body.issue,
+                    body.notarized,
+                    body.purchase_id,
+                    event.seq,
+                    event.leaf_hash,
+                )
             )
     if issued:
         await tx.execute(INSERT_NOTES, *_columns(issued, 6))
@@ -234,8 +239,7 @@ class IssuerLink:
                 pause = min(pause * 2, max(self._beat, FIRST_LOOK))
         except (LeagueUnreachable, LeagueProblem, StoreUnavailable) as exc:
             raise RetryLater(
-                f"the notary cannot read the {self.issuer.source}'s feed now: "
-                f"{exc.diagnostics()}",
+                f"the notary cannot read the {self.issuer.source}'s feed now: {exc.diagnostics()}",
                 5,
             ) from None
 
@@ -298,8 +302,11 @@ class IssuerLink:
                 for (seq, leaf), proof in zip(events, proofs, strict=True):
                     verify_inclusion(seq, checkpoint.size, leaf, proof, checkpoint.root)
             except LedgerError as exc:  # a damaged table: say so, and ask the issuer
-                log.error("the %s's tree as the notary kept it proves no inclusion: %s",
-                          self.issuer.source, exc.diagnostics())
+                log.error(
+                    "the %s's tree as the notary kept it proves no inclusion: %s",
+                    self.issuer.source,
+                    exc.diagnostics(),
+                )
             else:
                 return checkpoint, [[encode_b64(h) for h in proof] for proof in proofs]
         stored = (await follower.position()).checkpoint
@@ -338,8 +345,7 @@ class Kind:
     kept: str
 
 
-NOTES = Kind("issued by the treasury", "the note came back to the treasury",
-             "waits in the reserve")
+NOTES = Kind("issued by the treasury", "the note came back to the treasury", "waits in the reserve")
 PRINTS = Kind("stamped by the mint", "the print came back to the mint", "is held by the mint")
 
 
@@ -382,7 +388,8 @@ async def check_current(
     issue, answered with its proof."""
     current = await read()
     behind = [
-        chain for chain in chains
+        chain
+        for chain in chains
         if chain.serial not in current or current[chain.serial].issue < chain.issue
     ]
     if behind:
@@ -418,8 +425,10 @@ async def check_current(
             )
         if not hmac.compare_digest(item.certificate_hash, certificate.hash()):
             seq = item.mint_seq if isinstance(item, tables.FollowedPrint) else item.treasury_seq
-            noun = "the mint stamped" if isinstance(certificate, PrintCertificate) else (
-                "the treasury issued"
+            noun = (
+                "the mint stamped"
+                if isinstance(certificate, PrintCertificate)
+                else ("the treasury issued")
             )
             raise NotStamped(
                 f"{chain.serial}'s certificate is not the one {noun} (event {seq} of its log)"

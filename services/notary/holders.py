@@ -34,7 +34,10 @@ class HoldersQuery(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     after: str | None = Field(
-        default=None, min_length=1, max_length=64, pattern=r"^[A-Z0-9-]+$",
+        default=None,
+        min_length=1,
+        max_length=64,
+        pattern=r"^[A-Z0-9-]+$",
         description="Return serials after this one (bytewise); omit to start",
     )
     limit: int = Field(default=100, ge=1, le=MAX_HOLDERS_PAGE, description="At most this many")

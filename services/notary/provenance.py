@@ -73,8 +73,14 @@ async def provenance(
     """The whole life of ``serial``; :class:`UnknownSerial` for one nobody issued."""
     if serial == MISPRINT_SERIAL:
         return Provenance(
-            serial=serial, standing="outside-runs", remark=OUTSIDE_RUNS, stamp=None, hops=[],
-            conflicts=[], holder=None, holder_address=None,
+            serial=serial,
+            standing="outside-runs",
+            remark=OUTSIDE_RUNS,
+            stamp=None,
+            hops=[],
+            conflicts=[],
+            holder=None,
+            holder_address=None,
         )
     try:
         parse_note_serial(serial, notary.manifest.note_set)
@@ -90,7 +96,12 @@ async def provenance(
         ) from None
     # A print's life may go on after its stamp (returned for an upgrade, issued again: L-20).
     life = await _life(
-        notary.mint, serial, reads, notary.store, tables.print_issues, tables.print_returns,
+        notary.mint,
+        serial,
+        reads,
+        notary.store,
+        tables.print_issues,
+        tables.print_returns,
         notary.manifest.mint,
     )
     if not life.issues:
@@ -105,13 +116,12 @@ async def provenance(
     holder = (
         notary.manifest.mint
         if current.returned is not None
-        else _holder(
-            hops, current.issue, PrintCertificate.from_wire(current.certificate).issued_to
-        )
+        else _holder(hops, current.issue, PrintCertificate.from_wire(current.certificate).issued_to)
     )
     again = (
         f"; returned to the mint {len(returns)} times, issue {current.issue} is the latest"
-        if returns else ""
+        if returns
+        else ""
     )
     return Provenance(
         serial=serial,
@@ -126,8 +136,13 @@ async def provenance(
             proof=proofs[0],
         ),
         issues=[
-            _issue_record(PrintCertificate.from_wire(later.certificate), later.mint_seq,
-                          later.leaf_hash, checkpoint, proof)
+            _issue_record(
+                PrintCertificate.from_wire(later.certificate),
+                later.mint_seq,
+                later.leaf_hash,
+                checkpoint,
+                proof,
+            )
             for later, proof in zip(issues[1:], proofs[1:], strict=True)
         ],
         returns=_return_records(returns),
@@ -204,8 +219,7 @@ def _with_issuer(life: Life[Issue], issuer: str) -> bool:
 
 def _return_records(returns: Sequence[tables.FollowedReturn]) -> list[ReturnRecord]:
     return [
-        ReturnRecord(issue=r.issue, index=r.seq, notarized=r.notarized,
-                     purchase_id=r.purchase_id)
+        ReturnRecord(issue=r.issue, index=r.seq, notarized=r.notarized, purchase_id=r.purchase_id)
         for r in returns
     ]
 
@@ -219,18 +233,24 @@ def _issue_record(
 ) -> IssueRecord:
     """One issue with its issuer's inclusion proof against ``checkpoint``."""
     return IssueRecord(
-        certificate=certificate, index=seq, leaf_hash=encode_b64(leaf),
-        checkpoint=str(checkpoint), proof=proof,
+        certificate=certificate,
+        index=seq,
+        leaf_hash=encode_b64(leaf),
+        checkpoint=str(checkpoint),
+        proof=proof,
     )
 
 
-async def _note(
-    notary: Notary, receipts: Receipts, serial: str, reads: EventStore
-) -> Provenance:
+async def _note(notary: Notary, receipts: Receipts, serial: str, reads: EventStore) -> Provenance:
     """A note's life: its issues, hops, conflicts and returns (Book V.5, V.8)."""
     # A note's life goes on after its first issue (returns, issues again).
     life = await _life(
-        notary.treasury, serial, reads, notary.store, tables.note_issues, tables.note_returns,
+        notary.treasury,
+        serial,
+        reads,
+        notary.store,
+        tables.note_issues,
+        tables.note_returns,
         notary.manifest.treasury,
     )
     if not life.issues:
@@ -243,16 +263,19 @@ async def _note(
         [(issued.treasury_seq, issued.leaf_hash) for issued in issues], reads
     )
     records = [
-        _issue_record(NoteCertificate.from_wire(issued.certificate), issued.treasury_seq,
-                      issued.leaf_hash, checkpoint, proof)
+        _issue_record(
+            NoteCertificate.from_wire(issued.certificate),
+            issued.treasury_seq,
+            issued.leaf_hash,
+            checkpoint,
+            proof,
+        )
         for issued, proof in zip(issues, proofs, strict=True)
     ]
     current = records[-1].certificate
     in_reserve = bool(returns) and returns[-1].issue == current.issue
     holder = (
-        notary.manifest.treasury
-        if in_reserve
-        else _holder(hops, current.issue, current.issued_to)
+        notary.manifest.treasury if in_reserve else _holder(hops, current.issue, current.issued_to)
     )
     return Provenance(
         serial=serial,

@@ -339,10 +339,12 @@ class Buyer:
             return await self._commit(await self._order(steps, last, version))
         notarized = next((s for s in steps if isinstance(s, PaymentNotarized)), None)
         if isinstance(last, PrintDelivered) and notarized is not None:
-            return await self._commit([
-                _returning(opened, notarized, version),
-                self._closing(opened, version + 1),
-            ])
+            return await self._commit(
+                [
+                    _returning(opened, notarized, version),
+                    self._closing(opened, version + 1),
+                ]
+            )
         if isinstance(last, PaymentReturned):
             return await self._commit([self._closing(opened, version)])
         if isinstance(last, OrderRefused) and notarized is not None:
@@ -364,9 +366,9 @@ class Buyer:
         if notary is None:
             return [_unknown_peer("notary", "NOTARY_URL")] * len(group)
         batches = _batches(group)
-        answered = await asyncio.gather(*(
-            self._notarize_batch(notary, [group[k] for k in batch]) for batch in batches
-        ))
+        answered = await asyncio.gather(
+            *(self._notarize_batch(notary, [group[k] for k in batch]) for batch in batches)
+        )
         outcome: dict[int, Notarized | LedgerError] = {
             k: result
             for batch, results in zip(batches, answered, strict=True)
@@ -398,16 +400,16 @@ class Buyer:
             answer = await notary.notarize(chains)
         except LeagueProblem:
             # Recorded all or nothing: a refusal may be one purchase's alone.
-            return list(await asyncio.gather(
-                *(self._notarize_one(notary, opened) for opened in batch)
-            ))
+            return list(
+                await asyncio.gather(*(self._notarize_one(notary, opened) for opened in batch))
+            )
         except LeagueUnreachable as exc:
             return [_notary_unreachable(exc)] * len(batch)
         results: list[Notarized | LedgerError] = []
         at = 0
         for opened in batch:
             hops = _hops(_submitted(opened))
-            results.append(_notarized(opened, [r.index for r in answer.receipts[at:at + hops]]))
+            results.append(_notarized(opened, [r.index for r in answer.receipts[at : at + hops]]))
             at += hops
         return results
 
@@ -421,15 +423,14 @@ class Buyer:
             answer = await notary.notarize(_submitted(opened))
         except NotaryConflict as conflict:
             return PaymentRejected(
-                purchase_id=pid, reason=conflict.problem.detail or "fraud",
+                purchase_id=pid,
+                reason=conflict.problem.detail or "fraud",
                 proofs=tuple(c.proof for c in conflict.conflicts),
             )
         except LeagueProblem as problem:
             if problem.status >= 500 or problem.status == 429:
                 return RetryLater(f"the notary cannot record the payment now: {problem}", 5)
-            return PaymentRejected(
-                purchase_id=pid, reason=problem.problem.detail or problem.slug
-            )
+            return PaymentRejected(purchase_id=pid, reason=problem.problem.detail or problem.slug)
         except LeagueUnreachable as exc:
             return _notary_unreachable(exc)
         return _notarized(opened, [receipt.index for receipt in answer.receipts])
@@ -477,8 +478,9 @@ class Buyer:
         size = 0
         for order in group:
             # A single's order is ~1 kB; an upgrade's carries the returned print's chain.
-            weight = 1024 + (2048 * len(order.returned.chain.endorsements)
-                             if order.returned is not None else 0)
+            weight = 1024 + (
+                2048 * len(order.returned.chain.endorsements) if order.returned is not None else 0
+            )
             if batches[-1] and size + weight > MAX_ORDERS_BYTES:
                 batches.append([])
                 size = 0
@@ -499,7 +501,8 @@ class Buyer:
             return [RetryLater(f"the mint does not answer: {exc.diagnostics()}", 5)] * len(batch)
         return [
             RetryLater(f"the mint refused the order for now: {outcome}", 5)
-            if isinstance(outcome, LeagueProblem) else outcome
+            if isinstance(outcome, LeagueProblem)
+            else outcome
             for outcome in outcomes
         ]
 
@@ -520,7 +523,9 @@ class Buyer:
             certificate.verify(mint_key)
             finish = "standard" if request.upgrade is None else request.upgrade.finish
             if (certificate.issued_to, certificate.title, certificate.finish) != (
-                request.buyer, request.title, finish
+                request.buyer,
+                request.title,
+                finish,
             ):
                 raise VerificationError(f"the mint stamped another print for purchase {pid}")
             delivered = PrintDelivered(purchase_id=pid, certificate=certificate)
@@ -539,7 +544,9 @@ class Buyer:
                 self._held.add(pid)
                 log.error(
                     "purchase %s: the mint refused the upgrade without handing the print "
-                    "back (%s): it stays open for the operator", pid, item.reason,
+                    "back (%s): it stays open for the operator",
+                    pid,
+                    item.reason,
                 )
             raise RetryLater(
                 f"the mint refused upgrade {pid} without handing "
@@ -550,12 +557,12 @@ class Buyer:
         if reissued is not None:
             reissued.verify(mint_key)
             returned = request.upgrade.returned if request.upgrade else None
-            if returned is None or (
-                reissued.serial, reissued.issue, reissued.issued_to
-            ) != (returned.serial, returned.issue + 1, request.buyer):
-                raise VerificationError(
-                    f"the mint issued another print again for purchase {pid}"
-                )
+            if returned is None or (reissued.serial, reissued.issue, reissued.issued_to) != (
+                returned.serial,
+                returned.issue + 1,
+                request.buyer,
+            ):
+                raise VerificationError(f"the mint issued another print again for purchase {pid}")
         refused = OrderRefused(purchase_id=pid, reason=item.reason, reissued=reissued)
         return [self._refunding(opened, notarized, version + 1, refused)]
 
@@ -573,17 +580,24 @@ class Buyer:
             if denominations is None or len(denominations) > MAX_CHANGE_NOTES:
                 raise RetryLater(f"the reserve cannot make {change} marks of change yet", 5)
             wanted = Counter(denominations)
-            returned = await group.returned_notes(Counter({
-                d: min(wanted[d], row.first_issued - row.circulating)
-                for d, row in supply.items()
-            }))
+            returned = await group.returned_notes(
+                Counter(
+                    {
+                        d: min(wanted[d], row.first_issued - row.circulating)
+                        for d, row in supply.items()
+                    }
+                )
+            )
             queue = issue_queue(supply, wanted, returned)
             planned: list[Planned] = []
             notes = []
             for denomination in denominations:
                 number, issues = queue[denomination].pop(0)
                 certificate = self.treasury.issue_note(
-                    denomination, number, opened.request.buyer, issues + 1,
+                    denomination,
+                    number,
+                    opened.request.buyer,
+                    issues + 1,
                     group.next_seq + len(planned),
                 )
                 body = NoteIssued(certificate=certificate, request_id=pid, reason="change")
@@ -613,7 +627,10 @@ class Buyer:
                 planned.append((returned, 2 * n - 1))
                 denomination, number = split_note_serial(returned.serial)
                 certificate = self.treasury.issue_note(
-                    denomination, number, opened.request.buyer, n + 1,
+                    denomination,
+                    number,
+                    opened.request.buyer,
+                    n + 1,
                     group.next_seq + len(planned),
                 )
                 issued = NoteIssued(certificate=certificate, request_id=pid, reason="refund")
@@ -647,9 +664,7 @@ class Buyer:
                     return False
                 return True
 
-        closed = await asyncio.gather(
-            *(resume(pid) for (pid,) in rows if pid not in self._held)
-        )
+        closed = await asyncio.gather(*(resume(pid) for (pid,) in rows if pid not in self._held))
         return sum(closed)
 
     async def run(self, interval: float = RESUME_INTERVAL) -> None:
@@ -704,6 +719,7 @@ class Buyer:
 
 def _fixed(bodies: Sequence[EventBody], version: int) -> Build:
     """A build of purchase steps known beforehand, the first at stream ``version``."""
+
     async def build(group: Group) -> list[Planned]:
         return [(body, version + k) for k, body in enumerate(bodies)]
 
@@ -718,6 +734,7 @@ def _returning(
 ) -> Build:
     """``payment-returned`` at ``version`` with a ``note-returned`` per paid note (after
     ``delivered``, at the version before, when given)."""
+
     async def build(group: Group) -> list[Planned]:
         planned: list[Planned] = [] if delivered is None else [(delivered, version - 1)]
         planned += [(returned, 2 * returned.issue - 1) for returned in _returns(opened, notarized)]
@@ -730,17 +747,14 @@ def _returning(
     return build
 
 
-def _check_notes(
-    request: BuyRequest, found: dict[str, tuple[int, str | None, str | None]]
-) -> None:
+def _check_notes(request: BuyRequest, found: dict[str, tuple[int, str | None, str | None]]) -> None:
     """Each paid note of its current issue, out, and paid into no other open purchase."""
     for chain in request.payment:
         issue, holder, paying = found.get(chain.serial, (0, None, None))
         if issue != chain.issue or holder is None:
             raise StaleIssueError(
                 f"{chain.serial} issue {chain.issue} is spent: the note came back to the "
-                f"treasury"
-                + (f" and its current issue is {issue}" if issue > chain.issue else "")
+                f"treasury" + (f" and its current issue is {issue}" if issue > chain.issue else "")
             )
         if paying is not None:
             raise StaleIssueError(

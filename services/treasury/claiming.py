@@ -301,13 +301,10 @@ async def claim_group(
         grants = [d for d in decided if isinstance(d, Grant)]
         wanted = Counter(n for grant in grants for n in grant.denominations)
         returned_held = {
-            d: min(wanted[d], row.first_issued - row.circulating)
-            for d, row in state.supply.items()
+            d: min(wanted[d], row.first_issued - row.circulating) for d, row in state.supply.items()
         }
         returned = await tables.returned_notes(tx, Counter(returned_held))
-        issuing = Issuing(
-            treasury, now, next_seq, issue_queue(state.supply, wanted, returned)
-        )
+        issuing = Issuing(treasury, now, next_seq, issue_queue(state.supply, wanted, returned))
         issued = await asyncio.to_thread(lambda: [issuing.issue(grant) for grant in grants])
         notes_of = {id(grant): notes for grant, notes in zip(grants, issued, strict=True)}
         results: list[ClaimAnswer | LedgerError] = []

@@ -172,7 +172,10 @@ class TreasuryProjection:
             into.first_issued[certificate.denomination] += 1
         into.circulating[certificate.denomination] += 1
         into.notes[certificate.serial] = (
-            certificate.denomination, number, certificate.issue, certificate.issued_to
+            certificate.denomination,
+            number,
+            certificate.issue,
+            certificate.issued_to,
         )
         if body.reason == "claim":
             into.faucet[(certificate.issued_to, at.astimezone(UTC).date())] += (

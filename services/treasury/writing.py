@@ -140,8 +140,7 @@ class Group:
             self._supply = await tables.supply(self.tx)
         first, out = self.changes.first_issued, self.changes.circulating
         return {
-            d: tables.SupplyRow(d, row.notes, row.first_issued + first[d],
-                                row.circulating + out[d])
+            d: tables.SupplyRow(d, row.notes, row.first_issued + first[d], row.circulating + out[d])
             for d, row in self._supply.items()
         }
 
@@ -191,8 +190,10 @@ class Group:
         print_returned = None
         if returned is not None:
             print_returned = changes.print_returns.get(returned)
-            if print_returned is None and found_return is not None and found_return not in (
-                changes.unreturned
+            if (
+                print_returned is None
+                and found_return is not None
+                and found_return not in (changes.unreturned)
             ):
                 print_returned = found_return
         return Opening(prior, notes, print_returned)
@@ -207,8 +208,7 @@ class Group:
             return found
         # The group's own: a note it touched is as the group left it.
         touched: dict[tuple[int, int], tuple[int, str | None]] = {
-            (d, number): (issue, holder)
-            for d, number, issue, holder in self.changes.notes.values()
+            (d, number): (issue, holder) for d, number, issue, holder in self.changes.notes.values()
         }
         reissued = Counter(d for (d, _), (_, holder) in touched.items() if holder is not None)
         rows = await tables.returned_notes(

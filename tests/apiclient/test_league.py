@@ -143,13 +143,19 @@ async def test_a_long_retry_after_is_answered_at_once(aiohttp_server: Any) -> No
     problem at once, not a sleep; a 503 that never clears gives up after MAX_RETRIES."""
     app = web.Application()
     seen: list[str] = []
-    problem = {"type": "/problems/allowance-exhausted", "title": "Allowance exhausted",
-               "status": 429, "detail": "come back tomorrow", "instance": "/ledger"}
+    problem = {
+        "type": "/problems/allowance-exhausted",
+        "title": "Allowance exhausted",
+        "status": 429,
+        "detail": "come back tomorrow",
+        "instance": "/ledger",
+    }
 
     async def tomorrow(request: web.Request) -> web.Response:
         seen.append("ledger")
-        return web.json_response(problem, status=429, headers={"Retry-After": "36000"},
-                                 content_type=PROBLEM_JSON)
+        return web.json_response(
+            problem, status=429, headers={"Retry-After": "36000"}, content_type=PROBLEM_JSON
+        )
 
     async def down(request: web.Request) -> web.Response:
         seen.append("checkpoint")

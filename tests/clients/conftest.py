@@ -49,22 +49,34 @@ class Player:
     workdir: Path | None = None
 
     def env(self, passphrase: str | None = None) -> dict[str, str]:
-        env = {**clean_env(os.environ), "CZ_HOME": str(self.home), "CZ_KDF": "minimum",
-               **self.extra}
+        env = {
+            **clean_env(os.environ),
+            "CZ_HOME": str(self.home),
+            "CZ_KDF": "minimum",
+            **self.extra,
+        }
         env["CZ_PASSPHRASE"] = self.passphrase if passphrase is None else passphrase
         return env
 
-    def run(self, *args: str, passphrase: str | None = None, stdin: str | None = None
-            ) -> subprocess.CompletedProcess[str]:
+    def run(
+        self, *args: str, passphrase: str | None = None, stdin: str | None = None
+    ) -> subprocess.CompletedProcess[str]:
         """``cz ARGS`` in this process (what a subprocess would answer)."""
         return run_cz(args, env=self.env(passphrase), cwd=self.workdir, stdin=stdin)
 
-    def process(self, *args: str, passphrase: str | None = None, stdin: str | None = None
-                ) -> subprocess.CompletedProcess[str]:
+    def process(
+        self, *args: str, passphrase: str | None = None, stdin: str | None = None
+    ) -> subprocess.CompletedProcess[str]:
         """``cz ARGS`` as a real process: the console script."""
         return subprocess.run(
-            [str(CZ), *args], env=self.env(passphrase), input=stdin, capture_output=True,
-            text=True, timeout=GUARD_SECONDS, check=False, cwd=self.workdir,
+            [str(CZ), *args],
+            env=self.env(passphrase),
+            input=stdin,
+            capture_output=True,
+            text=True,
+            timeout=GUARD_SECONDS,
+            check=False,
+            cwd=self.workdir,
         )
 
     def ok(self, *args: str, stdin: str | None = None) -> str:
@@ -96,8 +108,9 @@ def one_line_failure(result: subprocess.CompletedProcess[str]) -> str:
     return lines[0]
 
 
-def wallet_with(path: Path, prints: Sequence[Print], *, marks: int = 0,
-                passphrase: str = PASSPHRASE) -> Path:
+def wallet_with(
+    path: Path, prints: Sequence[Print], *, marks: int = 0, passphrase: str = PASSPHRASE
+) -> Path:
     """A save code of a fresh wallet holding ``prints`` unstamped (as tables would pay them)."""
     wallet = Wallet.new()
     wallet.give(marks=marks, prints=prints)
@@ -106,14 +119,19 @@ def wallet_with(path: Path, prints: Sequence[Print], *, marks: int = 0,
     return path
 
 
-def on_terminal(args: Sequence[str], env: dict[str, str],
-                answers: Sequence[tuple[str, str | None]] = ()) -> tuple[int, str]:
+def on_terminal(
+    args: Sequence[str], env: dict[str, str], answers: Sequence[tuple[str, str | None]] = ()
+) -> tuple[int, str]:
     """Run ``cz`` on a pseudo-terminal, typing each answer once its prompt has appeared (an
     answer None is Ctrl-C: SIGINT to cz); returns the exit status and everything the terminal
     showed."""
     master, slave = pty.openpty()
     process = subprocess.Popen(
-        [str(CZ), *args], stdin=slave, stdout=slave, stderr=slave, env=env,
+        [str(CZ), *args],
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        env=env,
         start_new_session=True,
     )
     os.close(slave)

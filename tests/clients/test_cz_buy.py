@@ -25,10 +25,12 @@ from tests.harness.served import clean_env
 def small(tmp_path: Path, database_url: str) -> Iterator[InProcessLeague]:
     """A league whose every run is tiny (3 standard prints a title), served."""
     home = tmp_path / "league"
-    create_league(LeagueSettings(data_dir=home, database_url=database_url),
-                  print_runs=SMALL_RUNS, policies=TEST_POLICIES)
-    with serving({**clean_env(), "LEAGUE_HOME": str(home), "DATABASE_URL": database_url}
-                 ) as server:
+    create_league(
+        LeagueSettings(data_dir=home, database_url=database_url),
+        print_runs=SMALL_RUNS,
+        policies=TEST_POLICIES,
+    )
+    with serving({**clean_env(), "LEAGUE_HOME": str(home), "DATABASE_URL": database_url}) as server:
         yield server
 
 
@@ -46,14 +48,16 @@ def test_an_exhausted_run_refunds_the_notes_paid(small: InProcessLeague, tmp_pat
     a.ok("load", str(wallet_with(tmp_path / "a.code", [Print("Tally")] * 3, marks=60)))
     a.ok("league", "set", small.url)
     assert [s["serial"] for s in a.json("stamp")["stamped"]] == [
-        "CZ-TALLY-0001", "CZ-TALLY-0002", "CZ-TALLY-0003"]
+        "CZ-TALLY-0001",
+        "CZ-TALLY-0002",
+        "CZ-TALLY-0003",
+    ]
     claimed = a.json("notes", "claim")
     held = {n["serial"]: n["denomination"] for n in claimed["notes"]}
     assert sorted(held.values()) == [25, 25]
 
     (refunded,) = a.json("buy", "Tally")["purchases"]
-    assert (refunded["outcome"], refunded["serial"], refunded["change"]) == (
-        "refunded", None, [])
+    assert (refunded["outcome"], refunded["serial"], refunded["change"]) == ("refunded", None, [])
     assert "exhausted" in refunded["reason"]
     assert sorted(refunded["paid_notes"]) == sorted(held)
     assert sorted(n["serial"] for n in refunded["refund"]) == sorted(held)
@@ -98,7 +102,11 @@ def test_notes_signed_elsewhere_first_reject_the_purchase(
     assert "fraud proofs are kept in your wallet" in refusal
     after = a.json("collection")
     assert (after["note_list"], after["marks"], after["prints"], after["pending_buy"]) == (
-        [], 10, [], None)
+        [],
+        10,
+        [],
+        None,
+    )
     proofs = [FraudProof.from_wire(p["proof"]) for p in after["fraud_proof_list"]]
     assert proofs
     assert {p.first.serial for p in proofs} <= set(held)
@@ -111,10 +119,12 @@ def generous(tmp_path: Path, database_url: str) -> Iterator[InProcessLeague]:
     """A league whose faucet gives 200 marks a key a day, served."""
     home = tmp_path / "league"
     policies = TEST_POLICIES.model_copy(update={"faucet_marks_per_day": 200})
-    create_league(LeagueSettings(data_dir=home, database_url=database_url),
-                  print_runs=SMALL_RUNS, policies=policies)
-    with serving({**clean_env(), "LEAGUE_HOME": str(home), "DATABASE_URL": database_url}
-                 ) as server:
+    create_league(
+        LeagueSettings(data_dir=home, database_url=database_url),
+        print_runs=SMALL_RUNS,
+        policies=policies,
+    )
+    with serving({**clean_env(), "LEAGUE_HOME": str(home), "DATABASE_URL": database_url}) as server:
         yield server
 
 
@@ -146,8 +156,9 @@ def test_an_honest_note_of_a_rejected_purchase_stays_bound_to_the_treasury(
     after = a.json("collection")
     assert after["note_list"] == []
     assert after["bound_notes"] == [{"serial": second, "denomination": 25}]
-    assert {FraudProof.from_wire(p["proof"]).first.serial
-            for p in after["fraud_proof_list"]} == {first}
+    assert {FraudProof.from_wire(p["proof"]).first.serial for p in after["fraud_proof_list"]} == {
+        first
+    }
     assert "bound to the treasury" in a.ok("notes")
     sent = one_line_failure(a.run("send", "--to", "b.card", second, "--out", "two.slip"))
     assert f"{second} is bound to the treasury" in sent
@@ -203,11 +214,15 @@ def test_the_print_of_a_rejected_upgrade_stays_bound_to_the_mint(
     a.ok("notes", "claim", "100")
     (bought,) = a.json("buy", "--upgrade", tally, "--finish", "gilt")["purchases"]
     assert (bought["outcome"], bought["returned_print"], bought["finish"]) == (
-        "delivered", tally, "gilt")
+        "delivered",
+        tally,
+        "gilt",
+    )
     after = a.json("collection")
     assert after["bound_prints"] == []
     assert [(p["title"], p["finish"]) for p in after["prints"] if p.get("stamped")] == [
-        ("Tally", "gilt")]
+        ("Tally", "gilt")
+    ]
     life = a.json("provenance", tally)  # the one hop to the mint, signed at the rejection
     assert [(h["issue"], h["hop"]) for h in life["hops"]] == [(1, 1)]
     assert [r["issue"] for r in life["returns"]] == [1]

@@ -27,8 +27,9 @@ def test_a_url_without_a_scheme_is_taken_as_http(
     assert again["first_use"] is False
 
 
-@pytest.mark.parametrize("url", ["ftp://127.0.0.1:8080", "http://:8080",
-                                 "127.0.0.1:99999", "http://"])
+@pytest.mark.parametrize(
+    "url", ["ftp://127.0.0.1:8080", "http://:8080", "127.0.0.1:99999", "http://"]
+)
 def test_a_url_naming_no_server_is_refused_in_one_line(
     players: dict[str, Player], url: str
 ) -> None:

@@ -42,7 +42,8 @@ def test_claim_then_buy_a_single_with_change(
     assert sum(n["denomination"] for n in claimed["notes"]) == 50
     assert a.json("collection")["marks"] == 70
     assert sorted(n["serial"] for n in a.json("notes")["notes"]) == sorted(
-        n["serial"] for n in claimed["notes"])
+        n["serial"] for n in claimed["notes"]
+    )
     assert "2 notes, M50 in all:" in a.ok("notes")  # 25 + 25, for a person
     assert "faucet_marks_per_day" in a.ok("notes", "claim", "--help")
     before = held(a)
@@ -55,8 +56,7 @@ def test_claim_then_buy_a_single_with_change(
     assert sum(n["denomination"] for n in bought["change"]) == bought["paid"] - 30
     collection = a.json("collection")
     (tally,) = collection["prints"]
-    assert (tally["title"], tally["stamped"], tally["serial"]) == (
-        "Tally", True, bought["serial"])
+    assert (tally["title"], tally["stamped"], tally["serial"]) == ("Tally", True, bought["serial"])
     notes = a.json("notes")
     assert notes["marks"] == 20
     assert {n["serial"] for n in bought["change"]} <= {n["serial"] for n in notes["notes"]}
@@ -92,13 +92,17 @@ async def paid_and_lost(url: str, wallet: Wallet) -> tuple[str, str]:
     async with LeagueClient(url) as client:
         manifest = await client.manifest()
         now = int(time.time())
-        claim = await client.claim(claim_request(
-            wallet.key, manifest, 50, request_id=new_request_id(), at=now))
+        claim = await client.claim(
+            claim_request(wallet.key, manifest, 50, request_id=new_request_id(), at=now)
+        )
         treasury = PublicKey.from_text(manifest.treasury)
-        payment = [endorse(Chain(certificate=n, endorsements=()), wallet.key, treasury, now)
-                   for n in claim.notes]
-        request = buy_request(wallet.key, manifest, "Tally", payment,
-                              purchase_id=new_request_id(), at=now)
+        payment = [
+            endorse(Chain(certificate=n, endorsements=()), wallet.key, treasury, now)
+            for n in claim.notes
+        ]
+        request = buy_request(
+            wallet.key, manifest, "Tally", payment, purchase_id=new_request_id(), at=now
+        )
         answer = await client.buy(request)
     assert answer.stamped is not None
     wallet.league = LeaguePin(url, PublicKey.from_text(manifest.root), manifest)
@@ -118,8 +122,7 @@ def test_lost_answers_are_finished_not_paid_twice(
     wallet.give(marks=50)
     purchase, serial = asyncio.run(paid_and_lost(served.url, wallet))
     code = tmp_path / "a.code"
-    code.write_text(seal_save_code(wallet.to_payload(), PASSPHRASE, MINIMUM_KDF),
-                    encoding="ascii")
+    code.write_text(seal_save_code(wallet.to_payload(), PASSPHRASE, MINIMUM_KDF), encoding="ascii")
     a.ok("load", str(code))
     (finished,) = a.json("buy", "Tally")["purchases"]
     assert (finished["purchase_id"], finished["serial"]) == (purchase, serial)
@@ -135,16 +138,16 @@ def test_lost_answers_are_finished_not_paid_twice(
     async def claimed_and_lost() -> list[str]:
         async with LeagueClient(served.url) as client:
             manifest = await client.manifest()
-            request = claim_request(wallet.key, manifest, 50, request_id=new_request_id(),
-                                    at=int(time.time()))
+            request = claim_request(
+                wallet.key, manifest, 50, request_id=new_request_id(), at=int(time.time())
+            )
             answer = await client.claim(request)
         wallet.league = LeaguePin(served.url, PublicKey.from_text(manifest.root), manifest)
         wallet.pending_claim = request
         return sorted(n.serial for n in answer.notes)
 
     notes = asyncio.run(claimed_and_lost())
-    code.write_text(seal_save_code(wallet.to_payload(), PASSPHRASE, MINIMUM_KDF),
-                    encoding="ascii")
+    code.write_text(seal_save_code(wallet.to_payload(), PASSPHRASE, MINIMUM_KDF), encoding="ascii")
     b.ok("load", str(code))
     resumed = b.json("notes", "claim")
     assert resumed["resumed"] is True
@@ -160,19 +163,28 @@ async def ready_to_upgrade(url: str, wallet: Wallet) -> str:
     async with LeagueClient(url) as client:
         manifest = await client.manifest()
         now = int(time.time())
-        (item,) = (await client.stamp(stamp_request(
-            wallet.key, manifest, [("Tally", "standard")]))).items
+        (item,) = (
+            await client.stamp(stamp_request(wallet.key, manifest, [("Tally", "standard")]))
+        ).items
         assert isinstance(item, Stamped)
         friend = SigningKey.generate()
-        own = await client.claim(claim_request(
-            wallet.key, manifest, 50, request_id=new_request_id(), at=now))
-        given = await client.claim(claim_request(
-            friend, manifest, 50, request_id=new_request_id(), at=now))
+        own = await client.claim(
+            claim_request(wallet.key, manifest, 50, request_id=new_request_id(), at=now)
+        )
+        given = await client.claim(
+            claim_request(friend, manifest, 50, request_id=new_request_id(), at=now)
+        )
     wallet.league = LeaguePin(url, PublicKey.from_text(manifest.root), manifest)
-    wallet.admit([Chain(certificate=item.certificate, endorsements=()),
-                  *(Chain(certificate=n, endorsements=()) for n in own.notes),
-                  *(endorse(Chain(certificate=n, endorsements=()), friend, wallet.public, now)
-                    for n in given.notes)])
+    wallet.admit(
+        [
+            Chain(certificate=item.certificate, endorsements=()),
+            *(Chain(certificate=n, endorsements=()) for n in own.notes),
+            *(
+                endorse(Chain(certificate=n, endorsements=()), friend, wallet.public, now)
+                for n in given.notes
+            ),
+        ]
+    )
     return item.certificate.serial
 
 
@@ -188,8 +200,7 @@ def test_buy_a_finish_upgrade_returning_a_standard_print(
     wallet = Wallet.new()
     serial = asyncio.run(ready_to_upgrade(served.url, wallet))
     code = tmp_path / "a.code"
-    code.write_text(seal_save_code(wallet.to_payload(), PASSPHRASE, MINIMUM_KDF),
-                    encoding="ascii")
+    code.write_text(seal_save_code(wallet.to_payload(), PASSPHRASE, MINIMUM_KDF), encoding="ascii")
     a.ok("load", str(code))
     shown = a.ok("buy", "--help")
     assert "--upgrade SERIAL" in shown
@@ -198,24 +209,31 @@ def test_buy_a_finish_upgrade_returning_a_standard_print(
 
     before = held(a)
     assert "--finish goes with --upgrade" in one_line_failure(
-        a.run("buy", "Tally", "--finish", "gilt"))
+        a.run("buy", "Tally", "--finish", "gilt")
+    )
     assert "holds no stamped print" in one_line_failure(
-        a.run("buy", "--upgrade", "CZ-TALLY-9999", "--finish", "gilt"))
+        a.run("buy", "--upgrade", "CZ-TALLY-9999", "--finish", "gilt")
+    )
     assert "is a Tally, not a Pairing" in one_line_failure(
-        a.run("buy", "Pairing", "--upgrade", serial))
+        a.run("buy", "Pairing", "--upgrade", serial)
+    )
     assert held(a) == before
 
     (bought,) = a.json("buy", "--upgrade", serial, "--finish", "gilt")["purchases"]
     assert (bought["title"], bought["finish"], bought["outcome"], bought["price"]) == (
-        "Tally", "gilt", "delivered", 80)
+        "Tally",
+        "gilt",
+        "delivered",
+        80,
+    )
     assert bought["returned_print"] == serial
     assert sum(n["denomination"] for n in bought["change"]) == bought["paid"] - 80
     (gilt,) = a.json("collection")["prints"]
-    assert (gilt["serial"], gilt["finish"], gilt["stamped"]) == (
-        bought["serial"], "gilt", True)
+    assert (gilt["serial"], gilt["finish"], gilt["stamped"]) == (bought["serial"], "gilt", True)
     assert a.json("notes")["marks"] == 20
     assert "is a gilt print" in one_line_failure(
-        a.run("buy", "--upgrade", bought["serial"], "--finish", "holofoil"))
+        a.run("buy", "--upgrade", bought["serial"], "--finish", "holofoil")
+    )
     assert wallet.league is not None
     life = a.json("provenance", serial)  # checked on the player's machine: back at the mint
     mint = address_of(PublicKey.from_text(wallet.league.manifest.mint))
@@ -232,21 +250,23 @@ async def holofoil_run_out(url: str, wallet: Wallet) -> str:
         stamper = SigningKey.generate()
         for start in range(0, size, 10):
             count = min(10, size - start)
-            answer = await client.stamp_prints(stamper, manifest,
-                                               [("Plenum", "holofoil")] * count)
+            answer = await client.stamp_prints(stamper, manifest, [("Plenum", "holofoil")] * count)
             assert all(isinstance(i, Stamped) for i in answer.items), answer.items
-        (item,) = (await client.stamp(stamp_request(
-            wallet.key, manifest, [("Plenum", "standard")]))).items
+        (item,) = (
+            await client.stamp(stamp_request(wallet.key, manifest, [("Plenum", "standard")]))
+        ).items
         assert isinstance(item, Stamped)
         now = int(time.time())
         chains = [Chain(certificate=item.certificate, endorsements=())]
         for giver in (wallet.key, *(SigningKey.generate() for _ in range(3))):
-            claimed = await client.claim(claim_request(
-                giver, manifest, 50, request_id=new_request_id(), at=now))
+            claimed = await client.claim(
+                claim_request(giver, manifest, 50, request_id=new_request_id(), at=now)
+            )
             for note in claimed.notes:
                 chain = Chain(certificate=note, endorsements=())
-                chains.append(chain if giver is wallet.key
-                              else endorse(chain, giver, wallet.public, now))
+                chains.append(
+                    chain if giver is wallet.key else endorse(chain, giver, wallet.public, now)
+                )
     wallet.league = LeaguePin(url, PublicKey.from_text(manifest.root), manifest)
     wallet.admit(chains)
     return item.certificate.serial
@@ -263,12 +283,10 @@ def test_an_upgrade_of_an_exhausted_run_gives_back_the_notes_and_the_print(
     wallet = Wallet.new()
     serial = asyncio.run(holofoil_run_out(served.url, wallet))
     code = tmp_path / "a.code"
-    code.write_text(seal_save_code(wallet.to_payload(), PASSPHRASE, MINIMUM_KDF),
-                    encoding="ascii")
+    code.write_text(seal_save_code(wallet.to_payload(), PASSPHRASE, MINIMUM_KDF), encoding="ascii")
     a.ok("load", str(code))
     (refunded,) = a.json("buy", "--upgrade", serial, "--finish", "holofoil")["purchases"]
-    assert (refunded["outcome"], refunded["price"], refunded["serial"]) == (
-        "refunded", 200, None)
+    assert (refunded["outcome"], refunded["price"], refunded["serial"]) == ("refunded", 200, None)
     assert "exhausted" in refunded["reason"]
     assert refunded["print_back"] == {"serial": serial, "issue": 2}
     assert sum(n["denomination"] for n in refunded["refund"]) == refunded["paid"]

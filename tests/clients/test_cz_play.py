@@ -33,12 +33,20 @@ from tests.clients.conftest import (
 ACTION_PROMPT = "your action (number or notation; q leaves): "
 DRILL_PROMPT = "the pattern, three rows of 0/1 (e.g. 101/010/001): "
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
-LEAVES = (("play",), ("campaign",), ("store",), ("store", "buy"), ("store", "upgrade"),
-          ("store", "bundle"), ("bundle", "open"))
+LEAVES = (
+    ("play",),
+    ("campaign",),
+    ("store",),
+    ("store", "buy"),
+    ("store", "upgrade"),
+    ("store", "bundle"),
+    ("bundle", "open"),
+)
 
 
-def loaded(player: Player, tmp_path: Path, wallet: Wallet | None = None, *, marks: int = 0
-           ) -> Player:
+def loaded(
+    player: Player, tmp_path: Path, wallet: Wallet | None = None, *, marks: int = 0
+) -> Player:
     """``player`` holding a wallet loaded from a save code (a fresh one with ``marks``)."""
     code = tmp_path / f"{player.home.name}.czsave"
     if wallet is None:
@@ -60,13 +68,15 @@ def past_the_clerks() -> Wallet:
     return wallet
 
 
-def at_the_table(args: Sequence[str], env: dict[str, str],
-                 choose: Callable[[str], str]) -> tuple[int, str]:
+def at_the_table(
+    args: Sequence[str], env: dict[str, str], choose: Callable[[str], str]
+) -> tuple[int, str]:
     """Run ``cz`` on a pseudo-terminal; at each prompt, answer ``choose(screen)`` where
     ``screen`` is what the terminal showed since the last answer (ANSI codes removed)."""
     master, slave = pty.openpty()
-    process = subprocess.Popen([str(CZ), *args], stdin=slave, stdout=slave, stderr=slave,
-                               env=env, start_new_session=True)
+    process = subprocess.Popen(
+        [str(CZ), *args], stdin=slave, stdout=slave, stderr=slave, env=env, start_new_session=True
+    )
     os.close(slave)
     shown = b""
     seen = 0
@@ -126,8 +136,10 @@ def test_auto_play_records_credits_and_advances_the_campaign(tmp_path: Path) -> 
     collection = player.json("collection")
     assert collection["marks"] == CLERK_MARKS[verdict]
     assert collection["campaign"]["clerk-1"] == {
-        "wins": int(verdict is Verdict.WIN), "losses": int(verdict is Verdict.LOSS),
-        "balances": int(verdict is Verdict.BALANCE)}
+        "wins": int(verdict is Verdict.WIN),
+        "losses": int(verdict is Verdict.LOSS),
+        "balances": int(verdict is Verdict.BALANCE),
+    }
 
     # Chair XII plays the client's seat; seed 1 settles clerk 1's table (a win), so the
     # campaign's next table is clerk 2's, and the second play is there (IV.1).
@@ -140,7 +152,8 @@ def test_auto_play_records_credits_and_advances_the_campaign(tmp_path: Path) -> 
     record = player.json("collection")["campaign"]
     assert sum(record["clerk-2"].values()) == 1
     assert player.json("collection")["marks"] == (
-        CLERK_MARKS[verdict] + CLERK_MARKS[Verdict(second["verdict"])])
+        CLERK_MARKS[verdict] + CLERK_MARKS[Verdict(second["verdict"])]
+    )
     assert len(list((player.home / "tables").iterdir())) == 2
 
 
@@ -175,14 +188,24 @@ def test_a_person_plays_by_number_and_leaves_with_the_wallet_unchanged(tmp_path:
     player.strike()
     before = player.wallet_file.read_bytes()
     answers = iter(["1", "1", "fly away", "q"])
-    status, shown = at_the_table(["play", "--seed", "1"], player.env(),
-                                 lambda screen: next(answers))
+    status, shown = at_the_table(
+        ["play", "--seed", "1"], player.env(), lambda screen: next(answers)
+    )
     assert status == 0, shown
     assert next(answers, None) is None, shown  # every answer was asked for
     plain = ANSI.sub("", shown)
     assert "\x1b[" in shown  # colour on a terminal
-    for part in ("chain:", "hand:", "market", "hostage:", "plenum", "hoard", "Seal [",
-                 "Substance", "clerk-1: "):
+    for part in (
+        "chain:",
+        "hand:",
+        "market",
+        "hostage:",
+        "plenum",
+        "hoard",
+        "Seal [",
+        "Substance",
+        "clerk-1: ",
+    ):
         assert part in plain, part
     assert "unknown action 'fly'" in plain
     assert plain.count("\nyou: ") == 2  # each choice named in notation
@@ -216,8 +239,18 @@ def test_the_table_answers_help_rules_card_and_why(tmp_path: Path) -> None:
     changed. None of them is an action: the table goes on, and q leaves it (L-19)."""
     player = Player(tmp_path / "p")
     player.strike()
-    typed = ["?", "rules", "card Tally", "card pairing", "card No-Go", "card Nobody", "why",
-             "1", "why", "q"]
+    typed = [
+        "?",
+        "rules",
+        "card Tally",
+        "card pairing",
+        "card No-Go",
+        "card Nobody",
+        "why",
+        "1",
+        "why",
+        "q",
+    ]
     out = player.ok("play", "--seed", "1", stdin="".join(t + "\n" for t in typed))
     assert "unknown action" not in out
     assert "card NAME" in out
@@ -251,8 +284,10 @@ def test_the_close_shows_both_columns_and_the_reason(tmp_path: Path) -> None:
     player.strike()
     out = player.ok("play", "--seed", "4", stdin="1\n" * 200)
     assert "the columns at the close (docs/rules.md I.9):" in out
-    rows = {m[1]: (int(m[2]), int(m[3]), int(m[4]))
-            for m in re.finditer(r"^  (you|clerk-1) +(\d+) +(\d+) +(\d+)$", out, re.M)}
+    rows = {
+        m[1]: (int(m[2]), int(m[3]), int(m[4]))
+        for m in re.finditer(r"^  (you|clerk-1) +(\d+) +(\d+) +(\d+)$", out, re.M)
+    }
     assert set(rows) == {"you", "clerk-1"}
     # seed 4 played by the first listed action: clerk-1 takes all three columns
     assert rows["you"] == (3, 0, 0)
@@ -285,8 +320,11 @@ def test_the_no_go_drill_is_a_timed_grid(tmp_path: Path, right: bool) -> None:
 
     def choose(screen: str) -> str:
         if screen.endswith(DRILL_PROMPT):
-            cells = [line.split() for line in screen.splitlines()
-                     if line.strip() and set(line.strip()) <= {"■", "□", " "}]
+            cells = [
+                line.split()
+                for line in screen.splitlines()
+                if line.strip() and set(line.strip()) <= {"■", "□", " "}
+            ]
             assert [len(row) for row in cells] == [3, 3, 3], screen
             pattern = "/".join("".join("1" if c == "■" else "0" for c in row) for row in cells)
             drilled.append(pattern)
@@ -319,8 +357,12 @@ def test_store_buys_with_enough_marks_and_refuses_too_few(tmp_path: Path) -> Non
     assert listing["bundle"] == BUNDLE_PRICE
 
     bought = player.json("store", "buy", "tally")  # a title in any case
-    assert bought["print"] == {"title": "Tally", "finish": "standard", "stamped": False,
-                               "serial": None}
+    assert bought["print"] == {
+        "title": "Tally",
+        "finish": "standard",
+        "stamped": False,
+        "serial": None,
+    }
     assert bought["marks"] == 200 - SINGLE_PRICE[Rarity.COMMON]
     upgradable = player.json("store")["upgradable"]
     assert [(u["index"], u["title"]) for u in upgradable] == [(1, "Tally")]
@@ -332,9 +374,13 @@ def test_store_buys_with_enough_marks_and_refuses_too_few(tmp_path: Path) -> Non
 
     before = player.wallet_file.read_bytes()
     held = player.json("collection")
-    for refused in (("store", "buy", "Zenoseal"), ("store", "upgrade", "1", "holofoil"),
-                    ("store", "bundle"), ("store", "buy", "Nothing"),
-                    ("store", "upgrade", "9", "gilt")):
+    for refused in (
+        ("store", "buy", "Zenoseal"),
+        ("store", "upgrade", "1", "holofoil"),
+        ("store", "bundle"),
+        ("store", "buy", "Nothing"),
+        ("store", "upgrade", "9", "gilt"),
+    ):
         line = one_line_failure(player.run(*refused))
         assert line.startswith("cz: "), line
     assert "costs M240; you hold M40" in one_line_failure(player.run("store", "buy", "Zenoseal"))

@@ -57,9 +57,9 @@ def test_read_only_commands_need_no_passphrase(tmp_path: Path) -> None:
     assert json.loads(player.run("store", "--json", passphrase=NONE).stdout)["marks"] == 7
     notes = player.run("notes", "--json", passphrase=NONE)  # cz notes too
     assert notes.returncode == 0, notes.stderr
-    assert json.loads(notes.stdout) == player.json("notes") == {
-        "notes": [], "marks": 0, "bound": []
-    }
+    assert (
+        json.loads(notes.stdout) == player.json("notes") == {"notes": [], "marks": 0, "bound": []}
+    )
 
     secret = WalletHome(player.home).read(PASSPHRASE).to_payload()["key"]
     assert secret not in summary.read_text(encoding="utf-8")
@@ -70,7 +70,8 @@ def test_read_only_commands_need_no_passphrase(tmp_path: Path) -> None:
     # the wallet file replaced behind cz's back (another save code copied in): the summary
     # is of the old one, so it is not shown and collection opens the wallet, passphrase asked
     player.wallet_file.write_text(
-        wallet_with(tmp_path / "other.code", []).read_text(encoding="ascii"), encoding="ascii")
+        wallet_with(tmp_path / "other.code", []).read_text(encoding="ascii"), encoding="ascii"
+    )
     assert "CZ_PASSPHRASE" in one_line_failure(player.run("collection", passphrase=NONE))
 
 
@@ -90,15 +91,16 @@ def test_a_typo_on_a_terminal_is_asked_again(tmp_path: Path) -> None:
     player.strike()
     env = {k: v for k, v in player.env().items() if k != "CZ_PASSPHRASE"}
     status, shown = on_terminal(
-        ["save"], env, [("passphrase: ", "corect horse"), ("passphrase: ", PASSPHRASE)])
+        ["save"], env, [("passphrase: ", "corect horse"), ("passphrase: ", PASSPHRASE)]
+    )
     assert status == 0, shown
     assert "wrong passphrase, try again" in shown
     assert "-----BEGIN CZ SAVE CODE-----" in shown
 
     before = player.wallet_file.read_bytes()
     status, shown = on_terminal(
-        ["save"], env, [("passphrase: ", "one"), ("passphrase: ", "two"),
-                        ("passphrase: ", "three")])
+        ["save"], env, [("passphrase: ", "one"), ("passphrase: ", "two"), ("passphrase: ", "three")]
+    )
     assert status == 2, shown
     assert "wrong passphrase: the wallet in" in shown
     assert "(3 tries)" in shown

@@ -14,8 +14,11 @@ def test_ctrl_c_at_the_passphrase_prompt_writes_no_wallet(tmp_path: Path) -> Non
     130, "interrupted" said, and no wallet in CZ_HOME."""
     player = Player(tmp_path / "home")
     typing = {k: v for k, v in player.env().items() if k != "CZ_PASSPHRASE"}
-    status, shown = on_terminal(["key", "strike"], typing, [
-        ("choose a passphrase: ", PASSPHRASE), ("the same passphrase again: ", None)])
+    status, shown = on_terminal(
+        ["key", "strike"],
+        typing,
+        [("choose a passphrase: ", PASSPHRASE), ("the same passphrase again: ", None)],
+    )
     assert status == 130, shown
     assert "cz: interrupted; nothing was written that was not whole" in shown
     assert "Traceback" not in shown

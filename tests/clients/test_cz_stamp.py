@@ -43,8 +43,9 @@ def test_a_lost_answer_is_replayed_and_refusals_are_shown(
         wallet.give(prints=[Print("Model-A"), Print("Faithful"), Print("Wellformed")])
         serial = asyncio.run(sent_and_lost(served.url, wallet))
         code = tmp_path / "a.code"
-        code.write_text(seal_save_code(wallet.to_payload(), PASSPHRASE, MINIMUM_KDF),
-                        encoding="ascii")
+        code.write_text(
+            seal_save_code(wallet.to_payload(), PASSPHRASE, MINIMUM_KDF), encoding="ascii"
+        )
         player.ok("load", str(code))
         assert player.json("collection")["pending_stamp"] is True
         run = player.json("stamp")
@@ -63,7 +64,9 @@ def test_a_lost_answer_is_replayed_and_refusals_are_shown(
         held = player.json("collection")
         assert held["pending_stamp"] is False
         assert sorted((p["title"], p["stamped"]) for p in held["prints"]) == [
-            ("Faithful", True), ("Model-A", True), ("Wellformed", False),
+            ("Faithful", True),
+            ("Model-A", True),
+            ("Wellformed", False),
         ]
         assert "allowance" in one_line_failure(player.run("stamp")).lower()
         assert player.json("collection") == held  # nothing lost, nothing left pending

@@ -30,8 +30,13 @@ from tests.clients.conftest import (
 #: Lettered Registrar's, whose first settlement strikes the set's seven prints (IV.5). Found by
 #: experiment (seeded tables and AIs: the same seed, the same table); about a second each.
 PLAY = ("play", "--auto", "VI", "--seed", "6")
-PATH = [("clerk-1", "win"), ("clerk-2", "win"), ("clerk-3", "win"), ("assessor", "win"),
-        ("registrar-lettered", "win")]
+PATH = [
+    ("clerk-1", "win"),
+    ("clerk-2", "win"),
+    ("clerk-3", "win"),
+    ("assessor", "win"),
+    ("registrar-lettered", "win"),
+]
 #: M10 per clerk's table, M25 at the Assessor's, M100 for a first win at a Registrar's.
 EARNED = 3 * 10 + 25 + 100
 LETTERED = sorted(c.name for c in ARCHIVE_SETS[CardSet.LETTERED])
@@ -47,8 +52,11 @@ def test_from_the_tables_to_a_notarized_trade(
 
     # V.2: A strikes a key on a terminal, reads the warning and types the passphrase twice.
     typing = {k: v for k, v in a.env().items() if k != "CZ_PASSPHRASE"}
-    status, shown = on_terminal(["key", "strike"], typing, [
-        ("choose a passphrase: ", PASSPHRASE), ("the same passphrase again: ", PASSPHRASE)])
+    status, shown = on_terminal(
+        ["key", "strike"],
+        typing,
+        [("choose a passphrase: ", PASSPHRASE), ("the same passphrase again: ", PASSPHRASE)],
+    )
     assert status == 0, shown
     assert "Lose the passphrase, lose the" in shown
     a_key = a.json("key", "show")
@@ -99,14 +107,18 @@ def test_from_the_tables_to_a_notarized_trade(
         assert serial not in {p["serial"] for p in a.json("collection")["prints"]}
         imported = b.json("import", "to-b.slip")
         assert (imported["admitted"], imported["notarized"], imported["recorded"]) == (
-            [serial], True, 1)
+            [serial],
+            True,
+            1,
+        )
         assert [p["serial"] for p in b.json("collection")["prints"]] == [serial]
 
         # A signs the same print to C from the old save code: refused, the fraud proof kept.
         a.ok("load", "--replace", "a-old.code")
         # The notary records the print gone; only --offline signs it again (L-23).
         assert "no longer holds it" in one_line_failure(
-            a.run("send", "--to", c_card, serial, "--out", "to-c.slip"))
+            a.run("send", "--to", c_card, serial, "--out", "to-c.slip")
+        )
         a.ok("send", "--offline", "--to", c_card, serial, "--out", "to-c.slip")
         refusal = one_line_failure(c.run("import", "to-c.slip"))
         assert f"{serial} was signed away twice at hop 1" in refusal
@@ -118,7 +130,11 @@ def test_from_the_tables_to_a_notarized_trade(
         b.ok("save", "--out", "b.code")
         device = b2.json("load", "-", stdin=(tmp_path / "b.code").read_text())
         assert (device["address"], device["stamped"], device["unstamped"], device["marks"]) == (
-            b_address, 1, 0, 0)
+            b_address,
+            1,
+            0,
+            0,
+        )
         assert f"✓ {won[serial]} ({finish}) {serial}" in b2.ok("collection")
         b2.ok("send", "--to", c_card, serial, "--out", "to-c-rightly.slip")
         assert c.json("import", "to-c-rightly.slip")["admitted"] == [serial]
@@ -132,9 +148,14 @@ def test_from_the_tables_to_a_notarized_trade(
         # V.8: the print's life, every proof checked on C's machine: both hops, the conflict.
         life = c.json("provenance", serial)
         assert (life["verified"], life["stamped_to"], life["holder"]) == (
-            True, a_key["address"], c_address)
+            True,
+            a_key["address"],
+            c_address,
+        )
         assert [(h["hop"], h["from"], h["to"]) for h in life["hops"]] == [
-            (1, a_key["address"], b_address), (2, b_address, c_address)]
+            (1, a_key["address"], b_address),
+            (2, b_address, c_address),
+        ]
         (conflict,) = life["conflicts"]
         assert (conflict["hop"], conflict["convicted"]) == (1, a_key["address"])
         assert conflict["says"].endswith(f"to {b_address} and to {c_address}")

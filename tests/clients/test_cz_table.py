@@ -24,7 +24,11 @@ def cz(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]
 
 def process(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [str(CZ), *args], capture_output=True, text=True, check=False, timeout=60,
+        [str(CZ), *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
         stdin=subprocess.DEVNULL,
     )
 
@@ -161,16 +165,19 @@ def test_table_replay_explains_a_balance(tmp_path: Path) -> None:
     """The worked table of docs/rules.md replayed: one column each and Form level, so the
     verdict line names the Balance and why (neither side takes two columns, I.9, I.10)."""
     guide = (Path(__file__).parents[2] / "docs" / "rules.md").read_text(encoding="utf-8")
-    worked = guide[guide.index("## A worked table"):]
-    block = worked[worked.index("```json\n") + 8:]
+    worked = guide[guide.index("## A worked table") :]
+    block = worked[worked.index("```json\n") + 8 :]
     path = tmp_path / "worked.json"
-    path.write_text(block[:block.index("```")], encoding="utf-8")
+    path.write_text(block[: block.index("```")], encoding="utf-8")
     out = cz("table", "replay", "--all", str(path))
     assert out.returncode == 0, out.stderr
-    assert ("Substance to second seat (25 to 16); Form level (1 to 1); Holdings to first seat "
-            "(1 to 0)") in out.stdout
-    assert ("a Balance: columns taken first seat 1, second seat 1; neither takes two, so the "
-            "table is Balanced, its own verdict (docs/rules.md I.9, I.10)") in out.stdout
+    assert (
+        "Substance to second seat (25 to 16); Form level (1 to 1); Holdings to first seat (1 to 0)"
+    ) in out.stdout
+    assert (
+        "a Balance: columns taken first seat 1, second seat 1; neither takes two, so the "
+        "table is Balanced, its own verdict (docs/rules.md I.9, I.10)"
+    ) in out.stdout
 
 
 # formats.md Record
@@ -180,7 +187,8 @@ def test_table_replay_steps_on_a_terminal_and_q_stops(tmp_path: Path) -> None:
     env = {**os.environ, "CZ_HOME": str(tmp_path), "NO_COLOR": "1"}
     prompt = "Enter for the next move, q to stop: "
     status, shown = on_terminal(
-        ["table", "replay", str(DATA / "base-18.record.json")], env,
+        ["table", "replay", str(DATA / "base-18.record.json")],
+        env,
         [(prompt, ""), (prompt, ""), (prompt, "q")],
     )
     assert status == 0, shown
@@ -203,7 +211,8 @@ def test_table_replay_without_a_record_takes_the_latest(tmp_path: Path) -> None:
     tables.mkdir()
     record = json.loads((DATA / "base-18.record.json").read_text())
     (tables / "20260101T000000.000000Z-clerk-1-1.json").write_text(
-        json.dumps({**record, "actions": record["actions"][:2]}))
+        json.dumps({**record, "actions": record["actions"][:2]})
+    )
     (tables / "20260102T000000.000000Z-clerk-1-2.json").write_text(json.dumps(record))
     out = run_cz(("table", "replay", "--json"), env=env)
     assert out.returncode == 0, out.stderr

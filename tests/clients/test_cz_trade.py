@@ -80,7 +80,9 @@ def test_bad_input_is_one_line_and_loses_nothing(
 
 # V.2 ("no server permission", the root pinned on first use); L-13
 def test_a_league_gone_or_changed_is_refused_and_nothing_is_lost(
-    league_env: dict[str, str], players: dict[str, Player], tmp_path: Path,
+    league_env: dict[str, str],
+    players: dict[str, Player],
+    tmp_path: Path,
     server_url: str,
 ) -> None:
     """With the pinned league stopped, stamp, import, provenance, sync and send say it did not
@@ -101,8 +103,11 @@ def test_a_league_gone_or_changed_is_refused_and_nothing_is_lost(
     before = {p.home: p.wallet_file.read_bytes() for p in (a, b)}
     kept = sorted(set(serials(a).values()) - {stamped["serial"]})
     for player, args in (
-        (a, ("stamp",)), (b, ("import", "-")), (b, ("provenance", stamped["serial"])),
-        (a, ("sync",)), (a, ("send", "--to", str(tmp_path / "b.card"), kept[0])),  # L-23
+        (a, ("stamp",)),
+        (b, ("import", "-")),
+        (b, ("provenance", stamped["serial"])),
+        (a, ("sync",)),
+        (a, ("send", "--to", str(tmp_path / "b.card"), kept[0])),  # L-23
     ):
         assert "did not answer" in one_line_failure(player.run(*args, stdin=slip))
     assert {p.home: p.wallet_file.read_bytes() for p in (a, b)} == before
@@ -116,8 +121,12 @@ def test_a_league_gone_or_changed_is_refused_and_nothing_is_lost(
         other = init_league(tmp_path / "other", other_db)
         with serving(other, port) as impostor:
             assert impostor.url == url
-            for player, args in ((b, ("league", "set", url)), (b, ("stamp",)),
-                                 (b, ("provenance", "CZ-MODEL-A-0001")), (a, ("notes", "claim"))):
+            for player, args in (
+                (b, ("league", "set", url)),
+                (b, ("stamp",)),
+                (b, ("provenance", "CZ-MODEL-A-0001")),
+                (a, ("notes", "claim")),
+            ):
                 refusal = one_line_failure(player.run(*args))
                 assert refusal.startswith("cz: REFUSED"), refusal
                 assert pinned["root"] in refusal
@@ -158,7 +167,8 @@ def test_an_old_slip_imported_again_is_refused_not_admitted(
     assert sent.stderr.startswith("slip of 1 item to ")  # one item, not "1 items"
     gift = sent.stdout
     assert f"admitted 1 item from {address}, notarized:\n  ✓ {serial}\n" == b.ok(
-        "import", "-", stdin=gift)
+        "import", "-", stdin=gift
+    )
     back = b.ok("send", "--to", str(tmp_path / "a.card"), serial)
     assert a.json("import", "-", stdin=back)["admitted"] == [serial]
 
@@ -177,7 +187,8 @@ def test_an_old_slip_imported_again_is_refused_not_admitted(
     assert f"{serial} sent on at hop 2" in refusal
     assert b.json("collection")["prints"] == []
     assert "holds no stamped print" in one_line_failure(
-        b.run("send", "--to", str(tmp_path / "a.card"), serial))
+        b.run("send", "--to", str(tmp_path / "a.card"), serial)
+    )
     assert serial in serials(a).values()
     no_conflicts(a, serial)
     assert [h["hop"] for h in a.json("provenance", serial)["hops"]] == [1, 2]
@@ -203,15 +214,17 @@ def test_a_second_device_from_an_older_code_never_signs_a_print_sent_away(
     b.ok("card", "--out", str(tmp_path / "b.card"))
     c.ok("card", "--out", str(tmp_path / "c.card"))
     old = a.ok("save")
-    assert b.json("import", "-", stdin=a.ok("send", "--to", str(tmp_path / "b.card"), tally)
-                  )["admitted"] == [tally]
+    assert b.json("import", "-", stdin=a.ok("send", "--to", str(tmp_path / "b.card"), tally))[
+        "admitted"
+    ] == [tally]
 
     a2.ok("load", "-", stdin=old)
     assert tally in serials(a2).values()
     before = a2.wallet_file.read_bytes()
     out = tmp_path / "to-c.slip"
     refusal = one_line_failure(
-        a2.run("send", "--to", str(tmp_path / "c.card"), tally, "--out", str(out)))
+        a2.run("send", "--to", str(tmp_path / "c.card"), tally, "--out", str(out))
+    )
     assert f"the notary records {tally} sent on at hop 1" in refusal
     assert "nothing was signed" in refusal
     assert not out.exists()
@@ -220,16 +233,19 @@ def test_a_second_device_from_an_older_code_never_signs_a_print_sent_away(
     synced = a2.run("sync")
     assert synced.returncode == 0, synced.stderr
     assert f"  {tally} left this wallet: the notary records {tally} sent on at hop 1" in (
-        synced.stdout)
+        synced.stdout
+    )
     assert len(synced.stdout.splitlines()) == 2  # the count, and a line for the Tally
     assert serials(a2) == {"Faithful": faithful}
     again = a2.json("sync")
     assert (again["checked"], again["left"]) == (1, [])
     assert "holds no stamped print" in one_line_failure(
-        a2.run("send", "--to", str(tmp_path / "c.card"), tally))
+        a2.run("send", "--to", str(tmp_path / "c.card"), tally)
+    )
 
-    offline = a2.run("send", "--offline", "--to", str(tmp_path / "c.card"), faithful,
-                     "--out", str(out))
+    offline = a2.run(
+        "send", "--offline", "--to", str(tmp_path / "c.card"), faithful, "--out", str(out)
+    )
     assert offline.returncode == 0, offline.stderr
     warning, *_ = offline.stderr.splitlines()
     assert warning.startswith("cz: warning:")
@@ -281,5 +297,4 @@ def test_the_notarys_record_is_checked_not_believed(
     with pytest.raises(ProofError):  # the receipt is of another endorsement
         notary_record(held, changed("endorsement", "to", old.public.to_text()), manifest)
     with pytest.raises(BadSignatureError):  # the receipt is not the notary's word
-        notary_record(held, changed("receipt", "index", life.hops[0].receipt.index + 1),
-                      manifest)
+        notary_record(held, changed("receipt", "index", life.hops[0].receipt.index + 1), manifest)

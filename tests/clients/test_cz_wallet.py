@@ -30,10 +30,33 @@ from tests.clients.conftest import (
 from tests.harness.league import InProcessLeague
 from tests.ledger.factories import make_league
 
-COMMANDS = ("key", "save", "load", "collection", "card", "league", "stamp", "send", "import",
-            "sync", "provenance")
-LEAVES = (("key", "strike"), ("key", "show"), ("save",), ("load",), ("collection",), ("card",),
-          ("league", "set"), ("stamp",), ("send",), ("import",), ("sync",), ("provenance",))
+COMMANDS = (
+    "key",
+    "save",
+    "load",
+    "collection",
+    "card",
+    "league",
+    "stamp",
+    "send",
+    "import",
+    "sync",
+    "provenance",
+)
+LEAVES = (
+    ("key", "strike"),
+    ("key", "show"),
+    ("save",),
+    ("load",),
+    ("collection",),
+    ("card",),
+    ("league", "set"),
+    ("stamp",),
+    ("send",),
+    ("import",),
+    ("sync",),
+    ("provenance",),
+)
 
 
 def test_help_teaches_every_command(tmp_path: Path) -> None:
@@ -64,7 +87,8 @@ def test_strike_on_a_terminal_shows_the_warning_and_asks_twice(tmp_path: Path) -
     player = Player(tmp_path / "p")
     env = {k: v for k, v in player.env().items() if k != "CZ_PASSPHRASE"}
     status, shown = on_terminal(
-        ["key", "strike"], env,
+        ["key", "strike"],
+        env,
         [("choose a passphrase: ", "tulip fever"), ("the same passphrase again: ", "tulip fever")],
     )
     assert status == 0, shown
@@ -82,7 +106,8 @@ def test_strike_refuses_two_different_passphrases(tmp_path: Path) -> None:
     player = Player(tmp_path / "p")
     env = {k: v for k, v in player.env().items() if k != "CZ_PASSPHRASE"}
     status, shown = on_terminal(
-        ["key", "strike"], env,
+        ["key", "strike"],
+        env,
         [("choose a passphrase: ", "one"), ("the same passphrase again: ", "two")],
     )
     assert status == 2, shown
@@ -95,9 +120,16 @@ def test_no_terminal_and_no_passphrase_is_one_line(tmp_path: Path) -> None:
     player = Player(tmp_path / "p")
     player.strike()
     env = {k: v for k, v in player.env().items() if k != "CZ_PASSPHRASE"}
-    result = subprocess.run([str(CZ), "save"], env=env, capture_output=True, text=True,
-                            stdin=subprocess.DEVNULL, timeout=60, check=False,
-                            start_new_session=True)  # no controlling terminal either
+    result = subprocess.run(
+        [str(CZ), "save"],
+        env=env,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=60,
+        check=False,
+        start_new_session=True,
+    )  # no controlling terminal either
     assert "CZ_PASSPHRASE" in one_line_failure(result)
 
 
@@ -131,8 +163,9 @@ def test_save_load_and_card(tmp_path: Path) -> None:
     (tmp_path / "p.code").write_text(code, encoding="ascii")
     env = {k: v for k, v in other.env().items() if k != "CZ_PASSPHRASE"}
     status, shown = on_terminal(
-        ["load", str(tmp_path / "p.code")], env, [("the save code's passphrase: ",
-                                                   player.passphrase)]
+        ["load", str(tmp_path / "p.code")],
+        env,
+        [("the save code's passphrase: ", player.passphrase)],
     )
     assert status == 0, shown
     assert f"loaded {address}" in shown
@@ -153,8 +186,7 @@ def test_collection_shows_campaign_progress(tmp_path: Path) -> None:
     wallet.campaign, _ = settle(wallet.campaign, clerk(1), Verdict.WIN)
     wallet.campaign, _ = settle(wallet.campaign, clerk(2), Verdict.BALANCE)
     code = tmp_path / "w.code"
-    code.write_text(seal_save_code(wallet.to_payload(), PASSPHRASE, MINIMUM_KDF),
-                    encoding="ascii")
+    code.write_text(seal_save_code(wallet.to_payload(), PASSPHRASE, MINIMUM_KDF), encoding="ascii")
     player = Player(tmp_path / "p")
     player.ok("load", str(code))
     text = player.ok("collection")
@@ -176,17 +208,28 @@ def keep_unsent(player: Player) -> tuple[str, str, list[str]]:
     manifest = wallet.league.manifest
     now = int(time.time())
     wallet.pending = stamp_request(wallet.key, manifest, wallet.unstamped(), at=now)
-    wallet.pending_claim = claim_request(wallet.key, manifest, 10,
-                                         request_id=new_request_id(), at=now)
-    notes = choose_notes([c.certificate for c in wallet.notes.values()
-                          if isinstance(c.certificate, NoteCertificate)], 30)
+    wallet.pending_claim = claim_request(
+        wallet.key, manifest, 10, request_id=new_request_id(), at=now
+    )
+    notes = choose_notes(
+        [
+            c.certificate
+            for c in wallet.notes.values()
+            if isinstance(c.certificate, NoteCertificate)
+        ],
+        30,
+    )
     treasury = PublicKey.from_text(manifest.treasury)
     payment = [endorse(wallet.notes.pop(n.serial), wallet.key, treasury, now) for n in notes]
-    wallet.pending_buy = buy_request(wallet.key, manifest, "Tally", payment,
-                                     purchase_id=new_request_id(), at=now)
+    wallet.pending_buy = buy_request(
+        wallet.key, manifest, "Tally", payment, purchase_id=new_request_id(), at=now
+    )
     home.write_code(seal_save_code(wallet.to_payload(), player.passphrase, MINIMUM_KDF))
-    return wallet.pending_claim.request_id, wallet.pending_buy.purchase_id, [
-        n.serial for n in notes]
+    return (
+        wallet.pending_claim.request_id,
+        wallet.pending_buy.purchase_id,
+        [n.serial for n in notes],
+    )
 
 
 # V.4, V.5: a request kept before it is sent
@@ -204,9 +247,15 @@ def test_collection_shows_what_is_pending_until_it_is_finished(
     held = player.json("collection")
     assert held["pending_stamp"] is True
     assert held["pending_claim"] == {
-        "request_id": claim, "marks": 10, "time": held["pending_claim"]["time"]}
+        "request_id": claim,
+        "marks": 10,
+        "time": held["pending_claim"]["time"],
+    }
     assert {k: held["pending_buy"][k] for k in ("purchase_id", "title", "paid_notes")} == {
-        "purchase_id": purchase, "title": "Tally", "paid_notes": paid}
+        "purchase_id": purchase,
+        "title": "Tally",
+        "paid_notes": paid,
+    }
     assert held["pending_buy"]["paid"] >= 30
     assert not set(paid) & {n["serial"] for n in held["note_list"]}  # they left with it
     assert held["marks"] == 60  # a claim's marks leave only with its answer
@@ -223,7 +272,10 @@ def test_collection_shows_what_is_pending_until_it_is_finished(
     assert (bought["purchase_id"], bought["outcome"]) == (purchase, "delivered")
     done = player.json("collection")
     assert (done["pending_stamp"], done["pending_claim"], done["pending_buy"]) == (
-        False, None, None)
+        False,
+        None,
+        None,
+    )
     assert done["marks"] == 50
     assert sorted(p["title"] for p in done["prints"]) == ["Model-A", "Tally"]
     assert "pending" not in player.ok("collection")
@@ -236,27 +288,38 @@ def test_a_pending_upgrade_names_the_print_it_returned(tmp_path: Path) -> None:
     league = make_league()
     wallet = Wallet.new()
     mint, treasury = league.mint.public, league.treasury.public
-    returned = league.print_certificate(wallet.key, "CZ-TALLY-0001", title="Tally",
-                                        card_set="base")
+    returned = league.print_certificate(wallet.key, "CZ-TALLY-0001", title="Tally", card_set="base")
     paid = ["CZ-M25-000001", "CZ-M25-000002", "CZ-M25-000003", "CZ-M5-000004"]  # M80: gilt
     notes = [league.note_certificate(wallet.key, s) for s in paid]
     wallet.pending_buy = buy_request(
-        wallet.key, league.manifest, "Tally",
-        [endorse(Chain(certificate=n, endorsements=()), wallet.key, treasury, 1_800_000_000)
-         for n in notes],
-        purchase_id="upgrade-kept-01", at=1_800_000_000,
-        upgrade=Upgrade(finish="gilt", returned=endorse(
-            Chain(certificate=returned, endorsements=()), wallet.key, mint, 1_800_000_000)),
+        wallet.key,
+        league.manifest,
+        "Tally",
+        [
+            endorse(Chain(certificate=n, endorsements=()), wallet.key, treasury, 1_800_000_000)
+            for n in notes
+        ],
+        purchase_id="upgrade-kept-01",
+        at=1_800_000_000,
+        upgrade=Upgrade(
+            finish="gilt",
+            returned=endorse(
+                Chain(certificate=returned, endorsements=()), wallet.key, mint, 1_800_000_000
+            ),
+        ),
     )
     code = tmp_path / "w.code"
-    code.write_text(seal_save_code(wallet.to_payload(), PASSPHRASE, MINIMUM_KDF),
-                    encoding="ascii")
+    code.write_text(seal_save_code(wallet.to_payload(), PASSPHRASE, MINIMUM_KDF), encoding="ascii")
     player = Player(tmp_path / "p")
     player.ok("load", str(code))
     held = player.json("collection")
     assert held["pending_buy"] == {
-        "purchase_id": "upgrade-kept-01", "title": "Tally", "time": 1_800_000_000,
-        "finish": "gilt", "returned_print": "CZ-TALLY-0001", "paid": 80,
+        "purchase_id": "upgrade-kept-01",
+        "title": "Tally",
+        "time": 1_800_000_000,
+        "finish": "gilt",
+        "returned_print": "CZ-TALLY-0001",
+        "paid": 80,
         "paid_notes": paid,
     }
     assert (held["prints"], held["pending_claim"]) == ([], None)

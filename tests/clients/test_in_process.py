@@ -19,23 +19,33 @@ CZ = Path(sys.executable).parent / "cz"
 GUARD_SECONDS = 60
 
 
-def as_process(args: list[str], env: dict[str, str], cwd: Path, stdin: str | None
-               ) -> subprocess.CompletedProcess[str]:
+def as_process(
+    args: list[str], env: dict[str, str], cwd: Path, stdin: str | None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [str(CZ), *args], env=env, cwd=cwd, input=stdin if stdin is not None else "",
-        capture_output=True, text=True, check=False, timeout=GUARD_SECONDS,
+        [str(CZ), *args],
+        env=env,
+        cwd=cwd,
+        input=stdin if stdin is not None else "",
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=GUARD_SECONDS,
     )
 
 
-@pytest.mark.parametrize(("args", "stdin"), [
-    (["--help"], None),
-    (["table", "new", "--kind", "market", "--seed", "7"], None),
-    (["table", "replay", "-"], "{not json"),
-    (["bogus"], None),
-    (["key", "show"], None),
-    (["key", "strike", "--json"], None),
-    (["collection"], None),
-])
+@pytest.mark.parametrize(
+    ("args", "stdin"),
+    [
+        (["--help"], None),
+        (["table", "new", "--kind", "market", "--seed", "7"], None),
+        (["table", "replay", "-"], "{not json"),
+        (["bogus"], None),
+        (["key", "show"], None),
+        (["key", "strike", "--json"], None),
+        (["collection"], None),
+    ],
+)
 def test_the_same_answer_as_the_console_script(
     args: list[str], stdin: str | None, tmp_path: Path
 ) -> None:
@@ -45,14 +55,19 @@ def test_the_same_answer_as_the_console_script(
     working directory."""
     answers = []
     for run, home in ((run_cz, "home-inside"), (as_process, "home-outside")):
-        env = {**os.environ, "CZ_HOME": str(tmp_path / home), "CZ_PASSPHRASE": "p",
-               "CZ_KDF": "minimum"}
+        env = {
+            **os.environ,
+            "CZ_HOME": str(tmp_path / home),
+            "CZ_PASSPHRASE": "p",
+            "CZ_KDF": "minimum",
+        }
         if run is run_cz:
             done = run_cz(args, env=env, cwd=tmp_path, stdin=stdin)
         else:
             done = as_process(args, env, tmp_path, stdin)
-        answers.append((done.returncode, done.stdout.replace(home, "HOME"),
-                        done.stderr.replace(home, "HOME")))
+        answers.append(
+            (done.returncode, done.stdout.replace(home, "HOME"), done.stderr.replace(home, "HOME"))
+        )
     inside, outside = answers
     if args[:2] == ["key", "strike"]:
         assert inside[0] == outside[0] == 0

@@ -49,21 +49,30 @@ async def test_an_altered_account_is_refused(trade: Trade) -> None:
     other = await trade.stamp(SigningKey.generate(), "Faithful")
     (other_event,) = (await trade.league.events(life.stamp.index, 1)).events
     first, second = life.hops
-    swapped = [first.model_copy(update={"receipt": second.receipt}),
-               second.model_copy(update={"receipt": first.receipt})]
+    swapped = [
+        first.model_copy(update={"receipt": second.receipt}),
+        second.model_copy(update={"receipt": first.receipt}),
+    ]
     (conflict,) = life.conflicts
-    turned = conflict.model_copy(update={"proof": conflict.proof.model_copy(
-        update={"first": conflict.proof.second, "second": conflict.proof.first})})
+    turned = conflict.model_copy(
+        update={
+            "proof": conflict.proof.model_copy(
+                update={"first": conflict.proof.second, "second": conflict.proof.first}
+            )
+        }
+    )
     altered = [
         life.model_copy(update={"holder": d.public.to_text()}),
         life.model_copy(update={"holder": None, "holder_address": "CZ-0000-0000-0000"}),
         life.model_copy(update={"hops": [first]}),
         life.model_copy(update={"hops": swapped}),
         life.model_copy(update={"conflicts": [turned]}),
-        life.model_copy(update={"stamp": life.stamp.model_copy(
-            update={"leaf_hash": other_event.leaf_hash})}),
-        life.model_copy(update={"stamp": life.stamp.model_copy(
-            update={"certificate": other.certificate})}),
+        life.model_copy(
+            update={"stamp": life.stamp.model_copy(update={"leaf_hash": other_event.leaf_hash})}
+        ),
+        life.model_copy(
+            update={"stamp": life.stamp.model_copy(update={"certificate": other.certificate})}
+        ),
     ]
     for lie in altered:
         with pytest.raises(VerificationError):

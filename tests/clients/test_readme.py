@@ -41,8 +41,12 @@ class Terminal:
         with self.log.open("wb") as out:
             self.process = subprocess.Popen(
                 ["bash", "-c", f"exec 3<&{self._commands_r} 4>&{self._statuses_w}; {_DRIVER}"],
-                cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=out,
-                stderr=subprocess.STDOUT, pass_fds=(self._commands_r, self._statuses_w),
+                cwd=cwd,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                pass_fds=(self._commands_r, self._statuses_w),
             )
         os.close(self._commands_r)
         os.close(self._statuses_w)
@@ -63,8 +67,10 @@ class Terminal:
 def typed() -> list[tuple[str, list[str]]]:
     """Each block's player and its lines, as written."""
     text = README.read_text(encoding="utf-8")
-    return [(role, [line for line in body.splitlines() if line.strip()])
-            for role, body in _BLOCK.findall(text)]
+    return [
+        (role, [line for line in body.splitlines() if line.strip()])
+        for role, body in _BLOCK.findall(text)
+    ]
 
 
 def blocks() -> list[tuple[str, list[list[str]]]]:
@@ -76,11 +82,25 @@ def cz_commands() -> list[list[str]]:
 
 
 def test_the_section_names_every_wallet_and_league_command() -> None:
-    run = {" ".join(c[1:3]) if c[1] in ("key", "league", "notes") else c[1]
-           for c in cz_commands()}
-    assert {"key strike", "league set", "play", "campaign", "stamp", "collection",
-            "notes claim", "notes", "buy", "card", "send", "save", "import", "provenance",
-            "load", "sync"} <= run
+    run = {" ".join(c[1:3]) if c[1] in ("key", "league", "notes") else c[1] for c in cz_commands()}
+    assert {
+        "key strike",
+        "league set",
+        "play",
+        "campaign",
+        "stamp",
+        "collection",
+        "notes claim",
+        "notes",
+        "buy",
+        "card",
+        "send",
+        "save",
+        "import",
+        "provenance",
+        "load",
+        "sync",
+    } <= run
     assert all(c[0] == "cz" for c in cz_commands())
 
 
@@ -104,11 +124,18 @@ def test_play_and_trade_runs_as_written(served: InProcessLeague, tmp_path: Path)
     the league's URL is the one it serves on."""
     (tmp_path / ".venv").symlink_to(CZ.parent.parent)
     venv_bin = str(CZ.parent)
-    path = os.pathsep.join(d for d in os.environ.get("PATH", "").split(os.pathsep)
-                           if d and Path(d).resolve() != Path(venv_bin).resolve())
+    path = os.pathsep.join(
+        d
+        for d in os.environ.get("PATH", "").split(os.pathsep)
+        if d and Path(d).resolve() != Path(venv_bin).resolve()
+    )
     env = {k: v for k, v in clean_env(os.environ).items() if k not in ("VIRTUAL_ENV",)}
-    env |= {"PATH": path, "XDG_DATA_HOME": str(tmp_path / "data"),
-            "CZ_KDF": "minimum", "CZ_PASSPHRASE": PASSPHRASE}
+    env |= {
+        "PATH": path,
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+        "CZ_KDF": "minimum",
+        "CZ_PASSPHRASE": PASSPHRASE,
+    }
     terminals: dict[str, Terminal] = {}
     try:
         for role, lines in typed():
@@ -122,21 +149,22 @@ def test_play_and_trade_runs_as_written(served: InProcessLeague, tmp_path: Path)
         for terminal in terminals.values():
             terminal.close()
     # each wallet where the README put it
-    roles = {"you": Player(tmp_path / "data" / "cz"),
-             "friend": Player(tmp_path / "friend"),
-             "second device": Player(tmp_path / "second-device")}
+    roles = {
+        "you": Player(tmp_path / "data" / "cz"),
+        "friend": Player(tmp_path / "friend"),
+        "second device": Player(tmp_path / "second-device"),
+    }
     assert all(p.wallet_file.is_file() for p in roles.values())
     you = roles["you"].json("collection")
     # the five tables reached the Lettered Registrar, whose seven prints were stamped
     assert you["campaign"]["registrar-lettered"] == {"wins": 1, "losses": 0, "balances": 0}
     assert sorted(p["title"] for p in you["prints"] if p["stamped"]) == sorted(
-        c.name for c in ARCHIVE_SETS[CardSet.LETTERED])
+        c.name for c in ARCHIVE_SETS[CardSet.LETTERED]
+    )
     assert (you["unstamped"], you["marks"]) == (0, 3 * 10 + 25 + 100 - 50)
     assert sorted(n["denomination"] for n in you["note_list"]) == [5, 5, 5, 5]  # the change
     friend = roles["friend"].json("collection")
-    assert [(p["title"], p["serial"]) for p in friend["prints"]] == [
-        ("Tally", "CZ-TALLY-0001")
-    ]
+    assert [(p["title"], p["serial"]) for p in friend["prints"]] == [("Tally", "CZ-TALLY-0001")]
     life = roles["friend"].json("provenance", "CZ-TALLY-0001")
     assert (life["stamped_to"], life["holder"]) == (you["address"], friend["address"])
     device = roles["second device"].json("collection")

@@ -22,8 +22,7 @@ from ledger.savecode import MINIMUM_KDF, seal_save_code
 from ledger.slips import receive_slip
 from tests.ledger.factories import League, make_league
 
-ALLOWANCE = Allowance(per_day=50, used_today=0, remaining_today=50, day="2026-12-03",
-                      resets_at=0)
+ALLOWANCE = Allowance(per_day=50, used_today=0, remaining_today=50, day="2026-12-03", resets_at=0)
 
 
 @pytest.fixture(autouse=True)
@@ -39,7 +38,9 @@ def league() -> League:
 def stamp(league: League, holder: SigningKey, title: str, number: int = 1) -> Chain:
     """A standard print of ``title`` as the test league's mint signs it to ``holder``."""
     certificate = league.print_certificate(
-        holder, f"CZ-{title.upper()}-{number:04d}", title=title,
+        holder,
+        f"CZ-{title.upper()}-{number:04d}",
+        title=title,
         card_set=BY_NAME[title].card_set.value,
     )
     return Chain(certificate=certificate, endorsements=())
@@ -51,9 +52,13 @@ def stamped_wallet(league: League, *titles: str) -> tuple[Wallet, list[Chain]]:
     wallet.give(prints=[Print(t) for t in titles])
     chains = [stamp(league, wallet.key, t) for t in titles]
     answer = StampAnswer(
-        request_id="r" * 16, replayed=False, allowance=ALLOWANCE,
-        items=[Stamped(title=c.certificate.title, finish="standard", certificate=c.certificate)
-               for c in chains],
+        request_id="r" * 16,
+        replayed=False,
+        allowance=ALLOWANCE,
+        items=[
+            Stamped(title=c.certificate.title, finish="standard", certificate=c.certificate)
+            for c in chains
+        ],
     )
     wallet.credit(answer)
     return wallet, chains
@@ -78,11 +83,17 @@ def test_credit_turns_presented_prints_stamped_and_keeps_refusals(league: League
     wallet.give(prints=[Print("Model-A"), Print("Faithful")])
     chain = stamp(league, wallet.key, "Model-A")
     answer = StampAnswer(
-        request_id="r" * 16, replayed=False, allowance=ALLOWANCE,
+        request_id="r" * 16,
+        replayed=False,
+        allowance=ALLOWANCE,
         items=[
             Stamped(title="Model-A", finish="standard", certificate=chain.certificate),
-            Refused(title="Faithful", finish="standard", problem="run-exhausted",
-                    reason="the run is exhausted"),
+            Refused(
+                title="Faithful",
+                finish="standard",
+                problem="run-exhausted",
+                reason="the run is exhausted",
+            ),
         ],
     )
     credit = wallet.credit(answer)
@@ -93,11 +104,21 @@ def test_credit_turns_presented_prints_stamped_and_keeps_refusals(league: League
     assert wallet.credit(answer).stamped == ()  # a replayed answer credits nothing twice
     before = wallet.to_payload()
     stray = StampAnswer(
-        request_id="s" * 16, replayed=False, allowance=ALLOWANCE,
-        items=[Stamped(title="Faithful", finish="standard",
-                       certificate=stamp(league, wallet.key, "Faithful").certificate),
-               Stamped(title="Tally", finish="standard",
-                       certificate=stamp(league, wallet.key, "Tally").certificate)],
+        request_id="s" * 16,
+        replayed=False,
+        allowance=ALLOWANCE,
+        items=[
+            Stamped(
+                title="Faithful",
+                finish="standard",
+                certificate=stamp(league, wallet.key, "Faithful").certificate,
+            ),
+            Stamped(
+                title="Tally",
+                finish="standard",
+                certificate=stamp(league, wallet.key, "Tally").certificate,
+            ),
+        ],
     )
     with pytest.raises(WalletError, match="did not present"):
         wallet.credit(stray)
@@ -192,7 +213,8 @@ def test_the_home_writes_atomically_and_keeps_the_previous_code(tmp_path: Path) 
     with pytest.raises(WrongPassphraseError):
         home.read("two")
     assert sorted(p.name for p in home.directory.iterdir()) == [
-        "wallet.czsave", "wallet.czsave.bak",
+        "wallet.czsave",
+        "wallet.czsave.bak",
     ]
 
 
@@ -230,8 +252,12 @@ def test_a_killed_writer_never_leaves_a_half_written_wallet(tmp_path: Path) -> N
     env = {**os.environ, "CZ_KDF": "minimum"}
     counts = []
     for round_ in range(12):
-        writer = subprocess.Popen([sys.executable, "-c", WRITER, str(home.directory)], env=env,
-                                  stdout=subprocess.PIPE, text=True)
+        writer = subprocess.Popen(
+            [sys.executable, "-c", WRITER, str(home.directory)],
+            env=env,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         assert writer.stdout is not None
         assert writer.stdout.readline() == "ready\n"
         time.sleep(0.01 * round_)  # a different moment each round, not an assertion

@@ -104,6 +104,7 @@ def test_every_command_is_a_real_league_command(services: dict[str, dict[str, An
 
 def test_services_start_in_order(services: dict[str, dict[str, Any]]) -> None:
     """db healthy -> migrate completes -> every service -> each healthy -> the gateway."""
+
     def depends(name: str) -> dict[str, str]:
         return {dep: cond["condition"] for dep, cond in services[name]["depends_on"].items()}
 
@@ -373,7 +374,7 @@ def test_the_gateways_own_answers_are_problems_the_league_describes(gateway: Blo
     assert answers
     for location in answers:
         assert location.values("default_type") == [["application/problem+json"]]
-        (status, body), = location.values("return")
+        ((status, body),) = location.values("return")
         problem = json.loads(body)
         slug = problem["type"].removeprefix("/problems/")
         assert slug in slugs
@@ -395,7 +396,10 @@ def test_docker_compose_config_accepts_the_file(tmp_path: Path) -> None:
         pytest.skip("the docker CLI has no compose plugin: `docker compose config` not run")
     result = subprocess.run(
         [docker, "compose", "--file", str(COMPOSE_FILE), "config", "--quiet"],
-        capture_output=True, text=True, check=False, cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=ROOT,
     )
     assert result.returncode == 0, result.stderr
 
@@ -410,13 +414,13 @@ def test_the_file_and_the_docs_say_it_needs_compose_v2() -> None:
     opening comment and docs/operations.md's "Running in containers" both say v2 is needed,
     and why, and the file does use ``configs``."""
     text = COMPOSE_FILE.read_text(encoding="utf-8")
-    header = text[:text.index("\nname:")]
+    header = text[: text.index("\nname:")]
     assert f"Needs {NEEDS_V2}" in header
     assert "configs" in header
     assert "configs" in yaml.safe_load(text)
     docs = OPERATIONS.read_text(encoding="utf-8")
-    section = docs[docs.index("## Running in containers"):]
-    section = section[:section.index("\n## ", 1)]
+    section = docs[docs.index("## Running in containers") :]
+    section = section[: section.index("\n## ", 1)]
     assert f"It needs {NEEDS_V2}" in section
     assert "`configs`" in section
     assert "docker compose version" in section
@@ -428,8 +432,13 @@ def test_the_docker_compose_here_is_v2() -> None:
     docker = shutil.which("docker")
     if docker is None:
         pytest.skip("no docker CLI on this machine: the Compose version not checked")
-    probe = subprocess.run([docker, "compose", "version", "--short"], capture_output=True,
-                           text=True, check=False, timeout=60)
+    probe = subprocess.run(
+        [docker, "compose", "version", "--short"],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
     if probe.returncode != 0:
         pytest.skip("the docker CLI has no compose plugin: the Compose version not checked")
     version = probe.stdout.strip().removeprefix("v")
@@ -456,7 +465,9 @@ def test_nginx_accepts_the_gateway(tmp_path: Path, services: dict[str, dict[str,
     )
     result = subprocess.run(
         [nginx, "-t", "-p", str(tmp_path), "-c", str(tmp_path / "nginx.conf")],
-        capture_output=True, text=True, check=False,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert result.returncode == 0, result.stderr
 

@@ -77,16 +77,22 @@ def lay_out(
 
 async def run(command: list[str], env: dict[str, str]) -> int:
     process = await asyncio.create_subprocess_exec(
-        *COMMAND, *command[1:], env=env,
-        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
+        *COMMAND,
+        *command[1:],
+        env=env,
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.DEVNULL,
     )
     return await asyncio.wait_for(process.wait(), GUARD_SECONDS)
 
 
 async def serve(command: list[str], env: dict[str, str]) -> tuple[asyncio.subprocess.Process, str]:
     process = await asyncio.create_subprocess_exec(
-        *COMMAND, *command[1:], env=env,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        *COMMAND,
+        *command[1:],
+        env=env,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
     )
     assert process.stdout is not None
     line = (await asyncio.wait_for(process.stdout.readline(), GUARD_SECONDS)).decode()
@@ -158,7 +164,9 @@ async def test_the_compose_services_run_as_configured(
         home = tmp_path / name / "home"
         # Nothing written but the serving lock each `league serve` holds (no league made).
         assert sorted(p.name for p in home.iterdir()) == [
-            "checkpoints", "manifest.json", "serving.lock"
+            "checkpoints",
+            "manifest.json",
+            "serving.lock",
         ]
         secrets = sorted(p.name for p in (tmp_path / name / "secrets").iterdir())
         assert secrets == sorted(["league_passphrase", "pgpass", f"{name}.key"])

@@ -73,7 +73,9 @@ async def fetch(
 ) -> tuple[int, str, str, str | None]:
     async with session.get(url, headers=headers) as response:
         return (
-            response.status, response.content_type, await response.text(),
+            response.status,
+            response.content_type,
+            await response.text(),
             response.headers.get("X-Request-Id"),
         )
 
@@ -137,8 +139,14 @@ async def test_league_audit_passes_through_the_gateway(gateway: str, tmp_path: P
         await checkpoint_covering(league, 1)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LEAGUE_", "DATABASE_"))}
     process = await asyncio.create_subprocess_exec(
-        *COMMAND, "audit", gateway, "--state", str(tmp_path / "audit"), env=env,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        *COMMAND,
+        "audit",
+        gateway,
+        "--state",
+        str(tmp_path / "audit"),
+        env=env,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
     )
     out, err = await asyncio.wait_for(process.communicate(), GUARD_SECONDS)
     assert process.returncode == 0, err.decode()

@@ -20,8 +20,20 @@ ARCHITECTURE = ROOT / "docs" / "architecture.md"
 SELF = "tests/docs/test_references.py"
 
 #: Text files the scan reads, by suffix.
-TEXT_SUFFIXES = {".py", ".md", ".json", ".toml", ".yml", ".yaml", ".txt", ".cfg", ".ini",
-                 ".html", ".conf", ".j2"}
+TEXT_SUFFIXES = {
+    ".py",
+    ".md",
+    ".json",
+    ".toml",
+    ".yml",
+    ".yaml",
+    ".txt",
+    ".cfg",
+    ".ini",
+    ".html",
+    ".conf",
+    ".j2",
+}
 
 #: The team's design page, by name or by section ("DESIGN" then "§", "DESIGN.md", "DESIGN's").
 DESIGN = re.compile(r"\bDESIGN(?:\.md\b|\s*§|'s\b)")
@@ -98,11 +110,24 @@ def test_no_file_cites_the_design_page_or_the_tracker() -> None:
 def test_the_scan_knows_a_reference_from_a_protocol_word() -> None:
     """What counts as a reference: the design page by section or name, the tracker by a number
     past the protocol's or an item; a certificate's issue is no reference."""
-    for line in ("DESIGN §4", "see DESIGN.md", "DESIGN's wording", "issue 10 item 3",
-                 "(issue 9 §4)", "Issue 14 asks", "issue 2 item 1", "issue 11's buy"):
+    for line in (
+        "DESIGN §4",
+        "see DESIGN.md",
+        "DESIGN's wording",
+        "issue 10 item 3",
+        "(issue 9 §4)",
+        "Issue 14 asks",
+        "issue 2 item 1",
+        "issue 11's buy",
+    ):
         assert DESIGN.search(line) or TRACKER.search(line), line
-    for line in ("its issue 2 chain", "issued again under issue n+1", "stale-issue 13",
-                 "as issue 1, but", "a print's DESIGNATION"):
+    for line in (
+        "its issue 2 chain",
+        "issued again under issue n+1",
+        "stale-issue 13",
+        "as issue 1, but",
+        "a print's DESIGNATION",
+    ):
         assert DESIGN.search(line) is None, line
         assert TRACKER.search(line) is None, line
 

@@ -52,11 +52,13 @@ async def front(upstream: str, hides: Callable[[str], bool]) -> AsyncIterator[st
     """The league at ``upstream`` served through a front that answers each path ``hides``
     with the league's own 404 (a proxy hiding it) and forwards every other GET: its URL."""
     async with aiohttp.ClientSession() as session:
+
         async def forward(request: web.Request) -> web.Response:
             path = "/no-such-path" if hides(request.path) else request.path
             async with session.get(upstream + path, params=request.query) as answer:
-                return web.Response(body=await answer.read(), status=answer.status,
-                                    content_type=answer.content_type)
+                return web.Response(
+                    body=await answer.read(), status=answer.status, content_type=answer.content_type
+                )
 
         app = web.Application()
         app.router.add_get("/{tail:.*}", forward)

@@ -59,7 +59,7 @@ async def purchase_steps(store: EventStore, pid: str) -> list[str]:
 
 async def ordered(store: EventStore, pid: str) -> list[PrintStamped]:
     return [
-        body for e in await store.read()
-        if isinstance(body := parse_event(e, MINT_EVENTS), PrintStamped)
-        and body.request_id == pid
+        body
+        for e in await store.read()
+        if isinstance(body := parse_event(e, MINT_EVENTS), PrintStamped) and body.request_id == pid
     ]

@@ -80,9 +80,16 @@ STEPS: dict[str, tuple[str, str]] = {
 }
 #: Every named step, with the path of the purchase that passes it.
 CASES = [
-    *[(step, "delivered") for step in (
-        "opened", "notary-answered", "notarized", "mint-answered", "closed",
-    )],
+    *[
+        (step, "delivered")
+        for step in (
+            "opened",
+            "notary-answered",
+            "notarized",
+            "mint-answered",
+            "closed",
+        )
+    ],
     ("mint-answered", "refunded"),
     ("refunded", "refunded"),
     ("notary-answered", "rejected"),
@@ -132,10 +139,13 @@ async def running(settings: LeagueSettings, killer: Killer) -> AsyncIterator[Lea
     """The trio on free ports with ``killer``'s hooks (installed by the caller), and a wallet's
     clients of each service."""
     ports = {service: free_port() for service in ("mint", "treasury", "notary")}
-    async with (Trio(settings, ports, killer) as trio, aiohttp.ClientSession() as session,
-                LeagueClient(trio.url("mint"), timeout=60) as mint,
-                LeagueClient(trio.url("treasury"), timeout=60) as treasury,
-                LeagueClient(trio.url("notary"), timeout=60) as notary):
+    async with (
+        Trio(settings, ports, killer) as trio,
+        aiohttp.ClientSession() as session,
+        LeagueClient(trio.url("mint"), timeout=60) as mint,
+        LeagueClient(trio.url("treasury"), timeout=60) as treasury,
+        LeagueClient(trio.url("notary"), timeout=60) as notary,
+    ):
         yield League(load_manifest(settings), trio, session, mint, treasury, notary)
 
 
@@ -143,7 +153,9 @@ Hook = Callable[..., Awaitable[tuple[int, str, str]]]
 
 
 def install_around_calls(
-    monkeypatch: pytest.MonkeyPatch, service: str, path: str,
+    monkeypatch: pytest.MonkeyPatch,
+    service: str,
+    path: str,
     before: Callable[[], Awaitable[object]] | None = None,
     answered_then: Callable[[], None] | None = None,
 ) -> None:
@@ -174,6 +186,7 @@ def install_around_calls(
 
 def crash_once_answered(killer: Killer, monkeypatch: pytest.MonkeyPatch, path: str) -> None:
     """The treasury dies the first time a peer answers its call to ``path``."""
+
     def die() -> None:
         instance = APP.get()
         if killer.victim is None and instance is not None:

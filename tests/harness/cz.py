@@ -75,9 +75,14 @@ def run_main(
     return answer
 
 
-def _run(main: Callable[[list[str]], int], prog: str, argv: list[str],
-         env: Mapping[str, str], cwd: Path | str | None, stdin: str | None
-         ) -> subprocess.CompletedProcess[str]:
+def _run(
+    main: Callable[[list[str]], int],
+    prog: str,
+    argv: list[str],
+    env: Mapping[str, str],
+    cwd: Path | str | None,
+    stdin: str | None,
+) -> subprocess.CompletedProcess[str]:
     out, err = io.BytesIO(), io.BytesIO()
     with environment(env), _directory(cwd), _streams(stdin, out, err):
         try:

@@ -36,8 +36,10 @@ def mounted_secrets(service: dict[str, Any]) -> dict[str, str]:
     """Secret name -> its path in the container."""
     mounted = {}
     for entry in service.get("secrets", []):
-        source, target = (entry, entry) if isinstance(entry, str) else (
-            entry["source"], entry.get("target", entry["source"])
+        source, target = (
+            (entry, entry)
+            if isinstance(entry, str)
+            else (entry["source"], entry.get("target", entry["source"]))
         )
         mounted[source] = target if target.startswith("/") else f"{SECRETS_DIR}/{target}"
     return mounted
@@ -69,7 +71,8 @@ def running_gateway(upstreams: dict[str, int], tmp_path: Path) -> Iterator[str]:
     )
     process = subprocess.Popen(
         [NGINX, "-p", str(tmp_path), "-c", str(tmp_path / "nginx.conf")],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
     )
     try:
         for _ in range(400):

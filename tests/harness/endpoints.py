@@ -52,7 +52,13 @@ async def plain(request: web.Request) -> str:
 
 ENDPOINTS = (
     Endpoint(
-        "POST", "/echo", "Echo a word", echo, Said, body=Echo, max_body=200,
+        "POST",
+        "/echo",
+        "Echo a word",
+        echo,
+        Said,
+        body=Echo,
+        max_body=200,
         problems=(BadSignatureError,),
     ),
     Endpoint("GET", "/page", "Read a page", page, Said, query=Page),

@@ -46,8 +46,11 @@ def init_league(home: Path, database_url: str, *policies: str) -> dict[str, str]
     environment (this one without LEAGUE_ and CZ_ settings, LEAGUE_HOME and DATABASE_URL),
     as tests.harness.served's ``init_league`` (``league init`` as a subprocess) does."""
     env = {**clean_env(os.environ), "LEAGUE_HOME": str(home), "DATABASE_URL": database_url}
-    options = [arg for p in ("stamp_work=1", "checkpoint_interval_ms=50", *policies)
-               for arg in ("--policy", p)]
+    options = [
+        arg
+        for p in ("stamp_work=1", "checkpoint_interval_ms=50", *policies)
+        for arg in ("--policy", p)
+    ]
     made = run_main(cli.main, "league", ["init", *options], env=env)
     assert made.returncode == 0, made.stderr
     return env
@@ -70,8 +73,9 @@ class InProcessLeague:
         settings = settings.with_internal(f"http://{at[0]}:{at[1]}", SERVICES)
         app = compose(settings, list(SERVICES.values()))
         self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=_run_forever, args=(self._loop,),
-                                        name="league", daemon=True)
+        self._thread = threading.Thread(
+            target=_run_forever, args=(self._loop,), name="league", daemon=True
+        )
         self._thread.start()
         self._serving: contextlib.AbstractAsyncContextManager[Any] = serving(
             app, settings.host, settings.port, internal=self._internal

@@ -21,13 +21,21 @@ from tests.harness.served import GUARD_SECONDS
 from tests.harness.treasury import Faucet, check_supply
 
 DELIVERED = [
-    "purchase-opened", "payment-notarized", "order-signed", "print-delivered",
-    "payment-returned", "purchase-closed",
+    "purchase-opened",
+    "payment-notarized",
+    "order-signed",
+    "print-delivered",
+    "payment-returned",
+    "purchase-closed",
 ]
 
 
 REFUNDED = [
-    "purchase-opened", "payment-notarized", "order-signed", "order-refused", "purchase-closed",
+    "purchase-opened",
+    "payment-notarized",
+    "order-signed",
+    "order-refused",
+    "purchase-closed",
 ]
 
 
@@ -71,6 +79,7 @@ def stamps_of(events: list[PrintStamped], pid: str) -> int:
 
 async def mint_stamps(server: TestServer) -> list[PrintStamped]:
     return [
-        body for e in await server.app[MINT_LOG].read()
+        body
+        for e in await server.app[MINT_LOG].read()
         if isinstance(body := parse_event(e, MINT_EVENTS), PrintStamped)
     ]

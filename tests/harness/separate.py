@@ -37,14 +37,17 @@ class Separate:
     but the league's manifest."""
 
     def __init__(
-        self, home_env: dict[str, str], databases: dict[str, str],
-        ports: dict[str, int] | None = None, *, settings: bool = True,
+        self,
+        home_env: dict[str, str],
+        databases: dict[str, str],
+        ports: dict[str, int] | None = None,
+        *,
+        settings: bool = True,
     ) -> None:
         self.ports = ports or free_ports()
         self.urls = urls_of(self.ports)
         peers = {f"{name.upper()}_URL": url for name, url in self.urls.items()} if settings else {}
-        self.envs = {name: {**home_env, **peers, "DATABASE_URL": databases[name]}
-                     for name in NAMES}
+        self.envs = {name: {**home_env, **peers, "DATABASE_URL": databases[name]} for name in NAMES}
         self.children: dict[str, Served] = {}
 
     def start(self, name: str) -> None:
@@ -67,8 +70,11 @@ async def logs_written(database_url: str) -> set[str]:
     """The services whose log holds events in the database at ``database_url``."""
     connection = await asyncpg.connect(database_url)
     try:
-        return {name for name in NAMES
-                if await connection.fetchval(f"SELECT count(*) FROM {name}.events")}  # noqa: S608
+        return {
+            name
+            for name in NAMES
+            if await connection.fetchval(f"SELECT count(*) FROM {name}.events")  # noqa: S608
+        }
     finally:
         await connection.close()
 
@@ -99,10 +105,13 @@ async def story(urls: dict[str, str]) -> Story:
         claim = faucet.request(buyer, 50, request_id="claim-separate-1")
         claimed = await faucet.post(claim.to_wire())
         treasury = PublicKey.from_text(manifest.treasury)
-        payment = [endorse(Chain(certificate=note, endorsements=()), buyer, treasury, T0)
-                   for note in claimed.notes]
-        buy = buy_request(buyer, manifest, "Tally", payment, purchase_id="buy-separate-1",
-                          at=int(time.time()))
+        payment = [
+            endorse(Chain(certificate=note, endorsements=()), buyer, treasury, T0)
+            for note in claimed.notes
+        ]
+        buy = buy_request(
+            buyer, manifest, "Tally", payment, purchase_id="buy-separate-1", at=int(time.time())
+        )
         bought = await until_answered(session, urls["treasury"], buy)
     assert (bought.outcome, bought.price, bought.paid) == ("delivered", 30, 50)
     async with LeagueClient(urls["notary"]) as notary:

@@ -33,7 +33,11 @@ GUARD_SECONDS = 120
 
 def league(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [*COMMAND, *args], env=env, capture_output=True, text=True, timeout=GUARD_SECONDS,
+        [*COMMAND, *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=GUARD_SECONDS,
         check=False,
     )
 
@@ -52,8 +56,11 @@ class Served:
 
     def __init__(self, env: dict[str, str], *args: str) -> None:
         self.process = subprocess.Popen(
-            [*COMMAND, "serve", "--port", "0", *args], env=env, text=True,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            [*COMMAND, "serve", "--port", "0", *args],
+            env=env,
+            text=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
         )
         lines: queue.Queue[str] = queue.Queue()
         assert self.process.stdout is not None
@@ -92,8 +99,14 @@ async def serve_child(
     child_env = {k: v for k, v in os.environ.items() if not k.startswith("LEAGUE_")}
     child_env.update(LEAGUE_HOME=str(settings.data_dir), DATABASE_URL=settings.database, **env)
     process = await asyncio.create_subprocess_exec(
-        *COMMAND, "serve", service, "--port", "0", env=child_env,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
+        *COMMAND,
+        "serve",
+        service,
+        "--port",
+        "0",
+        env=child_env,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
     )
     assert process.stdout is not None
     line = (await asyncio.wait_for(process.stdout.readline(), GUARD_SECONDS)).decode()
@@ -108,9 +121,10 @@ async def claim_notes(
     async with LeagueClient(url) as client:
         manifest = await client.manifest()
     request = claim_request(owner, manifest, marks, request_id=request_id, at=int(time.time()))
-    async with aiohttp.ClientSession() as session, session.post(
-        f"{url}/treasury/claim", json=request.to_wire()
-    ) as response:
+    async with (
+        aiohttp.ClientSession() as session,
+        session.post(f"{url}/treasury/claim", json=request.to_wire()) as response,
+    ):
         assert response.status == 200, await response.text()
         answer = ClaimAnswer.model_validate_json(await response.text())
         return list(answer.notes)
@@ -124,8 +138,11 @@ def init_league(home: Path, database_url: str, *policies: str) -> dict[str, str]
     """A league in a fresh LEAGUE_HOME: no proof of work to speak of, frequent checkpoints,
     and ``policies`` (NAME=VALUE) besides."""
     env = {**clean_env(), "LEAGUE_HOME": str(home), "DATABASE_URL": database_url}
-    options = [arg for p in ("stamp_work=1", "checkpoint_interval_ms=50", *policies)
-               for arg in ("--policy", p)]
+    options = [
+        arg
+        for p in ("stamp_work=1", "checkpoint_interval_ms=50", *policies)
+        for arg in ("--policy", p)
+    ]
     made = league(env, "init", *options)
     assert made.returncode == 0, made.stderr
     return env

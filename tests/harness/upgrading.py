@@ -31,8 +31,9 @@ def settings(make_settings: object) -> LeagueSettings:
     return made.model_copy(update={"port": free_port()})
 
 
-async def stamped(league: LeagueClient, faucet: Faucet, owner: SigningKey, title: str,
-                  finish: str = "standard") -> Chain:
+async def stamped(
+    league: LeagueClient, faucet: Faucet, owner: SigningKey, title: str, finish: str = "standard"
+) -> Chain:
     """A print of ``title`` stamped to ``owner`` by the mint (the owner's allowance)."""
     answer = await league.stamp(stamp_request(owner, faucet.manifest, [(title, finish)]))
     (item,) = answer.items
@@ -50,10 +51,20 @@ async def paid(faucet: Faucet, buyer: SigningKey, marks: int) -> list[Chain]:
 
 
 def upgrade(
-    faucet: Faucet, buyer: SigningKey, title: str, finish: str, returned: Chain,
-    payment: Sequence[Chain], pid: str,
+    faucet: Faucet,
+    buyer: SigningKey,
+    title: str,
+    finish: str,
+    returned: Chain,
+    payment: Sequence[Chain],
+    pid: str,
 ) -> BuyRequest:
     return buy_request(
-        buyer, faucet.manifest, title, payment, purchase_id=pid, at=int(time.time()),
+        buyer,
+        faucet.manifest,
+        title,
+        payment,
+        purchase_id=pid,
+        at=int(time.time()),
         upgrade=Upgrade(finish=finish, returned=returned),  # type: ignore[arg-type]
     )

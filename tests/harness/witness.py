@@ -54,23 +54,23 @@ def treasury(trade: Trade, settings: LeagueSettings) -> Treasury:
 
 async def post(server: TestServer, text: str | bytes) -> tuple[int, str, str]:
     """POST an add-checkpoint body to the notary's witness: (status, content type, text)."""
-    async with aiohttp.ClientSession() as session, session.post(
-        str(server.make_url("/notary/witness/add-checkpoint")), data=text
-    ) as response:
+    async with (
+        aiohttp.ClientSession() as session,
+        session.post(str(server.make_url("/notary/witness/add-checkpoint")), data=text) as response,
+    ):
         return response.status, response.content_type, await response.text()
 
 
 async def evidence(league: LeagueClient, service: str = "notary") -> EvidenceList:
-    async with aiohttp.ClientSession() as session, session.get(
-        f"{league.base_url}/{service}/evidence"
-    ) as response:
+    async with (
+        aiohttp.ClientSession() as session,
+        session.get(f"{league.base_url}/{service}/evidence") as response,
+    ):
         assert response.status == 200
         return EvidenceList.model_validate_json(await response.text())
 
 
-async def cosigned(
-    league: LeagueClient, service: str, witness: str, size: int = 0
-) -> Checkpoint:
+async def cosigned(league: LeagueClient, service: str, witness: str, size: int = 0) -> Checkpoint:
     """``service``'s served checkpoint once it is of ``size`` or more and carries
     ``witness``'s cosignature (a bounded wait: a guard, not a timing assertion)."""
     for _ in range(500):

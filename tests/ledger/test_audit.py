@@ -81,10 +81,19 @@ class Log:
 
     def checkpoint(self, size: int | None = None, signer: SigningKey | None = None) -> Checkpoint:
         size = len(self.events) if size is None else size
-        leaves = [leaf_hash(canonical_leaf(
-            seq=e.seq, stream=e.stream, stream_version=e.stream_version, type=e.type,
-            body=e.body, recorded_at=AT,
-        )) for e in self.events[:size]]
+        leaves = [
+            leaf_hash(
+                canonical_leaf(
+                    seq=e.seq,
+                    stream=e.stream,
+                    stream_version=e.stream_version,
+                    type=e.type,
+                    body=e.body,
+                    recorded_at=AT,
+                )
+            )
+            for e in self.events[:size]
+        ]
         root = LeafHashes(leaves).root()
         return sign_checkpoint(self.origin, size, root, signer or self.signer)
 
@@ -99,11 +108,22 @@ class World:
         self.notary = Log(league, "notary", league.notary)
         self.hops: dict[tuple[str, int], int] = {}
 
-    def stamp(self, holder: SigningKey, serial: str, *, title: str = "Model-A",
-              card_set: str = "begotten", finish: str = "standard",
-              signer: SigningKey | None = None) -> Chain:
+    def stamp(
+        self,
+        holder: SigningKey,
+        serial: str,
+        *,
+        title: str = "Model-A",
+        card_set: str = "begotten",
+        finish: str = "standard",
+        signer: SigningKey | None = None,
+    ) -> Chain:
         certificate = self.league.print_certificate(
-            holder, serial, title=title, card_set=card_set, finish=finish,
+            holder,
+            serial,
+            title=title,
+            card_set=card_set,
+            finish=finish,
             event=len(self.mint.events),
         )
         if signer is not None:
@@ -125,33 +145,48 @@ class World:
         auditor = Auditor(self.league.manifest, self.league.root.public)
         for service, checkpoint in (kept or {}).items():
             auditor.checkpoint(service, checkpoint, kept=True)
-        logs = (self.mint, self.treasury, self.notary) if self.treasury.events else (
-            self.mint, self.notary)
+        logs = (
+            (self.mint, self.treasury, self.notary)
+            if self.treasury.events
+            else (self.mint, self.notary)
+        )
         for log in logs:
             auditor.checkpoint(log.service, log.checkpoint())
             for start in range(0, len(log.events), page):
-                auditor.add(log.service, log.events[start:start + page])
+                auditor.add(log.service, log.events[start : start + page])
         return auditor
 
-
-    def issue(self, holder: SigningKey, serial: str, *, issue: int = 1, reason: str = "claim",
-              request_id: str = "claim-0001", signer: SigningKey | None = None) -> Chain:
+    def issue(
+        self,
+        holder: SigningKey,
+        serial: str,
+        *,
+        issue: int = 1,
+        reason: str = "claim",
+        request_id: str = "claim-0001",
+        signer: SigningKey | None = None,
+    ) -> Chain:
         """A note issued by the treasury (its next event)."""
         certificate = NoteCertificate.sign(
-            signer or self.league.treasury, serial=serial,
-            denomination=int(serial.split("-")[1][1:]), issued_to=holder.public.to_text(),
-            issue=issue, event=len(self.treasury.events),
+            signer or self.league.treasury,
+            serial=serial,
+            denomination=int(serial.split("-")[1][1:]),
+            issued_to=holder.public.to_text(),
+            issue=issue,
+            event=len(self.treasury.events),
             manifest=self.league.manifest.hash_text(),
         )
-        self.treasury.append(NoteIssued(certificate=certificate, request_id=request_id,
-                                        reason=reason))  # type: ignore[arg-type]
+        self.treasury.append(
+            NoteIssued(certificate=certificate, request_id=request_id, reason=reason)
+        )  # type: ignore[arg-type]
         return Chain(certificate=certificate, endorsements=())
 
     def record_note(self, chain: Chain, hop: int) -> int:
         """The notary records hop ``hop`` of a note's chain; its seq."""
         seq = len(self.notary.events)
-        self.notary.append(HopRecorded(issue=chain.certificate.issue,
-                                       endorsement=chain.endorsements[hop - 1]))
+        self.notary.append(
+            HopRecorded(issue=chain.certificate.issue, endorsement=chain.endorsements[hop - 1])
+        )
         return seq
 
 
@@ -205,8 +240,10 @@ def test_an_edited_event_is_named_by_service_and_seq(world: World) -> None:
     world.stamp(a, "CZ-MODEL-A-0001")
     world.mint.checkpoint()
     certificate = world.league.print_certificate(b, "CZ-MODEL-A-0002", event=1)
-    world.mint.append(PrintStamped(certificate=certificate, request_id="request-0001"),
-                      edit={"request_id": "forged-0001"})
+    world.mint.append(
+        PrintStamped(certificate=certificate, request_id="request-0001"),
+        edit={"request_id": "forged-0001"},
+    )
     caught = failure(world)
     assert (caught.service, caught.seq) == ("mint", 1)
     assert "leaf hash" in caught.diagnostics()
@@ -266,8 +303,9 @@ def test_a_log_inconsistent_with_the_kept_checkpoint_fails(world: World, league:
 def test_a_print_run_exceeded_fails() -> None:
     """No run is ever exceeded: a tiny run of 2 standard Tallies; a third
     standard certificate, validly signed by the mint, is named at its seq."""
-    runs = PrintRunTable(runs=(PrintRun(title="Tally", set="base", standard=2, gilt=1,
-                                        holofoil=0),))
+    runs = PrintRunTable(
+        runs=(PrintRun(title="Tally", set="base", standard=2, gilt=1, holofoil=0),)
+    )
     world = World(make_league(print_runs=runs))
     for n in (1, 2, 3):
         world.stamp(a, f"CZ-TALLY-000{n}", title="Tally", card_set="base")
@@ -313,8 +351,13 @@ def test_bad_hops_fail(league: League) -> None:
     forged = World(league)
     stamped = forged.stamp(a, "CZ-MODEL-A-0001")
     theft = Endorsement.sign(  # b signs away a's print
-        b, serial=stamped.serial, hop=1, prev=hash_text(stamped.certificate.hash()),
-        to=c.public.to_text(), time=1_700_000_000, **{"from": b.public.to_text()},
+        b,
+        serial=stamped.serial,
+        hop=1,
+        prev=hash_text(stamped.certificate.hash()),
+        to=c.public.to_text(),
+        time=1_700_000_000,
+        **{"from": b.public.to_text()},
     )
     forged.record(Chain(certificate=stamped.certificate, endorsements=(theft,)), 1)
     caught = failure(forged)
@@ -346,11 +389,15 @@ def test_a_bad_refused_conflict_fails(league: League) -> None:
 # -- the notary's projection compared ---------------------------------------------------------
 
 
-def holders_page(world: World, rows: dict[str, tuple[int, int, str]], size: int | None = None,
-                 ) -> Holders:
+def holders_page(
+    world: World,
+    rows: dict[str, tuple[int, int, str]],
+    size: int | None = None,
+) -> Holders:
     return Holders(
-        holders=[HolderRow(serial=s, issue=i, hops=h, holder=k)
-                 for s, (i, h, k) in sorted(rows.items())],
+        holders=[
+            HolderRow(serial=s, issue=i, hops=h, holder=k) for s, (i, h, k) in sorted(rows.items())
+        ],
         log_size=len(world.notary.events) if size is None else size,
         next_after=None,
     )
@@ -443,22 +490,30 @@ def test_evidence_kept_by_a_witness_fails_the_accused(world: World) -> None:
     split.stamp(c, "CZ-MODEL-A-0001")
     split.stamp(d, "CZ-MODEL-A-0002")
     evidence = Evidence(
-        id=1, origin=world.mint.origin, recorded_at="2026-12-03T04:00:00Z", kind="same-size",
-        reason="two roots at size 2", cosigned=str(served),
-        submitted=str(split.mint.checkpoint()), old_size=2, proof=[],
+        id=1,
+        origin=world.mint.origin,
+        recorded_at="2026-12-03T04:00:00Z",
+        kind="same-size",
+        reason="two roots at size 2",
+        cosigned=str(served),
+        submitted=str(split.mint.checkpoint()),
+        old_size=2,
+        proof=[],
     )
     auditor = world.audit()
-    auditor.evidence("notary", EvidenceList(witness=world.notary.origin, evidence=[],
-                                            next_after=0))
+    auditor.evidence("notary", EvidenceList(witness=world.notary.origin, evidence=[], next_after=0))
     assert auditor.report().evidence == {"notary": 1}
     auditor = world.audit()
-    auditor.evidence("notary", EvidenceList(witness=world.notary.origin, evidence=[evidence],
-                                            next_after=1))
+    auditor.evidence(
+        "notary", EvidenceList(witness=world.notary.origin, evidence=[evidence], next_after=1)
+    )
     with pytest.raises(AuditFailure) as caught:
         auditor.report()
     assert (caught.value.service, caught.value.seq) == ("mint", None)
-    assert "the notary witness keeps evidence against its log (same-size, convicts the log)" \
+    assert (
+        "the notary witness keeps evidence against its log (same-size, convicts the log)"
         in caught.value.reason
+    )
 
 
 # -- the fast path and the pool give the reference's verdicts ----------------------------------
@@ -477,8 +532,9 @@ def test_fast_canonical_json_is_rfc8785() -> None:
 
 def pages_of(log: Log, size: int = 2) -> list[str]:
     return [
-        Feed(events=log.events[i:i + size], next_after=log.events[i:i + size][-1].seq)
-        .model_dump_json()
+        Feed(
+            events=log.events[i : i + size], next_after=log.events[i : i + size][-1].seq
+        ).model_dump_json()
         for i in range(0, len(log.events), size)
     ]
 
@@ -490,8 +546,12 @@ def mutations(world: World) -> list[tuple[str, str]]:
     raw = json.loads(pages_of(world.mint, 1)[0])
     event = raw["events"][0]
 
-    def edited(service: str, change: dict[str, object], body: dict[str, object] | None = None,
-               certificate: dict[str, object] | None = None) -> tuple[str, str]:
+    def edited(
+        service: str,
+        change: dict[str, object],
+        body: dict[str, object] | None = None,
+        certificate: dict[str, object] | None = None,
+    ) -> tuple[str, str]:
         e = copy.deepcopy(event)
         e.update(change)
         if body:
@@ -520,16 +580,20 @@ def mutations(world: World) -> list[tuple[str, str]]:
     ]
     # A run of good events, then one whose own signature fails, then more: the fast path
     # verifies a run's signatures together, and must stop where the reference path does.
-    for service, log, bad in (("notary", world.notary, 1), ("mint", world.mint, 1),
-                              ("notary", world.notary, 0)):
+    for service, log, bad in (
+        ("notary", world.notary, 1),
+        ("mint", world.mint, 1),
+        ("notary", world.notary, 0),
+    ):
         page = json.loads(pages_of(log, 3)[0])
         page["events"][bad]["signature"] = page["events"][bad]["signature"][:-2] + "AA"
         out.append((service, json.dumps(page)))
     return out
 
 
-def test_the_fast_path_gives_the_reference_verdicts(world: World,
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_fast_path_gives_the_reference_verdicts(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Every page, clean or defective, gets the same facts and the same failure whether the
     fast path or only the protocol's own code (FeedEvent.verified, parse_event) checks it."""
     traded(world)
@@ -539,10 +603,15 @@ def test_the_fast_path_gives_the_reference_verdicts(world: World,
     assert sum(page.failure is None for page in fast) == 4  # the clean pages only
     # The runs with a bad signature inside: the good events before it judged, none after.
     assert [(p.failure and p.failure[0], len(p.facts)) for p in fast[-3:]] == [
-        (1, 1), (1, 1), (0, 0)]
+        (1, 1),
+        (1, 1),
+        (0, 0),
+    ]
     with monkeypatch.context() as slow:
+
         def reference_only(*args: object) -> object:
             raise _Slow
+
         slow.setattr(audit, "_fast", reference_only)
         reference = [check_page(context(service), text) for service, text in pages]
     assert fast == reference
@@ -566,12 +635,16 @@ def test_holders_pages_tile_the_serials(world: World) -> None:
     to_c = traded(world)
     other = world.stamp(b, "CZ-MODEL-A-0003")
     world.record(chain_of(other.certificate, b, a), 1)
-    first = Holders(holders=[HolderRow(serial=to_c.serial, issue=1, hops=2,
-                                       holder=c.public.to_text())],
-                    log_size=2, next_after=to_c.serial)  # read when two hops were recorded
-    second = Holders(holders=[HolderRow(serial=other.serial, issue=1, hops=1,
-                                        holder=a.public.to_text())],
-                     log_size=len(world.notary.events), next_after=None)
+    first = Holders(
+        holders=[HolderRow(serial=to_c.serial, issue=1, hops=2, holder=c.public.to_text())],
+        log_size=2,
+        next_after=to_c.serial,
+    )  # read when two hops were recorded
+    second = Holders(
+        holders=[HolderRow(serial=other.serial, issue=1, hops=1, holder=a.public.to_text())],
+        log_size=len(world.notary.events),
+        next_after=None,
+    )
     report = audit_with_holders(world, ("", first), (to_c.serial, second)).report()
     assert report.compared == 2
     with pytest.raises(ValueError, match="in order"):
@@ -586,37 +659,53 @@ def test_holders_pages_tile_the_serials(world: World) -> None:
 treasury_key = key(3)  # tests.ledger.factories.make_league's treasury
 
 
-def purchase(world: World, buyer: SigningKey, paid: list[Chain], *, price: int = 30,
-             change: tuple[str, ...] = ("CZ-M5-000001", "CZ-M5-000002", "CZ-M5-000003",
-                                        "CZ-M5-000004"), misnamed: int = 0,
-             stamped: bool = True) -> None:
+def purchase(
+    world: World,
+    buyer: SigningKey,
+    paid: list[Chain],
+    *,
+    price: int = 30,
+    change: tuple[str, ...] = ("CZ-M5-000001", "CZ-M5-000002", "CZ-M5-000003", "CZ-M5-000004"),
+    misnamed: int = 0,
+    stamped: bool = True,
+) -> None:
     """A purchase's saga as the treasury writes it: the paid chains (each already endorsed to
     the treasury) notarized, the print (a common single, M30) delivered, the notes returned,
     the change issued."""
     pid = "purchase-0001"
     seqs = [world.record_note(chain, len(chain.endorsements)) for chain in paid]
-    request = buy_request(buyer, world.league.manifest, "Tally", paid, purchase_id=pid,
-                          at=1_700_000_000)
+    request = buy_request(
+        buyer, world.league.manifest, "Tally", paid, purchase_id=pid, at=1_700_000_000
+    )
     total = sum(int(chain.serial.split("-")[1][1:]) for chain in paid)
     log = world.treasury
     log.append(PurchaseOpened(purchase_id=pid, request=request, price=price, paid=total))
     log.append(PaymentNotarized(purchase_id=pid, notarized=tuple(seqs)))
     serial = "CZ-TALLY-0001"  # the first Tally the mint stamps
-    printed = (world.stamp(buyer, serial, title="Tally", card_set="base").certificate
-               if stamped else
-               world.league.print_certificate(buyer, serial, title="Tally", card_set="base",
-                                              finish="standard", event=0))
+    printed = (
+        world.stamp(buyer, serial, title="Tally", card_set="base").certificate
+        if stamped
+        else world.league.print_certificate(
+            buyer, serial, title="Tally", card_set="base", finish="standard", event=0
+        )
+    )
     assert isinstance(printed, PrintCertificate)
     log.append(PrintDelivered(purchase_id=pid, certificate=printed))
     for chain, seq in zip(paid, seqs, strict=True):
-        log.append(NoteReturned(serial=chain.serial, issue=chain.certificate.issue,
-                                endorsement=chain.endorsements[-1], notarized=seq + misnamed,
-                                purchase_id=pid))
+        log.append(
+            NoteReturned(
+                serial=chain.serial,
+                issue=chain.certificate.issue,
+                endorsement=chain.endorsements[-1],
+                notarized=seq + misnamed,
+                purchase_id=pid,
+            )
+        )
     log.append(PaymentReturned(purchase_id=pid, notes=tuple(c.serial for c in paid)))
-    notes = [world.issue(buyer, serial, reason="change", request_id=pid).certificate
-             for serial in change]
-    log.append(PurchaseClosed(purchase_id=pid, outcome="delivered",
-                              notes=tuple(notes)))  # type: ignore[arg-type]
+    notes = [
+        world.issue(buyer, serial, reason="change", request_id=pid).certificate for serial in change
+    ]
+    log.append(PurchaseClosed(purchase_id=pid, outcome="delivered", notes=tuple(notes)))  # type: ignore[arg-type]
 
 
 def both_paid(world: World, first: Chain, second: Chain) -> list[Chain]:
@@ -624,8 +713,10 @@ def both_paid(world: World, first: Chain, second: Chain) -> list[Chain]:
     of change): a's second, and the first, which a paid b and b paid back (hop 2 recorded)."""
     back = endorse(first, b, a.public, 1_700_000_050)
     world.record_note(back, 2)
-    return [chain_of(second.certificate, a, treasury_key),
-            endorse(back, a, treasury_key.public, 1_700_000_100)]
+    return [
+        chain_of(second.certificate, a, treasury_key),
+        endorse(back, a, treasury_key.public, 1_700_000_100),
+    ]
 
 
 def treasury_world(world: World) -> list[Chain]:
@@ -746,8 +837,12 @@ def test_an_unknown_treasury_event_fails_naming_its_type(world: World) -> None:
 def test_a_purchase_closed_without_exact_change_fails(world: World) -> None:
     """V.5 "exact change": paid M50 for a price of 30, changed only 15."""
     first, second = treasury_world(world)
-    purchase(world, a, both_paid(world, first, second),
-             change=("CZ-M5-000001", "CZ-M5-000002", "CZ-M5-000003"))
+    purchase(
+        world,
+        a,
+        both_paid(world, first, second),
+        change=("CZ-M5-000001", "CZ-M5-000002", "CZ-M5-000003"),
+    )
     caught = failure(world)
     assert caught.service == "treasury"
     assert caught.seq == len(world.treasury.events) - 1
@@ -766,8 +861,7 @@ def test_a_return_naming_another_notary_event_fails(world: World) -> None:
 def test_a_print_delivered_that_the_mint_never_stamped_fails(world: World) -> None:
     """Every purchase delivered is stamped: its print is the mint's stamp to the buyer."""
     first, second = treasury_world(world)
-    purchase(world, a, both_paid(world, first, second),
-             stamped=False)
+    purchase(world, a, both_paid(world, first, second), stamped=False)
     caught = failure(world)
     assert caught.service == "treasury"
     assert "which the mint's log did not stamp to its buyer" in caught.reason
@@ -782,8 +876,12 @@ def test_the_fast_path_gives_the_reference_verdicts_on_the_treasury(
     purchase(world, a, both_paid(world, first, second))
     pages = [("treasury", page) for page in pages_of(world.treasury, 3)]
     for event in world.treasury.events[:1] + world.treasury.events[-3:]:
-        for change in ({"reason": "refund"}, {"request_id": "claim-9999"}, {"extra": 1},
-                       {"notarized": 0}):
+        for change in (
+            {"reason": "refund"},
+            {"request_id": "claim-9999"},
+            {"extra": 1},
+            {"notarized": 0},
+        ):
             raw = json.loads(event.model_dump_json())
             raw["body"].update(change)
             pages.append(("treasury", json.dumps({"events": [raw], "next_after": raw["seq"]})))
@@ -791,8 +889,10 @@ def test_the_fast_path_gives_the_reference_verdicts_on_the_treasury(
     fast = [check_page(context(service), text) for service, text in pages]
     assert sum(page.failure is None for page in fast) == len(pages_of(world.treasury, 3))
     with monkeypatch.context() as slow:
+
         def reference_only(*args: object) -> object:
             raise _Slow
+
         slow.setattr(audit, "_fast", reference_only)
         reference = [check_page(context(service), text) for service, text in pages]
     assert fast == reference
@@ -803,22 +903,32 @@ def refunded(world: World, buyer: SigningKey, paid: list[Chain], *, short: int =
     and issued again to the buyer (issue n+1), then the purchase closed refunded."""
     pid = "purchase-0002"
     seqs = [world.record_note(chain, len(chain.endorsements)) for chain in paid]
-    request = buy_request(buyer, world.league.manifest, "Tally", paid, purchase_id=pid,
-                          at=1_700_000_000)
+    request = buy_request(
+        buyer, world.league.manifest, "Tally", paid, purchase_id=pid, at=1_700_000_000
+    )
     total = sum(int(chain.serial.split("-")[1][1:]) for chain in paid)
     log = world.treasury
     log.append(PurchaseOpened(purchase_id=pid, request=request, price=30, paid=total))
     log.append(PaymentNotarized(purchase_id=pid, notarized=tuple(seqs)))
     log.append(OrderRefused(purchase_id=pid, reason="the run is exhausted"))
     notes = []
-    for chain, seq in zip(paid[:len(paid) - short], seqs, strict=False):
+    for chain, seq in zip(paid[: len(paid) - short], seqs, strict=False):
         n = chain.certificate.issue
-        log.append(NoteReturned(serial=chain.serial, issue=n, endorsement=chain.endorsements[-1],
-                                notarized=seq, purchase_id=pid))
-        notes.append(world.issue(buyer, chain.serial, issue=n + 1, reason="refund",
-                                 request_id=pid).certificate)
-    log.append(PurchaseClosed(purchase_id=pid, outcome="refunded",
-                              notes=tuple(notes)))  # type: ignore[arg-type]
+        log.append(
+            NoteReturned(
+                serial=chain.serial,
+                issue=n,
+                endorsement=chain.endorsements[-1],
+                notarized=seq,
+                purchase_id=pid,
+            )
+        )
+        notes.append(
+            world.issue(
+                buyer, chain.serial, issue=n + 1, reason="refund", request_id=pid
+            ).certificate
+        )
+    log.append(PurchaseClosed(purchase_id=pid, outcome="refunded", notes=tuple(notes)))  # type: ignore[arg-type]
 
 
 def test_a_refund_and_a_rejection_pass(world: World) -> None:
@@ -828,8 +938,9 @@ def test_a_refund_and_a_rejection_pass(world: World) -> None:
     refunded(world, a, [chain_of(second.certificate, a, treasury_key)])
     pid = "purchase-0003"
     paid = endorse(first, b, treasury_key.public, 1_700_000_100)
-    request = buy_request(b, world.league.manifest, "Tally", [paid], purchase_id=pid,
-                          at=1_700_000_000)
+    request = buy_request(
+        b, world.league.manifest, "Tally", [paid], purchase_id=pid, at=1_700_000_000
+    )
     world.treasury.append(PurchaseOpened(purchase_id=pid, request=request, price=30, paid=25))
     world.treasury.append(PaymentRejected(purchase_id=pid, reason="another endorsement"))
     world.treasury.append(PurchaseClosed(purchase_id=pid, outcome="rejected"))
@@ -845,8 +956,15 @@ def test_a_refund_short_of_the_payment_fails(world: World) -> None:
     _, second = treasury_world(world)
     third = chain_of(world.issue(c, "CZ-M1-000002", request_id="claim-0004").certificate, c, a)
     world.record_note(third, 1)  # c pays a, who pays (L-21)
-    refunded(world, a, [chain_of(second.certificate, a, treasury_key),
-                        endorse(third, a, treasury_key.public, 1_700_000_100)], short=1)
+    refunded(
+        world,
+        a,
+        [
+            chain_of(second.certificate, a, treasury_key),
+            endorse(third, a, treasury_key.public, 1_700_000_100),
+        ],
+        short=1,
+    )
     caught = failure(world)
     assert caught.service == "treasury"
     assert "closed refunded but not exactly: paid 26, refunded 25" in caught.reason
@@ -857,8 +975,9 @@ def test_a_refund_short_of_the_payment_fails(world: World) -> None:
 mint_key = key(2)  # tests.ledger.factories.make_league's mint
 
 
-def returned_to_mint(world: World, holder: SigningKey, order: str = "purchase-0004", *,
-                     notarized: int | None = None) -> Chain:
+def returned_to_mint(
+    world: World, holder: SigningKey, order: str = "purchase-0004", *, notarized: int | None = None
+) -> Chain:
     """A print stamped to ``holder``, endorsed to the mint's key, notarized (unless
     ``notarized`` names another seq for it), and taken back by the mint for ``order``."""
     chain = world.stamp(holder, "CZ-MODEL-A-0001")
@@ -866,38 +985,60 @@ def returned_to_mint(world: World, holder: SigningKey, order: str = "purchase-00
     if notarized is None:
         notarized = len(world.notary.events)
         world.notary.append(HopRecorded(issue=1, endorsement=back.endorsements[0]))
-    world.mint.append(PrintReturned(serial=chain.serial, issue=1,
-                                    endorsement=back.endorsements[0], notarized=notarized,
-                                    order_id=order))
+    world.mint.append(
+        PrintReturned(
+            serial=chain.serial,
+            issue=1,
+            endorsement=back.endorsements[0],
+            notarized=notarized,
+            order_id=order,
+        )
+    )
     return back
 
 
 def reissue(world: World, holder: SigningKey, order: str = "purchase-0004") -> PrintCertificate:
-    certificate = world.league.print_certificate(holder, "CZ-MODEL-A-0001", issue=2,
-                                                 event=len(world.mint.events))
+    certificate = world.league.print_certificate(
+        holder, "CZ-MODEL-A-0001", issue=2, event=len(world.mint.events)
+    )
     world.mint.append(PrintReissued(certificate=certificate, order_id=order))
     return certificate
 
 
-def upgrade(world: World, buyer: SigningKey, back: Chain, pid: str = "purchase-0004", *,
-            reissued: PrintCertificate | None = None, closed: bool = True) -> list[int]:
+def upgrade(
+    world: World,
+    buyer: SigningKey,
+    back: Chain,
+    pid: str = "purchase-0004",
+    *,
+    reissued: PrintCertificate | None = None,
+    closed: bool = True,
+) -> list[int]:
     """A gilt upgrade of ``back``'s print as the treasury writes it, paid M100 (a's and d's
     claimed M25s): opened, and unless not ``closed`` refused (handing back ``reissued``) and
     refunded in full. The seqs of the payment's hops at the notary."""
-    issued = [(holder, world.issue(holder, f"CZ-M25-00000{n}",
-                                   request_id=f"claim-000{n}").certificate)
-              for n, holder in ((1, a), (2, a), (3, d), (4, d))]
+    issued = [
+        (holder, world.issue(holder, f"CZ-M25-00000{n}", request_id=f"claim-000{n}").certificate)
+        for n, holder in ((1, a), (2, a), (3, d), (4, d))
+    ]
     # The buyer pays (L-21): a note of another key is paid to the buyer first, those hops
     # recorded after the buyer's own payment hops.
     gifts = [chain_of(note, holder, buyer) for holder, note in issued if holder != buyer]
     paid = [chain_of(note, buyer, treasury_key) for holder, note in issued if holder == buyer]
     paid += [endorse(gift, buyer, treasury_key.public, 1_700_000_050) for gift in gifts]
-    seqs = [world.record_note(chain, 1) for chain in paid[:len(paid) - len(gifts)]]
+    seqs = [world.record_note(chain, 1) for chain in paid[: len(paid) - len(gifts)]]
     for gift in gifts:
         world.record_note(gift, 1)
-    seqs += [world.record_note(chain, 2) for chain in paid[len(paid) - len(gifts):]]
-    request = buy_request(buyer, world.league.manifest, "Model-A", paid, purchase_id=pid,
-                          at=1_700_000_000, upgrade=Upgrade(finish="gilt", returned=back))
+    seqs += [world.record_note(chain, 2) for chain in paid[len(paid) - len(gifts) :]]
+    request = buy_request(
+        buyer,
+        world.league.manifest,
+        "Model-A",
+        paid,
+        purchase_id=pid,
+        at=1_700_000_000,
+        upgrade=Upgrade(finish="gilt", returned=back),
+    )
     log = world.treasury
     log.append(PurchaseOpened(purchase_id=pid, request=request, price=80, paid=100))
     if not closed:
@@ -906,12 +1047,19 @@ def upgrade(world: World, buyer: SigningKey, back: Chain, pid: str = "purchase-0
     log.append(OrderRefused(purchase_id=pid, reason="the run is exhausted", reissued=reissued))
     notes = []
     for chain, seq in zip(paid, seqs, strict=True):
-        log.append(NoteReturned(serial=chain.serial, issue=1, endorsement=chain.endorsements[-1],
-                                notarized=seq, purchase_id=pid))
-        notes.append(world.issue(buyer, chain.serial, issue=2, reason="refund",
-                                 request_id=pid).certificate)
-    log.append(PurchaseClosed(purchase_id=pid, outcome="refunded",
-                              notes=tuple(notes)))  # type: ignore[arg-type]
+        log.append(
+            NoteReturned(
+                serial=chain.serial,
+                issue=1,
+                endorsement=chain.endorsements[-1],
+                notarized=seq,
+                purchase_id=pid,
+            )
+        )
+        notes.append(
+            world.issue(buyer, chain.serial, issue=2, reason="refund", request_id=pid).certificate
+        )
+    log.append(PurchaseClosed(purchase_id=pid, outcome="refunded", notes=tuple(notes)))  # type: ignore[arg-type]
     return seqs
 
 
@@ -930,8 +1078,10 @@ def test_a_print_returned_and_issued_again_passes(world: World) -> None:
     assert report.treasury is not None
     assert report.treasury.purchases == {"refunded": 1}
     text = "\n".join(report.lines())
-    assert "upgrades: 1 prints returned to the mint, each once per issue for a purchase of " \
-           "that upgrade, 1 on their notarized hop" in text
+    assert (
+        "upgrades: 1 prints returned to the mint, each once per issue for a purchase of "
+        "that upgrade, 1 on their notarized hop" in text
+    )
     assert "past its audited log" not in text
     assert auditor.holder("CZ-MODEL-A-0001") == b.public.to_text()
 
@@ -941,14 +1091,21 @@ def test_a_print_taken_back_for_no_upgrade_and_given_to_anyone_fails(world: Worl
     the mint says the print came back on notary seq 999 for a made-up order and issues it
     again to c. With no treasury log the return cannot be accounted for; with one, it names no
     purchase of that upgrade; with a's real upgrade open, c is not its buyer."""
+
     def forged(world: World, order: str) -> Chain:
         chain = world.stamp(a, "CZ-MODEL-A-0001")
         to_b = chain_of(chain.certificate, a, b)
         world.record(to_b, 1)
         back = endorse(to_b, b, mint_key.public, 1_700_000_200)
-        world.mint.append(PrintReturned(serial=back.serial, issue=1,
-                                        endorsement=back.endorsements[1], notarized=999,
-                                        order_id=order))
+        world.mint.append(
+            PrintReturned(
+                serial=back.serial,
+                issue=1,
+                endorsement=back.endorsements[1],
+                notarized=999,
+                order_id=order,
+            )
+        )
         reissue(world, c, order)
         return back
 
@@ -1004,14 +1161,23 @@ def test_two_returns_naming_one_notary_hop_fail(world: World) -> None:
     (one overwrote the other before, leaving the print's return unchecked)."""
     back = chain_of(world.stamp(a, "CZ-MODEL-A-0001").certificate, a, mint_key)
     # The mint's return, never notarized, names the notary's hop of the first paid note.
-    world.mint.append(PrintReturned(serial=back.serial, issue=1, endorsement=back.endorsements[0],
-                                    notarized=0, order_id="purchase-0004"))
+    world.mint.append(
+        PrintReturned(
+            serial=back.serial,
+            issue=1,
+            endorsement=back.endorsements[0],
+            notarized=0,
+            order_id="purchase-0004",
+        )
+    )
     seqs = upgrade(world, a, back, reissued=reissue(world, a))
     assert seqs[0] == 0
     caught = failure(world)
     assert caught.service == "treasury"
-    assert f"names the notary's hop at seq {seqs[0]}, which the mint's return at seq 1 " \
-           f"names too" in caught.reason
+    assert (
+        f"names the notary's hop at seq {seqs[0]}, which the mint's return at seq 1 "
+        f"names too" in caught.reason
+    )
 
 
 def test_a_refunded_upgrade_without_its_print_back_fails(world: World) -> None:
@@ -1029,9 +1195,15 @@ def test_a_refunded_upgrade_without_its_print_back_fails(world: World) -> None:
 def test_a_print_returned_twice_or_issued_again_before_its_return_fails(world: World) -> None:
     """L-20: a print comes back once per issue, and is issued again only after it came back."""
     back = returned_to_mint(world, a)
-    world.mint.append(PrintReturned(serial=back.serial, issue=1,
-                                    endorsement=back.endorsements[0], notarized=1,
-                                    order_id="purchase-0010"))
+    world.mint.append(
+        PrintReturned(
+            serial=back.serial,
+            issue=1,
+            endorsement=back.endorsements[0],
+            notarized=1,
+            order_id="purchase-0010",
+        )
+    )
     caught = failure(world)
     assert (caught.service, caught.seq) == ("mint", 2)
     assert "returned as issue 1, but it is back at the mint" in caught.reason
@@ -1052,8 +1224,15 @@ def test_a_return_naming_another_hop_or_a_hop_by_the_mint_fails(world: World) ->
     world.record(to_b, 1)  # seq 0: a→b
     back = endorse(to_b, b, mint_key.public, 1_700_000_200)
     world.record(back, 2)  # seq 1: b→mint
-    world.mint.append(PrintReturned(serial=back.serial, issue=1, endorsement=back.endorsements[1],
-                                    notarized=0, order_id="purchase-0004"))
+    world.mint.append(
+        PrintReturned(
+            serial=back.serial,
+            issue=1,
+            endorsement=back.endorsements[1],
+            notarized=0,
+            order_id="purchase-0004",
+        )
+    )
     upgrade(world, b, back, closed=False)
     caught = failure(world)
     assert (caught.service, caught.seq) == ("mint", 1)
@@ -1071,8 +1250,7 @@ def test_a_return_naming_another_hop_or_a_hop_by_the_mint_fails(world: World) ->
 def test_a_purchase_priced_off_the_published_price_fails(world: World) -> None:
     """V.5: a single is sold at its rarity's price (a common one M30), never another."""
     first, second = treasury_world(world)
-    purchase(world, a, both_paid(world, first, second), price=25,
-             change=("CZ-M25-000003",))
+    purchase(world, a, both_paid(world, first, second), price=25, change=("CZ-M25-000003",))
     caught = failure(world)
     assert caught.service == "treasury"
     assert "priced 25 marks, but the published price of a single of its title is 30" in (

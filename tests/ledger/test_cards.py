@@ -61,9 +61,7 @@ def test_card_round_trip(seed: bytes) -> None:
 
 # Regression: hmac.compare_digest raised TypeError on a non-ASCII address.
 @pytest.mark.parametrize("address", ["CZ-é", "CZ-\u0130", "CZ-8B10-F\u017fZ1-MB14", "\udcff"])
-def test_card_with_a_non_ascii_address_is_a_schema_error(
-    alice: SigningKey, address: str
-) -> None:
+def test_card_with_a_non_ascii_address_is_a_schema_error(alice: SigningKey, address: str) -> None:
     """A card whose address is not ASCII is refused as a SchemaError naming the address field,
     never a TypeError from the comparison inside the validator."""
     wire = LedgerCard.for_key(alice.public).to_wire()

@@ -39,9 +39,7 @@ IDENTITY = bytes([1]) + bytes(31)
 #: y = 1 and y = -1 with the sign bit set: x = 0 has no negative, so these are non-canonical.
 NEGATIVE_ZERO_X = [bytes([1]) + bytes(30) + b"\x80", bytes.fromhex("ec" + "ff" * 30 + "ff")]
 #: Every y ≥ p that fits (y = p + k, k < 19), with either sign bit: non-canonical encodings.
-NON_CANONICAL = [
-    (P + k | sign << 255).to_bytes(32, "little") for k in range(19) for sign in (0, 1)
-]
+NON_CANONICAL = [(P + k | sign << 255).to_bytes(32, "little") for k in range(19) for sign in (0, 1)]
 
 SEED = bytes(range(32))
 MESSAGE = b"CZ1/test\nthe message"

@@ -176,7 +176,8 @@ def test_a_request_is_good_only_at_the_league_and_manifest_it_names() -> None:
 #: such a manifest would name a manifest that no longer exists.
 PINNED_HASH = "bRp7EwrFkHYh2TYU1I0Tw9FYI2ZR7srVTPV6ZngA-CA"
 URLS = ServiceUrls(
-    mint="https://mint.example", treasury="https://league.example:8443/treasury",
+    mint="https://mint.example",
+    treasury="https://league.example:8443/treasury",
     notary="http://10.0.0.7:8080",
 )
 
@@ -189,9 +190,15 @@ def pinned_league(**overrides: object) -> League:
         ),
         note_set=NoteSet(issues=(NoteIssue(denomination=5, count=3),)),
         policies=Policies(
-            faucet_marks_per_day=10, stamp_allowance_per_day=10, stamp_batch_limit=5,
-            stamp_work=1, stamp_work_rise=4, source_prints_per_minute=120,
-            source_prints_burst=200, checkpoint_interval_ms=1000, checkpoint_max_pending=10000,
+            faucet_marks_per_day=10,
+            stamp_allowance_per_day=10,
+            stamp_batch_limit=5,
+            stamp_work=1,
+            stamp_work_rise=4,
+            source_prints_per_minute=120,
+            source_prints_burst=200,
+            checkpoint_interval_ms=1000,
+            checkpoint_max_pending=10000,
         ),
         **overrides,
     )
@@ -264,8 +271,7 @@ def test_bad_service_urls_are_refused(url: str, why: str) -> None:
         ServiceUrls.from_wire({**URLS.to_wire(), "mint": url})
     with pytest.raises(SchemaError, match="mint"):
         LeagueManifest.from_wire(
-            {**pinned_league(urls=URLS).manifest.to_wire(), "urls": {**URLS.to_wire(),
-                                                                       "mint": url}}
+            {**pinned_league(urls=URLS).manifest.to_wire(), "urls": {**URLS.to_wire(), "mint": url}}
         )
 
 

@@ -107,8 +107,13 @@ class Killer:
 
     def _due(self, instance: Instance, where: str, count: int) -> bool:
         point = self.point
-        return (point is not None and self.victim is None and point.service == instance.service
-                and point.where == where and point.k == count)
+        return (
+            point is not None
+            and self.victim is None
+            and point.service == instance.service
+            and point.where == where
+            and point.k == count
+        )
 
     def die(self, instance: Instance) -> None:
         """Kill ``instance`` here (the supervisor is woken to restart its service)."""
@@ -185,18 +190,23 @@ class Trio:
         return f"http://127.0.0.1:{self.ports[service]}"
 
     def _settings(self, service: str) -> LeagueSettings:
-        return self.settings.model_copy(update={
-            "port": self.ports[service],
-            "mint_url": self.url("mint"),
-            "treasury_url": self.url("treasury"),
-            "notary_url": self.url("notary"),
-        })
+        return self.settings.model_copy(
+            update={
+                "port": self.ports[service],
+                "mint_url": self.url("mint"),
+                "treasury_url": self.url("treasury"),
+                "notary_url": self.url("notary"),
+            }
+        )
 
     async def start(self, service: str) -> Instance:
         """A fresh app of ``service`` on its port (a crash while it starts: started again)."""
         for _ in range(3):
-            server = TestServer(compose(self._settings(service), [SERVICES[service]]),
-                                host="127.0.0.1", port=self.ports[service])
+            server = TestServer(
+                compose(self._settings(service), [SERVICES[service]]),
+                host="127.0.0.1",
+                port=self.ports[service],
+            )
             instance = Instance(service, server)
             token = APP.set(instance)  # every task of the app is made under it
             try:

@@ -125,13 +125,17 @@ class Model:
 
     def held_by(self, key: str) -> list[Item]:
         """What ``key`` holds and may sign to anyone (not returned, not bound)."""
-        return [i for i in self.items.values()
-                if i.holder == key and not i.returned and i.bound is None]
+        return [
+            i for i in self.items.values() if i.holder == key and not i.returned and i.bound is None
+        ]
 
     def bound_to_treasury(self, key: str) -> list[Item]:
         """Notes ``key`` signed to the treasury in a rejected purchase, not yet taken."""
-        return [i for i in self.items.values() if i.bound is not None and not i.returned
-                and i.bound.endorsements[-1].from_ == key]
+        return [
+            i
+            for i in self.items.values()
+            if i.bound is not None and not i.returned and i.bound.endorsements[-1].from_ == key
+        ]
 
     def circulation(self) -> Counter[int]:
         """Notes out per denomination: issued and not back in the reserve."""

@@ -55,13 +55,21 @@ POLICIES = Policies(
 
 #: Runs of every size: Tally never runs out, Pairing and Torsor (uncommon) after a while,
 #: Escrow at once (3 standard, 1 gilt, 1 holofoil), so refunds and refused stamps happen.
-RUNS = {"Tally": (6_000, 2_000, 1_000), "Pairing": (40, 4, 2), "Torsor": (20, 3, 1),
-        "Escrow": (3, 1, 1)}
+RUNS = {
+    "Tally": (6_000, 2_000, 1_000),
+    "Pairing": (40, 4, 2),
+    "Torsor": (20, 3, 1),
+    "Escrow": (3, 1, 1),
+}
 PRINT_RUNS = PrintRunTable(
     runs=tuple(
-        PrintRun(title=c.name, set=c.card_set.value,
-                 standard=RUNS.get(c.name, (3, 2, 1))[0], gilt=RUNS.get(c.name, (3, 2, 1))[1],
-                 holofoil=RUNS.get(c.name, (3, 2, 1))[2])
+        PrintRun(
+            title=c.name,
+            set=c.card_set.value,
+            standard=RUNS.get(c.name, (3, 2, 1))[0],
+            gilt=RUNS.get(c.name, (3, 2, 1))[1],
+            holofoil=RUNS.get(c.name, (3, 2, 1))[2],
+        )
         for c in PLAYING
     )
 )
@@ -93,18 +101,23 @@ class League:
         self.ports = {name: free_port() for name in NAMES}
         self.urls = {name: f"http://127.0.0.1:{port}" for name, port in self.ports.items()}
         self.settings = {
-            name: settings.model_copy(update={
-                "port": self.ports[name], "mint_url": self.urls["mint"],
-                "treasury_url": self.urls["treasury"], "notary_url": self.urls["notary"],
-            })
+            name: settings.model_copy(
+                update={
+                    "port": self.ports[name],
+                    "mint_url": self.urls["mint"],
+                    "treasury_url": self.urls["treasury"],
+                    "notary_url": self.urls["notary"],
+                }
+            )
             for name in NAMES
         }
         self.servers: dict[str, TestServer] = {}
 
     async def start(self, name: str) -> None:
         """Serve ``name`` on its port (on its database, as it was left)."""
-        server = TestServer(compose(self.settings[name], [SERVICES[name]]), host="127.0.0.1",
-                            port=self.ports[name])
+        server = TestServer(
+            compose(self.settings[name], [SERVICES[name]]), host="127.0.0.1", port=self.ports[name]
+        )
         # No grace at shutdown: closing the server cancels every handler still running after
         # a millisecond (aiohttp reads a timeout of 0 as none: it would wait for them all).
         await server.start_server(shutdown_timeout=KILL_GRACE)

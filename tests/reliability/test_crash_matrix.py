@@ -91,8 +91,12 @@ SUPPLY = 1_500_000
 #: Enough of the faucet a day for the scenario's claims.
 POLICIES = TEST_POLICIES.model_copy(update={"faucet_marks_per_day": 300})
 DELIVERED = [
-    "purchase-opened", "payment-notarized", "order-signed", "print-delivered",
-    "payment-returned", "purchase-closed",
+    "purchase-opened",
+    "payment-notarized",
+    "order-signed",
+    "print-delivered",
+    "payment-returned",
+    "purchase-closed",
 ]
 
 #: Durable writes of each service in the scenario without a crash (a claim is one; a stamp,
@@ -104,12 +108,18 @@ CALL_POINTS = {"treasury": 4}
 
 
 def every_point() -> list[KillPoint]:
-    points = [KillPoint(service, where, k)
-              for service, count in WRITE_POINTS.items()
-              for where in WRITES for k in range(1, count + 1)]
-    points += [KillPoint(service, where, k)
-               for service, count in CALL_POINTS.items()
-               for where in CALLS for k in range(1, count + 1)]
+    points = [
+        KillPoint(service, where, k)
+        for service, count in WRITE_POINTS.items()
+        for where in WRITES
+        for k in range(1, count + 1)
+    ]
+    points += [
+        KillPoint(service, where, k)
+        for service, count in CALL_POINTS.items()
+        for where in CALLS
+        for k in range(1, count + 1)
+    ]
     return points
 
 
@@ -158,9 +168,11 @@ async def play(trio: Trio, wallets: Wallets) -> None:
     """Claims, stamps, a trade, a purchase and an upgrade, each request resent until answered."""
     manifest, a, b = wallets.manifest, wallets.a, wallets.b
     now = int(time.time())
-    async with (LeagueClient(trio.url("mint"), timeout=60) as mint,
-                LeagueClient(trio.url("treasury"), timeout=60) as treasury,
-                LeagueClient(trio.url("notary"), timeout=60) as notary):
+    async with (
+        LeagueClient(trio.url("mint"), timeout=60) as mint,
+        LeagueClient(trio.url("treasury"), timeout=60) as treasury,
+        LeagueClient(trio.url("notary"), timeout=60) as notary,
+    ):
         for rid, owner, marks in (("claim-a-0001", a, 55), ("claim-b-0001", b, 100)):
             request = claim_request(owner, manifest, marks, request_id=rid, at=now)
             wallets.claims[rid] = await answered(partial(treasury.claim, request))
@@ -180,16 +192,28 @@ async def play(trio: Trio, wallets: Wallets) -> None:
         await answered(lambda: notary.notarize([model]))
         # A buys a single of Tally with M50; B upgrades the traded Tally to gilt with M105.
         to_treasury = wallets.key("treasury")
-        buy = buy_request(a, manifest, "Tally",
-                          [endorse(chain(n), a, to_treasury, T0) for n in rest],
-                          purchase_id="buy-a-0001", at=now)
+        buy = buy_request(
+            a,
+            manifest,
+            "Tally",
+            [endorse(chain(n), a, to_treasury, T0) for n in rest],
+            purchase_id="buy-a-0001",
+            at=now,
+        )
         wallets.buys["buy-a-0001"] = await answered(lambda: treasury.buy(buy))
         wallets.returned = endorse(wallets.traded[0], b, wallets.key("mint"), T0)
         notes_b = wallets.claims["claim-b-0001"].notes
         payment = [endorse(chain(n), b, to_treasury, T0) for n in notes_b]
         payment.append(endorse(wallets.traded[1], b, to_treasury, T0))
-        up = buy_request(b, manifest, "Tally", payment, purchase_id="up-b-0001", at=now,
-                         upgrade=Upgrade(finish="gilt", returned=wallets.returned))
+        up = buy_request(
+            b,
+            manifest,
+            "Tally",
+            payment,
+            purchase_id="up-b-0001",
+            at=now,
+            upgrade=Upgrade(finish="gilt", returned=wallets.returned),
+        )
         wallets.buys["up-b-0001"] = await answered(lambda: treasury.buy(up))
 
 
@@ -282,12 +306,15 @@ async def check_league(
     checks += 2
 
     # The independent auditor, once each log's checkpoint covers all of it.
-    for service, store in (("mint", mint_log), ("treasury", treasury_log),
-                           ("notary", notary_log)):
+    for service, store in (("mint", mint_log), ("treasury", treasury_log), ("notary", notary_log)):
         async with LeagueClient(trio.url(service)) as client:
             await checkpoint_covering(client, (await store.head()).size, service)
-    outcome = await audit_url(trio.url("mint"), tmp / "audit", workers=0,
-                              services={s: trio.url(s) for s in ("treasury", "notary")})
+    outcome = await audit_url(
+        trio.url("mint"),
+        tmp / "audit",
+        workers=0,
+        services={s: trio.url(s) for s in ("treasury", "notary")},
+    )
     assert outcome.report.returned_prints == 1
     return checks + 2
 
@@ -298,7 +325,9 @@ def settings(make_settings: Callable[..., LeagueSettings]) -> LeagueSettings:
 
 
 async def crossed(
-    settings: LeagueSettings, point: KillPoint | None, monkeypatch: pytest.MonkeyPatch,
+    settings: LeagueSettings,
+    point: KillPoint | None,
+    monkeypatch: pytest.MonkeyPatch,
     tmp: Path,
 ) -> tuple[Trio, int]:
     killer = Killer(point)
@@ -321,13 +350,16 @@ async def test_the_scenario_makes_the_writes_counted(
     assert trio.killer.writes == WRITE_POINTS
     # A call the notary answers 503 (not yet following a note) is made again: at least these.
     assert all(trio.killer.calls[s] >= n for s, n in CALL_POINTS.items()), trio.killer.calls
-    record("crash_matrix_dry_run", {
-        "mint_writes": trio.killer.writes["mint"],
-        "treasury_writes": trio.killer.writes["treasury"],
-        "notary_writes": trio.killer.writes["notary"],
-        "treasury_calls": trio.killer.calls["treasury"],
-        "invariants_checked": checks,
-    })
+    record(
+        "crash_matrix_dry_run",
+        {
+            "mint_writes": trio.killer.writes["mint"],
+            "treasury_writes": trio.killer.writes["treasury"],
+            "notary_writes": trio.killer.writes["notary"],
+            "treasury_calls": trio.killer.calls["treasury"],
+            "invariants_checked": checks,
+        },
+    )
 
 
 _CROSSED: list[str] = []
@@ -336,7 +368,9 @@ _CHECKS: dict[str, int] = {}
 
 @pytest.mark.parametrize("point", POINTS, ids=str)
 async def test_a_service_crashed_at_a_kill_point_loses_and_doubles_nothing(
-    settings: LeagueSettings, monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+    settings: LeagueSettings,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
     point: KillPoint,
 ) -> None:
     """Crashed at ``point`` and started again, the service ends every request of the scenario
@@ -353,13 +387,16 @@ def figures() -> Iterator[None]:
     """The kill points crossed, recorded once the module's tests are done."""
     yield
     if _CROSSED:
-        record("crash_matrix", {
-            "kill_points": len(every_point()),
-            "points_this_form": len(POINTS),
-            "points_crossed": len(_CROSSED),
-            "services_crashed": len({p.split("-")[0] for p in _CROSSED}),
-            "invariants_checked_per_point": _CHECKS["per_point"],
-        })
+        record(
+            "crash_matrix",
+            {
+                "kill_points": len(every_point()),
+                "points_this_form": len(POINTS),
+                "points_crossed": len(_CROSSED),
+                "services_crashed": len({p.split("-")[0] for p in _CROSSED}),
+                "invariants_checked_per_point": _CHECKS["per_point"],
+            },
+        )
 
 
 # -- PostgreSQL restarted under load --------------------------------------------------------------
@@ -373,10 +410,13 @@ async def embedded(pgdata: Path) -> str:
     handle per data directory in a process, so this one could not start it a second time);
     it keeps running after the child exits. Its URL."""
     child = await asyncio.create_subprocess_exec(
-        sys.executable, "-c",
+        sys.executable,
+        "-c",
         "import sys; from services.kernel.database import start_embedded; "
         "print(start_embedded(__import__('pathlib').Path(sys.argv[1])).url)",
-        str(pgdata), stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
+        str(pgdata),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
     )
     out, _ = await asyncio.wait_for(child.communicate(), 120)
     assert child.returncode == 0
@@ -423,8 +463,10 @@ async def test_postgresql_restarted_under_load_loses_and_doubles_nothing(
     wallets = Wallets(load_manifest(settings))
     claimers = [SigningKey.generate() for _ in range(CLAIMERS)]
     now = int(time.time())
-    claims = [claim_request(k, wallets.manifest, 30, request_id=f"load-{i:04d}-claim", at=now)
-              for i, k in enumerate(claimers)]
+    claims = [
+        claim_request(k, wallets.manifest, 30, request_id=f"load-{i:04d}-claim", at=now)
+        for i, k in enumerate(claimers)
+    ]
     async with Trio(settings, ports, killer) as trio:
         async with LeagueClient(trio.url("treasury"), timeout=60) as treasury:
 
@@ -455,12 +497,15 @@ async def test_postgresql_restarted_under_load_loses_and_doubles_nothing(
         for request, answer in zip(claims, answers, strict=True):
             assert answer.marks == 30
             assert notes[request.request_id] == len(answer.notes)
-    record("postgresql_restart", {
-        "requests_in_flight": CLAIMERS + 8,
-        "writes": sum(killer.writes.values()),
-        "requests_resent": RESENT["unanswered"],
-        "invariants_checked": checks + CLAIMERS,
-    })
+    record(
+        "postgresql_restart",
+        {
+            "requests_in_flight": CLAIMERS + 8,
+            "writes": sum(killer.writes.values()),
+            "requests_resent": RESENT["unanswered"],
+            "invariants_checked": checks + CLAIMERS,
+        },
+    )
 
 
 async def _create(server_url: str) -> None:

@@ -274,11 +274,16 @@ class EconomyMachine(RuleBasedStateMachine):
         keeps only a pair that convicts the log by itself; nothing can be planted)."""
         kept = 0
         for name in NAMES:
-            listed = await asked(lambda n=name: self.clients[n]._json(  # type: ignore[misc]
-                EvidenceList, "GET", f"/{n}/evidence"))
+            listed = await asked(
+                lambda n=name: self.clients[n]._json(  # type: ignore[misc]
+                    EvidenceList, "GET", f"/{n}/evidence"
+                )
+            )
             if listed.evidence:
-                raise Violation(f"the {name}'s witness keeps evidence against an honest log: "
-                                f"{listed.evidence[0].kind}")
+                raise Violation(
+                    f"the {name}'s witness keeps evidence against an honest log: "
+                    f"{listed.evidence[0].kind}"
+                )
             kept += len(listed.evidence)
         return kept
 
@@ -303,8 +308,9 @@ class EconomyMachine(RuleBasedStateMachine):
     # -- requests, their answers applied to the model ------------------------------------------
 
     def claim_of(self, owner: SigningKey, marks: int) -> ClaimRequest:
-        return claim_request(owner, self.manifest, marks, request_id=self.new_id("claim"),
-                             at=int(time.time()))
+        return claim_request(
+            owner, self.manifest, marks, request_id=self.new_id("claim"), at=int(time.time())
+        )
 
     async def claimed(self, request: ClaimRequest) -> ClaimAnswer:
         answer = await asked(lambda: self.treasury.claim(request))
@@ -327,8 +333,11 @@ class EconomyMachine(RuleBasedStateMachine):
         bound to the treasury by a rejected purchase paid with the chain signed then)."""
         key = owner.public.to_text()
         notes = [i.bound for i in self.model.bound_to_treasury(key) if i.bound is not None]
-        notes += [endorse(i.chain, owner, self.treasury_key, T0)
-                  for i in self.model.held_by(key) if i.note]
+        notes += [
+            endorse(i.chain, owner, self.treasury_key, T0)
+            for i in self.model.held_by(key)
+            if i.note
+        ]
         notes.sort(key=lambda chain: -marks(chain))
         chosen: list[Chain] = []
         for chain in notes:
@@ -340,8 +349,11 @@ class EconomyMachine(RuleBasedStateMachine):
     def standard_print(self, owner: SigningKey, title: str | None = None) -> Item | None:
         for item in self.model.held_by(owner.public.to_text()):
             certificate = item.chain.certificate
-            if isinstance(certificate, PrintCertificate) and certificate.finish == "standard" \
-                    and (title is None or certificate.title == title):
+            if (
+                isinstance(certificate, PrintCertificate)
+                and certificate.finish == "standard"
+                and (title is None or certificate.title == title)
+            ):
                 return item
         return None
 
@@ -359,12 +371,14 @@ class EconomyMachine(RuleBasedStateMachine):
         honest = request.buyer in self.honest_keys
         if answer.outcome == "rejected":
             if honest and not rejectable:
-                raise Violation(f"an honest purchase {request.purchase_id} was rejected: "
-                                f"{answer.reason}")
+                raise Violation(
+                    f"an honest purchase {request.purchase_id} was rejected: {answer.reason}"
+                )
             convicted = {proof.verify().to_text() for proof in answer.proofs}
             if not convicted or convicted & self.honest_keys:
-                raise Violation(f"{request.purchase_id} rejected convicting "
-                                f"{sorted(k[:16] for k in convicted)}")
+                raise Violation(
+                    f"{request.purchase_id} rejected convicting {sorted(k[:16] for k in convicted)}"
+                )
             for chain in request.payment:  # signed and public now: bound to the treasury
                 item = self.model.items[chain.serial]
                 if item.bound is None and item.holder == request.buyer and not item.returned:
@@ -392,20 +406,21 @@ class EconomyMachine(RuleBasedStateMachine):
             self.touched.add(answer.stamped.serial)
             issued = answer.change
         else:
-            if sorted(n.serial for n in answer.refund) != sorted(
-                c.serial for c in request.payment
-            ):
+            if sorted(n.serial for n in answer.refund) != sorted(c.serial for c in request.payment):
                 raise Violation(f"{request.purchase_id}: the refund is not the paid notes")
             issued = answer.refund
             if request.upgrade is not None:
                 if answer.returned is None:
-                    raise Violation(f"{request.purchase_id}: an upgrade refunded without its "
-                                    "print handed back (L-20)")
+                    raise Violation(
+                        f"{request.purchase_id}: an upgrade refunded without its "
+                        "print handed back (L-20)"
+                    )
                 issued = [*issued, answer.returned]  # type: ignore[list-item]
         for certificate in issued:
             if certificate.issued_to != request.buyer:
-                raise Violation(f"{certificate.serial} of {request.purchase_id} issued to "
-                                "another key")
+                raise Violation(
+                    f"{certificate.serial} of {request.purchase_id} issued to another key"
+                )
             self.model.issued(certificate)
             self.touched.add(certificate.serial)
         self.sent.append(Sent("buy", request, answer))
@@ -463,8 +478,14 @@ class EconomyMachine(RuleBasedStateMachine):
         payment = self.pay(buyer, single_price(self.manifest, title))
         if payment is None:
             return
-        request = buy_request(buyer, self.manifest, title, payment,
-                              purchase_id=self.new_id("buy"), at=int(time.time()))
+        request = buy_request(
+            buyer,
+            self.manifest,
+            title,
+            payment,
+            purchase_id=self.new_id("buy"),
+            at=int(time.time()),
+        )
         self.run(self.bought_at_once(request, copies))
 
     async def bought_at_once(self, request: BuyRequest, copies: int) -> None:
@@ -485,9 +506,15 @@ class EconomyMachine(RuleBasedStateMachine):
             return
         title = item.chain.certificate.title  # type: ignore[union-attr]
         returned = endorse(item.chain, buyer, self.mint_key, T0)
-        request = buy_request(buyer, self.manifest, title, payment,
-                              purchase_id=self.new_id("upgrade"), at=int(time.time()),
-                              upgrade=Upgrade(finish=finish, returned=returned))  # type: ignore[arg-type]
+        request = buy_request(
+            buyer,
+            self.manifest,
+            title,
+            payment,
+            purchase_id=self.new_id("upgrade"),
+            at=int(time.time()),
+            upgrade=Upgrade(finish=finish, returned=returned),
+        )  # type: ignore[arg-type]
         self.run(self.bought(request))
 
     def trade(self, who: int, to: int, which: int) -> None:
@@ -522,13 +549,20 @@ class EconomyMachine(RuleBasedStateMachine):
         TOTALS.attacks["offline scam"] += 1
         offline = endorse(item.chain, key, honest.public, T0)
         self.run(self.notarized([endorse(item.chain, key, accomplice.public, T0 + 3)]))
-        request = buy_request(honest, self.manifest, title,
-                              [endorse(offline, honest, self.treasury_key, T0), *own],
-                              purchase_id=self.new_id("scammed"), at=int(time.time()))
+        request = buy_request(
+            honest,
+            self.manifest,
+            title,
+            [endorse(offline, honest, self.treasury_key, T0), *own],
+            purchase_id=self.new_id("scammed"),
+            at=int(time.time()),
+        )
         answer = self.run(asked(lambda: self.treasury.buy(request)))
         if answer.outcome != "rejected":
-            raise Violation(f"{request.purchase_id} paid with a note recorded to another key "
-                            f"was {answer.outcome}")
+            raise Violation(
+                f"{request.purchase_id} paid with a note recorded to another key "
+                f"was {answer.outcome}"
+            )
         self.apply_buy(request, answer, rejectable=True)
 
     # -- the attacker ------------------------------------------------------------------------
@@ -546,8 +580,9 @@ class EconomyMachine(RuleBasedStateMachine):
         key, item = owned[which % len(owned)]
         others = [k for k in self.everyone() if k != key]
         TOTALS.attacks["double spend"] += 1
-        chains = [endorse(item.chain, key, self.pick(others, to + n).public, T0 + n)
-                  for n in range(ways)]
+        chains = [
+            endorse(item.chain, key, self.pick(others, to + n).public, T0 + n) for n in range(ways)
+        ]
         self.run(self.race(chains))
 
     async def race(self, chains: list[Chain]) -> None:
@@ -582,8 +617,14 @@ class EconomyMachine(RuleBasedStateMachine):
         if first.bound is not None:
             return
         aside = endorse(first.chain, key, other.public, T0 + 7)
-        request = buy_request(key, self.manifest, title, payment,
-                              purchase_id=self.new_id("double"), at=int(time.time()))
+        request = buy_request(
+            key,
+            self.manifest,
+            title,
+            payment,
+            purchase_id=self.new_id("double"),
+            at=int(time.time()),
+        )
         self.run(self.pay_twice(request, aside))
 
     async def pay_twice(self, request: BuyRequest, aside: Chain) -> None:
@@ -600,8 +641,10 @@ class EconomyMachine(RuleBasedStateMachine):
             self.model.accept(aside)
             self.touched.add(aside.serial)
         elif not isinstance(hop, NotaryConflict):
-            raise Violation(f"{request.purchase_id} {bought.outcome} and the same note's other "
-                            f"hop answered {hop!r}"[:2000])
+            raise Violation(
+                f"{request.purchase_id} {bought.outcome} and the same note's other "
+                f"hop answered {hop!r}"[:2000]
+            )
         else:
             for conflict in hop.conflicts:
                 self.convicted.add(conflict.proof.verify().to_text())
@@ -619,19 +662,30 @@ class EconomyMachine(RuleBasedStateMachine):
             return
         chain = pool[which % len(pool)]
         # Not the chain's own signer: a key paying with its own signed chain is no attack.
-        key = self.pick([k for k in self.attacker
-                         if k.public.to_text() != chain.endorsements[-1].from_], who)
+        key = self.pick(
+            [k for k in self.attacker if k.public.to_text() != chain.endorsements[-1].from_], who
+        )
         TOTALS.attacks["copied chain"] += 1
         extra = (self.pay(key, 30) or []) if own else []
         extra = [c for c in extra if c.serial != chain.serial]
         if isinstance(chain.certificate, NoteCertificate):
-            request = buy_request(key, self.manifest, title, [chain, *extra],
-                                  purchase_id=self.new_id("copy"), at=int(time.time()))
+            request = buy_request(
+                key,
+                self.manifest,
+                title,
+                [chain, *extra],
+                purchase_id=self.new_id("copy"),
+                at=int(time.time()),
+            )
         else:
             payment = self.pay(key, UPGRADE_PRICES["gilt"]) or extra or [chain]
             request = buy_request(
-                key, self.manifest, chain.certificate.title, payment,
-                purchase_id=self.new_id("copy"), at=int(time.time()),
+                key,
+                self.manifest,
+                chain.certificate.title,
+                payment,
+                purchase_id=self.new_id("copy"),
+                at=int(time.time()),
                 upgrade=Upgrade(finish="gilt", returned=chain),
             )
         self.run(self.refused(lambda: self.treasury.buy(request), "a purchase with a copied chain"))
@@ -654,25 +708,37 @@ class EconomyMachine(RuleBasedStateMachine):
         refused or cosigned as it is, and no witness keeps anything (evidence convicts the log
         by itself or is not kept)."""
         TOTALS.attacks["planted evidence"] += 1
-        self.run(self.planted(NAMES[log % 3], NAMES[(log + 1 + witness % 2) % 3], old, garbage,
-                              own))
+        self.run(
+            self.planted(NAMES[log % 3], NAMES[(log + 1 + witness % 2) % 3], old, garbage, own)
+        )
 
     async def planted(self, log: str, witness: str, old: int, garbage: int, own: bool) -> None:
-        genuine = Checkpoint.from_note(await asked(lambda: self.clients[log].checkpoint(
-            service=log)))
-        checkpoint = genuine if not own else sign_checkpoint(
-            genuine.origin, genuine.size, genuine.root, self.attacker[0])
-        body = str(AddCheckpoint(old % (genuine.size + 1),
-                                 tuple(bytes([garbage, i]) * 16 for i in range(garbage % 5)),
-                                 checkpoint))
-        async with self.session.post(f"{self.league.urls[witness]}/{witness}/witness/"
-                                     "add-checkpoint", data=body) as response:
+        genuine = Checkpoint.from_note(
+            await asked(lambda: self.clients[log].checkpoint(service=log))
+        )
+        checkpoint = (
+            genuine
+            if not own
+            else sign_checkpoint(genuine.origin, genuine.size, genuine.root, self.attacker[0])
+        )
+        body = str(
+            AddCheckpoint(
+                old % (genuine.size + 1),
+                tuple(bytes([garbage, i]) * 16 for i in range(garbage % 5)),
+                checkpoint,
+            )
+        )
+        async with self.session.post(
+            f"{self.league.urls[witness]}/{witness}/witness/add-checkpoint", data=body
+        ) as response:
             if response.status >= 500 and response.status != 503:
-                raise Violation(f"the {witness}'s witness answered {response.status}: "
-                                f"{await response.text()}")
+                raise Violation(
+                    f"the {witness}'s witness answered {response.status}: {await response.text()}"
+                )
             if own and response.status == 200:
-                raise Violation(f"the {witness}'s witness cosigned a checkpoint the attacker "
-                                "signed")
+                raise Violation(
+                    f"the {witness}'s witness cosigned a checkpoint the attacker signed"
+                )
         await self.evidence_kept()
 
     def forge(self, which: int, who: int, signer: bool) -> None:
@@ -688,18 +754,32 @@ class EconomyMachine(RuleBasedStateMachine):
         links = item.chain.endorsements
         prev = links[-1].hash() if links else item.chain.certificate.hash()
         forged = Endorsement.sign(
-            key, serial=item.serial, hop=len(links) + 1, prev=hash_text(prev),
-            to=key.public.to_text(), time=T0,
+            key,
+            serial=item.serial,
+            hop=len(links) + 1,
+            prev=hash_text(prev),
+            to=key.public.to_text(),
+            time=T0,
             **{"from": item.holder if signer else key.public.to_text()},
         )
         chain = Chain(certificate=item.chain.certificate, endorsements=(*links, forged))
         self.run(self.refused(lambda: self.notary.notarize([chain]), "a forged hop"))
         if item.note:
-            to_treasury = Chain(certificate=chain.certificate, endorsements=(
-                *links, forged.model_copy(update={"to": self.manifest.treasury}),
-            ))
-            request = buy_request(key, self.manifest, "Tally", [to_treasury],
-                                  purchase_id=self.new_id("forged"), at=int(time.time()))
+            to_treasury = Chain(
+                certificate=chain.certificate,
+                endorsements=(
+                    *links,
+                    forged.model_copy(update={"to": self.manifest.treasury}),
+                ),
+            )
+            request = buy_request(
+                key,
+                self.manifest,
+                "Tally",
+                [to_treasury],
+                purchase_id=self.new_id("forged"),
+                at=int(time.time()),
+            )
             self.run(self.refused(lambda: self.treasury.buy(request), "a forged payment"))
 
     def replay(self, which: int, copies: int) -> None:
@@ -756,8 +836,10 @@ class EconomyMachine(RuleBasedStateMachine):
         )
         for answer in answers:
             if isinstance(answer, LeagueProblem):
-                raise Violation(f"a claim sent with others at once was refused: "
-                                f"{answer.status} {answer.slug}: {answer}")
+                raise Violation(
+                    f"a claim sent with others at once was refused: "
+                    f"{answer.status} {answer.slug}: {answer}"
+                )
             if isinstance(answer, BaseException):
                 raise answer
         firsts: dict[str, ClaimAnswer] = {}
@@ -782,25 +864,42 @@ class EconomyMachine(RuleBasedStateMachine):
         key = self.honest[TOTALS.kills % len(self.honest)]
         call: Callable[[], Awaitable[Any]] | None = None
         finish: Callable[[], Awaitable[Any]] | None = None
-        if work == "upgrade" and (item := self.standard_print(key)) is not None and (
-            payment := self.pay(key, UPGRADE_PRICES["gilt"])
-        ) is not None:
+        if (
+            work == "upgrade"
+            and (item := self.standard_print(key)) is not None
+            and (payment := self.pay(key, UPGRADE_PRICES["gilt"])) is not None
+        ):
             request = buy_request(
-                key, self.manifest, item.chain.certificate.title,  # type: ignore[union-attr]
-                payment, purchase_id=self.new_id("killed"), at=int(time.time()),
-                upgrade=Upgrade(finish="gilt",
-                                returned=endorse(item.chain, key, self.mint_key, T0)),
+                key,
+                self.manifest,
+                item.chain.certificate.title,  # type: ignore[union-attr]
+                payment,
+                purchase_id=self.new_id("killed"),
+                at=int(time.time()),
+                upgrade=Upgrade(
+                    finish="gilt", returned=endorse(item.chain, key, self.mint_key, T0)
+                ),
             )
             call = lambda: self.treasury.buy(request)  # noqa: E731
             finish = lambda: self.bought(request)  # noqa: E731
         elif work in ("buy", "upgrade") and (payment := self.pay(key, 30)) is not None:
-            request = buy_request(key, self.manifest, "Tally", payment,
-                                  purchase_id=self.new_id("killed"), at=int(time.time()))
+            request = buy_request(
+                key,
+                self.manifest,
+                "Tally",
+                payment,
+                purchase_id=self.new_id("killed"),
+                at=int(time.time()),
+            )
             call = lambda: self.treasury.buy(request)  # noqa: E731
             finish = lambda: self.bought(request)  # noqa: E731
         elif work == "trade" and (held := self.model.held_by(key.public.to_text())):
-            chain = endorse(held[0].chain, key, self.honest[0].public if key != self.honest[0]
-                            else self.honest[1].public, T0)
+            chain = endorse(
+                held[0].chain,
+                key,
+                self.honest[0].public if key != self.honest[0] else self.honest[1].public,
+                T0,
+            )
             call = lambda: self.notary.notarize([chain])  # noqa: E731
             finish = lambda: self.notarized([chain])  # noqa: E731
         elif work is not None:
@@ -855,14 +954,18 @@ class EconomyMachine(RuleBasedStateMachine):
         if self.steps % AUDIT_EVERY == 0:
             self.run(self._audit())
             if long_form():
-                print(f"economy machine: {TOTALS.steps} steps, {TOTALS.audits} audits, "
-                      f"{TOTALS.kills} kills, {len(self.model.items)} items in this league",
-                      flush=True)
+                print(
+                    f"economy machine: {TOTALS.steps} steps, {TOTALS.audits} audits, "
+                    f"{TOTALS.kills} kills, {len(self.model.items)} items in this league",
+                    flush=True,
+                )
 
     async def _check(self) -> None:
         supply = await asked(lambda: self._supply())
-        if supply.marks.supply != SUPPLY or supply.marks.reserve + supply.marks.circulation \
-                != SUPPLY:
+        if (
+            supply.marks.supply != SUPPLY
+            or supply.marks.reserve + supply.marks.circulation != SUPPLY
+        ):
             raise Violation(f"the supply is {supply.marks}, not M{SUPPLY}")
         out = self.model.circulation()
         served = {d.denomination: d.circulation for d in supply.denominations if d.circulation}
@@ -885,8 +988,11 @@ class EconomyMachine(RuleBasedStateMachine):
         after: str | None = ""
         while after is not None:
             params: dict[str, Any] = {"limit": 1000, **({"after": after} if after else {})}
-            page = await asked(lambda p=params: self.notary._json(  # type: ignore[misc]
-                Holders, "GET", "/notary/holders", params=p))
+            page = await asked(
+                lambda p=params: self.notary._json(  # type: ignore[misc]
+                    Holders, "GET", "/notary/holders", params=p
+                )
+            )
             rows += page.holders
             after = page.next_after
         return rows
@@ -900,8 +1006,11 @@ class EconomyMachine(RuleBasedStateMachine):
             league = self.clients[service]
             while True:
                 after = self.cursors[service]
-                feed = await asked(lambda c=league, a=after, s=service: c.events(  # type: ignore[misc]
-                    a, 100, service=s))
+                feed = await asked(
+                    lambda c=league, a=after, s=service: c.events(  # type: ignore[misc]
+                        a, 100, service=s
+                    )
+                )
                 for served in feed.events:
                     body = parse_event(served.verified(keys[service]), kinds[service])
                     self.cursors[service] = served.seq
@@ -910,8 +1019,10 @@ class EconomyMachine(RuleBasedStateMachine):
                         hop = (body.proof.first.serial, body.issue, body.proof.first.hop)
                         self.conflicts[hop] += 1
                         if self.conflicts[hop] > MAX_CONFLICTS_PER_HOP:
-                            raise Violation(f"{self.conflicts[hop]} conflicts logged at {hop} "
-                                            f"(L-22: at most {MAX_CONFLICTS_PER_HOP})")
+                            raise Violation(
+                                f"{self.conflicts[hop]} conflicts logged at {hop} "
+                                f"(L-22: at most {MAX_CONFLICTS_PER_HOP})"
+                            )
                     elif isinstance(body, PaymentRejected):
                         self.convicted.update(p.verify().to_text() for p in body.proofs)
                         self.rejected.extend(self.opened.get(body.purchase_id, []))
@@ -936,12 +1047,17 @@ class EconomyMachine(RuleBasedStateMachine):
                     break
                 await asyncio.sleep(0.05)
             else:
-                raise Violation(f"{serial}: the notary's provenance names "
-                                f"{(life.holder or '')[:16]}, the model {item.holder[:16]}")
+                raise Violation(
+                    f"{serial}: the notary's provenance names "
+                    f"{(life.holder or '')[:16]}, the model {item.holder[:16]}"
+                )
         await self._treasury_log()
         await self.evidence_kept()
-        for name, projection in (("mint", MINT_PROJECTION), ("treasury", TREASURY_PROJECTION),
-                                 ("notary", NOTARY_PROJECTION)):
+        for name, projection in (
+            ("mint", MINT_PROJECTION),
+            ("treasury", TREASURY_PROJECTION),
+            ("notary", NOTARY_PROJECTION),
+        ):
             store = self.league.servers[name].app[LOGS[name]]
             rebuilt = await rebuild(store, projection, commit=False)  # type: ignore[misc]
             if not rebuilt.agrees:
@@ -981,15 +1097,19 @@ class EconomyMachine(RuleBasedStateMachine):
         for name in NAMES:
             size = (await self.league.servers[name].app[LOGS[name]].head()).size
             for _ in range(1500):  # a guard (30 s), not a timing assertion
-                checkpoint = await asked(lambda n=name: self.clients[n].signed_checkpoint(  # type: ignore[misc]
-                    service=n))
+                checkpoint = await asked(
+                    lambda n=name: self.clients[n].signed_checkpoint(  # type: ignore[misc]
+                        service=n
+                    )
+                )
                 if checkpoint.size >= size:
                     break
                 await asyncio.sleep(0.02)
             else:
                 raise AssertionError(f"no {name} checkpoint covering {size} events was signed")
-        outcome = await audit_url(self.league.urls["mint"], self.audit_dir, workers=0,
-                                  services=self.league.urls)
+        outcome = await audit_url(
+            self.league.urls["mint"], self.audit_dir, workers=0, services=self.league.urls
+        )
         if outcome.report.treasury is None or outcome.report.compared is None:
             raise Violation("the audit read no treasury log or no holders")
 
@@ -1001,28 +1121,58 @@ def _n(rng: random.Random) -> int:
 #: The actions, by weight, and how each draws its arguments.
 ACTIONS: dict[str, tuple[float, Callable[[random.Random], dict[str, Any]]]] = {
     "claim": (2, lambda r: {"who": _n(r), "marks": r.choice(CLAIMS)}),
-    "stamp": (2, lambda r: {"who": _n(r), "title": r.choice(TITLES),
-                            "finish": r.choice(["standard"] * 3 + ["gilt"]),
-                            "count": r.randint(1, 3)}),
+    "stamp": (
+        2,
+        lambda r: {
+            "who": _n(r),
+            "title": r.choice(TITLES),
+            "finish": r.choice(["standard"] * 3 + ["gilt"]),
+            "count": r.randint(1, 3),
+        },
+    ),
     "buy": (3, lambda r: {"who": _n(r), "title": r.choice(TITLES), "copies": r.randint(1, 3)}),
     "upgrade": (2, lambda r: {"who": _n(r), "finish": r.choice(["gilt", "gilt", "holofoil"])}),
     "trade": (3, lambda r: {"who": _n(r), "to": _n(r), "which": _n(r)}),
-    "double_spend": (2, lambda r: {"which": _n(r), "to": _n(r),
-                                   "ways": r.choice([2, 2, 3, 7])}),
+    "double_spend": (2, lambda r: {"which": _n(r), "to": _n(r), "ways": r.choice([2, 2, 3, 7])}),
     "double_pay": (2, lambda r: {"title": r.choice(TITLES), "to": _n(r)}),
-    "copy_public_chain": (2, lambda r: {"which": _n(r), "who": _n(r),
-                                        "title": r.choice(TITLES), "own": r.random() < 0.5}),
-    "offline_scam": (1.5, lambda r: {"which": _n(r), "victim": _n(r),
-                                     "title": r.choice(TITLES)}),
-    "plant_evidence": (1, lambda r: {"log": _n(r), "witness": _n(r), "old": _n(r),
-                                     "garbage": r.randrange(256), "own": r.random() < 0.3}),
+    "copy_public_chain": (
+        2,
+        lambda r: {
+            "which": _n(r),
+            "who": _n(r),
+            "title": r.choice(TITLES),
+            "own": r.random() < 0.5,
+        },
+    ),
+    "offline_scam": (1.5, lambda r: {"which": _n(r), "victim": _n(r), "title": r.choice(TITLES)}),
+    "plant_evidence": (
+        1,
+        lambda r: {
+            "log": _n(r),
+            "witness": _n(r),
+            "old": _n(r),
+            "garbage": r.randrange(256),
+            "own": r.random() < 0.3,
+        },
+    ),
     "forge": (1, lambda r: {"which": _n(r), "who": _n(r), "signer": r.random() < 0.5}),
     "replay": (2, lambda r: {"which": _n(r), "copies": r.randint(1, 3)}),
-    "claims_at_once": (1, lambda r: {"who": [_n(r) for _ in range(r.randint(2, 4))],
-                                     "marks": r.choice(CLAIMS), "copies": r.randint(2, 3)}),
-    "kill": (2.5, lambda r: {"service": r.choice(NAMES),
-                             "work": r.choice(["buy", "upgrade", "claim", "trade", None]),
-                             "yields": r.randint(0, 40)}),
+    "claims_at_once": (
+        1,
+        lambda r: {
+            "who": [_n(r) for _ in range(r.randint(2, 4))],
+            "marks": r.choice(CLAIMS),
+            "copies": r.randint(2, 3),
+        },
+    ),
+    "kill": (
+        2.5,
+        lambda r: {
+            "service": r.choice(NAMES),
+            "work": r.choice(["buy", "upgrade", "claim", "trade", None]),
+            "yields": r.randint(0, 40),
+        },
+    ),
     "restart": (0.5, lambda r: {}),
 }
 
@@ -1051,26 +1201,31 @@ def test_the_economy_holds_under_attack_kills_and_restarts(server_url: str) -> N
     if long_form():
         print(f"economy machine: RELIABILITY_SEED={LONG_SEED}", flush=True)
         while TOTALS.steps < LONG_STEPS:
-            run_state_machine_as_test(EconomyMachine,
-                                      settings=machine_settings(LONG_EXAMPLE_STEPS, 2))
+            run_state_machine_as_test(
+                EconomyMachine, settings=machine_settings(LONG_EXAMPLE_STEPS, 2)
+            )
     else:
-        run_state_machine_as_test(EconomyMachine,
-                                  settings=machine_settings(SHORT_STEPS, SHORT_EXAMPLES))
+        run_state_machine_as_test(
+            EconomyMachine, settings=machine_settings(SHORT_STEPS, SHORT_EXAMPLES)
+        )
     assert TOTALS.steps > 0
     assert TOTALS.audits > 0
-    record("economy_machine", {
-        "examples (leagues)": TOTALS.examples,
-        "steps": TOTALS.steps,
-        "invariant checks": TOTALS.checks,
-        "deep checks": TOTALS.deep,
-        "kills": TOTALS.kills,
-        "requests cut by a kill": TOTALS.cut,
-        "league restarts": TOTALS.restarts,
-        "audits": TOTALS.audits,
-        "attacks": sum(TOTALS.attacks.values()),
-        "outcomes": ", ".join(f"{k} {v}" for k, v in sorted(TOTALS.outcomes.items())),
-        "attacks by kind": ", ".join(f"{k} {v}" for k, v in sorted(TOTALS.attacks.items())),
-        "violations": 0,
-        "seconds": round(time.monotonic() - started),
-        **({"seed": LONG_SEED} if long_form() else {}),
-    })
+    record(
+        "economy_machine",
+        {
+            "examples (leagues)": TOTALS.examples,
+            "steps": TOTALS.steps,
+            "invariant checks": TOTALS.checks,
+            "deep checks": TOTALS.deep,
+            "kills": TOTALS.kills,
+            "requests cut by a kill": TOTALS.cut,
+            "league restarts": TOTALS.restarts,
+            "audits": TOTALS.audits,
+            "attacks": sum(TOTALS.attacks.values()),
+            "outcomes": ", ".join(f"{k} {v}" for k, v in sorted(TOTALS.outcomes.items())),
+            "attacks by kind": ", ".join(f"{k} {v}" for k, v in sorted(TOTALS.attacks.items())),
+            "violations": 0,
+            "seconds": round(time.monotonic() - started),
+            **({"seed": LONG_SEED} if long_form() else {}),
+        },
+    )

@@ -70,8 +70,11 @@ LEAGUE = make_league()
 ALICE, BOB, CAROL = key(10), key(11), key(12)
 PASSPHRASE = "correct horse battery staple"
 #: Examples per test: a quick pass in CI, a long one in the long form.
-FUZZ = settings(max_examples=2_000 if long_form() else 60, deadline=None,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+FUZZ = settings(
+    max_examples=2_000 if long_form() else 60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 _CASES: Counter[str] = Counter()
 
 
@@ -106,72 +109,136 @@ def _parsers() -> list[Parser]:
     note = LEAGUE.note_certificate(ALICE, "CZ-M25-000001")
     chain = chain_of(tally, ALICE, BOB)
     forked = chain_of(tally, ALICE, CAROL)
-    proof = FraudProof(kind="fraud-proof", first=chain.endorsements[0],
-                       second=forked.endorsements[0])
+    proof = FraudProof(
+        kind="fraud-proof", first=chain.endorsements[0], second=forked.endorsements[0]
+    )
     checkpoint = sign_checkpoint("test-league/mint", 42, bytes(range(32)), LEAGUE.mint)
     cosigned = checkpoint.with_signature(
-        Cosigner("test-league/notary", LEAGUE.notary).cosign(checkpoint, 1_700_000_000))
+        Cosigner("test-league/notary", LEAGUE.notary).cosign(checkpoint, 1_700_000_000)
+    )
     add = AddCheckpoint(7, (bytes(32), bytes(range(32))), checkpoint)
     now = int(time.time())
     claim = claim_request(ALICE, manifest, 30, request_id="fuzz-claim-0001", at=now, work=1)
-    stamp = stamp_request(ALICE, manifest, [("Tally", "standard")],
-                          request_id="fuzz-stamp-0001", at=now, works=[1])
+    stamp = stamp_request(
+        ALICE, manifest, [("Tally", "standard")], request_id="fuzz-stamp-0001", at=now, works=[1]
+    )
     treasury_key = PublicKey.from_text(manifest.treasury)
     mint_key = PublicKey.from_text(manifest.mint)
     paid = chain_of(note, ALICE)
     payment = endorse(paid, ALICE, treasury_key, 1_700_000_100)
     returned = endorse(Chain(certificate=tally, endorsements=()), ALICE, mint_key, 1_700_000_100)
-    buy = buy_request(ALICE, manifest, "Tally", [payment], purchase_id="fuzz-buy-0001", at=now,
-                      upgrade=Upgrade(finish="gilt", returned=returned))
-    models: list[WireModel] = [manifest, tally, note, chain.endorsements[0], chain, proof,
-                               claim, stamp, buy]
+    buy = buy_request(
+        ALICE,
+        manifest,
+        "Tally",
+        [payment],
+        purchase_id="fuzz-buy-0001",
+        at=now,
+        upgrade=Upgrade(finish="gilt", returned=returned),
+    )
+    models: list[WireModel] = [
+        manifest,
+        tally,
+        note,
+        chain.endorsements[0],
+        chain,
+        proof,
+        claim,
+        stamp,
+        buy,
+    ]
     parsers = [
-        Parser(f"wire:{type(m).__name__}", type(m).from_wire, _wire(m), _wire)
-        for m in models
+        Parser(f"wire:{type(m).__name__}", type(m).from_wire, _wire(m), _wire) for m in models
     ]
     seen = SeenRegistry(chain.endorsements)
     return [
         *parsers,
         Parser("json", parse_json, _wire(buy), json.dumps),
-        Parser("slip", Slip.from_armor, Slip(chains=(chain, paid)).to_armor(),
-               lambda slip: slip.to_armor()),
-        Parser("seen-registry", SeenRegistry.from_wire, json.dumps(seen.to_wire()),
-               lambda registry: json.dumps(registry.to_wire()),
-               lambda registry: registry.to_wire()),
+        Parser(
+            "slip",
+            Slip.from_armor,
+            Slip(chains=(chain, paid)).to_armor(),
+            lambda slip: slip.to_armor(),
+        ),
+        Parser(
+            "seen-registry",
+            SeenRegistry.from_wire,
+            json.dumps(seen.to_wire()),
+            lambda registry: json.dumps(registry.to_wire()),
+            lambda registry: registry.to_wire(),
+        ),
         Parser("signed-note", parse_note, str(cosigned.note), str),
-        Parser("checkpoint", Checkpoint.from_note, str(cosigned), str,
-               lambda c: (c.origin, c.size, c.root, c.extensions, str(c.note))),
-        Parser("add-checkpoint", AddCheckpoint.parse, str(add), str,
-               lambda a: (a.old_size, a.proof, str(a.checkpoint))),
-        Parser("vkey", parse_vkey, NoteSigner("test-league/mint", LEAGUE.mint).verifier().vkey(),
-               lambda v: v.vkey(), lambda v: v.vkey()),
-        Parser("witness-vkey", parse_witness_vkey,
-               Cosigner("test-league/notary", LEAGUE.notary).verifier().vkey(),
-               lambda v: v.vkey(), lambda v: v.vkey()),
-        Parser("save-code", lambda text: open_save_code(text, PASSPHRASE),
-               seal_save_code({"marks": 5, "prints": []}, PASSPHRASE, MINIMUM_KDF),
-               lambda payload: seal_save_code(payload, PASSPHRASE, MINIMUM_KDF)),
-        Parser("private-key", lambda text: open_private_key(text, PASSPHRASE),
-               seal_private_key(ALICE, PASSPHRASE, MINIMUM_KDF),
-               lambda k: seal_private_key(k, PASSPHRASE, MINIMUM_KDF),
-               lambda k: k.public.to_text()),
+        Parser(
+            "checkpoint",
+            Checkpoint.from_note,
+            str(cosigned),
+            str,
+            lambda c: (c.origin, c.size, c.root, c.extensions, str(c.note)),
+        ),
+        Parser(
+            "add-checkpoint",
+            AddCheckpoint.parse,
+            str(add),
+            str,
+            lambda a: (a.old_size, a.proof, str(a.checkpoint)),
+        ),
+        Parser(
+            "vkey",
+            parse_vkey,
+            NoteSigner("test-league/mint", LEAGUE.mint).verifier().vkey(),
+            lambda v: v.vkey(),
+            lambda v: v.vkey(),
+        ),
+        Parser(
+            "witness-vkey",
+            parse_witness_vkey,
+            Cosigner("test-league/notary", LEAGUE.notary).verifier().vkey(),
+            lambda v: v.vkey(),
+            lambda v: v.vkey(),
+        ),
+        Parser(
+            "save-code",
+            lambda text: open_save_code(text, PASSPHRASE),
+            seal_save_code({"marks": 5, "prints": []}, PASSPHRASE, MINIMUM_KDF),
+            lambda payload: seal_save_code(payload, PASSPHRASE, MINIMUM_KDF),
+        ),
+        Parser(
+            "private-key",
+            lambda text: open_private_key(text, PASSPHRASE),
+            seal_private_key(ALICE, PASSPHRASE, MINIMUM_KDF),
+            lambda k: seal_private_key(k, PASSPHRASE, MINIMUM_KDF),
+            lambda k: k.public.to_text(),
+        ),
         Parser("address", parse_address, address_of(ALICE.public), str),
-        Parser("public-key", PublicKey.from_text, ALICE.public.to_text(),
-               lambda k: k.to_text()),
-        Parser("service-url", check_service_url, "https://league.example:8443/base", str,
-               refusal=(ValueError,)),  # its documented refusal (a validator's)
-        Parser("print-serial", parse_serial, "CZ-MODEL-A-0042",
-               lambda parsed: serial_for(parsed.title, parsed.finish, parsed.number)),
-        Parser("note-serial", parse_note_serial, "CZ-M25-000001",
-               lambda parsed: note_serial_for(parsed.denomination, parsed.number)),
+        Parser("public-key", PublicKey.from_text, ALICE.public.to_text(), lambda k: k.to_text()),
+        Parser(
+            "service-url",
+            check_service_url,
+            "https://league.example:8443/base",
+            str,
+            refusal=(ValueError,),
+        ),  # its documented refusal (a validator's)
+        Parser(
+            "print-serial",
+            parse_serial,
+            "CZ-MODEL-A-0042",
+            lambda parsed: serial_for(parsed.title, parsed.finish, parsed.number),
+        ),
+        Parser(
+            "note-serial",
+            parse_note_serial,
+            "CZ-M25-000001",
+            lambda parsed: note_serial_for(parsed.denomination, parsed.number),
+        ),
         Parser("time", parse_time, "2026-12-03T18:40:00.123456Z", format_time),
-        Parser("b64url", lambda text: decode_b64url(text), "AAECAwQFBgcICQ",
-               encode_b64url),
-        Parser("b64", lambda text: decode_b64(text), "AAECAwQFBgcICQ==",
-               encode_b64),
-        Parser("armor", lambda text: dearmor(text, "CZ SLIP"),
-               Slip(chains=(paid,)).to_armor(),
-               lambda raw: armor("CZ SLIP", raw)),
+        Parser("b64url", lambda text: decode_b64url(text), "AAECAwQFBgcICQ", encode_b64url),
+        Parser("b64", lambda text: decode_b64(text), "AAECAwQFBgcICQ==", encode_b64),
+        Parser(
+            "armor",
+            lambda text: dearmor(text, "CZ SLIP"),
+            Slip(chains=(paid,)).to_armor(),
+            lambda raw: armor("CZ SLIP", raw),
+        ),
     ]
 
 
@@ -192,11 +259,11 @@ def mutated(draw: st.DrawFn, valid: str) -> str:
         at = draw(st.integers(0, max(0, len(text) - 1)))
         edit = draw(st.sampled_from(["replace", "insert", "delete", "double", "cut"]))
         if edit == "replace" and text:
-            text = text[:at] + draw(EDIT_CHARS) + text[at + 1:]
+            text = text[:at] + draw(EDIT_CHARS) + text[at + 1 :]
         elif edit == "insert":
             text = text[:at] + draw(EDIT_CHARS) + text[at:]
         elif edit == "delete":
-            text = text[:at] + text[at + 1:]
+            text = text[:at] + text[at + 1 :]
         elif edit == "double":
             end = draw(st.integers(at, min(len(text), at + 40)))
             text = text[:end] + text[at:end] + text[end:]
@@ -239,8 +306,10 @@ def test_a_mutated_input_parses_or_is_refused_with_a_ledger_error(
 
 
 @FUZZ
-@given(which=st.sampled_from([p.name for p in PARSERS]),
-       text=st.one_of(st.text(max_size=300), st.text(SYNTAX, max_size=300)))
+@given(
+    which=st.sampled_from([p.name for p in PARSERS]),
+    text=st.one_of(st.text(max_size=300), st.text(SYNTAX, max_size=300)),
+)
 def test_arbitrary_text_parses_or_is_refused_with_a_ledger_error(which: str, text: str) -> None:
     """Arbitrary text, to every parser: parsed or refused with a LedgerError."""
     _CASES["arbitrary"] += 1
@@ -252,9 +321,17 @@ def test_arbitrary_text_parses_or_is_refused_with_a_ledger_error(which: str, tex
 def test_arbitrary_bytes_to_the_parsers_that_take_bytes(raw: bytes) -> None:
     """Bytes (not necessarily UTF-8) to the parsers that take bytes: JSON, signed notes,
     checkpoints, witness requests and wire objects."""
-    for parse in (parse_json, parse_note, Checkpoint.from_note, AddCheckpoint.parse,
-                  PrintCertificate.from_wire, NoteCertificate.from_wire, Chain.from_wire,
-                  Endorsement.from_wire, LeagueManifest.from_wire):
+    for parse in (
+        parse_json,
+        parse_note,
+        Checkpoint.from_note,
+        AddCheckpoint.parse,
+        PrintCertificate.from_wire,
+        NoteCertificate.from_wire,
+        Chain.from_wire,
+        Endorsement.from_wire,
+        LeagueManifest.from_wire,
+    ):
         with contextlib.suppress(LedgerError):
             parse(raw)
     _CASES["bytes"] += 1
@@ -262,8 +339,9 @@ def test_arbitrary_bytes_to_the_parsers_that_take_bytes(raw: bytes) -> None:
 
 JSON_VALUES = st.recursive(
     st.none() | st.booleans() | st.integers(-(2**53) + 1, 2**53 - 1) | st.text(max_size=8),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner,
-                                                                max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner, max_size=4)
+    ),
     max_leaves=12,
 )
 
@@ -308,20 +386,22 @@ def test_canonical_json_parses_back_to_the_value_and_is_its_own_canonical_form(
     _CASES["canonical"] += 1
 
 
-
-
 def _feed_page() -> str:
     """A page of the mint's feed holding one stamp, signed as the mint signs its log."""
     tally = LEAGUE.print_certificate(ALICE, "CZ-TALLY-0001", title="Tally", card_set="base")
     body = PrintStamped(certificate=tally, request_id="fuzz-stamp-0001")
     at = datetime(2026, 12, 3, 18, 40, 0, 123456, tzinfo=UTC)
-    fields: dict[str, Any] = {"seq": 0, "stream": body.stream(), "stream_version": 1,
-                              "type": PrintStamped.TYPE, "body": body.to_wire(),
-                              "recorded_at": at}
+    fields: dict[str, Any] = {
+        "seq": 0,
+        "stream": body.stream(),
+        "stream_version": 1,
+        "type": PrintStamped.TYPE,
+        "body": body.to_wire(),
+        "recorded_at": at,
+    }
     leaf = event_leaf(**fields)
     event = Event(**fields, leaf_hash=leaf_hash(leaf), signature=LEAGUE.mint.sign_raw(leaf))
-    return json.dumps({"events": [FeedEvent.of(event).model_dump(mode="json")],
-                       "next_after": 0})
+    return json.dumps({"events": [FeedEvent.of(event).model_dump(mode="json")], "next_after": 0})
 
 
 FEED_PAGE = _feed_page()
@@ -337,6 +417,7 @@ def test_a_mutated_feed_page_gets_the_reference_verdict(text: str) -> None:
     test_audit.py pins it on hand-made defects; here on any)."""
     fast = check_page(MINT_PAGE, text)
     with pytest.MonkeyPatch.context() as slow:
+
         def reference_only(*args: object) -> object:
             raise audit._Slow
 

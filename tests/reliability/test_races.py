@@ -50,8 +50,12 @@ __all__ = ["faucet", "league", "make_settings", "server", "settings"]
 T = TypeVar("T")
 WAYS = 20
 DELIVERED_STEPS = [
-    "purchase-opened", "payment-notarized", "order-signed", "print-delivered",
-    "payment-returned", "purchase-closed",
+    "purchase-opened",
+    "payment-notarized",
+    "order-signed",
+    "print-delivered",
+    "payment-returned",
+    "purchase-closed",
 ]
 _FIGURES: Counter[str] = Counter()
 
@@ -70,8 +74,9 @@ def figures() -> Iterator[None]:
     record("races", dict(_FIGURES))
 
 
-async def at_once(league: LeagueClient, calls: Sequence[Callable[[LeagueClient], Awaitable[T]]]
-                  ) -> list[T | LeagueProblem]:
+async def at_once(
+    league: LeagueClient, calls: Sequence[Callable[[LeagueClient], Awaitable[T]]]
+) -> list[T | LeagueProblem]:
     """Every call at once, each over a connection of its own; a refusal is returned."""
 
     async def one(call: Callable[[LeagueClient], Awaitable[T]]) -> T | LeagueProblem:
@@ -98,7 +103,8 @@ def chain_of(note: object) -> Chain:
 
 async def hops_of(server: TestServer, serials: set[str]) -> list[HopRecorded]:
     return [
-        body for e in await server.app[NOTARY_LOG].read(-1, 10_000)
+        body
+        for e in await server.app[NOTARY_LOG].read(-1, 10_000)
         if isinstance(body := parse_event(e, NOTARY_EVENTS), HopRecorded)
         and body.endorsement.serial in serials
     ]
@@ -106,7 +112,8 @@ async def hops_of(server: TestServer, serials: set[str]) -> list[HopRecorded]:
 
 async def stamps_for(server: TestServer, request_id: str) -> list[PrintStamped]:
     return [
-        body for e in await server.app[MINT_LOG].read(-1, 10_000)
+        body
+        for e in await server.app[MINT_LOG].read(-1, 10_000)
         if isinstance(body := parse_event(e, MINT_EVENTS), PrintStamped)
         and body.request_id == request_id
     ]
@@ -114,7 +121,8 @@ async def stamps_for(server: TestServer, request_id: str) -> list[PrintStamped]:
 
 async def notes_for(server: TestServer, request_id: str) -> list[NoteIssued]:
     return [
-        body for e in await server.app[TREASURY_LOG].read(-1, 10_000)
+        body
+        for e in await server.app[TREASURY_LOG].read(-1, 10_000)
         if isinstance(body := parse_event(e, TREASURY_EVENTS), NoteIssued)
         and body.request_id == request_id
     ]
@@ -130,9 +138,9 @@ async def test_a_note_pair_spent_twenty_ways_at_once_moves_once(
     pair = [chain_of(n) for n in (await faucet.claim(a, 50)).notes]
     assert len(pair) == 2
     friends = [SigningKey.generate() for _ in range(WAYS)]
-    answers = await at_once(league, [
-        notarizing([endorse(n, a, f.public, T0) for n in pair]) for f in friends
-    ])
+    answers = await at_once(
+        league, [notarizing([endorse(n, a, f.public, T0) for n in pair]) for f in friends]
+    )
     won = [x for x in answers if isinstance(x, NotarizeAnswer)]
     lost = [x for x in answers if isinstance(x, NotaryConflict)]
     assert (len(won), len(lost)) == (1, WAYS - 1), answers
@@ -157,8 +165,14 @@ async def test_a_buy_racing_twenty_transfers_of_its_notes(
     pair = [chain_of(n) for n in (await faucet.claim(a, 50)).notes]
     treasury = PublicKey.from_text(faucet.manifest.treasury)
     pid = "race-buy-0001"
-    buy = buy_request(a, faucet.manifest, "Tally", [endorse(n, a, treasury, T0) for n in pair],
-                      purchase_id=pid, at=int(time.time()))
+    buy = buy_request(
+        a,
+        faucet.manifest,
+        "Tally",
+        [endorse(n, a, treasury, T0) for n in pair],
+        purchase_id=pid,
+        at=int(time.time()),
+    )
     friends = [SigningKey.generate() for _ in range(WAYS)]
     calls: list[Callable[[LeagueClient], Awaitable[object]]] = [
         lambda own: answered(lambda: own.buy(buy))
@@ -176,8 +190,11 @@ async def test_a_buy_racing_twenty_transfers_of_its_notes(
     else:
         assert bought.outcome == "rejected", bought
         assert (len(moved), stamped) == (1, [])
-    hops = [h for h in await hops_of(server, {n.serial for n in pair})
-            if h.issue == 1 and h.endorsement.hop == 1]
+    hops = [
+        h
+        for h in await hops_of(server, {n.serial for n in pair})
+        if h.issue == 1 and h.endorsement.hop == 1
+    ]
     assert len(hops) == 2
     assert len({h.endorsement.to for h in hops}) == 1
     counted("buy_against_transfers", WAYS + 1, 4)
@@ -213,10 +230,13 @@ async def test_one_print_endorsed_twenty_ways_at_once_moves_once(
     (item,) = answer.items
     assert isinstance(item, Stamped)
     print_chain = chain_of(item.certificate)
-    answers = await at_once(league, [
-        notarizing([endorse(print_chain, a, SigningKey.generate().public, T0 + i)])
-        for i in range(WAYS)
-    ])
+    answers = await at_once(
+        league,
+        [
+            notarizing([endorse(print_chain, a, SigningKey.generate().public, T0 + i)])
+            for i in range(WAYS)
+        ],
+    )
     assert sum(isinstance(x, NotarizeAnswer) for x in answers) == 1
     assert sum(isinstance(x, NotaryConflict) for x in answers) == WAYS - 1
     assert len(await hops_of(server, {item.certificate.serial})) == 1
@@ -242,8 +262,9 @@ async def test_a_claim_replayed_twenty_times_at_once_issues_once(
 ) -> None:
     """One claim request sent twenty times at once: each copy is answered with the first's
     notes, and its notes are issued once (the faucet is idempotent by request id)."""
-    request: ClaimRequest = faucet.request(SigningKey.generate(), 30,
-                                           request_id="replayed-claim-0001")
+    request: ClaimRequest = faucet.request(
+        SigningKey.generate(), 30, request_id="replayed-claim-0001"
+    )
     answers = await at_once(league, [lambda own: own.claim(request)] * WAYS)
     first = same_answers(answers)
     assert isinstance(first, ClaimAnswer)
@@ -257,8 +278,12 @@ async def test_a_stamp_replayed_twenty_times_at_once_stamps_once(
 ) -> None:
     """One stamp request sent twenty times at once: each copy is answered with the first's
     certificate, and the mint stamped one print for it."""
-    request = stamp_request(SigningKey.generate(), faucet.manifest, [("Tally", "standard")],
-                            request_id="replayed-stamp-0001")
+    request = stamp_request(
+        SigningKey.generate(),
+        faucet.manifest,
+        [("Tally", "standard")],
+        request_id="replayed-stamp-0001",
+    )
     answers = await at_once(league, [lambda own: own.stamp(request)] * WAYS)
     first = same_answers(answers)
     assert isinstance(first, StampAnswer)
@@ -278,8 +303,9 @@ async def test_a_buy_replayed_twenty_times_at_once_buys_once(
     a = SigningKey.generate()
     treasury = PublicKey.from_text(faucet.manifest.treasury)
     payment = [endorse(chain_of(n), a, treasury, T0) for n in (await faucet.claim(a, 50)).notes]
-    request: BuyRequest = buy_request(a, faucet.manifest, "Tally", payment,
-                                      purchase_id="replayed-buy-0001", at=int(time.time()))
+    request: BuyRequest = buy_request(
+        a, faucet.manifest, "Tally", payment, purchase_id="replayed-buy-0001", at=int(time.time())
+    )
     answers = await at_once(league, [lambda own: answered(lambda: own.buy(request))] * WAYS)
     first = same_answers(answers)
     assert isinstance(first, BuyAnswer)
@@ -299,12 +325,14 @@ async def test_duplicates_of_one_claim_in_one_group_are_answered_as_replays(
     """Copies of one claim that reach the treasury's writer in one group (sent at once, over
     a single connection each, after a claim that keeps the writer busy) are decided as one
     claim and its replays: every copy is answered the first's notes, none fails the group."""
-    busy = [faucet.request(SigningKey.generate(), 50, request_id=f"busy-{i:04d}-claim")
-            for i in range(10)]
+    busy = [
+        faucet.request(SigningKey.generate(), 50, request_id=f"busy-{i:04d}-claim")
+        for i in range(10)
+    ]
     request = faucet.request(SigningKey.generate(), 20, request_id="grouped-claim-0001")
     answers = await at_once(league, [*map(claiming, busy), *[claiming(request)] * copies])
     assert not [x for x in answers if isinstance(x, LeagueProblem)], answers
-    first = same_answers(answers[len(busy):])
+    first = same_answers(answers[len(busy) :])
     assert isinstance(first, ClaimAnswer)
     assert len(await notes_for(server, request.request_id)) == len(first.notes)
     counted(f"claim_duplicates_in_a_group_{copies}", copies + len(busy), 2)

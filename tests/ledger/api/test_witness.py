@@ -36,8 +36,13 @@ def evidence(
     old_size: int | None = None,
 ) -> Evidence:
     return Evidence(
-        id=1, origin=ORIGIN, recorded_at="2026-12-03T03:00:00.000000Z", kind=kind,
-        reason="test", cosigned=str(cosigned), submitted=str(submitted),
+        id=1,
+        origin=ORIGIN,
+        recorded_at="2026-12-03T03:00:00.000000Z",
+        kind=kind,
+        reason="test",
+        cosigned=str(cosigned),
+        submitted=str(submitted),
         old_size=cosigned.size if old_size is None else old_size,
         proof=[encode_b64(h) for h in proof],
     )
@@ -105,9 +110,7 @@ def test_two_roots_at_one_size_convict_the_log() -> None:
 def test_a_proof_showing_another_root_convicts_the_log() -> None:
     """The submitted tree's own valid proof shows another root at the cosigned size."""
     honest, forked = tree(7), tree(7, salt=1)
-    record = evidence(
-        "fork", signed(honest, 3), signed(forked, 7), consistency_proof(3, 7, forked)
-    )
+    record = evidence("fork", signed(honest, 3), signed(forked, 7), consistency_proof(3, 7, forked))
     assert record.convicts(KEY.public)
     assert Evidence.model_validate_json(record.model_dump_json()).convicts(KEY.public)
 

@@ -11,12 +11,6 @@ async def _fill(log: PostgresEventStore, n: int, start: int = 0) -> None:
     await log.append_batch([NewEvent("s", start + i, "t", {"i": start + i}) for i in range(n)])
 
 
-
-
-
-
-
-
 async def test_a_checkpoint_inconsistent_with_the_last_one_is_never_signed(
     log: PostgresEventStore,
 ) -> None:

@@ -83,7 +83,8 @@ async def test_a_huge_integer_is_a_clean_refusal(client: TestClient) -> None:
     # Regression: an integer of over 4,300 digits answered with Python's hint
     digits = "9" * 5000
     response = await client.post(
-        "/roomy", data=f'{{"word": "a", "count": {digits}}}',
+        "/roomy",
+        data=f'{{"word": "a", "count": {digits}}}',
         headers={"Content-Type": "application/json"},
     )
     body = await problem(response, 413, "too-large")
@@ -110,8 +111,10 @@ async def test_head_is_answered_on_every_get_endpoint(client: TestClient) -> Non
     for path in ("/plain", "/page?after=1", "/problems/malformed"):
         get = await client.get(path)
         head = await client.head(path)
-        assert (head.status, head.content_type) == (get.status, get.content_type) == (
-            200, get.content_type
+        assert (
+            (head.status, head.content_type)
+            == (get.status, get.content_type)
+            == (200, get.content_type)
         )
         assert await head.read() == b""
 

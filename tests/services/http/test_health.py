@@ -2,6 +2,7 @@
 touches nothing, readiness names what is not ready (database, schema, feeds) in a 503 problem:
 ``store-unavailable`` for the database, ``retry-later`` for a followed feed not caught up (the
 notary declares it follows the mint's and the treasury's)."""
+
 from __future__ import annotations
 
 import asyncio

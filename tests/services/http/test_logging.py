@@ -71,9 +71,7 @@ def with_password(database_url: str) -> tuple[str, str]:
 
 
 @pytest.fixture
-def secret_settings(
-    make_settings: Callable[..., LeagueSettings], tmp_path: Path
-) -> LeagueSettings:
+def secret_settings(make_settings: Callable[..., LeagueSettings], tmp_path: Path) -> LeagueSettings:
     passphrase_file = tmp_path / "passphrase"
     passphrase_file.write_text(PASSPHRASE + "\n", encoding="utf-8")
     passphrase_file.chmod(0o600)
@@ -95,18 +93,22 @@ async def test_the_request_id_is_the_clients_when_well_formed_and_echoed(
             session = league._session
             assert session is not None
             given = "7f3e2a9c-1b4d-4e8f-9a0b-c1d2e3f4a5b6"
-            async with session.get(league.base_url + "/healthz",
-                                   headers={"X-Request-Id": given}) as response:
+            async with session.get(
+                league.base_url + "/healthz", headers={"X-Request-Id": given}
+            ) as response:
                 assert response.headers["X-Request-Id"] == given
             for bad in ("", "a b", "x" * 129, "id\u00e9", "<script>"):
-                async with session.get(league.base_url + "/no/such",
-                                       headers={"X-Request-Id": bad}) as response:
+                async with session.get(
+                    league.base_url + "/no/such", headers={"X-Request-Id": bad}
+                ) as response:
                     made = response.headers["X-Request-Id"]
                     assert made != bad
                     assert len(made) == 32
                     assert int(made, 16) >= 0
-            async with session.get(league.base_url + "/ledger") as first, \
-                    session.get(league.base_url + "/ledger") as second:
+            async with (
+                session.get(league.base_url + "/ledger") as first,
+                session.get(league.base_url + "/ledger") as second,
+            ):
                 assert first.headers["X-Request-Id"] != second.headers["X-Request-Id"]
     finally:
         await server.close()
@@ -124,7 +126,8 @@ async def test_every_line_is_json_with_the_request_id_and_no_secret_shows(
     manifest = load_manifest(secret_settings)
     seeds = [
         encode_b64url(load_service_key(secret_settings, manifest, role, PASSPHRASE).seed)
-        for role in ROLES if role != "root"
+        for role in ROLES
+        if role != "root"
     ]
     careless = logging.getLogger("services.kernel.test")
     with captured_log(app[LOG_SECRETS]) as log:
@@ -136,11 +139,13 @@ async def test_every_line_is_json_with_the_request_id_and_no_secret_shows(
                 await stamp_and_follow(trade)
                 session = league._session
                 assert session is not None
-                async with session.get(league.base_url + "/provenance/nope",
-                                       headers={"X-Request-Id": "req-42"}) as response:
+                async with session.get(
+                    league.base_url + "/provenance/nope", headers={"X-Request-Id": "req-42"}
+                ) as response:
                     assert response.status == 404
-                careless.warning("connecting to %s with %r", secret_settings.database_url,
-                                 PASSPHRASE)
+                careless.warning(
+                    "connecting to %s with %r", secret_settings.database_url, PASSPHRASE
+                )
                 try:
                     raise RuntimeError(f"cannot open the key with {PASSPHRASE}")
                 except RuntimeError:
@@ -161,17 +166,25 @@ async def test_every_line_is_json_with_the_request_id_and_no_secret_shows(
     refused = [line for line in lines if line.get("request_id") == "req-42"]
     assert refused == [
         {
-            "time": refused[0]["time"], "level": "info", "logger": "services.http.access",
-            "message": refused[0]["message"], "request_id": "req-42", "method": "GET",
-            "route": "/provenance/{serial}", "status": 404,
+            "time": refused[0]["time"],
+            "level": "info",
+            "logger": "services.http.access",
+            "message": refused[0]["message"],
+            "request_id": "req-42",
+            "method": "GET",
+            "route": "/provenance/{serial}",
+            "status": 404,
             "duration_ms": refused[0]["duration_ms"],
         }
     ]
     assert refused[0]["message"].startswith("GET /provenance/nope -> 404 in ")
     quoted = [line for line in lines if line["logger"] == "services.kernel.test"]
-    assert quoted[0]["message"] == "connecting to " + secret_settings.database.replace(
-        password, "[redacted]"
-    ) + " with '[redacted]'"
+    assert (
+        quoted[0]["message"]
+        == "connecting to "
+        + secret_settings.database.replace(password, "[redacted]")
+        + " with '[redacted]'"
+    )
     assert "cannot open the key with [redacted]" in quoted[1]["exception"]
 
 

@@ -47,20 +47,27 @@ async def test_requests_are_counted_by_route_template_never_by_path(league: Leag
     routes = {s.labels.get("route") for s in samples if s.name.startswith("league_http_")}
     assert not [r for r in routes if r and ("CZ-" in r or "/no/" in r)]
     by_status = [
-        s for s in samples
+        s
+        for s in samples
         if s.name == "league_http_requests_total" and s.labels["route"] == "/provenance/{serial}"
     ]
     assert sum(s.value for s in by_status) == len(serials)
     assert value(
-        samples, "league_http_request_duration_seconds_count",
-        method="GET", route="/provenance/{serial}",
+        samples,
+        "league_http_request_duration_seconds_count",
+        method="GET",
+        route="/provenance/{serial}",
     ) == len(serials)
-    assert value(
-        samples, "league_http_requests_total", method="HEAD", route="unmatched", status="404"
-    ) == 5
-    assert value(
-        samples, "league_http_requests_total", method="other", route="unmatched", status="405"
-    ) == 1
+    assert (
+        value(samples, "league_http_requests_total", method="HEAD", route="unmatched", status="404")
+        == 5
+    )
+    assert (
+        value(
+            samples, "league_http_requests_total", method="other", route="unmatched", status="405"
+        )
+        == 1
+    )
 
 
 async def test_events_appended_and_feed_lag_are_read_at_each_scrape(trade: Trade) -> None:

@@ -108,8 +108,15 @@ async def test_a_browser_gets_a_page_everyone_else_json(
         assert response.headers["Vary"] == "Accept"
         assert not re.search(r"(src|href)=\"(https?:)?//", text)  # nothing loaded from elsewhere
         assert "<script" not in text
-    for accept in (None, "*/*", "application/json", "text/html, application/json",
-                   "text/*", "text/html;q=0.5, */*", "text/html;q=bogus"):
+    for accept in (
+        None,
+        "*/*",
+        "application/json",
+        "text/html, application/json",
+        "text/*",
+        "text/html;q=0.5, */*",
+        "text/html;q=bogus",
+    ):
         response, text = await get(http, url, accept)
         assert response.status == 200
         assert response.content_type == "application/json", accept
@@ -129,7 +136,7 @@ async def test_the_root_is_a_landing_page_to_a_browser_and_the_index_to_everyone
     assert response.content_type == "text/html"
     assert response.headers["Vary"] == "Accept"
     assert "default-src 'none'" in response.headers["Content-Security-Policy"]
-    start = text[text.index('id="start"'):text.index("</div>", text.index('id="start"'))]
+    start = text[text.index('id="start"') : text.index("</div>", text.index('id="start"'))]
     assert 'href="/ledger"' in start
     assert 'href="/treasury"' in start
     assert re.search(r'<form[^>]*method="get" action="/provenance"', start)
@@ -175,8 +182,9 @@ async def test_the_census_page_has_a_bar_per_run_and_links_the_latest_print(
 
 async def claimed(trade: Trade, http: aiohttp.ClientSession, url: str) -> ClaimAnswer:
     """Notes of 31 marks claimed from the faucet (an M25, an M5 and an M1)."""
-    claim = claim_request(SigningKey.generate(), trade.manifest, 31, request_id="page-claim",
-                          at=int(time.time()))
+    claim = claim_request(
+        SigningKey.generate(), trade.manifest, 31, request_id="page-claim", at=int(time.time())
+    )
     async with http.post(f"{url}/treasury/claim", json=claim.to_wire()) as response:
         assert response.status == 200
         return ClaimAnswer.model_validate_json(await response.text())
@@ -240,12 +248,26 @@ async def test_a_proof_that_fails_is_marked_not_verified_alone(
     assert life.stamp is not None
     (event,) = (await trade.league.events(life.stamp.index - 1, 1)).events
     first, second = life.hops
-    lie = life.model_copy(update={"hops": [first.model_copy(update={"receipt": second.receipt}),
-                                           second.model_copy(update={"receipt": first.receipt})]})
+    lie = life.model_copy(
+        update={
+            "hops": [
+                first.model_copy(update={"receipt": second.receipt}),
+                second.model_copy(update={"receipt": first.receipt}),
+            ]
+        }
+    )
     checked = provenance_checks(lie, trade.manifest, [event])
-    text = environment().get_template("provenance.html").render(
-        league=EVIL_NAME, league_id=trade.manifest.league, path=f"/provenance/{serial}",
-        answer=lie, checked=checked, proofs=checked.by_ref(),
+    text = (
+        environment()
+        .get_template("provenance.html")
+        .render(
+            league=EVIL_NAME,
+            league_id=trade.manifest.league,
+            path=f"/provenance/{serial}",
+            answer=lie,
+            checked=checked,
+            proofs=checked.by_ref(),
+        )
     )
     marks = dict(re.findall(r'data-proof="([a-z0-9-]+)" data-verified="(true|false)"', text))
     swapped = {f"hop-{h.receipt.index}" for h in lie.hops}
@@ -353,12 +375,23 @@ async def chromium() -> AsyncIterator[Browser]:
     assert CHROMIUM is not None
     with tempfile.TemporaryDirectory(prefix="cz-chromium-") as profile:
         process = await asyncio.create_subprocess_exec(
-            CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-            "--no-first-run", "--disable-background-networking", "--disable-component-update",
-            "--disable-sync", "--disable-dev-shm-usage", "--hide-scrollbars",
-            f"--user-data-dir={profile}", "--remote-debugging-port=0",
-            "--window-size=1280,900", "about:blank",
-            stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
+            CHROMIUM,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--disable-dev-shm-usage",
+            "--hide-scrollbars",
+            f"--user-data-dir={profile}",
+            "--remote-debugging-port=0",
+            "--window-size=1280,900",
+            "about:blank",
+            stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.PIPE,
         )
         try:
             assert process.stderr is not None
@@ -382,8 +415,11 @@ async def chromium() -> AsyncIterator[Browser]:
                     browser = Browser(socket)
                     await browser.call("Page.enable")
                     await browser.call(
-                        "Emulation.setDeviceMetricsOverride", width=1280, height=900,
-                        deviceScaleFactor=1, mobile=False,
+                        "Emulation.setDeviceMetricsOverride",
+                        width=1280,
+                        height=900,
+                        deviceScaleFactor=1,
+                        mobile=False,
                     )
                     yield browser
         finally:

@@ -40,4 +40,3 @@ async def test_a_connection_given_back_in_a_transaction_is_rolled_back(
             assert await again.fetchval("SELECT to_regclass('left_open')::text") is None
     finally:
         await pool.close()
-

@@ -55,9 +55,7 @@ async def test_crash_hides_the_cause(client: TestClient) -> None:
 )
 async def test_malformed_json_is_refused(client: TestClient, raw: bytes) -> None:
     """Broken JSON, NaN, duplicate keys and non-UTF-8 bytes are each `malformed` (400)."""
-    response = await client.post(
-        "/echo", data=raw, headers={"Content-Type": "application/json"}
-    )
+    response = await client.post("/echo", data=raw, headers={"Content-Type": "application/json"})
     await problem(response, 400, "malformed")
 
 

@@ -24,9 +24,11 @@ import pytest
 from services.league.registry import SERVICES
 
 BIN = Path(sys.executable).parent
-LEAGUE = [str(BIN / "league")] if (BIN / "league").exists() else [
-    sys.executable, "-m", "services.league.cli"
-]
+LEAGUE = (
+    [str(BIN / "league")]
+    if (BIN / "league").exists()
+    else [sys.executable, "-m", "services.league.cli"]
+)
 SCHEMATHESIS = str(BIN / "st")
 CONFIG = Path(__file__).with_name("schemathesis.toml")
 #: A guard against a hung child, not a timing assertion.
@@ -39,8 +41,11 @@ def league_url(tmp_path: Path, database_url: str) -> Iterator[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("LEAGUE_")}
     env |= {"LEAGUE_HOME": str(tmp_path / "home"), "DATABASE_URL": database_url}
     process = subprocess.Popen(
-        [*LEAGUE, "serve", "--port", "0"], env=env, text=True,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        [*LEAGUE, "serve", "--port", "0"],
+        env=env,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
     )
     try:
         assert process.stdout is not None
@@ -60,10 +65,23 @@ def schemathesis(url: str, name: str, cwd: Path, *options: str) -> tuple[int, in
     """Run schemathesis against ``name``'s document at ``url``: (exit status, cases, output)."""
     result = subprocess.run(
         [
-            SCHEMATHESIS, "--config-file", str(CONFIG), "run", f"{url}/{name}/openapi.json",
-            "--checks", "all", "--no-color", "--generation-database", "none", *options,
+            SCHEMATHESIS,
+            "--config-file",
+            str(CONFIG),
+            "run",
+            f"{url}/{name}/openapi.json",
+            "--checks",
+            "all",
+            "--no-color",
+            "--generation-database",
+            "none",
+            *options,
         ],
-        cwd=cwd, capture_output=True, text=True, timeout=GUARD_SECONDS, check=False,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=GUARD_SECONDS,
+        check=False,
     )
     output = result.stdout + result.stderr
     found = re.search(r"(\d+) generated", output)
@@ -86,9 +104,7 @@ def test_schemathesis_finds_nothing(name: str, league_url: str, tmp_path: Path) 
     not os.environ.get("SCHEMATHESIS_LONG"), reason="the long run: set SCHEMATHESIS_LONG=1"
 )
 @pytest.mark.parametrize("name", sorted(SERVICES))
-def test_schemathesis_long_run_finds_nothing(
-    name: str, league_url: str, tmp_path: Path
-) -> None:
+def test_schemathesis_long_run_finds_nothing(name: str, league_url: str, tmp_path: Path) -> None:
     """The long form: 500 cases per operation and phase, a fresh seed each run."""
     # Schemathesis against every OpenAPI document, target zero failures
     code, cases, output = schemathesis(league_url, name, tmp_path, "-n", "500")

@@ -60,8 +60,14 @@ async def test_head_on_every_get_route(server: TestServer) -> None:
     """Every GET route of the composed app answers HEAD with GET's status and no body."""
     # Regression: HEAD was refused on /ledger but allowed on /health
     paths = [
-        "/", "/health", "/ledger", "/mint/manifest", "/mint/events", "/mint/checkpoint",
-        "/mint/openapi.json", "/problems/malformed",
+        "/",
+        "/health",
+        "/ledger",
+        "/mint/manifest",
+        "/mint/events",
+        "/mint/checkpoint",
+        "/mint/openapi.json",
+        "/problems/malformed",
     ]
     async with aiohttp.ClientSession() as session:
         for path in paths:

@@ -49,11 +49,14 @@ def test_each_test_has_a_real_database_of_its_own_at_the_newest_migration(
     with scratch_database(server_url, "cz_probe", template=template_database) as another:
         assert _fetch(another, "SELECT to_regclass('scribbled')::text") is None
         assert _fetch(another, "SELECT version_num FROM alembic_version") == head_revision()
-    assert _fetch(
-        empty_database_url,
-        "SELECT count(*) FROM information_schema.tables WHERE table_schema <> ALL"
-        "('{pg_catalog,information_schema}')",
-    ) == 0
+    assert (
+        _fetch(
+            empty_database_url,
+            "SELECT count(*) FROM information_schema.tables WHERE table_schema <> ALL"
+            "('{pg_catalog,information_schema}')",
+        )
+        == 0
+    )
 
 
 def test_the_supervisor_restarts_a_crashed_server_and_leaves_a_stopped_one(

@@ -346,9 +346,15 @@ async def test_killed_with_sigkill_mid_batch_and_restarted_applies_each_event_on
     await stamp(league, manifest, 6)
     await checkpoint_covering(league, 6)
     process = await asyncio.create_subprocess_exec(
-        sys.executable, "-c", FOLLOWER_PROCESS, settings.database, str(server.make_url("")),
-        f"{manifest.league}/mint", manifest.mint,
-        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        sys.executable,
+        "-c",
+        FOLLOWER_PROCESS,
+        settings.database,
+        str(server.make_url("")),
+        f"{manifest.league}/mint",
+        manifest.mint,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
     )
     assert process.stdin is not None
     assert process.stdout is not None
@@ -512,8 +518,14 @@ async def test_a_proving_follower_proves_from_the_tree_it_kept(
     await stamp(league, manifest, 4)
     await checkpoint_covering(league, 7)
     proving = FeedFollower(
-        store=notary, league=league, source="mint", origin=f"{manifest.league}/mint",
-        key=PublicKey.from_text(manifest.mint), apply=record, page=3, prove=True,
+        store=notary,
+        league=league,
+        source="mint",
+        origin=f"{manifest.league}/mint",
+        key=PublicKey.from_text(manifest.mint),
+        apply=record,
+        page=3,
+        prove=True,
     )
     assert await proving.catch_up() == 4
     leaves = {event.seq: event.leaf_hash for event in await mint_events(league)}

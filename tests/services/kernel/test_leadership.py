@@ -97,7 +97,8 @@ async def test_a_leader_whose_session_is_killed_stops_and_the_other_leads(
         holder = await conn.fetchval(
             "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted"
             " AND classid = $1 AND objid = hashtext($2)::oid",
-            LOCK_NAMESPACE, lock_key("mint"),
+            LOCK_NAMESPACE,
+            lock_key("mint"),
         )
         assert holder is not None
         await conn.execute("SELECT pg_terminate_backend($1)", holder)

@@ -22,13 +22,15 @@ from services.kernel.settings import LeagueSettings
 async def stores(settings: LeagueSettings) -> AsyncIterator[tuple[PostgresEventStore, ...]]:
     """The mint's log as two workers see it: two pools over one database."""
     manifest = load_manifest(settings)
-    pools = [
-        await asyncpg.create_pool(settings.database, min_size=1, max_size=2) for _ in range(2)
-    ]
+    pools = [await asyncpg.create_pool(settings.database, min_size=1, max_size=2) for _ in range(2)]
     try:
         yield tuple(
-            PostgresEventStore(pool, schema="mint", origin=f"{manifest.league}/mint",
-                               key=read_key(settings.keys_dir, "mint"))
+            PostgresEventStore(
+                pool,
+                schema="mint",
+                origin=f"{manifest.league}/mint",
+                key=read_key(settings.keys_dir, "mint"),
+            )
             for pool in pools
         )
     finally:
@@ -42,9 +44,7 @@ async def test_two_workers_spend_from_one_bucket_per_source(
     """A burst of 3 a minute: 2 spent through one worker leave 1 for the other; the next 2
     are refused (429) with the seconds until they could be, spending nothing; another source
     and another bucket of the same source are untouched."""
-    first, second = (
-        SharedBuckets(store, "stamps", per_minute=60, burst=3) for store in stores
-    )
+    first, second = (SharedBuckets(store, "stamps", per_minute=60, burst=3) for store in stores)
     await first.spend("203.0.113.0/24", 2)
     with pytest.raises(RateLimited) as refused:
         await second.spend("203.0.113.0/24", 2)
@@ -106,9 +106,7 @@ async def test_full_buckets_are_forgotten_and_others_kept(
 
 def test_one_worker_keeps_its_buckets_in_memory(stores: tuple[PostgresEventStore, ...]) -> None:
     """A service served by one process needs no round trip: its buckets are in memory."""
-    kept = source_buckets(stores[0], "stamps", per_minute=60, burst=3, what="prints",
-                          shared=False)
+    kept = source_buckets(stores[0], "stamps", per_minute=60, burst=3, what="prints", shared=False)
     assert isinstance(kept, TokenBuckets)
-    shared = source_buckets(stores[0], "stamps", per_minute=60, burst=3, what="prints",
-                            shared=True)
+    shared = source_buckets(stores[0], "stamps", per_minute=60, burst=3, what="prints", shared=True)
     assert isinstance(shared, SharedBuckets)

@@ -112,18 +112,42 @@ def replicated(tmp_path: Path) -> Iterator[Replicated]:
             ids = pwd.getpwnam(SERVER_USER)
             os.chown(standby, ids.pw_uid, ids.pw_gid)
         # -c fast: a spread checkpoint would wait minutes after the migrations' writes.
-        _as_server([embedded_tool("pg_basebackup"), "-D", standby, "-R", "-X", "stream",
-                    "-c", "fast", "-d", primary.url])
-        _as_server([embedded_tool("pg_ctl"), "-D", standby, "-w", "-l", standby / "log",
-                    "-o", f"-h '' -k {standby} -p {STANDBY_PORT}", "start"])
+        _as_server(
+            [
+                embedded_tool("pg_basebackup"),
+                "-D",
+                standby,
+                "-R",
+                "-X",
+                "stream",
+                "-c",
+                "fast",
+                "-d",
+                primary.url,
+            ]
+        )
+        _as_server(
+            [
+                embedded_tool("pg_ctl"),
+                "-D",
+                standby,
+                "-w",
+                "-l",
+                standby / "log",
+                "-o",
+                f"-h '' -k {standby} -p {STANDBY_PORT}",
+                "start",
+            ]
+        )
         try:
             standby_url = f"postgresql://postgres@/league?host={standby}&port={STANDBY_PORT}"
             settings = LeagueSettings(
-                data_dir=tmp_path / "league", database_url=primary_url,
-                database_read_url=standby_url, port=free_port(),
+                data_dir=tmp_path / "league",
+                database_url=primary_url,
+                database_read_url=standby_url,
+                port=free_port(),
             )
-            create_league(settings, print_runs=SMALL_RUNS, policies=TEST_POLICIES,
-                          kdf=MINIMUM_KDF)
+            create_league(settings, print_runs=SMALL_RUNS, policies=TEST_POLICIES, kdf=MINIMUM_KDF)
             yield Replicated(settings, primary_url, standby_url)
         finally:
             _as_server([embedded_tool("pg_ctl"), "-D", standby, "-w", "-m", "fast", "stop"])
@@ -232,8 +256,11 @@ async def test_reads_come_from_the_standby_and_lag_it_boundedly(
         assert last.verified(mint_key).seq == served_checkpoint.size - 1
         proof = await league.inclusion_proof(served_checkpoint.size - 1, served_checkpoint.size)
         verify_inclusion(
-            proof.index, proof.size, decode_b64(proof.leaf_hash),
-            [decode_b64(h) for h in proof.proof], served_checkpoint.root,
+            proof.index,
+            proof.size,
+            decode_b64(proof.leaf_hash),
+            [decode_b64(h) for h in proof.proof],
+            served_checkpoint.root,
         )
 
         # Resume: the standby catches up, the new stamp and its checkpoint are served.

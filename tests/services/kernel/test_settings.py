@@ -50,7 +50,8 @@ def test_trusted_proxies_are_networks_from_league_trusted_proxies(
     assert LeagueSettings.from_env().trusted_proxies == ()
     monkeypatch.setenv("LEAGUE_TRUSTED_PROXIES", "172.16.0.0/12, fd00::/8,")
     assert [str(n) for n in LeagueSettings.from_env().trusted_proxies] == [
-        "172.16.0.0/12", "fd00::/8"
+        "172.16.0.0/12",
+        "fd00::/8",
     ]
     monkeypatch.setenv("LEAGUE_TRUSTED_PROXIES", "10.0.0.1/8")
     with pytest.raises(LeagueError, match=r"^LEAGUE_TRUSTED_PROXIES: .*'10\.0\.0\.1/8'"):
@@ -88,7 +89,8 @@ def test_a_peer_answers_where_the_manifest_says_unless_a_setting_overrides(
     for name in ("MINT_URL", "TREASURY_URL", "NOTARY_URL"):
         monkeypatch.delenv(name, raising=False)
     urls = ServiceUrls(
-        mint="https://mint.example", treasury="https://treasury.example",
+        mint="https://mint.example",
+        treasury="https://treasury.example",
         notary="https://notary.example",
     )
     made = create_league(LeagueSettings.from_env(), passphrase=None, urls=urls)

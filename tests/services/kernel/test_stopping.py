@@ -28,8 +28,11 @@ def serve_then_sigterm(env: dict[str, str]) -> tuple[int, str, str]:
     """Start `league serve --port 0`, send SIGTERM the moment its first line is read, and
     return its exit status, that line and its stderr."""
     process = subprocess.Popen(
-        [*COMMAND, "serve", "--port", "0"], env=env, text=True,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        [*COMMAND, "serve", "--port", "0"],
+        env=env,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
     )
     try:
         assert process.stdout is not None

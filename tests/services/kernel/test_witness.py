@@ -183,7 +183,9 @@ async def test_a_witness_that_is_down_is_retried_until_it_cosigns(
     pool = await asyncpg.create_pool(settings.database, min_size=1, max_size=4)
     try:
         store = PostgresEventStore(
-            pool, schema="mint", origin=f"{manifest.league}/mint",
+            pool,
+            schema="mint",
+            origin=f"{manifest.league}/mint",
             key=read_key(settings.keys_dir, "mint"),
         )
         checkpointer = Checkpointer(store, manifest.policies)
@@ -203,9 +205,7 @@ async def test_a_witness_that_is_down_is_retried_until_it_cosigns(
             assert (await submitter.served_checkpoint()).note.signatures == (
                 (await store.served_checkpoint()).note.signatures
             )
-            notary = TestServer(
-                compose(settings, [NOTARY]), host="127.0.0.1", port=settings.port
-            )
+            notary = TestServer(compose(settings, [NOTARY]), host="127.0.0.1", port=settings.port)
             await notary.start_server()
             try:
                 for _ in range(500):
@@ -308,9 +308,15 @@ async def mint_served_alone(
             trade = Trade(league, manifest)
             for title in ("Model-A", "Faithful", "Tally", "Pairing", "Reflection"):
                 await trade.stamp(SigningKey.generate(), title)
-        yield url, pool, PostgresEventStore(
-            pool, schema="mint", origin=f"{manifest.league}/mint",
-            key=read_key(settings.keys_dir, "mint"),
+        yield (
+            url,
+            pool,
+            PostgresEventStore(
+                pool,
+                schema="mint",
+                origin=f"{manifest.league}/mint",
+                key=read_key(settings.keys_dir, "mint"),
+            ),
         )
     finally:
         await pool.close()

@@ -50,9 +50,7 @@ async def kept_evidence(league: LeagueClient, count: int) -> list[Evidence]:
 
 
 def pg(tool: str, *args: str) -> None:
-    subprocess.run(
-        [str(embedded_tool(tool)), *args], capture_output=True, text=True, check=True
-    )
+    subprocess.run([str(embedded_tool(tool)), *args], capture_output=True, text=True, check=True)
 
 
 async def test_a_mint_restored_from_an_older_dump_is_caught_by_its_witness(
@@ -79,8 +77,16 @@ async def test_a_mint_restored_from_an_older_dump_is_caught_by_its_witness(
     finally:
         await server.close()
     assert honest.size == 4
-    pg("pg_restore", "--clean", "--if-exists", "--no-owner", "--schema=mint",
-       "--dbname", database_url, str(dump))
+    pg(
+        "pg_restore",
+        "--clean",
+        "--if-exists",
+        "--no-owner",
+        "--schema=mint",
+        "--dbname",
+        database_url,
+        str(dump),
+    )
     settings.checkpoint_path("mint").unlink()
 
     server = await serve(settings)

@@ -42,8 +42,7 @@ CLIENTS = 6
 
 
 def env_of(settings: LeagueSettings) -> dict[str, str]:
-    return {**clean_env(), "LEAGUE_HOME": str(settings.data_dir),
-            "DATABASE_URL": settings.database}
+    return {**clean_env(), "LEAGUE_HOME": str(settings.data_dir), "DATABASE_URL": settings.database}
 
 
 def workers_of(parent: int) -> set[int]:
@@ -95,9 +94,7 @@ async def answered(client: LeagueClient, request: StampRequest) -> Any:
             await asyncio.sleep(0.02)
 
 
-async def stamping(
-    url: str, manifest: LeagueManifest, stop: asyncio.Event, seed: int
-) -> list[Any]:
+async def stamping(url: str, manifest: LeagueManifest, stop: asyncio.Event, seed: int) -> list[Any]:
     """One client's requests until ``stop``: one to three prints of any run, each request
     by a new key, each answered (a print of an exhausted run is answered refused)."""
     chance = random.Random(seed)
@@ -118,9 +115,7 @@ async def test_workers_killed_under_load_lose_nothing_and_stamp_nothing_twice(
     parent = served.process.pid
     originals = await until_workers(parent, WORKERS, set())
     stop = asyncio.Event()
-    load = asyncio.gather(
-        *(stamping(served.url, manifest, stop, seed) for seed in range(CLIENTS))
-    )
+    load = asyncio.gather(*(stamping(served.url, manifest, stop, seed) for seed in range(CLIENTS)))
     killed: set[int] = set()
     for victim in sorted(originals):
         await asyncio.sleep(0.3)  # into the load
@@ -130,11 +125,14 @@ async def test_workers_killed_under_load_lose_nothing_and_stamp_nothing_twice(
     await asyncio.sleep(0.3)  # the load goes on with the new workers
     stop.set()
     answers = [answer for client in await load for answer in client]
-    print(f"{len(answers)} requests, {ASKED_AGAIN[0]} asked again after a kill, "
-          f"{sum(a.replayed for a in answers)} answered as replays")
+    print(
+        f"{len(answers)} requests, {ASKED_AGAIN[0]} asked again after a kill, "
+        f"{sum(a.replayed for a in answers)} answered as replays"
+    )
 
-    stamped = [item.certificate for answer in answers for item in answer.items
-               if isinstance(item, Stamped)]
+    stamped = [
+        item.certificate for answer in answers for item in answer.items if isinstance(item, Stamped)
+    ]
     assert stamped
     assert len({c.serial for c in stamped}) == len(stamped)
     async with LeagueClient(served.url) as client:
@@ -194,8 +192,9 @@ def test_the_per_source_limit_holds_across_workers(
         async def six() -> list[int]:
             statuses = []
             for index in range(6):
-                request = stamp_request(SigningKey.generate(), manifest,
-                                        [(PLAYING[index].name, "standard")])
+                request = stamp_request(
+                    SigningKey.generate(), manifest, [(PLAYING[index].name, "standard")]
+                )
                 async with LeagueClient(server.url) as client:  # a fresh connection
                     try:
                         await client.stamp(request)

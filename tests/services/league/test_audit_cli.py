@@ -32,8 +32,7 @@ def env(tmp_path: Path, database_url: str) -> dict[str, str]:
     """A fresh LEAGUE_HOME whose league costs no proof of work and checkpoints often."""
     clean = {k: v for k, v in os.environ.items() if not k.startswith("LEAGUE_")}
     env = {**clean, "LEAGUE_HOME": str(tmp_path / "home"), "DATABASE_URL": database_url}
-    made = league(env, "init", "--policy", "stamp_work=1", "--policy",
-                  "checkpoint_interval_ms=50")
+    made = league(env, "init", "--policy", "stamp_work=1", "--policy", "checkpoint_interval_ms=50")
     assert made.returncode == 0, made.stderr
     return env
 
@@ -247,9 +246,18 @@ def test_a_database_restored_from_an_older_dump_is_caught(
     finally:
         server.stop()
     subprocess.run(
-        [str(embedded_tool("pg_restore")), "--clean", "--if-exists", "--no-owner",
-         "--dbname", env["DATABASE_URL"], str(old)],
-        capture_output=True, text=True, check=True,
+        [
+            str(embedded_tool("pg_restore")),
+            "--clean",
+            "--if-exists",
+            "--no-owner",
+            "--dbname",
+            env["DATABASE_URL"],
+            str(old),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
     )
     (Path(env["LEAGUE_HOME"]) / "checkpoints" / "mint.checkpoint").unlink()
     server = serve(env, port)
@@ -301,10 +309,12 @@ async def buy_with_change(url: str, buyer: SigningKey, notes: list[NoteCertifica
                     await asyncio.sleep(0.05)
         manifest = await client.manifest()
         treasury = PublicKey.from_text(manifest.treasury)
-        payment = [endorse(Chain(certificate=note, endorsements=()), buyer, treasury, T0)
-                   for note in notes]
-        request = buy_request(buyer, manifest, "Tally", payment, purchase_id="buy-0000001",
-                              at=int(time.time()))
+        payment = [
+            endorse(Chain(certificate=note, endorsements=()), buyer, treasury, T0) for note in notes
+        ]
+        request = buy_request(
+            buyer, manifest, "Tally", payment, purchase_id="buy-0000001", at=int(time.time())
+        )
         answer = await client.buy(request)
         assert (answer.outcome, answer.price, answer.paid) == ("delivered", 30, 50), answer.reason
         size = 0
@@ -375,8 +385,7 @@ def test_a_treasury_kept_or_named_must_serve_its_checkpoint(
                 with pytest.raises(LeagueError) as kept:
                     await audit_url(url, state, workers=0)
                 with pytest.raises(LeagueError) as named:
-                    await audit_url(url, tmp_path / "named", workers=0,
-                                    services={"treasury": url})
+                    await audit_url(url, tmp_path / "named", workers=0, services={"treasury": url})
                 unknown = await audit_url(url, tmp_path / "fresh", workers=0)
             return str(kept.value), str(named.value), unknown.report.treasury is None
 

@@ -25,9 +25,16 @@ LARGEST_BODY = 64 * 1024
 
 
 def event(seq: int, size: int) -> Event:
-    return Event(seq=seq, stream=f"s/{seq}", stream_version=1, type="t",
-                 body={"pad": "x" * size}, recorded_at=datetime.now(UTC),
-                 leaf_hash=b"\0" * 32, signature=b"\0" * 64)
+    return Event(
+        seq=seq,
+        stream=f"s/{seq}",
+        stream_version=1,
+        type="t",
+        body={"pad": "x" * size},
+        recorded_at=datetime.now(UTC),
+        leaf_hash=b"\0" * 32,
+        signature=b"\0" * 64,
+    )
 
 
 def test_a_page_of_the_largest_events_fits_a_readers_answer() -> None:

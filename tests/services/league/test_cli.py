@@ -146,9 +146,7 @@ async def stamp_one(url: str, owner: SigningKey, title: str) -> str:
     return item.certificate.serial
 
 
-def test_serve_creates_a_league_and_serves_the_mint(
-    env: dict[str, str], served: Served
-) -> None:
+def test_serve_creates_a_league_and_serves_the_mint(env: dict[str, str], served: Served) -> None:
     """A first `league serve` creates the league (saying so on stderr), migrates, serves the
     mint; stopped and started again it keeps the league and the stamps."""
     owner = SigningKey.generate()
@@ -201,7 +199,9 @@ def test_db_dump_writes_a_restorable_dump(env: dict[str, str], tmp_path: Path) -
     assert result.returncode == 0, result.stderr
     listing = subprocess.run(
         [str(embedded_tool("pg_restore")), "--list", str(target)],
-        capture_output=True, text=True, check=True,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
     assert "TABLE mint events" in listing
     assert "TABLE mint runs" in listing
@@ -267,9 +267,7 @@ def test_verify_checks_the_log_and_the_census(
     assert "seq 1" in one_line_failure(league(env, "verify"))
 
 
-def test_verify_covers_the_treasury(
-    env: dict[str, str], served: Served, database_url: str
-) -> None:
+def test_verify_covers_the_treasury(env: dict[str, str], served: Served, database_url: str) -> None:
     """verify checks every service's log and projection: the treasury's after claims passes;
     a projection row edited is named (the service, the table); an edited event is named by
     the service and its seq."""
@@ -294,10 +292,12 @@ def test_verify_covers_the_treasury(
     assert "treasury.faucet" in line
     asyncio.run(edit("UPDATE treasury.faucet SET marks = 31"))
     assert league(env, "verify").returncode == 0
-    asyncio.run(edit(
-        "UPDATE treasury.events SET body = jsonb_set(body, '{reason}', '\"change\"') "
-        "WHERE seq = 1"
-    ))
+    asyncio.run(
+        edit(
+            "UPDATE treasury.events SET body = jsonb_set(body, '{reason}', '\"change\"') "
+            "WHERE seq = 1"
+        )
+    )
     line = one_line_failure(league(env, "verify"))
     assert "treasury log" in line
     assert "seq 1" in line
@@ -376,13 +376,16 @@ def test_init_publishes_the_policies_it_is_given(env: dict[str, str]) -> None:
 def test_init_signs_the_services_urls_into_the_manifest(env: dict[str, str]) -> None:
     """`league init --url SERVICE=URL` (or one URL for a gateway serving them all) names where
     each service answers, under the root's signature; `keys show` prints them."""
-    result = league(env, "init", "--url", "https://league.example",
-                    "--url", "notary=http://10.0.0.7:8080")
+    result = league(
+        env, "init", "--url", "https://league.example", "--url", "notary=http://10.0.0.7:8080"
+    )
     assert result.returncode == 0, result.stderr
     urls = manifest_of(env).urls
     assert urls is not None
     assert (urls.mint, urls.treasury, urls.notary) == (
-        "https://league.example", "https://league.example", "http://10.0.0.7:8080"
+        "https://league.example",
+        "https://league.example",
+        "http://10.0.0.7:8080",
     )
     shown = league(env, "keys", "show")
     assert "notary    answers at http://10.0.0.7:8080" in shown.stdout
@@ -398,9 +401,7 @@ def test_init_signs_the_services_urls_into_the_manifest(env: dict[str, str]) -> 
         (["file:///etc/passwd"], "http:// or https://"),
     ],
 )
-def test_init_refuses_bad_urls_on_one_line(
-    env: dict[str, str], urls: list[str], why: str
-) -> None:
+def test_init_refuses_bad_urls_on_one_line(env: dict[str, str], urls: list[str], why: str) -> None:
     args = [arg for url in urls for arg in ("--url", url)]
     assert why in one_line_failure(league(env, "init", *args))
     assert not (Path(env["LEAGUE_HOME"]) / "manifest.json").exists()
@@ -442,9 +443,18 @@ def test_an_older_backup_is_never_served(env: dict[str, str], tmp_path: Path) ->
     assert "checkpoint of size 2" in refused
     assert league(env, "verify").returncode == 0  # untouched by the refused restore
     subprocess.run(
-        [str(embedded_tool("pg_restore")), "--clean", "--if-exists", "--no-owner",
-         "--dbname", env["DATABASE_URL"], str(old)],
-        capture_output=True, text=True, check=True,
+        [
+            str(embedded_tool("pg_restore")),
+            "--clean",
+            "--if-exists",
+            "--no-owner",
+            "--dbname",
+            env["DATABASE_URL"],
+            str(old),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
     )
     line = one_line_failure(league(env, "serve", "mint", "--port", "0"))
     assert "older than what was published" in line

@@ -13,9 +13,17 @@ from services.league.registry import PROJECTIONS, SERVICES
 from tests.harness.imports import modules_loaded_after
 
 HEAVY = ("aiohttp", "alembic", "sqlalchemy", "asyncpg", "game", "clients")
-SERVICE_CODE = ("services.mint", "services.treasury", "services.notary", "services.http",
-                "services.eventlog", "services.league.registry", "services.league.audit",
-                "services.kernel.compose", "services.kernel.database")
+SERVICE_CODE = (
+    "services.mint",
+    "services.treasury",
+    "services.notary",
+    "services.http",
+    "services.eventlog",
+    "services.league.registry",
+    "services.league.audit",
+    "services.kernel.compose",
+    "services.kernel.database",
+)
 
 
 def loaded_after(argv: Sequence[str]) -> list[str]:

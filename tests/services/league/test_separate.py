@@ -34,8 +34,9 @@ pytestmark = pytest.mark.skipif(NGINX is None, reason="no nginx (apt-get install
 @pytest.fixture
 def separate(tmp_path: Path, server_url: str) -> Iterator[Separate]:
     with ExitStack() as stack:
-        databases = {name: stack.enter_context(scratch_database(server_url, f"cz_{name}"))
-                     for name in NAMES}
+        databases = {
+            name: stack.enter_context(scratch_database(server_url, f"cz_{name}")) for name in NAMES
+        }
         home_env = init_league(tmp_path / "league", databases["mint"])
         league_ = Separate(home_env, databases)
         for name in NAMES:

@@ -27,17 +27,23 @@ from tests.harness.served import clean_env, league
 def found(tmp_path: Path, server_url: str) -> Iterator[Separate]:
     """The three services apart, each knowing the others only from the manifest."""
     with ExitStack() as stack:
-        databases = {name: stack.enter_context(scratch_database(server_url, f"cz_{name}"))
-                     for name in NAMES}
+        databases = {
+            name: stack.enter_context(scratch_database(server_url, f"cz_{name}")) for name in NAMES
+        }
         ports = free_ports()
         home_env = {**clean_env(), "LEAGUE_HOME": str(tmp_path / "league")}
         for name in NAMES:
             home_env.pop(f"{name.upper()}_URL", None)
-        named = [arg for name, url in urls_of(ports).items()
-                 for arg in ("--url", f"{name}={url}")]
-        made = league({**home_env, "DATABASE_URL": databases["mint"]}, "init",
-                      "--policy", "stamp_work=1", "--policy", "checkpoint_interval_ms=50",
-                      *named)
+        named = [arg for name, url in urls_of(ports).items() for arg in ("--url", f"{name}={url}")]
+        made = league(
+            {**home_env, "DATABASE_URL": databases["mint"]},
+            "init",
+            "--policy",
+            "stamp_work=1",
+            "--policy",
+            "checkpoint_interval_ms=50",
+            *named,
+        )
         assert made.returncode == 0, made.stderr
         separate = Separate(home_env, databases, ports, settings=False)
         for name in NAMES:
@@ -66,8 +72,9 @@ def test_services_apart_find_each_other_and_are_audited_through_the_manifest(
     found: Separate, tmp_path: Path
 ) -> None:
     for name in NAMES:
-        assert not any(key.endswith("_URL") and key != "DATABASE_URL"
-                       for key in found.envs[name]), found.envs[name]
+        assert not any(
+            key.endswith("_URL") and key != "DATABASE_URL" for key in found.envs[name]
+        ), found.envs[name]
     asyncio.run(story(found.urls))  # the treasury's saga calls the notary and the mint
     for name in NAMES:
         assert asyncio.run(logs_written(found.envs[name]["DATABASE_URL"])) == {name}
@@ -90,8 +97,15 @@ def test_services_apart_find_each_other_and_are_audited_through_the_manifest(
     assert "as pinned" in by_flags.stdout  # the same URL (the mint's), the same root
     assert "notary: 3 events verified" in by_flags.stdout
 
-    wrong = league(found.envs["mint"], "audit", "--state", str(state), found.urls["mint"],
-                   "--notary", found.urls["mint"])
+    wrong = league(
+        found.envs["mint"],
+        "audit",
+        "--state",
+        str(state),
+        found.urls["mint"],
+        "--notary",
+        found.urls["mint"],
+    )
     assert wrong.returncode == 2
     assert "notary" in wrong.stderr
     assert len(wrong.stderr.splitlines()) == 1, wrong.stderr
@@ -101,10 +115,12 @@ def test_the_services_urls_given_to_the_audit_are_checked() -> None:
     """The league's URL is the one given, else the mint's; each service's URL is checked as a
     manifest's would be (no credentials to leak into a state file or a log)."""
     assert service_urls("http://gw.example/", {"notary": "http://n.example/"}) == (
-        "http://gw.example", {"notary": "http://n.example"}
+        "http://gw.example",
+        {"notary": "http://n.example"},
     )
     assert service_urls(None, {"mint": "http://m.example", "notary": None}) == (
-        "http://m.example", {"mint": "http://m.example"}
+        "http://m.example",
+        {"mint": "http://m.example"},
     )
     with pytest.raises(LeagueError, match="give the league's URL"):
         service_urls(None, {"notary": "http://n.example"})

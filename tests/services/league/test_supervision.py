@@ -47,14 +47,18 @@ def test_serve_restarts_its_embedded_postgresql_after_a_crash(tmp_path: Path) ->
     is then SIGKILLed. The server notices, starts it again and logs that it did (JSON lines
     on stderr), and answers again (/health, the census) without anyone running `league db
     start`. Before, it answered 503 until the operator did."""
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith("LEAGUE_") and k != "DATABASE_URL"}
+    env = {
+        k: v for k, v in os.environ.items() if not k.startswith("LEAGUE_") and k != "DATABASE_URL"
+    }
     env["LEAGUE_HOME"] = str(tmp_path / "home")
     log_path = tmp_path / "serve.log"
     with log_path.open("w", encoding="utf-8") as log_file:
         process = subprocess.Popen(
-            [*COMMAND, "serve", "--port", "0"], env=env, text=True,
-            stdout=subprocess.PIPE, stderr=log_file,
+            [*COMMAND, "serve", "--port", "0"],
+            env=env,
+            text=True,
+            stdout=subprocess.PIPE,
+            stderr=log_file,
         )
         try:
             lines: queue.Queue[str] = queue.Queue()
@@ -78,8 +82,11 @@ def test_serve_restarts_its_embedded_postgresql_after_a_crash(tmp_path: Path) ->
             wait_for("health after the restart", lambda: status_of(f"{url}/health") == 200)
             wait_for("the census after the restart", lambda: status_of(f"{url}/ledger") == 200)
             assert int(pidfile.read_text(encoding="ascii").split()[0]) != postmaster
-            said = [json.loads(line) for line in log_path.read_text(encoding="utf-8")
-                    .splitlines() if line.startswith("{")]
+            said = [
+                json.loads(line)
+                for line in log_path.read_text(encoding="utf-8").splitlines()
+                if line.startswith("{")
+            ]
             (restart,) = [e for e in said if "restarted after a crash" in e["message"]]
             assert restart["logger"] == "services.kernel.database"
             assert any(f"pid {postmaster}" in e["message"] for e in said)

@@ -17,8 +17,11 @@ async def stamp_some(league: LeagueClient) -> None:
     owners = [SigningKey.generate() for _ in range(3)]
     for owner in owners:
         await league.stamp(
-            stamp_request(owner, manifest, [("Alphabet", "standard"), ("Alphabet", "gilt"),
-                                            ("Admission", "holofoil")])
+            stamp_request(
+                owner,
+                manifest,
+                [("Alphabet", "standard"), ("Alphabet", "gilt"), ("Admission", "holofoil")],
+            )
         )
 
 
@@ -34,8 +37,11 @@ async def test_census_agrees_with_the_log(server: TestServer, league: LeagueClie
 @pytest.mark.parametrize(
     ("tamper", "names"),
     [
-        ("UPDATE mint.runs SET stamped = stamped - 1 WHERE title = 'Alphabet' "
-         "AND finish = 'standard'", "standard run of Alphabet"),
+        (
+            "UPDATE mint.runs SET stamped = stamped - 1 WHERE title = 'Alphabet' "
+            "AND finish = 'standard'",
+            "standard run of Alphabet",
+        ),
         ("UPDATE mint.owned SET owned = owned + 1 WHERE title = 'Admission'", "mint.owned"),
         ("DELETE FROM mint.owned WHERE finish = 'gilt'", "mint.owned"),
         ("UPDATE mint.allowances SET stamped = stamped + 1", "mint.allowances"),

@@ -43,8 +43,11 @@ async def test_census_changes_exactly_by_what_was_stamped(league: LeagueClient) 
     before = counts(await league.census())
     owner = SigningKey.generate()
     await league.stamp(
-        stamp_request(owner, manifest, [("Torsor", "standard"), ("Torsor", "standard"),
-                                        ("Shadow", "holofoil")])
+        stamp_request(
+            owner,
+            manifest,
+            [("Torsor", "standard"), ("Torsor", "standard"), ("Shadow", "holofoil")],
+        )
     )
     after_census = await league.census()
     after = counts(after_census)
@@ -64,15 +67,17 @@ async def test_owner_census_counts_what_was_stamped_to_the_key(league: LeagueCli
     manifest = await league.manifest()
     owner = SigningKey.generate()
     await league.stamp(
-        stamp_request(owner, manifest, [("Balance", "gilt"), ("Balance", "gilt"),
-                                        ("Descent", "standard")])
+        stamp_request(
+            owner, manifest, [("Balance", "gilt"), ("Balance", "gilt"), ("Descent", "standard")]
+        )
     )
     address = address_of(owner.public)
     holdings = (await league.owner(address.lower().replace("-", ""))).keys
     assert len(holdings) == 1
     assert holdings[0].key == owner.public.to_text()
     assert {(o.title, o.finish, o.owned) for o in holdings[0].owned} == {
-        ("Balance", "gilt", 2), ("Descent", "standard", 1)
+        ("Balance", "gilt", 2),
+        ("Descent", "standard", 1),
     }
     assert holdings[0].total == 3
     nobody = await league.owner(address_of(SigningKey.generate().public))
@@ -111,9 +116,7 @@ async def test_restart_keeps_everything(settings: LeagueSettings) -> None:
             replay = await league.stamp(request)
             assert replay.replayed
             assert replay.items == first.items
-            more = await league.stamp(
-                stamp_request(owner, manifest, [("Genealogy", "standard")])
-            )
+            more = await league.stamp(stamp_request(owner, manifest, [("Genealogy", "standard")]))
             (item,) = more.items
             assert isinstance(item, Stamped)
             assert (item.certificate.serial, item.certificate.event) == ("CZ-GENEALOGY-0003", 2)

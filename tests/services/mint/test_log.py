@@ -32,8 +32,12 @@ async def test_feed_events_verify_offline(league: LeagueClient) -> None:
     assert feed.next_after == 1
     for event, item in zip(feed.events, answer.items, strict=True):
         leaf = event_leaf(
-            seq=event.seq, stream=event.stream, stream_version=event.stream_version,
-            type=event.type, body=event.body, recorded_at=parse_time(event.recorded_at),
+            seq=event.seq,
+            stream=event.stream,
+            stream_version=event.stream_version,
+            type=event.type,
+            body=event.body,
+            recorded_at=parse_time(event.recorded_at),
         )
         assert leaf_hash(leaf) == decode_b64(event.leaf_hash)
         mint_key.verify_raw(leaf, decode_b64url(event.signature))
@@ -65,7 +69,10 @@ async def test_checkpoints_and_proofs_verify(league: LeagueClient) -> None:
     for index in range(5):
         proof = await league.inclusion_proof(index, new.size)
         verify_inclusion(
-            index, new.size, decode_b64(proof.leaf_hash), [decode_b64(h) for h in proof.proof],
+            index,
+            new.size,
+            decode_b64(proof.leaf_hash),
+            [decode_b64(h) for h in proof.proof],
             new.root,
         )
     consistency = await league.consistency_proof(old.size, new.size)

@@ -29,29 +29,49 @@ from tests.harness.trading import T0
 
 
 def order(
-    key: SigningKey, manifest: LeagueManifest, buyer: SigningKey, order_id: str,
-    title: str = "Tally", finish: str = "standard",
+    key: SigningKey,
+    manifest: LeagueManifest,
+    buyer: SigningKey,
+    order_id: str,
+    title: str = "Tally",
+    finish: str = "standard",
 ) -> MintOrder:
     return mint_order(
-        key, manifest, order_id=order_id, owner=buyer.public.to_text(), title=title,
-        finish=finish, at=int(time.time()),
+        key,
+        manifest,
+        order_id=order_id,
+        owner=buyer.public.to_text(),
+        title=title,
+        finish=finish,
+        at=int(time.time()),
     )
 
 
 def upgrade_order(
-    key: SigningKey, manifest: LeagueManifest, owner: str, order_id: str, returned: Chain,
+    key: SigningKey,
+    manifest: LeagueManifest,
+    owner: str,
+    order_id: str,
+    returned: Chain,
     finish: str = "gilt",
 ) -> MintOrder:
     """The treasury's order of a ``finish`` Tally for ``owner`` against ``returned`` (its hop
     to the mint notarized at an index the mint takes on the treasury's word)."""
     return mint_order(
-        key, manifest, order_id=order_id, owner=owner, title="Tally", finish=finish,
-        at=int(time.time()), returned=ReturnedPrint(chain=returned, notarized=7),
+        key,
+        manifest,
+        order_id=order_id,
+        owner=owner,
+        title="Tally",
+        finish=finish,
+        at=int(time.time()),
+        returned=ReturnedPrint(chain=returned, notarized=7),
     )
 
 
-async def standard_tally(league: LeagueClient, manifest: LeagueManifest,
-                         owner: SigningKey) -> Chain:
+async def standard_tally(
+    league: LeagueClient, manifest: LeagueManifest, owner: SigningKey
+) -> Chain:
     """A standard Tally stamped to ``owner`` (the owner's own allowance)."""
     answer = await league.stamp(stamp_request(owner, manifest, [("Tally", "standard")]))
     (item,) = answer.items
@@ -93,13 +113,13 @@ async def test_an_order_stamps_to_the_buyer_outside_the_allowance_once(
     assert not first.replayed
     assert isinstance(first.item, Stamped)
     certificate = first.item.certificate
-    assert (certificate.serial, certificate.issued_to) == (
-        "CZ-TALLY-0001", buyer.public.to_text()
-    )
+    assert (certificate.serial, certificate.issued_to) == ("CZ-TALLY-0001", buyer.public.to_text())
     certificate.verify(PublicKey.from_text(manifest.mint))
     (logged,) = await stamped_events(server)
     assert (logged.certificate, logged.request_id, logged.ordered) == (
-        certificate, "buy-00000001", True
+        certificate,
+        "buy-00000001",
+        True,
     )
 
     own = await league.stamp(stamp_request(buyer, manifest, [("Tally", "standard")]))
@@ -166,7 +186,8 @@ async def test_an_order_of_an_exhausted_run_is_refused_for_good(
 
 async def returns(server: TestServer) -> list[PrintReturned | PrintReissued]:
     return [
-        body for e in await server.app[MINT_LOG].read()
+        body
+        for e in await server.app[MINT_LOG].read()
         if isinstance(body := parse_event(e, MINT_EVENTS), PrintReturned | PrintReissued)
     ]
 
@@ -184,18 +205,23 @@ async def test_an_upgrade_order_takes_the_print_back_once_and_a_second_hands_not
     mint_key = PublicKey.from_text(manifest.mint)
     buyer = SigningKey.generate()
     returned = endorse(await standard_tally(league, manifest, buyer), buyer, mint_key, T0)
-    first = await post(server, upgrade_order(
-        treasury, manifest, buyer.public.to_text(), "up-00000001", returned))
+    first = await post(
+        server, upgrade_order(treasury, manifest, buyer.public.to_text(), "up-00000001", returned)
+    )
     assert isinstance(first, OrderAnswer)
     assert isinstance(first.item, Stamped)
     assert (first.item.certificate.finish, first.item.certificate.issued_to) == (
-        "gilt", buyer.public.to_text()
+        "gilt",
+        buyer.public.to_text(),
     )
     assert first.reissued is None
     (back,) = await returns(server)
     assert isinstance(back, PrintReturned)
     assert (back.serial, back.issue, back.order_id, back.endorsement) == (
-        returned.serial, 1, "up-00000001", returned.endorsements[-1]
+        returned.serial,
+        1,
+        "up-00000001",
+        returned.endorsements[-1],
     )
     size = (await server.app[MINT_LOG].head()).size
     second = upgrade_order(treasury, manifest, buyer.public.to_text(), "up-00000002", returned)
@@ -228,26 +254,39 @@ async def test_an_upgrade_order_whose_print_the_buyer_did_not_sign_back_is_refus
     standard = await standard_tally(league, manifest, buyer)
     mine = buyer.public.to_text()
     honest = endorse(standard, buyer, mint_key, T0)
-    stolen = Chain(certificate=standard.certificate, endorsements=(Endorsement.sign(
-        thief, serial=standard.serial, hop=1, prev=hash_text(standard.certificate.hash()),
-        to=manifest.mint, time=T0, **{"from": thief.public.to_text()},
-    ),))
+    stolen = Chain(
+        certificate=standard.certificate,
+        endorsements=(
+            Endorsement.sign(
+                thief,
+                serial=standard.serial,
+                hop=1,
+                prev=hash_text(standard.certificate.hash()),
+                to=manifest.mint,
+                time=T0,
+                **{"from": thief.public.to_text()},
+            ),
+        ),
+    )
     altered = honest.endorsements[0].model_copy(update={"time": T0 + 1})
     via_friend = endorse(endorse(standard, buyer, friend.public, T0), friend, mint_key, T0)
     cases = [
         (thief.public.to_text(), stolen, "broken-chain"),  # signed by a key not holding it
         (thief.public.to_text(), honest, "broken-chain"),  # the buyer's hop, another owner
-        (mine, Chain(certificate=standard.certificate, endorsements=(altered,)),
-         "bad-signature"),
+        (mine, Chain(certificate=standard.certificate, endorsements=(altered,)), "bad-signature"),
         (mine, endorse(standard, buyer, friend.public, T0), "broken-chain"),  # not to the mint
-        (mine, Chain(certificate=standard.certificate,
-                     endorsements=via_friend.endorsements[1:]), "broken-chain"),  # a link gone
+        (
+            mine,
+            Chain(certificate=standard.certificate, endorsements=via_friend.endorsements[1:]),
+            "broken-chain",
+        ),  # a link gone
         (mine, via_friend, "broken-chain"),  # the friend's hop, ordered for the buyer
     ]
     size = (await server.app[MINT_LOG].head()).size
     for owner, returned, slug in cases:
-        refused = await post(server, upgrade_order(treasury, manifest, owner, "up-00000003",
-                                                   returned))
+        refused = await post(
+            server, upgrade_order(treasury, manifest, owner, "up-00000003", returned)
+        )
         assert isinstance(refused, Problem)
         assert (slug, refused.status, refused.type.rsplit("/", 1)[-1]) == (slug, 422, slug)
     assert (await server.app[MINT_LOG].head()).size == size
@@ -276,7 +315,11 @@ async def test_orders_sent_together_are_each_answered_as_alone(
     second = order(treasury, manifest, buyer, "buy-batch-0003", "Escrow")
     outcomes = await league.orders([first, forged, second, first, earlier])
     assert [type(o).__name__ for o in outcomes] == [
-        "OrderAnswer", "LeagueProblem", "OrderAnswer", "OrderAnswer", "OrderAnswer"
+        "OrderAnswer",
+        "LeagueProblem",
+        "OrderAnswer",
+        "OrderAnswer",
+        "OrderAnswer",
     ]
     one, refused, two, copy, replay = outcomes
     assert isinstance(refused, LeagueProblem)
@@ -286,7 +329,10 @@ async def test_orders_sent_together_are_each_answered_as_alone(
     assert isinstance(copy, OrderAnswer)
     assert isinstance(replay, OrderAnswer)
     assert (one.replayed, two.replayed, copy.replayed, replay.replayed) == (
-        False, False, True, True
+        False,
+        False,
+        True,
+        True,
     )
     assert copy.item == one.item
     stamped = [(e.request_id, e.certificate.serial) for e in await stamped_events(server)]

@@ -43,8 +43,9 @@ async def test_a_killed_mint_loses_and_doubles_nothing(settings: LeagueSettings)
     manifest = load_manifest(settings)
     titles = [card.name for card in PLAYING][:20]
     requests: list[StampRequest] = [
-        stamp_request(SigningKey.generate(), manifest, [(title, "standard")],
-                      request_id=f"stamp-kill-{i:04d}")
+        stamp_request(
+            SigningKey.generate(), manifest, [(title, "standard")], request_id=f"stamp-kill-{i:04d}"
+        )
         for i, title in enumerate(titles)
     ]
     answered: dict[str, StampAnswer] = {}
@@ -84,8 +85,11 @@ async def test_a_killed_mint_loses_and_doubles_nothing(settings: LeagueSettings)
             store = PostgresEventStore(
                 pool, schema="mint", origin=f"{manifest.league}/mint", key=key
             )
-            stamps = [body for e in await store.read(-1, 1000)
-                      if isinstance(body := parse_event(e, MINT_EVENTS), PrintStamped)]
+            stamps = [
+                body
+                for e in await store.read(-1, 1000)
+                if isinstance(body := parse_event(e, MINT_EVENTS), PrintStamped)
+            ]
             assert Counter(s.request_id for s in stamps) == {r.request_id: 1 for r in requests}
             by_request = {s.request_id: s.certificate for s in stamps}
             for request, answer in zip(requests, again, strict=True):

@@ -52,9 +52,10 @@ async def post_raw(server: TestServer, body: bytes | dict[str, Any]) -> tuple[in
 
 async def league_raw_retry_after(server: TestServer, request: StampRequest) -> int:
     """The Retry-After header of a refused stamp request, in seconds."""
-    async with aiohttp.ClientSession() as session, session.post(
-        server.make_url("/mint/stamp"), json=request.to_wire()
-    ) as response:
+    async with (
+        aiohttp.ClientSession() as session,
+        session.post(server.make_url("/mint/stamp"), json=request.to_wire()) as response,
+    ):
         assert response.status == 429
         return int(response.headers["Retry-After"])
 
@@ -68,13 +69,20 @@ async def test_stamp_issues_true_serials_to_the_owner(league: LeagueClient) -> N
         stamp_request(
             owner,
             manifest,
-            [("Tally", "standard"), ("Model-A", "gilt"), ("Tally", "standard"),
-             ("Zenoseal", "holofoil")],
+            [
+                ("Tally", "standard"),
+                ("Model-A", "gilt"),
+                ("Tally", "standard"),
+                ("Zenoseal", "holofoil"),
+            ],
         )
     )
     assert not answer.replayed
     assert serials(answer) == [
-        "CZ-TALLY-0001", "CZ-MODEL-A-0004", "CZ-TALLY-0002", "CZ-ZENOSEAL-0006"
+        "CZ-TALLY-0001",
+        "CZ-MODEL-A-0004",
+        "CZ-TALLY-0002",
+        "CZ-ZENOSEAL-0006",
     ]
     verify_stamped(answer, manifest, owner.public)
     events = [item.certificate.event for item in answer.items if isinstance(item, Stamped)]
@@ -90,8 +98,7 @@ async def test_run_exhaustion_at_the_boundary(league: LeagueClient) -> None:
     first = await league.stamp(
         stamp_request(owner, manifest, [("Tally", "standard")] * 4 + [("Pairing", "standard")])
     )
-    assert serials(first) == ["CZ-TALLY-0001", "CZ-TALLY-0002", "CZ-TALLY-0003",
-                              "CZ-PAIRING-0001"]
+    assert serials(first) == ["CZ-TALLY-0001", "CZ-TALLY-0002", "CZ-TALLY-0003", "CZ-PAIRING-0001"]
     assert refusals(first) == [("Tally", "standard", "run-exhausted")]
     assert isinstance(first.items[3], Refused)
     assert "exhausted" in first.items[3].reason
@@ -137,10 +144,12 @@ async def test_same_request_id_from_another_key_is_its_own(league: LeagueClient)
     """Request ids are per key: another owner may use the same id for its own request."""
     manifest = await league.manifest()
     ids = "shared-id-1"
-    a = await league.stamp(stamp_request(SigningKey.generate(), manifest, [("Fork", "standard")],
-                                         request_id=ids))
-    b = await league.stamp(stamp_request(SigningKey.generate(), manifest, [("Fork", "standard")],
-                                         request_id=ids))
+    a = await league.stamp(
+        stamp_request(SigningKey.generate(), manifest, [("Fork", "standard")], request_id=ids)
+    )
+    b = await league.stamp(
+        stamp_request(SigningKey.generate(), manifest, [("Fork", "standard")], request_id=ids)
+    )
     assert serials(a) == ["CZ-FORK-0001"]
     assert serials(b) == ["CZ-FORK-0002"]
 
@@ -162,8 +171,11 @@ async def test_request_signed_by_another_key_is_refused(league: LeagueClient) ->
     manifest = await league.manifest()
     victim, signer = SigningKey.generate(), SigningKey.generate()
     forged = StampRequest.sign(
-        signer, **{**stamp_request(victim, manifest, [("Gram", "gilt")]).body(),
-                   "owner": victim.public.to_text()}
+        signer,
+        **{
+            **stamp_request(victim, manifest, [("Gram", "gilt")]).body(),
+            "owner": victim.public.to_text(),
+        },
     )
     problem = await refused_with(league, forged)
     assert (problem.status, problem.slug) == (422, "bad-signature")
@@ -197,8 +209,13 @@ async def test_batch_over_the_published_limit_is_refused(league: LeagueClient) -
     owner = SigningKey.generate()
     problem = await refused_with(league, stamp_request(owner, manifest, [("Trace", "gilt")] * 11))
     assert (problem.status, problem.slug) == (413, "too-large")
-    ok = await league.stamp(stamp_request(owner, manifest, [("Trace", "standard")] * 3 +
-                                          [("Trace", "gilt")] * 2 + [("Trace", "holofoil")] * 5))
+    ok = await league.stamp(
+        stamp_request(
+            owner,
+            manifest,
+            [("Trace", "standard")] * 3 + [("Trace", "gilt")] * 2 + [("Trace", "holofoil")] * 5,
+        )
+    )
     assert len(serials(ok)) == 6
 
 
@@ -236,8 +253,9 @@ async def test_stale_request_is_refused(league: LeagueClient) -> None:
     manifest = await league.manifest()
     owner = SigningKey.generate()
     for skew in (-MAX_CLOCK_SKEW - 60, MAX_CLOCK_SKEW + 60):
-        request = stamp_request(owner, manifest, [("Tally", "standard")],
-                                at=int(time.time()) + skew)
+        request = stamp_request(
+            owner, manifest, [("Tally", "standard")], at=int(time.time()) + skew
+        )
         problem = await refused_with(league, request)
         assert (problem.status, problem.slug) == (422, "stale-request")
 
@@ -257,9 +275,7 @@ async def test_daily_allowance_is_enforced_and_shown(
             manifest = await league.manifest()
             owner = SigningKey.generate()
             await league.stamp(stamp_request(owner, manifest, [("Plenum", "standard")] * 3))
-            answer = await league.stamp(
-                stamp_request(owner, manifest, [("Stage", "standard")] * 4)
-            )
+            answer = await league.stamp(stamp_request(owner, manifest, [("Stage", "standard")] * 4))
             assert serials(answer) == ["CZ-STAGE-0001", "CZ-STAGE-0002"]
             assert refusals(answer) == [("Stage", "standard", "allowance-exhausted")] * 2
             assert answer.allowance.remaining_today == 0
@@ -267,9 +283,9 @@ async def test_daily_allowance_is_enforced_and_shown(
                 league, stamp_request(owner, manifest, [("Stage", "standard")])
             )
             assert (problem.status, problem.slug) == (429, "allowance-exhausted")
-            retry = await league_raw_retry_after(server, stamp_request(
-                owner, manifest, [("Stage", "gilt")]
-            ))
+            retry = await league_raw_retry_after(
+                server, stamp_request(owner, manifest, [("Stage", "gilt")])
+            )
             assert 0 < retry <= 24 * 3600
             holdings = (await league.owner(address_of(owner.public))).keys
             assert [(h.total, h.allowance.used_today, h.allowance.per_day) for h in holdings] == [
@@ -288,14 +304,22 @@ async def test_concurrent_requests_never_share_a_serial(league: LeagueClient) ->
     manifest = await league.manifest()
     owners = [SigningKey.generate() for _ in range(8)]
     answers = await asyncio.gather(
-        *(league.stamp(stamp_request(o, manifest, [("Hemiring", "standard"),
-                                                   ("Hemiring", "gilt")])) for o in owners)
+        *(
+            league.stamp(
+                stamp_request(o, manifest, [("Hemiring", "standard"), ("Hemiring", "gilt")])
+            )
+            for o in owners
+        )
     )
     stamped = sorted(s for a in answers for s in serials(a))
-    assert stamped == ["CZ-HEMIRING-0001", "CZ-HEMIRING-0002", "CZ-HEMIRING-0003",
-                       "CZ-HEMIRING-0004", "CZ-HEMIRING-0005"]
-    events = sorted(i.certificate.event for a in answers for i in a.items
-                    if isinstance(i, Stamped))
+    assert stamped == [
+        "CZ-HEMIRING-0001",
+        "CZ-HEMIRING-0002",
+        "CZ-HEMIRING-0003",
+        "CZ-HEMIRING-0004",
+        "CZ-HEMIRING-0005",
+    ]
+    events = sorted(i.certificate.event for a in answers for i in a.items if isinstance(i, Stamped))
     assert events == list(range(5))
     assert sum(len(refusals(a)) for a in answers) == 11
 
@@ -319,8 +343,9 @@ async def test_conflicting_bodies_at_once_stamp_one(league: LeagueClient) -> Non
     owner = SigningKey.generate()
     first = stamp_request(owner, manifest, [("Interface", "standard")], request_id="clash-001")
     second = stamp_request(owner, manifest, [("Interface", "gilt")], request_id="clash-001")
-    results = await asyncio.gather(league.stamp(first), league.stamp(second),
-                                   return_exceptions=True)
+    results = await asyncio.gather(
+        league.stamp(first), league.stamp(second), return_exceptions=True
+    )
     answers = [r for r in results if isinstance(r, StampAnswer)]
     problems = [r for r in results if isinstance(r, LeagueProblem)]
     assert len(answers) == 1

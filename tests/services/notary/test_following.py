@@ -62,9 +62,10 @@ async def test_the_notary_killed_while_following_loses_and_doubles_nothing(
     mint_url = str(mint_alone.make_url("")).rstrip("/")
     titles = [card.name for card in PLAYING][:30]
     owner, receiver = SigningKey.generate(), SigningKey.generate()
-    async with LeagueClient(mint_url) as league, asyncpg.create_pool(
-        settings.database, min_size=1, max_size=2
-    ) as pool:
+    async with (
+        LeagueClient(mint_url) as league,
+        asyncpg.create_pool(settings.database, min_size=1, max_size=2) as pool,
+    ):
         manifest = await league.manifest()
 
         async def stamp(chosen: list[str]) -> None:
@@ -114,9 +115,10 @@ async def test_a_print_stamped_a_moment_ago_is_followed_without_waiting_for_the_
     slow = TEST_POLICIES.model_copy(update={"checkpoint_interval_ms": 60_000})
     settings = make_settings(policies=slow).model_copy(update={"port": free_port()})
     owner = SigningKey.generate()
-    async with composed(settings, [MINT, NOTARY]) as server, LeagueClient(
-        str(server.make_url(""))
-    ) as league:
+    async with (
+        composed(settings, [MINT, NOTARY]) as server,
+        LeagueClient(str(server.make_url(""))) as league,
+    ):
         stamped = await Trade(league, await league.manifest()).stamp(owner)
         life = await asyncio.wait_for(league.provenance(stamped.serial), GUARD_SECONDS / 4)
     assert life.stamp is not None

@@ -82,8 +82,9 @@ async def test_one_print_endorsed_twenty_ways_at_once_gets_one_receipt(
     assert len(receipts) == 1
     assert len(refused) == 19
     (won,) = receipts[0].receipts
-    winner = next(c.endorsements[0] for c in chains if hash_text(c.endorsements[0].hash())
-                  == won.endorsement)
+    winner = next(
+        c.endorsements[0] for c in chains if hash_text(c.endorsements[0].hash()) == won.endorsement
+    )
     for conflict in refused:
         assert conflict.status == 409
         assert conflict.slug == "fraud"
@@ -127,8 +128,13 @@ async def test_a_thiefs_replay_of_a_slip_endorsed_to_someone_else(trade: Trade) 
     a, b, thief = SigningKey.generate(), SigningKey.generate(), SigningKey.generate()
     to_b = hop(await trade.stamp(a), a, b)
     onward = Endorsement.sign(
-        thief, serial=to_b.serial, hop=2, prev=hash_text(to_b.endorsements[0].hash()),
-        to=thief.public.to_text(), time=T0, **{"from": thief.public.to_text()},
+        thief,
+        serial=to_b.serial,
+        hop=2,
+        prev=hash_text(to_b.endorsements[0].hash()),
+        to=thief.public.to_text(),
+        time=T0,
+        **{"from": thief.public.to_text()},
     )
     stolen = Chain(certificate=to_b.certificate, endorsements=(*to_b.endorsements, onward))
     with pytest.raises(LeagueProblem) as refused:
@@ -153,8 +159,13 @@ async def test_a_forged_hop_is_refused(trade: Trade) -> None:
     a, b, forger = SigningKey.generate(), SigningKey.generate(), SigningKey.generate()
     stamped = await trade.stamp(a)
     forged = Endorsement.sign(
-        forger, serial=stamped.serial, hop=1, prev=hash_text(stamped.certificate.hash()),
-        to=b.public.to_text(), time=T0, **{"from": a.public.to_text()},
+        forger,
+        serial=stamped.serial,
+        hop=1,
+        prev=hash_text(stamped.certificate.hash()),
+        to=b.public.to_text(),
+        time=T0,
+        **{"from": a.public.to_text()},
     )
     with pytest.raises(LeagueProblem) as refused:
         await trade.league.notarize(
@@ -162,9 +173,10 @@ async def test_a_forged_hop_is_refused(trade: Trade) -> None:
         )
     assert (refused.value.status, refused.value.slug) == (422, "bad-signature")
 
-    fake = PrintCertificate.sign(forger, **{
-        k: v for k, v in stamped.certificate.to_wire().items() if k not in ("kind", "sig")
-    })
+    fake = PrintCertificate.sign(
+        forger,
+        **{k: v for k, v in stamped.certificate.to_wire().items() if k not in ("kind", "sig")},
+    )
     with pytest.raises(LeagueProblem) as fake_print:
         await trade.league.notarize([hop(Chain(certificate=fake, endorsements=()), a, b)])
     assert (fake_print.value.status, fake_print.value.slug) == (422, "bad-signature")
@@ -176,8 +188,13 @@ async def test_a_hop_by_a_non_holder_is_refused(trade: Trade) -> None:
     a, b, c = SigningKey.generate(), SigningKey.generate(), SigningKey.generate()
     stamped = await trade.stamp(a)
     by_b = Endorsement.sign(
-        b, serial=stamped.serial, hop=1, prev=hash_text(stamped.certificate.hash()),
-        to=c.public.to_text(), time=T0, **{"from": b.public.to_text()},
+        b,
+        serial=stamped.serial,
+        hop=1,
+        prev=hash_text(stamped.certificate.hash()),
+        to=c.public.to_text(),
+        time=T0,
+        **{"from": b.public.to_text()},
     )
     with pytest.raises(LeagueProblem) as refused:
         await trade.league.notarize([Chain(certificate=stamped.certificate, endorsements=(by_b,))])
@@ -198,18 +215,25 @@ async def test_a_print_the_mint_never_stamped_is_refused(
     stamped = await trade.stamp(a, "Model-A")
     mint_key = load_service_key(settings, trade.manifest, "mint", None)
     wire = stamped.certificate.to_wire()
-    unstamped = PrintCertificate.sign(mint_key, **{
-        **{k: v for k, v in wire.items() if k not in ("kind", "sig")},
-        "serial": "CZ-MODEL-A-0003",
-    })
+    unstamped = PrintCertificate.sign(
+        mint_key,
+        **{
+            **{k: v for k, v in wire.items() if k not in ("kind", "sig")},
+            "serial": "CZ-MODEL-A-0003",
+        },
+    )
     with pytest.raises(LeagueProblem) as refused:
         await trade.league.notarize([hop(Chain(certificate=unstamped, endorsements=()), a, b)])
     assert (refused.value.status, refused.value.slug) == (422, "not-stamped")
     # Naming an event the mint's log does not hold yet, it is "not yet followed": a retry.
-    ahead = PrintCertificate.sign(mint_key, **{
-        **{k: v for k, v in wire.items() if k not in ("kind", "sig")},
-        "serial": "CZ-MODEL-A-0003", "event": 10_000,
-    })
+    ahead = PrintCertificate.sign(
+        mint_key,
+        **{
+            **{k: v for k, v in wire.items() if k not in ("kind", "sig")},
+            "serial": "CZ-MODEL-A-0003",
+            "event": 10_000,
+        },
+    )
     with pytest.raises(LeagueProblem) as later:
         await trade.league.notarize([hop(Chain(certificate=ahead, endorsements=()), a, b)])
     assert (later.value.status, later.value.slug) == (503, "retry-later")

@@ -97,8 +97,11 @@ async def test_a_claimed_note_is_endorsed_notarized_and_told(
     checkpoint = Checkpoint.from_note(issued.checkpoint)
     checkpoint.verify([log_verifier(f"{faucet.manifest.league}/treasury", treasury_key(faucet))])
     verify_inclusion(
-        issued.index, checkpoint.size, decode_b64(issued.leaf_hash),
-        [decode_b64(h) for h in issued.proof], checkpoint.root,
+        issued.index,
+        checkpoint.size,
+        decode_b64(issued.leaf_hash),
+        [decode_b64(h) for h in issued.proof],
+        checkpoint.root,
     )
     assert [h.endorsement for h in life.hops] == list(to_c.endorsements)
     assert life.holder == c.public.to_text()
@@ -122,7 +125,8 @@ async def test_a_note_endorsed_to_a_friend_and_to_the_treasury_is_spent_once(
         (conflict,) = caught.value.conflicts
         assert conflict.proof.verify() == owner.public
         assert (conflict.proof.first, conflict.proof.second) == (
-            first.endorsements[0], second.endorsements[0]
+            first.endorsements[0],
+            second.endorsements[0],
         )
         life = await league.provenance(claimed.serial)
         assert life.holder == first.endorsements[0].to
@@ -187,6 +191,7 @@ async def test_a_note_the_treasury_never_issued_is_refused(
     claimed = await claim_note(faucet, owner)
     key = load_service_key(settings, faucet.manifest, "treasury", None)
     wire = {k: v for k, v in claimed.certificate.to_wire().items() if k not in ("kind", "sig")}
+
     def forged_hop(**change: object) -> Chain:
         forged = NoteCertificate.sign(key, **{**wire, **change})
         return hop(Chain(certificate=forged, endorsements=()), owner, SigningKey.generate())
@@ -242,5 +247,8 @@ async def test_the_notary_follows_every_issue_and_return_once(
     ]
     assert [tuple(r) for r in returns] == [(claimed.serial, 1, receipt.index, 1)]
     assert sorted((r[0], r[1]) for r in issues) == [
-        ("CZ-M1-000001", 1), ("CZ-M25-000001", 1), ("CZ-M25-000001", 2), ("CZ-M5-000001", 1),
+        ("CZ-M1-000001", 1),
+        ("CZ-M25-000001", 1),
+        ("CZ-M25-000001", 2),
+        ("CZ-M5-000001", 1),
     ]

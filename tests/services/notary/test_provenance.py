@@ -120,9 +120,10 @@ async def test_a_followed_print_is_told_with_the_mint_down(settings: LeagueSetti
             trade = Trade(at_mint, await at_mint.manifest())
             stamped = await trade.stamp(owner)
         apart = settings.model_copy(update={"mint_url": str(mint.make_url("")).rstrip("/")})
-        async with composed(apart, [NOTARY]) as notary, LeagueClient(
-            str(notary.make_url(""))
-        ) as at_notary:
+        async with (
+            composed(apart, [NOTARY]) as notary,
+            LeagueClient(str(notary.make_url(""))) as at_notary,
+        ):
             assert (await at_notary.provenance(stamped.serial)).holder == owner.public.to_text()
             await mint.close()
             life = await at_notary.provenance(stamped.serial)
@@ -134,6 +135,9 @@ async def test_a_followed_print_is_told_with_the_mint_down(settings: LeagueSetti
     checkpoint = Checkpoint.from_note(life.stamp.checkpoint)
     checkpoint.verify([log_verifier(f"{trade.manifest.league}/mint", trade.mint_key)])
     verify_inclusion(
-        life.stamp.index, checkpoint.size, decode_b64(life.stamp.leaf_hash),
-        [decode_b64(h) for h in life.stamp.proof], checkpoint.root,
+        life.stamp.index,
+        checkpoint.size,
+        decode_b64(life.stamp.leaf_hash),
+        [decode_b64(h) for h in life.stamp.proof],
+        checkpoint.root,
     )

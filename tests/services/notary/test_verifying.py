@@ -58,9 +58,9 @@ async def test_a_followed_certificate_with_another_signature_is_refused(
     stamped = await trade.stamp(a)
     await trade.league.notarize([hop(stamped, a, b)])  # followed, as above
     certificate = stamped.certificate
-    resigned = PrintCertificate.sign(forger, **{
-        k: v for k, v in certificate.to_wire().items() if k not in ("kind", "sig")
-    })
+    resigned = PrintCertificate.sign(
+        forger, **{k: v for k, v in certificate.to_wire().items() if k not in ("kind", "sig")}
+    )
     assert resigned.hash() == certificate.hash()
     assert resigned.sig != certificate.sig
 

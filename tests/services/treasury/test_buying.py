@@ -48,9 +48,7 @@ async def notes_of(faucet: Faucet, owner: SigningKey, marks: int) -> list[Chain]
 def purchase(
     faucet: Faucet, buyer: SigningKey, title: str, payment: Sequence[Chain], pid: str
 ) -> BuyRequest:
-    return buy_request(
-        buyer, faucet.manifest, title, payment, purchase_id=pid, at=int(time.time())
-    )
+    return buy_request(buyer, faucet.manifest, title, payment, purchase_id=pid, at=int(time.time()))
 
 
 def denominations(notes: Sequence[NoteCertificate]) -> list[int]:
@@ -84,8 +82,12 @@ async def test_buying_with_exact_money_and_with_change(
 
     store = server.app[TREASURY_LOG]
     assert await purchase_steps(store, "buy-change-01") == [
-        "purchase-opened", "payment-notarized", "order-signed", "print-delivered",
-        "payment-returned", "purchase-closed",
+        "purchase-opened",
+        "payment-notarized",
+        "order-signed",
+        "print-delivered",
+        "payment-returned",
+        "purchase-closed",
     ]
     assert len(await ordered(server.app[MINT_LOG], "buy-change-01")) == 1
     again = await league.buy(request)
@@ -105,8 +107,9 @@ async def test_a_spent_note_an_old_issue_and_a_note_not_paid_to_the_treasury(
     (note,) = await notes_of(faucet, buyer, 25)
     (five,) = await notes_of(faucet, buyer, 5)
     paid = [to_treasury(faucet, note, buyer), to_treasury(faucet, five, buyer)]
-    assert (await league.buy(purchase(faucet, buyer, "Tally", paid, "buy-spent-01"))).outcome \
-        == "delivered"
+    assert (
+        await league.buy(purchase(faucet, buyer, "Tally", paid, "buy-spent-01"))
+    ).outcome == "delivered"
     with pytest.raises(LeagueProblem) as spent:
         await league.buy(purchase(faucet, buyer, "Tally", paid, "buy-spent-02"))
     assert (spent.value.status, spent.value.slug) == (409, "stale-issue")
@@ -115,7 +118,8 @@ async def test_a_spent_note_an_old_issue_and_a_note_not_paid_to_the_treasury(
     with pytest.raises(LeagueProblem) as old:
         await league.buy(purchase(faucet, buyer, "Tally", paid, "buy-spent-03"))
     assert (old.value.slug, "current issue is 2" in (old.value.problem.detail or "")) == (
-        "stale-issue", True
+        "stale-issue",
+        True,
     )
 
     buyer = SigningKey.generate()  # a fresh key: the faucet gives 50 marks a key a day
@@ -123,21 +127,31 @@ async def test_a_spent_note_an_old_issue_and_a_note_not_paid_to_the_treasury(
     (more,) = await notes_of(faucet, buyer, 5)
     to_friend = endorse(mine, buyer, friend.public, T0)
     with pytest.raises(LeagueProblem) as wrong:
-        await league.buy(purchase(
-            faucet, buyer, "Tally", [to_friend, to_treasury(faucet, more, buyer)], "buy-friend-1"
-        ))
+        await league.buy(
+            purchase(
+                faucet,
+                buyer,
+                "Tally",
+                [to_friend, to_treasury(faucet, more, buyer)],
+                "buy-friend-1",
+            )
+        )
     assert (wrong.value.status, wrong.value.slug) == (422, "broken-chain")
     with pytest.raises(LeagueProblem) as short:
-        await league.buy(purchase(
-            faucet, buyer, "Tally", [to_treasury(faucet, mine, buyer)], "buy-short-01"
-        ))
+        await league.buy(
+            purchase(faucet, buyer, "Tally", [to_treasury(faucet, mine, buyer)], "buy-short-01")
+        )
     assert (short.value.status, short.value.slug) == (422, "verification-failed")
     with pytest.raises(LeagueProblem) as reused:
-        await league.buy(purchase(
-            faucet, buyer, "Pairing",
-            [to_treasury(faucet, mine, buyer), to_treasury(faucet, more, buyer)],
-            "buy-spent-01",
-        ))
+        await league.buy(
+            purchase(
+                faucet,
+                buyer,
+                "Pairing",
+                [to_treasury(faucet, mine, buyer), to_treasury(faucet, more, buyer)],
+                "buy-spent-01",
+            )
+        )
     assert (reused.value.status, reused.value.slug) == (409, "request-id-reused")
 
 
@@ -162,8 +176,9 @@ async def test_a_note_endorsed_to_a_friend_and_to_the_treasury_is_spent_once(
     buyer = SigningKey.generate()  # a fresh key: the faucet gives 50 marks a key a day
     note, five = await notes_of(faucet, buyer, 30)
     paid = [to_treasury(faucet, note, buyer), to_treasury(faucet, five, buyer)]
-    assert (await league.buy(purchase(faucet, buyer, "Tally", paid, "buy-double-2"))).outcome \
-        == "delivered"
+    assert (
+        await league.buy(purchase(faucet, buyer, "Tally", paid, "buy-double-2"))
+    ).outcome == "delivered"
     with pytest.raises(NotaryConflict) as late:
         await league.notarize([endorse(note, buyer, friend.public, T0)])
     (conflict,) = late.value.conflicts
@@ -189,7 +204,10 @@ async def test_an_exhausted_run_refunds_the_payment_in_full(
         (c.serial, c.issue + 1, buyer.public.to_text()) for c in paid
     ]
     assert await purchase_steps(server.app[TREASURY_LOG], "buy-exhausted") == [
-        "purchase-opened", "payment-notarized", "order-signed", "order-refused",
+        "purchase-opened",
+        "payment-notarized",
+        "order-signed",
+        "order-refused",
         "purchase-closed",
     ]
     again = [
@@ -229,11 +247,13 @@ async def test_a_chain_copied_from_the_feed_pays_nothing_for_a_thief(
     note, five = await notes_of(faucet, victim, 30)
     await league.notarize([endorse(note, victim, friend.public, T0)])  # signed away first
     paid = [to_treasury(faucet, note, victim), to_treasury(faucet, five, victim)]
-    assert (await league.buy(purchase(faucet, victim, "Tally", paid, "buy-victim-1"))).outcome \
-        == "rejected"
+    assert (
+        await league.buy(purchase(faucet, victim, "Tally", paid, "buy-victim-1"))
+    ).outcome == "rejected"
     store = server.app[TREASURY_LOG]
     (opened,) = [
-        body for e in await store.read_stream("purchase/buy-victim-1")
+        body
+        for e in await store.read_stream("purchase/buy-victim-1")
         if isinstance(body := parse_event(e, TREASURY_EVENTS), PurchaseOpened)
     ]
     bound = next(c for c in opened.request.payment if c.serial == five.serial)  # the feed's copy
@@ -251,12 +271,13 @@ async def test_a_chain_copied_from_the_feed_pays_nothing_for_a_thief(
     ]
     answer = await league.buy(purchase(faucet, victim, "Tally", [bound, *more], "buy-victim-2"))
     assert (answer.outcome, answer.stamped and answer.stamped.issued_to) == (
-        "delivered", victim.public.to_text()
+        "delivered",
+        victim.public.to_text(),
     )
 
 
 async def test_a_source_buying_too_fast_is_refused(
-    make_settings: Callable[..., LeagueSettings]
+    make_settings: Callable[..., LeagueSettings],
 ) -> None:
     """A source network may send source_prints_burst purchases at once: the next is a 429
     `rate-limited` with Retry-After before its signature is checked, and opens nothing (a
@@ -265,10 +286,15 @@ async def test_a_source_buying_too_fast_is_refused(
     async with throttled_faucet(make_settings, 2) as (faucet, server):
         buyer = SigningKey.generate()
         (note,) = (await faucet.claim(buyer, 25)).notes
-        paid = endorse(Chain(certificate=note, endorsements=()), buyer,
-                       PublicKey.from_text(faucet.manifest.treasury), 1_700_000_000)
-        request = buy_request(buyer, faucet.manifest, "Tally", [paid],
-                              purchase_id="buy-fast-0001", at=1_700_000_000)
+        paid = endorse(
+            Chain(certificate=note, endorsements=()),
+            buyer,
+            PublicKey.from_text(faucet.manifest.treasury),
+            1_700_000_000,
+        )
+        request = buy_request(
+            buyer, faucet.manifest, "Tally", [paid], purchase_id="buy-fast-0001", at=1_700_000_000
+        )
         body = {**request.to_wire(), "sig": "A" * 86}
         statuses = []
         for _ in range(3):

@@ -64,7 +64,9 @@ async def test_claims_up_to_and_past_the_daily_cap(faucet: Faucet) -> None:
     assert (first.requested, first.marks, first.replayed) == (30, 30, False)
     assert notes_of(first) == [("CZ-M25-000001", 1), ("CZ-M5-000001", 1)]
     assert (first.faucet.per_day, first.faucet.claimed_today, first.faucet.left_today) == (
-        50, 30, 20
+        50,
+        30,
+        20,
     )
     treasury_key = PublicKey.from_text(faucet.manifest.treasury)
     for seq, note in enumerate(first.notes):
@@ -106,7 +108,7 @@ async def test_a_replayed_claim_issues_nothing_new(faucet: Faucet, server: TestS
 
 
 async def test_bad_claims_are_refused_and_issue_nothing(
-    make_settings: Callable[..., LeagueSettings]
+    make_settings: Callable[..., LeagueSettings],
 ) -> None:
     """A body whose signature does not verify, a claim signed by another key, a nonce short
     of the price, a claim of no marks, a stale claim and a claim for another league are each
@@ -122,8 +124,7 @@ async def test_bad_claims_are_refused_and_issue_nothing(
             good = faucet.request(owner, 50).to_wire()
             cases: list[tuple[dict[str, object], tuple[int, str]]] = [
                 ({**good, "marks": 49}, (422, "bad-signature")),
-                ({**good, "owner": SigningKey.generate().public.to_text()},
-                 (422, "bad-signature")),
+                ({**good, "owner": SigningKey.generate().public.to_text()}, (422, "bad-signature")),
                 ({**good, "marks": 0}, (422, "invalid-object")),
             ]
             price = claim_work(policies, 50)
@@ -148,7 +149,7 @@ async def test_bad_claims_are_refused_and_issue_nothing(
 
 
 async def test_a_reserve_that_cannot_make_the_marks_refuses_the_claim(
-    make_settings: Callable[..., LeagueSettings]
+    make_settings: Callable[..., LeagueSettings],
 ) -> None:
     """A note set of one M25 and three M1 (28 marks): 30 marks cannot be made (409, naming
     what the reserve holds), 28 can, and then not one mark more; the supply stays 28."""
@@ -230,7 +231,8 @@ async def test_the_next_utc_day_opens_the_faucet_again(settings: LeagueSettings)
         assert (next_day.faucet.day, next_day.faucet.left_today) == ("2027-01-01", 0)
         days = await pool.fetch("SELECT day, marks FROM treasury.faucet ORDER BY day")
         assert [(r["day"].isoformat(), r["marks"]) for r in days] == [
-            ("2026-12-31", 50), ("2027-01-01", 50)
+            ("2026-12-31", 50),
+            ("2027-01-01", 50),
         ]
         events = await store.read()
         assert [e.recorded_at.date().isoformat() for e in events] == ["2026-12-31"] * 2 + [
@@ -243,7 +245,7 @@ async def test_the_next_utc_day_opens_the_faucet_again(settings: LeagueSettings)
 
 
 async def test_a_source_claiming_too_fast_is_refused(
-    make_settings: Callable[..., LeagueSettings]
+    make_settings: Callable[..., LeagueSettings],
 ) -> None:
     """A source network may claim source_prints_burst times at once: the next claim is a 429
     `rate-limited` with Retry-After, before its signature is even checked, and issues
@@ -269,12 +271,17 @@ async def test_a_returned_note_is_issued_again_under_its_next_issue(
     first = await faucet.claim(owner, 25)
     (note,) = first.notes
     chain = endorse(
-        Chain(certificate=note, endorsements=()), owner,
-        PublicKey.from_text(faucet.manifest.treasury), 1_800_000_000,
+        Chain(certificate=note, endorsements=()),
+        owner,
+        PublicKey.from_text(faucet.manifest.treasury),
+        1_800_000_000,
     )
     store = server.app[TREASURY_LOG]
     returned = NoteReturned(
-        serial=note.serial, issue=1, endorsement=chain.endorsements[0], notarized=0,
+        serial=note.serial,
+        issue=1,
+        endorsement=chain.endorsements[0],
+        notarized=0,
         purchase_id="buy-returns-1",
     )
     async with store.transaction() as tx:
@@ -289,7 +296,9 @@ async def test_a_returned_note_is_issued_again_under_its_next_issue(
     assert again.notes[0].event == 2
     events = await store.read()
     assert [(e.stream, e.stream_version) for e in events] == [
-        ("note/CZ-M25-000001", 1), ("note/CZ-M25-000001", 2), ("note/CZ-M25-000001", 3),
+        ("note/CZ-M25-000001", 1),
+        ("note/CZ-M25-000001", 2),
+        ("note/CZ-M25-000001", 3),
         ("note/CZ-M25-000002", 1),
     ]
 
@@ -306,18 +315,23 @@ async def test_copies_of_one_claim_in_one_group_are_replays_of_the_first(
     manifest = load_manifest(settings)
     key = load_service_key(settings, manifest, "treasury", None)
     async with asyncpg.create_pool(settings.database, min_size=1, max_size=2) as pool:
-        store = PostgresEventStore(pool, schema="treasury", origin=f"{manifest.league}/treasury",
-                                   key=key)
+        store = PostgresEventStore(
+            pool, schema="treasury", origin=f"{manifest.league}/treasury", key=key
+        )
         await tables.bind_league(store, manifest)
         treasury = Treasury(manifest, key, store)
         now = int(datetime.now(UTC).timestamp())
         greedy, *honest = (SigningKey.generate() for _ in range(4))
-        claim = present(treasury, claim_request(greedy, manifest, 50, request_id="claim-dup-1",
-                                                at=now))
-        other = present(treasury, claim_request(greedy, manifest, 10, request_id="claim-dup-1",
-                                                at=now))
-        fair = [present(treasury, claim_request(k, manifest, 30, request_id="claim-fair-1",
-                                                at=now)) for k in honest]
+        claim = present(
+            treasury, claim_request(greedy, manifest, 50, request_id="claim-dup-1", at=now)
+        )
+        other = present(
+            treasury, claim_request(greedy, manifest, 10, request_id="claim-dup-1", at=now)
+        )
+        fair = [
+            present(treasury, claim_request(k, manifest, 30, request_id="claim-fair-1", at=now))
+            for k in honest
+        ]
         group = [fair[0], claim, claim, fair[1], other, claim, fair[2]]
         answers = await claim_group(treasury, group)
         first, *copies = (answers[i] for i in (1, 2, 5))

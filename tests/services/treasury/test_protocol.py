@@ -36,9 +36,14 @@ T0 = 1_800_000_000
 def as_event(seq: int, body: NoteIssued | NoteReturned) -> Event:
     new = body.new_event(0)
     return Event(
-        seq=seq, stream=new.stream, stream_version=1, type=new.type, body=dict(new.body),
+        seq=seq,
+        stream=new.stream,
+        stream_version=1,
+        type=new.type,
+        body=dict(new.body),
         recorded_at=datetime(2026, 12, 3, tzinfo=UTC),
-        leaf_hash=bytes(32), signature=bytes(64),
+        leaf_hash=bytes(32),
+        signature=bytes(64),
     )
 
 
@@ -48,10 +53,14 @@ def test_note_events_round_trip_through_the_log_types() -> None:
     holder = key(10)
     certificate = LEAGUE.note_certificate(holder, "CZ-M100-000001", issue=2)
     issued = NoteIssued(certificate=certificate, request_id="claim-0001", reason="claim")
-    chain = endorse(Chain(certificate=certificate, endorsements=()), holder,
-                    LEAGUE.treasury.public, T0)
+    chain = endorse(
+        Chain(certificate=certificate, endorsements=()), holder, LEAGUE.treasury.public, T0
+    )
     returned = NoteReturned(
-        serial=certificate.serial, issue=2, endorsement=chain.endorsements[0], notarized=7,
+        serial=certificate.serial,
+        issue=2,
+        endorsement=chain.endorsements[0],
+        notarized=7,
         purchase_id="buy-00000001",
     )
     assert issued.stream() == returned.stream() == note_stream("CZ-M100-000001")

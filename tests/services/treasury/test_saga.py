@@ -99,22 +99,29 @@ async def test_the_treasury_crashed_at_each_step_ends_the_purchase_once(
     async def prepare(league: League) -> BuyRequest:
         if path == "refunded":  # the run of 3 stamped out before the purchase
             await league.mint.stamp(stamp_request(friend, manifest, [(title, "standard")] * 3))
-        notes.extend(Chain(certificate=n, endorsements=())
-                     for n in (await league.faucet.claim(buyer, 50)).notes)
+        notes.extend(
+            Chain(certificate=n, endorsements=())
+            for n in (await league.faucet.claim(buyer, 50)).notes
+        )
         if path == "rejected":  # the buyer gave the first note to a friend first
             given = [endorse(notes[0], buyer, friend.public, T0)]
             await answered(lambda: league.notary.notarize(given))
         return buy_request(
-            buyer, manifest, title, [endorse(n, buyer, treasury_key, T0) for n in notes],
-            purchase_id=pid, at=int(time.time()),
+            buyer,
+            manifest,
+            title,
+            [endorse(n, buyer, treasury_key, T0) for n in notes],
+            purchase_id=pid,
+            at=int(time.time()),
         )
 
     crossed = await bought_across_a_crash(settings, monkeypatch, point, path, prepare)
     answer = crossed.answer
     assert answer.outcome == path
     assert crossed.steps == PATHS[path]
-    stamped = sum(1 for e in crossed.mint_events
-                  if isinstance(e, PrintStamped) and e.request_id == pid)
+    stamped = sum(
+        1 for e in crossed.mint_events if isinstance(e, PrintStamped) and e.request_id == pid
+    )
     if path == "delivered":
         assert stamped == 1
         assert answer.stamped is not None
@@ -141,6 +148,7 @@ async def test_a_purchase_is_three_commits_and_purchases_together_share_them(
     driven on together share everything after it: one submission to the notary, one request
     to the mint, two commits; each ends delivered with its steps once in its stream (Book
     V.5)."""
+
     # No resumer: the purchases here are driven by the test alone.
     async def no_rounds(buyer: Buyer, interval: float = 0) -> None:
         await asyncio.Event().wait()
@@ -165,18 +173,27 @@ async def test_a_purchase_is_three_commits_and_purchases_together_share_them(
         league: League, pid: str, title: str = "Tally", spent_first: bool = False
     ) -> BuyRequest:
         buyer = SigningKey.generate()
-        notes = [Chain(certificate=n, endorsements=())
-                 for n in (await league.faucet.claim(buyer, 50)).notes]
+        notes = [
+            Chain(certificate=n, endorsements=())
+            for n in (await league.faucet.claim(buyer, 50)).notes
+        ]
         if spent_first:  # the first note given to a friend first: the payment is rejected
             friend = SigningKey.generate().public
             await answered(lambda: league.notary.notarize([endorse(notes[0], buyer, friend, T0)]))
-        return buy_request(buyer, manifest, title,
-                           [endorse(n, buyer, to_treasury, T0) for n in notes],
-                           purchase_id=pid, at=now)
+        return buy_request(
+            buyer,
+            manifest,
+            title,
+            [endorse(n, buyer, to_treasury, T0) for n in notes],
+            purchase_id=pid,
+            at=now,
+        )
 
     async with running(settings, killer) as league:
-        for pid, outcome, commits in (("alone-0001", "delivered", 3),
-                                      ("alone-0002", "rejected", 2)):
+        for pid, outcome, commits in (
+            ("alone-0001", "delivered", 3),
+            ("alone-0002", "rejected", 2),
+        ):
             alone = await request(league, pid, spent_first=outcome == "rejected")
             before = killer.writes["treasury"]
             assert (await answered(partial(league.treasury.buy, alone))).outcome == outcome
@@ -197,9 +214,12 @@ async def test_a_purchase_is_three_commits_and_purchases_together_share_them(
             assert killer.writes["treasury"] - writes == 1  # the eight opened together
             assert reads["treasury.paying"] == 1  # what they check, read once for all
             writes = killer.writes["treasury"]
-            answers = await asyncio.gather(*(
-                buyer.drive(r.purchase_id, steps) for r, steps in zip(requests, opened, strict=True)
-            ))
+            answers = await asyncio.gather(
+                *(
+                    buyer.drive(r.purchase_id, steps)
+                    for r, steps in zip(requests, opened, strict=True)
+                )
+            )
         finally:
             APP.reset(token)
         assert [a.outcome for a in answers] == ["delivered"] * 8
@@ -215,6 +235,7 @@ async def test_the_resumer_leaves_a_purchase_in_its_drivers_hands_until_it_idles
     """The resumer drives only purchases whose latest step is RESUME_IDLE seconds old: one
     younger is its driver's (in this worker or another), and a second driver would only
     repeat its calls and lose the race for its commit. Once idle it drives it to its end."""
+
     async def no_rounds(buyer: Buyer, interval: float = 0) -> None:
         await asyncio.Event().wait()
 
@@ -222,12 +243,17 @@ async def test_the_resumer_leaves_a_purchase_in_its_drivers_hands_until_it_idles
     manifest = load_manifest(settings)
     owner = SigningKey.generate()
     async with running(settings, Killer(None)) as league:
-        notes = [Chain(certificate=n, endorsements=())
-                 for n in (await league.faucet.claim(owner, 50)).notes]
+        notes = [
+            Chain(certificate=n, endorsements=())
+            for n in (await league.faucet.claim(owner, 50)).notes
+        ]
         request = buy_request(
-            owner, manifest, "Tally",
+            owner,
+            manifest,
+            "Tally",
             [endorse(n, owner, PublicKey.from_text(manifest.treasury), T0) for n in notes],
-            purchase_id="idle-0001", at=int(time.time()),
+            purchase_id="idle-0001",
+            at=int(time.time()),
         )
         buyer = league.trio.instances["treasury"].server.app[BUYER]
         await buyer._open(request, buyer._check(request))  # opened; its driver gone
@@ -244,9 +270,7 @@ async def test_the_mint_down_during_a_buy_completes_once_it_is_back(
     payment is notarized and its order signed; once the mint is up, the treasury's resumer
     completes it, the same request answers delivered, and the mint stamped the order once."""
     here, mint_port = ports
-    own = settings.model_copy(
-        update={"port": here, "mint_url": f"http://127.0.0.1:{mint_port}"}
-    )
+    own = settings.model_copy(update={"port": here, "mint_url": f"http://127.0.0.1:{mint_port}"})
     server = TestServer(compose(own, [TREASURY, NOTARY_SERVICE]), host="127.0.0.1", port=here)
     await server.start_server()
     mint: TestServer | None = None
@@ -256,12 +280,16 @@ async def test_the_mint_down_during_a_buy_completes_once_it_is_back(
         buyer = SigningKey.generate()
         async with aiohttp.ClientSession() as session:
             faucet = Faucet(session, url, manifest)
-            notes = [Chain(certificate=n, endorsements=())
-                     for n in (await faucet.claim(buyer, 50)).notes]
+            notes = [
+                Chain(certificate=n, endorsements=()) for n in (await faucet.claim(buyer, 50)).notes
+            ]
             request = buy_request(
-                buyer, manifest, "Pairing",
+                buyer,
+                manifest,
+                "Pairing",
                 [endorse(n, buyer, PublicKey.from_text(manifest.treasury), T0) for n in notes],
-                purchase_id="buy-mint-down", at=int(time.time()),
+                purchase_id="buy-mint-down",
+                at=int(time.time()),
             )
             async with session.post(f"{url}/treasury/buy", json=request.to_wire()) as response:
                 assert response.status == 503
@@ -273,7 +301,8 @@ async def test_the_mint_down_during_a_buy_completes_once_it_is_back(
 
             mint = TestServer(
                 compose(settings.model_copy(update={"port": mint_port}), [MINT]),
-                host="127.0.0.1", port=mint_port,
+                host="127.0.0.1",
+                port=mint_port,
             )
             await mint.start_server()
             answer = await until_answered(session, url, request)

@@ -30,17 +30,27 @@ async def test_a_print_issued_again_has_its_whole_life_checked(
     stamper, buyer, friend = (SigningKey.generate() for _ in range(3))
     await league.stamp(stamp_request(stamper, faucet.manifest, [("Escrow", "gilt")] * 2))
     standard = await stamped(league, faucet, buyer, "Escrow")
-    answer = await league.buy(upgrade(faucet, buyer, "Escrow", "gilt",
-                                      to_mint(faucet, standard, buyer),
-                                      await paid(faucet, buyer, 100), "up-prov-01"))
+    answer = await league.buy(
+        upgrade(
+            faucet,
+            buyer,
+            "Escrow",
+            "gilt",
+            to_mint(faucet, standard, buyer),
+            await paid(faucet, buyer, 100),
+            "up-prov-01",
+        )
+    )
     assert isinstance(answer.returned, PrintCertificate)  # the gilt run is out: handed back
-    await league.notarize([endorse(Chain(certificate=answer.returned, endorsements=()),
-                                   buyer, friend.public, T0)])
+    await league.notarize(
+        [endorse(Chain(certificate=answer.returned, endorsements=()), buyer, friend.public, T0)]
+    )
     life = await league.provenance(standard.serial)
     assert life.stamp is not None
     named = [life.stamp.index, *(i.index for i in life.issues), *(r.index for r in life.returns)]
-    events = [e for index in named
-              for e in (await league.events(index - 1, 1, service="mint")).events]
+    events = [
+        e for index in named for e in (await league.events(index - 1, 1, service="mint")).events
+    ]
     assert check_provenance(life, faucet.manifest, standard.serial, events) == friend.public
 
     (again,) = life.issues
@@ -49,12 +59,15 @@ async def test_a_print_issued_again_has_its_whole_life_checked(
         life.model_copy(update={"returns": []}),  # issued again with no return before it
         life.model_copy(update={"issues": [again, again]}),  # issue 2 twice
         life.model_copy(update={"issues": []}),  # issue 2's hop shown without issue 2
-        life.model_copy(update={"returns": [back.model_copy(
-            update={"purchase_id": "up-other-01"})]}),  # the return's purchase changed
-        life.model_copy(update={"returns": [back.model_copy(
-            update={"notarized": back.notarized + 1})]}),  # another notary record named
-        life.model_copy(update={"returns": [back.model_copy(
-            update={"index": life.stamp.index})]}),  # another event of the mint's named
+        life.model_copy(
+            update={"returns": [back.model_copy(update={"purchase_id": "up-other-01"})]}
+        ),  # the return's purchase changed
+        life.model_copy(
+            update={"returns": [back.model_copy(update={"notarized": back.notarized + 1})]}
+        ),  # another notary record named
+        life.model_copy(
+            update={"returns": [back.model_copy(update={"index": life.stamp.index})]}
+        ),  # another event of the mint's named
     ):
         with pytest.raises(LedgerError):
             check_provenance(lie, faucet.manifest, standard.serial, events)

@@ -64,35 +64,41 @@ async def test_the_treasury_crashed_at_each_step_of_an_upgrade_ends_it_once(
     async def prepare(league: League) -> BuyRequest:
         if path == "refunded":  # the gilt run of 2 stamped out before the purchase
             await league.mint.stamp(stamp_request(stamper, manifest, [(title, "gilt")] * 2))
-        (item,) = (await league.mint.stamp(
-            stamp_request(buyer, manifest, [(title, "standard")])
-        )).items
+        (item,) = (
+            await league.mint.stamp(stamp_request(buyer, manifest, [(title, "standard")]))
+        ).items
         assert item.status == "stamped"
         standards.append(Chain(certificate=item.certificate, endorsements=()))
-        notes.extend(Chain(certificate=n, endorsements=())
-                     for n in (await league.faucet.claim(buyer, 100)).notes)
+        notes.extend(
+            Chain(certificate=n, endorsements=())
+            for n in (await league.faucet.claim(buyer, 100)).notes
+        )
         return buy_request(
-            buyer, manifest, title, [endorse(n, buyer, treasury_key, T0) for n in notes],
-            purchase_id=pid, at=int(time.time()),
-            upgrade=Upgrade(
-                finish="gilt", returned=endorse(standards[0], buyer, mint_key, T0)
-            ),
+            buyer,
+            manifest,
+            title,
+            [endorse(n, buyer, treasury_key, T0) for n in notes],
+            purchase_id=pid,
+            at=int(time.time()),
+            upgrade=Upgrade(finish="gilt", returned=endorse(standards[0], buyer, mint_key, T0)),
         )
 
     crossed = await bought_across_a_crash(settings, monkeypatch, point, path, prepare)
     answer = crossed.answer
     assert answer.outcome == path
     assert crossed.steps == PATHS[path]
-    stamped = sum(1 for e in crossed.mint_events
-                  if isinstance(e, PrintStamped) and e.request_id == pid)
-    backs = [e.TYPE for e in crossed.mint_events
-             if isinstance(e, PrintReturned | PrintReissued) and e.order_id == pid]
+    stamped = sum(
+        1 for e in crossed.mint_events if isinstance(e, PrintStamped) and e.request_id == pid
+    )
+    backs = [
+        e.TYPE
+        for e in crossed.mint_events
+        if isinstance(e, PrintReturned | PrintReissued) and e.order_id == pid
+    ]
     if path == "delivered":
         assert stamped == 1
         assert answer.stamped is not None
-        assert (answer.stamped.finish, answer.stamped.issued_to) == (
-            "gilt", buyer.public.to_text()
-        )
+        assert (answer.stamped.finish, answer.stamped.issued_to) == ("gilt", buyer.public.to_text())
         assert sum(n.denomination for n in answer.change) == 20
         assert backs == ["print-returned"]
     else:
@@ -103,5 +109,7 @@ async def test_the_treasury_crashed_at_each_step_of_an_upgrade_ends_it_once(
         assert backs == ["print-returned", "print-reissued"]
         assert answer.returned is not None
         assert (answer.returned.serial, answer.returned.issue, answer.returned.issued_to) == (
-            standards[0].serial, 2, buyer.public.to_text()
+            standards[0].serial,
+            2,
+            buyer.public.to_text(),
         )

@@ -59,8 +59,12 @@ __all__ = ["faucet", "league", "server", "settings"]
 
 
 DELIVERED = [
-    "purchase-opened", "payment-notarized", "order-signed", "print-delivered",
-    "payment-returned", "purchase-closed",
+    "purchase-opened",
+    "payment-notarized",
+    "order-signed",
+    "print-delivered",
+    "payment-returned",
+    "purchase-closed",
 ]
 
 
@@ -76,8 +80,7 @@ async def mint_events(server: TestServer, pid: str) -> list[object]:
 async def audited(server: TestServer, league: LeagueClient, tmp: Path) -> AuditReport:
     """``league audit`` of the served league once each log's checkpoint covers all of it
     (in this process): raises at the first violation."""
-    for service, key in (("mint", MINT_LOG), ("treasury", TREASURY_LOG),
-                         ("notary", NOTARY_LOG)):
+    for service, key in (("mint", MINT_LOG), ("treasury", TREASURY_LOG), ("notary", NOTARY_LOG)):
         await checkpoint_covering(league, (await server.app[key].head()).size, service)
     outcome = await audit_url(str(server.make_url("")), tmp / "audit", workers=0)
     return outcome.report
@@ -93,13 +96,16 @@ async def test_an_upgrade_to_gilt_with_change_and_to_holofoil(
     buyer, friend = SigningKey.generate(), SigningKey.generate()
     standard = await stamped(league, faucet, buyer, "Tally")
     returned = to_mint(faucet, standard, buyer)
-    request = upgrade(faucet, buyer, "Tally", "gilt", returned, await paid(faucet, buyer, 100),
-                      "up-gilt-0001")
+    request = upgrade(
+        faucet, buyer, "Tally", "gilt", returned, await paid(faucet, buyer, 100), "up-gilt-0001"
+    )
     answer = await league.buy(request)
     assert (answer.outcome, answer.price, answer.paid) == ("delivered", 80, 100)
     assert answer.stamped is not None
     assert (answer.stamped.title, answer.stamped.finish, answer.stamped.issued_to) == (
-        "Tally", "gilt", buyer.public.to_text()
+        "Tally",
+        "gilt",
+        buyer.public.to_text(),
     )
     assert sum(n.denomination for n in answer.change) == 20
     assert await purchase_steps(server.app[TREASURY_LOG], "up-gilt-0001") == DELIVERED
@@ -124,8 +130,15 @@ async def test_an_upgrade_to_gilt_with_change_and_to_holofoil(
         await league.notarize([endorse(standard, buyer, friend.public, T0)])
 
     other = await stamped(league, faucet, buyer, "Tally")
-    holo = upgrade(faucet, buyer, "Tally", "holofoil", to_mint(faucet, other, buyer),
-                   await paid(faucet, buyer, 200), "up-holo-0001")
+    holo = upgrade(
+        faucet,
+        buyer,
+        "Tally",
+        "holofoil",
+        to_mint(faucet, other, buyer),
+        await paid(faucet, buyer, 200),
+        "up-holo-0001",
+    )
     answer = await league.buy(holo)
     assert (answer.outcome, answer.price, answer.change) == ("delivered", 200, [])
     assert answer.stamped is not None
@@ -147,8 +160,11 @@ async def test_a_print_endorsed_to_a_friend_and_returned_to_the_mint_moves_once(
     standard = await stamped(league, faucet, buyer, "Tally")
     await league.notarize([endorse(standard, buyer, friend.public, T0)])
     payment = await paid(faucet, buyer, 80)
-    answer = await league.buy(upgrade(faucet, buyer, "Tally", "gilt",
-                                      to_mint(faucet, standard, buyer), payment, "up-fraud-01"))
+    answer = await league.buy(
+        upgrade(
+            faucet, buyer, "Tally", "gilt", to_mint(faucet, standard, buyer), payment, "up-fraud-01"
+        )
+    )
     assert (answer.outcome, answer.stamped) == ("rejected", None)
     (proof,) = answer.proofs
     assert proof.verify() == buyer.public
@@ -156,18 +172,33 @@ async def test_a_print_endorsed_to_a_friend_and_returned_to_the_mint_moves_once(
     assert await mint_events(server, "up-fraud-01") == []
     assert (await league.provenance(standard.serial)).holder == friend.public.to_text()
     # The notes were never taken: they pay for a single.
-    single = await league.buy(BuyRequest.sign(
-        buyer, league=faucet.manifest.league, manifest=faucet.manifest.hash_text(),
-        purchase_id="up-fraud-02", time=int(time.time()), buyer=buyer.public.to_text(),
-        title="Tally", payment=tuple(payment),
-    ))
+    single = await league.buy(
+        BuyRequest.sign(
+            buyer,
+            league=faucet.manifest.league,
+            manifest=faucet.manifest.hash_text(),
+            purchase_id="up-fraud-02",
+            time=int(time.time()),
+            buyer=buyer.public.to_text(),
+            title="Tally",
+            payment=tuple(payment),
+        )
+    )
     assert single.outcome == "delivered"
 
     buyer = SigningKey.generate()
     standard = await stamped(league, faucet, buyer, "Tally")
-    answer = await league.buy(upgrade(faucet, buyer, "Tally", "gilt",
-                                      to_mint(faucet, standard, buyer),
-                                      await paid(faucet, buyer, 80), "up-fraud-03"))
+    answer = await league.buy(
+        upgrade(
+            faucet,
+            buyer,
+            "Tally",
+            "gilt",
+            to_mint(faucet, standard, buyer),
+            await paid(faucet, buyer, 80),
+            "up-fraud-03",
+        )
+    )
     assert answer.outcome == "delivered"
     with pytest.raises(NotaryConflict) as late:
         await league.notarize([endorse(standard, buyer, friend.public, T0)])
@@ -200,12 +231,22 @@ async def test_a_return_that_is_not_a_standard_print_of_the_title_or_not_the_buy
         assert (pid, refused.value.status, refused.value.slug) == (pid, status, slug)
         assert await purchase_steps(server.app[TREASURY_LOG], pid) == []
 
-    done = await league.buy(upgrade(faucet, buyer, "Tally", "gilt", to_mint(faucet, mine, buyer),
-                                    payment, "up-ok-0001"))
+    done = await league.buy(
+        upgrade(faucet, buyer, "Tally", "gilt", to_mint(faucet, mine, buyer), payment, "up-ok-0001")
+    )
     assert done.outcome == "delivered"
     with pytest.raises(LeagueProblem) as again:
-        await league.buy(upgrade(faucet, buyer, "Tally", "gilt", to_mint(faucet, mine, buyer),
-                                 await paid(faucet, buyer, 100), "up-again-01"))
+        await league.buy(
+            upgrade(
+                faucet,
+                buyer,
+                "Tally",
+                "gilt",
+                to_mint(faucet, mine, buyer),
+                await paid(faucet, buyer, 100),
+                "up-again-01",
+            )
+        )
     assert (again.value.status, again.value.slug) == (409, "stale-issue")
     await audited(server, league, tmp_path)
 
@@ -222,8 +263,9 @@ async def test_an_exhausted_gilt_run_hands_back_the_notes_and_the_print(
     standard = await stamped(league, faucet, buyer, "Escrow")
     payment = await paid(faucet, buyer, 100)
     returned = to_mint(faucet, standard, buyer)
-    answer = await league.buy(upgrade(faucet, buyer, "Escrow", "gilt", returned, payment,
-                                      "up-empty-01"))
+    answer = await league.buy(
+        upgrade(faucet, buyer, "Escrow", "gilt", returned, payment, "up-empty-01")
+    )
     assert (answer.outcome, answer.stamped) == ("refunded", None)
     assert "exhausted" in (answer.reason or "")
     assert [(n.serial, n.issue) for n in answer.refund] == [
@@ -232,7 +274,10 @@ async def test_an_exhausted_gilt_run_hands_back_the_notes_and_the_print(
     back = answer.returned
     assert isinstance(back, PrintCertificate)
     assert (back.serial, back.issue, back.issued_to, back.finish) == (
-        standard.serial, 2, buyer.public.to_text(), "standard"
+        standard.serial,
+        2,
+        buyer.public.to_text(),
+        "standard",
     )
     back.verify(PublicKey.from_text(faucet.manifest.mint))
     kinds = [type(e).__name__ for e in await mint_events(server, "up-empty-01")]
@@ -277,12 +322,16 @@ async def test_an_upgrade_the_mint_refuses_without_its_print_is_not_refunded(
     pid = "up-held-0001"
     async with running(settings, killer) as league:
         mint = league.trio.instances["mint"].server
-        (item,) = (await league.mint.stamp(
-            stamp_request(buyer, manifest, [("Tally", "standard")])
-        )).items
+        (item,) = (
+            await league.mint.stamp(stamp_request(buyer, manifest, [("Tally", "standard")]))
+        ).items
         assert isinstance(item, Stamped)
-        returned = endorse(Chain(certificate=item.certificate, endorsements=()), buyer,
-                           PublicKey.from_text(manifest.mint), T0)
+        returned = endorse(
+            Chain(certificate=item.certificate, endorsements=()),
+            buyer,
+            PublicKey.from_text(manifest.mint),
+            T0,
+        )
         faucet = league.faucet
         payment = await paid(faucet, buyer, 80)
         request = upgrade(faucet, buyer, "Tally", "gilt", returned, payment, pid)
@@ -293,20 +342,31 @@ async def test_an_upgrade_the_mint_refuses_without_its_print_is_not_refunded(
         assert killer.victim is not None
         assert killer.victim.service == "treasury"
 
-        (hop,) = [e.seq for e in await league.log("notary").read()
-                  if isinstance(body := parse_event(e, NOTARY_EVENTS), HopRecorded)
-                  and body.endorsement == returned.endorsements[-1]]
+        (hop,) = [
+            e.seq
+            for e in await league.log("notary").read()
+            if isinstance(body := parse_event(e, NOTARY_EVENTS), HopRecorded)
+            and body.endorsement == returned.endorsements[-1]
+        ]
         treasury = load_service_key(settings, manifest, "treasury", None)
-        other = await league.mint.order(mint_order(
-            treasury, manifest, order_id="up-other-01", owner=buyer.public.to_text(),
-            title="Tally", finish="gilt", at=int(time.time()),
-            returned=ReturnedPrint(chain=returned, notarized=hop),
-        ))
+        other = await league.mint.order(
+            mint_order(
+                treasury,
+                manifest,
+                order_id="up-other-01",
+                owner=buyer.public.to_text(),
+                title="Tally",
+                finish="gilt",
+                at=int(time.time()),
+                returned=ReturnedPrint(chain=returned, notarized=hop),
+            )
+        )
         assert isinstance(other.item, Stamped)
 
         orders.set()
-        async with league.session.post(f"{league.trio.url('treasury')}/treasury/buy",
-                                       json=request.to_wire()) as response:
+        async with league.session.post(
+            f"{league.trio.url('treasury')}/treasury/buy", json=request.to_wire()
+        ) as response:
             text = await response.text()
         assert response.status == 503, text  # not refunded
         held = Problem.model_validate_json(text)
