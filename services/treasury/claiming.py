@@ -16,7 +16,6 @@ the note's next issue, made out to the claimant.
 
 from __future__ import annotations
 
-import asyncio
 import hmac
 import json
 from collections import Counter
@@ -40,8 +39,8 @@ from ledger.leaf import NewEvent
 from ledger.manifest import LeagueManifest
 from ledger.note_set import note_serial_for
 from ledger.work import challenge, meets
-from services.eventlog import EventStore
-from services.kernel.writer import GroupWriter
+from services.eventlog import EventStore, StoreTransaction
+from services.kernel.writer import GroupWriter, Locked, run_group
 from services.treasury import tables
 from services.treasury.projection import PROJECTION, TreasuryChanges, TreasuryProjection
 
@@ -249,6 +248,8 @@ class Issuing:
     queue: dict[int, list[tuple[int, int]]]
     events: list[NewEvent] = field(default_factory=list)
     changes: TreasuryChanges = field(default_factory=TreasuryChanges)
+    #: What a replay of each granted claim is answered (kept in the same transaction).
+    answers: list[tables.AnsweredClaim] = field(default_factory=list)
 
     def issue(self, grant: Grant) -> list[NoteCertificate]:
         request = grant.presented.request
@@ -284,31 +285,39 @@ def issue_queue(
     return queue
 
 
+#: What a group of claims reads under the lock: the decisions on it (which claims are
+#: granted which notes, pure and cheap) and the queue of notes those grants take.
+Read = tuple[
+    "Deciding", list["Grant | Again | ClaimAnswer | LedgerError"], dict[int, list[tuple[int, int]]]
+]
+
+
 async def claim_group(
     treasury: Treasury, group: Sequence[Presented]
 ) -> list[ClaimAnswer | LedgerError]:
-    """Answer ``group`` in one transaction: an answer or a refusal per claim, in order.
+    """Answer ``group`` in one transaction (the kernel's :func:`run_group`): an answer or a
+    refusal per claim, in order.
 
     The transaction's time (the database's) is the one clock: it decides freshness and the
     UTC day of the faucet, and every event records it.
     """
-    async with treasury.store.transaction() as tx:
-        next_seq = await tx.lock()
-        now = tx.now.astimezone(UTC)
-        state = await tables.read_group(tx, [p.id_key for p in group], now.date())
-        deciding = Deciding(treasury, now, state)
+
+    async def read(locked: Locked) -> Read:
+        state = await tables.read_group(locked.tx, [p.id_key for p in group], locked.now.date())
+        deciding = Deciding(treasury, locked.now, state)
+        # Which claims are granted which denominations decides which notes to read next.
         decided = [deciding.decide(presented) for presented in group]
-        grants = [d for d in decided if isinstance(d, Grant)]
-        wanted = Counter(n for grant in grants for n in grant.denominations)
+        wanted = Counter(n for d in decided if isinstance(d, Grant) for n in d.denominations)
         returned_held = {
             d: min(wanted[d], row.first_issued - row.circulating) for d, row in state.supply.items()
         }
-        returned = await tables.returned_notes(tx, Counter(returned_held))
-        issuing = Issuing(treasury, now, next_seq, issue_queue(state.supply, wanted, returned))
-        issued = await asyncio.to_thread(lambda: [issuing.issue(grant) for grant in grants])
-        notes_of = {id(grant): notes for grant, notes in zip(grants, issued, strict=True)}
+        returned = await tables.returned_notes(locked.tx, Counter(returned_held))
+        return deciding, decided, issue_queue(state.supply, wanted, returned)
+
+    def decide(locked: Locked, read: Read) -> tuple[Issuing, list[ClaimAnswer | LedgerError]]:
+        deciding, decided, queue = read
+        issuing = Issuing(treasury, locked.now, locked.next_seq, queue)
         results: list[ClaimAnswer | LedgerError] = []
-        answers: list[tables.AnsweredClaim] = []
         #: Each grant's answer by the grant's id: its copies, always after it, replay it.
         granted: dict[int, ClaimAnswer] = {}
         for item in decided:
@@ -320,9 +329,9 @@ async def claim_group(
                 results.append(item)
                 continue
             request = item.presented.request
-            answer = granted[id(item)] = _answer(item, notes_of[id(item)])
+            answer = granted[id(item)] = _answer(item, issuing.issue(item))
             results.append(answer)
-            answers.append(
+            issuing.answers.append(
                 (
                     request.owner,
                     request.request_id,
@@ -330,12 +339,12 @@ async def claim_group(
                     json.dumps(answer.model_dump(mode="json")),
                 )
             )
-        appended = await tx.append_batch(issuing.events)
-        if appended and appended[0].seq != next_seq:
-            raise RuntimeError(f"the log appended at seq {appended[0].seq}, not {next_seq}")
-        await PROJECTION.write(tx, issuing.changes)
-        await tables.record_answers(tx, answers)
-    return results
+        return issuing, results
+
+    async def record(tx: StoreTransaction, issuing: Issuing) -> None:
+        await tables.record_answers(tx, issuing.answers)
+
+    return await run_group(treasury.store, PROJECTION, read, decide, record)
 
 
 def _reused(request: ClaimRequest) -> RequestIdReused:
