@@ -1,11 +1,9 @@
-"""No import circle in the game and the client outside one engine's core: a module that imports
+"""No import circle in the repository's packages outside one engine's core: a module that imports
 another which (directly or not, a ``TYPE_CHECKING`` import too) imports it back is allowed only
 inside THE WINDOW's rules engine (the modules import-linter's contract names in pyproject.toml,
 whose state and its rules are one idea) or inside the charter engine (``game.charter``);
-everywhere else imports run one way.
-
-The services are not checked yet: the event store's integrity check and the store import each
-other (``services.eventlog.audit``, ``services.eventlog.store``) until that check is rebuilt."""
+everywhere else imports run one way: in the protocol, the API client, the player's client and
+the services too."""
 
 from __future__ import annotations
 
@@ -16,7 +14,7 @@ from pathlib import Path
 import grimp
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("game", "clients", "apiclient")
+PACKAGES = ("ledger", "game", "apiclient", "clients", "services")
 WINDOW_ENGINE_CONTRACT = "THE WINDOW's rules engine knows nothing"
 
 

@@ -42,7 +42,6 @@ from ledger.merkle import (
     root_from,
     verify_consistency,
 )
-from services.eventlog.audit import verify_all
 from services.eventlog.contract import LogHead, Row, VerifySummary
 from services.eventlog.errors import (
     CheckpointRefused,
@@ -52,6 +51,7 @@ from services.eventlog.errors import (
     StoreValueRefused,
     StreamConflict,
 )
+from services.eventlog.integrity import LogRows, verify_all
 from services.eventlog.signals import (
     CHECKPOINTS,
     checkpoint_channel,
@@ -589,7 +589,8 @@ class PostgresEventStore:
         (callers must be importable without side effects: workers start by forkserver).
         """
         async with _wrapped():
-            return await verify_all(self, database_url=database_url, workers=workers)
+            rows = LogRows(self._pool, self._sql, self._schema, self._origin, self._key.public)
+            return await verify_all(rows, database_url=database_url, workers=workers)
 
     async def checkpoints(self) -> list[Checkpoint]:
         """Every signed checkpoint, oldest first."""

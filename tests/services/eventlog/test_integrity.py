@@ -13,7 +13,7 @@ from ledger.canonical import signing_bytes
 from ledger.keys import SigningKey
 from ledger.leaf import event_leaf
 from ledger.merkle import leaf_hash
-from services.eventlog import NewEvent, PostgresEventStore, TamperedLog, audit
+from services.eventlog import NewEvent, PostgresEventStore, TamperedLog, integrity
 
 #: An edit of one row, and what verify_all says about it.
 EDITS = {
@@ -234,7 +234,7 @@ async def test_a_signed_leaf_that_is_not_an_event_is_named(
 @pytest.fixture
 def small_pages(monkeypatch: pytest.MonkeyPatch) -> int:
     """Pages of 8 events, so that a short log spans many (the size travels to the workers)."""
-    monkeypatch.setattr(audit, "PAGE", 8)
+    monkeypatch.setattr(integrity, "PAGE", 8)
     return 8
 
 
@@ -266,11 +266,11 @@ async def test_a_worker_checks_the_pages_it_claims_in_the_exported_snapshot(
     async with log._pool.acquire() as conn, conn.transaction(isolation="repeatable_read"):
         snapshot = await conn.fetchval("SELECT pg_export_snapshot()")
         await log._pool.execute(EDITS["signature"][0], 10)
-        pages = audit._Pages(30)
+        pages = integrity._Pages(30)
         assert pages.claim() == 0  # another process has taken the first page
-        monkeypatch.setattr(audit, "_shared_pages", pages)
+        monkeypatch.setattr(integrity, "_shared_pages", pages)
         done, cpu = await asyncio.to_thread(
-            audit._verify_pages_worker, migrated_url, snapshot, "mint", log.public_key.raw
+            integrity._verify_pages_worker, migrated_url, snapshot, "mint", log.public_key.raw
         )
     assert sorted(done) == [1, 2, 3]
     assert done[1] == (None, b"".join(r[0] for r in rows[8:16]))

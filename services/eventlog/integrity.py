@@ -1,4 +1,7 @@
-"""``verify_all``: re-derive the whole log from its rows and name the first bad ``seq``.
+"""The log's integrity check, ``fsck``-like: ``verify_all`` re-derives the whole log from its
+rows and names the first bad ``seq`` (``league verify``; the store's
+:meth:`~services.eventlog.store.PostgresEventStore.verify_all`). It reads the rows it is given
+(:class:`LogRows`) and knows nothing of the store's own objects.
 
 Two passes. The *leaf pass* reads every event row in ``seq`` order (keyset pages, the next
 page fetched while this one is checked). Each row stores the exact leaf bytes the service
@@ -29,7 +32,7 @@ from collections.abc import Awaitable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from multiprocessing.context import BaseContext
-from typing import TYPE_CHECKING, NoReturn
+from typing import NoReturn
 
 import asyncpg
 
@@ -43,8 +46,18 @@ from services.eventlog.contract import VerifySummary
 from services.eventlog.errors import EventLogError, TamperedLog
 from services.eventlog.sql import Statements
 
-if TYPE_CHECKING:
-    from services.eventlog.store import PostgresEventStore
+
+@dataclass(frozen=True, slots=True)
+class LogRows:
+    """What the check reads of one log: its pool, its statements, its schema, and the origin
+    and key its checkpoints and leaves are signed under."""
+
+    pool: asyncpg.Pool
+    sql: Statements
+    schema: str
+    origin: str
+    key: PublicKey
+
 
 #: Events per page: one fetch, checked while the next page is fetched. Pages are also what
 #: the processes of a parallel pass take turns to claim, so they stay small.
@@ -248,7 +261,7 @@ def _verify_pages_worker(
 
 
 async def _leaf_pass(
-    log: PostgresEventStore,
+    log: LogRows,
     conn: asyncpg.Connection,
     size: int,
     database_url: str | None,
@@ -263,7 +276,7 @@ async def _leaf_pass(
         raise ValueError("verifying on several processes needs the database URL")
     if workers <= 1 or size == 0 or database_url is None:
         pages = _Pages(size)
-        done = await _verify_pages(conn, log._sql, log.public_key, pages)
+        done = await _verify_pages(conn, log.sql, log.key, pages)
         bad, hashes = _in_order(pages, done)
         return bad, hashes, 1, 0.0
     snapshot: str = await conn.fetchval("SELECT pg_export_snapshot()")
@@ -271,7 +284,7 @@ async def _leaf_pass(
         raise EventLogError(f"unexpected snapshot id {snapshot!r}")
     context = multiprocessing.get_context("forkserver")
     pages = _Pages(size, context)
-    args = (database_url, snapshot, log.schema, log.public_key.raw)
+    args = (database_url, snapshot, log.schema, log.key.raw)
     # This process checks pages too, so no core idles while the others start, and each
     # process claims the next page when it is ready for it, so a core slowed by other jobs
     # simply checks fewer.
@@ -282,7 +295,7 @@ async def _leaf_pass(
         elsewhere = [
             loop.run_in_executor(pool, _verify_pages_worker, *args) for _ in range(1, workers)
         ]
-        here = asyncio.ensure_future(_verify_pages(conn, log._sql, log.public_key, pages))
+        here = asyncio.ensure_future(_verify_pages(conn, log.sql, log.key, pages))
         try:
             done = await here
             others = await asyncio.gather(*elsewhere)
@@ -370,7 +383,7 @@ def _bad_checkpoint(
 
 
 async def _tree_pass(
-    log: PostgresEventStore, conn: asyncpg.Connection, hashes: bytes, size: int
+    log: LogRows, conn: asyncpg.Connection, hashes: bytes, size: int
 ) -> tuple[int, int, bytes]:
     """Rebuild the tree over ``hashes``; compare subtrees, checkpoints and (if the leaves
     reached ``size``) the head. Returns subtrees and checkpoints checked, and the root."""
@@ -382,11 +395,11 @@ async def _tree_pass(
     while upto >> len(levels):
         level = len(levels)
         levels.append(_level_above(levels[-1]))
-        bad = await _bad_node(conn, log._sql, level, levels[-1])
+        bad = await _bad_node(conn, log.sql, level, levels[-1])
         if bad is not None:
             faults.append((bad.seq, level, bad))
-    verifier = log_verifier(log.origin, log.public_key)
-    checkpoints = await conn.fetch(log._sql.all_checkpoints)
+    verifier = log_verifier(log.origin, log.key)
+    checkpoints = await conn.fetch(log.sql.all_checkpoints)
     for row in checkpoints:
         bad = _bad_checkpoint(row, levels, verifier, log.origin) if row[0] <= upto else None
         if bad is not None:
@@ -399,20 +412,20 @@ async def _tree_pass(
     if upto < size:
         return subtrees, 0, CompactRange(upto, edge).root()
     last = max(size - 1, 0)
-    extra = await conn.fetchval(log._sql.count_nodes) - subtrees
+    extra = await conn.fetchval(log.sql.count_nodes) - subtrees
     if extra:
         raise TamperedLog(last, f"{extra} stored subtrees lie outside the log")
     beyond = [row[0] for row in checkpoints if row[0] > size]
     if beyond:
         raise TamperedLog(last, f"a checkpoint of size {min(beyond)} is beyond the log")
-    head = await conn.fetchrow(log._sql.read_head)
+    head = await conn.fetchrow(log.sql.read_head)
     if head is None or head[0] != size or [bytes(h) for h in head[1]] != edge:
         raise TamperedLog(last, "the head row disagrees with the events")
     return subtrees, len(checkpoints), CompactRange(size, edge).root()
 
 
 async def verify_all(
-    log: PostgresEventStore, *, database_url: str | None = None, workers: int | None = None
+    log: LogRows, *, database_url: str | None = None, workers: int | None = None
 ) -> VerifySummary:
     """Check every row, subtree and checkpoint; raise :class:`TamperedLog` at the first fault.
 
@@ -425,11 +438,11 @@ async def verify_all(
     # One snapshot for every read (exported to the worker processes), so appends committed
     # while the audit runs are simply not part of it.
     async with (
-        log._pool.acquire() as conn,
+        log.pool.acquire() as conn,
         conn.transaction(isolation="repeatable_read", readonly=True),
     ):
-        size = await conn.fetchval(log._sql.head_size)
-        last = await conn.fetchval(log._sql.max_seq)
+        size = await conn.fetchval(log.sql.head_size)
+        last = await conn.fetchval(log.sql.max_seq)
         if last is not None and last >= size:
             size_bad: _Bad | None = _Bad(size, f"event {size} lies beyond the head of the log")
         else:
