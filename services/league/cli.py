@@ -444,7 +444,7 @@ async def _verify(
     from services.kernel.projections import rebuild
     from services.league.registry import PROJECTIONS
     from services.mint.audit import audit_census
-    from services.mint.stamping import Mint
+    from services.mint.mint import Mint
 
     lines = []
     async with asyncpg.create_pool(settings.database, min_size=1, max_size=2) as pool:

@@ -36,8 +36,9 @@ from services.kernel.ratelimit import SourceBuckets, source_of
 from services.kernel.settings import LeagueSettings
 from services.mint import tables
 from services.mint.census import census, owner_census
+from services.mint.mint import Mint
 from services.mint.orders import Orderer, outcomes
-from services.mint.stamping import Mint, Stamper
+from services.mint.stamping import Stamper
 
 MINT = web.AppKey("mint", Mint)
 MINT_LOG = web.AppKey("mint_log", EventStore)

@@ -19,8 +19,8 @@ from ledger.keys import PublicKey
 from ledger.print_runs import parse_serial
 from services.kernel.projections import rebuild
 from services.mint import tables
+from services.mint.mint import Mint
 from services.mint.projection import PROJECTION
-from services.mint.stamping import Mint
 
 #: Events read per page while checking certificates.
 PAGE = 5000

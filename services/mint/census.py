@@ -23,7 +23,8 @@ from ledger.catalog import SET_RARITY, CardSet
 from ledger.print_runs import RUN_FINISHES, RunFinish
 from services.eventlog import EventStore
 from services.mint import tables
-from services.mint.stamping import Mint, allowance_of
+from services.mint.mint import Mint
+from services.mint.stamping import allowance_of
 
 #: The census totals: per run finish, and over all of them.
 _Bucket = RunFinish | Literal["all"]

@@ -60,8 +60,8 @@ from services.eventlog import StoreTransaction
 from services.http.problems import problem_of, title_of
 from services.kernel.writer import GroupWriter, Locked, run_group
 from services.mint import tables
+from services.mint.mint import Mint
 from services.mint.projection import PROJECTION, MintChanges, MintProjection
-from services.mint.stamping import Mint
 
 #: Most orders decided in one transaction; orders beyond wait for the next one.
 MAX_GROUP_ORDERS = 500

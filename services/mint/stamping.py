@@ -39,16 +39,17 @@ from ledger.errors import (
     UnknownTitle,
 )
 from ledger.events import PrintStamped
-from ledger.keys import PublicKey, SigningKey
+from ledger.keys import PublicKey
 from ledger.leaf import NewEvent
 from ledger.manifest import LeagueManifest
 from ledger.print_runs import PrintRun, RunFinish, serial_for
 from ledger.requests import StampRequest
 from ledger.work import challenge, meets, work_per_print
-from services.eventlog import EventStore, StoreTransaction
+from services.eventlog import StoreTransaction
 from services.http.problems import problem_of
 from services.kernel.writer import GroupWriter, Locked, run_group
 from services.mint import tables
+from services.mint.mint import Mint
 from services.mint.projection import PROJECTION, MintChanges, MintProjection
 
 #: How far a request's signing time may be from the mint's clock, either way (seconds).
@@ -60,19 +61,6 @@ MAX_GROUP_PRINTS = 1000
 MAX_WAITING_PRINTS = 4 * MAX_GROUP_PRINTS
 #: Refusals decided before a request writes anything: they fail that request alone.
 REFUSALS = (RequestIdReused, StaleRequest, AllowanceExhausted)
-
-
-@dataclass(frozen=True, slots=True)
-class Mint:
-    """The mint of one league: its manifest, its key and its event log."""
-
-    manifest: LeagueManifest
-    key: SigningKey
-    store: EventStore
-
-    @property
-    def manifest_hash(self) -> str:
-        return self.manifest.hash_text()
 
 
 @dataclass(frozen=True, slots=True)

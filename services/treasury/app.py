@@ -35,7 +35,8 @@ from services.kernel.ratelimit import SourceBuckets, source_of
 from services.kernel.settings import LeagueSettings
 from services.treasury import tables
 from services.treasury.buying import Buyer, Peers
-from services.treasury.claiming import Claimer, Treasury
+from services.treasury.claiming import Claimer
+from services.treasury.treasury import Treasury
 
 log = logging.getLogger(__name__)
 

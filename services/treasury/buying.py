@@ -117,8 +117,8 @@ from ledger.limits import MAX_CHAINS_PER_SLIP, MAX_ENDORSEMENT_BATCH, MAX_REQUES
 from ledger.note_set import split_note_serial
 from services.eventlog import StreamConflict
 from services.kernel.writer import GroupWriter
-from services.treasury.claiming import Treasury, compose, issue_queue
 from services.treasury.projection import PROJECTION
+from services.treasury.treasury import Treasury, issue_queue, make_change
 from services.treasury.writing import Build, Group, OpeningKey, Planned, Reads
 
 log = logging.getLogger(__name__)
@@ -278,7 +278,7 @@ class Buyer:
                     f"{found.print_returned}: it cannot be returned again"
                 )
             reserve = {d: row.reserve for d, row in (await group.supply()).items()}
-            change = compose(paid - price, reserve) if paid > price else []
+            change = make_change(paid - price, reserve) if paid > price else []
             if change is None or len(change) > MAX_CHANGE_NOTES:
                 raise RunExhaustedError(
                     f"the reserve cannot make {paid - price} marks of change now; pay with "
@@ -576,7 +576,7 @@ class Buyer:
 
         async def build(group: Group) -> list[Planned]:
             supply = await group.supply()
-            denominations = compose(change, {d: row.reserve for d, row in supply.items()})
+            denominations = make_change(change, {d: row.reserve for d, row in supply.items()})
             if denominations is None or len(denominations) > MAX_CHANGE_NOTES:
                 raise RetryLater(f"the reserve cannot make {change} marks of change yet", 5)
             wanted = Counter(denominations)

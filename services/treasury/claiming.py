@@ -19,7 +19,7 @@ from __future__ import annotations
 import hmac
 import json
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 
@@ -34,15 +34,15 @@ from ledger.errors import (
     StaleRequest,
 )
 from ledger.events import NoteIssued
-from ledger.keys import PublicKey, SigningKey
+from ledger.keys import PublicKey
 from ledger.leaf import NewEvent
 from ledger.manifest import LeagueManifest
-from ledger.note_set import note_serial_for
 from ledger.work import challenge, meets
-from services.eventlog import EventStore, StoreTransaction
+from services.eventlog import StoreTransaction
 from services.kernel.writer import GroupWriter, Locked, run_group
 from services.treasury import tables
 from services.treasury.projection import PROJECTION, TreasuryChanges, TreasuryProjection
+from services.treasury.treasury import Treasury, issue_queue, make_change
 
 #: How far a claim's signing time may be from the treasury's clock, either way (seconds).
 MAX_CLOCK_SKEW = 300
@@ -52,34 +52,6 @@ MAX_GROUP_CLAIMS = 200
 MAX_WAITING_CLAIMS = 4 * MAX_GROUP_CLAIMS
 #: Refusals decided before a claim issues anything: they fail that claim alone.
 REFUSALS = (RequestIdReused, StaleRequest, AllowanceExhausted, RunExhaustedError)
-
-
-@dataclass(frozen=True, slots=True)
-class Treasury:
-    """The treasury of one league: its manifest, its key and its event log."""
-
-    manifest: LeagueManifest
-    key: SigningKey
-    store: EventStore
-
-    @property
-    def manifest_hash(self) -> str:
-        return self.manifest.hash_text()
-
-    def issue_note(
-        self, denomination: int, number: int, to: str, issue: int, event: int
-    ) -> NoteCertificate:
-        """The certificate of note ``number`` of ``denomination``'s ``issue``, made out to
-        ``to`` (L-11) and naming ``event``, the treasury log's seq that will issue it."""
-        return NoteCertificate.sign(
-            self.key,
-            serial=note_serial_for(denomination, number, self.manifest.note_set),
-            denomination=denomination,
-            issued_to=to,
-            issue=issue,
-            event=event,
-            manifest=self.manifest_hash,
-        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,19 +95,6 @@ def faucet_day(manifest: LeagueManifest, claimed: int, day: date) -> FaucetDay:
         day=day.isoformat(),
         resets_at=int(midnight.timestamp()),
     )
-
-
-def compose(marks: int, reserve: Mapping[int, int]) -> list[int] | None:
-    """``marks`` as notes of the reserve, largest denomination first, or None if the reserve
-    cannot make it. Each denomination divides the next larger one (1, 5, 25, 100), so taking
-    the largest that fits never prevents an exact composition that exists."""
-    notes: list[int] = []
-    left = marks
-    for denomination in sorted(reserve, reverse=True):
-        take = min(left // denomination, reserve[denomination])
-        notes.extend([denomination] * take)
-        left -= take * denomination
-    return notes if left == 0 else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -223,7 +182,7 @@ class Deciding:
                 retry_after=today.resets_at - int(self.now.timestamp()),
             )
         marks = min(request.marks, today.left_today)
-        notes = compose(marks, self.reserve)
+        notes = make_change(marks, self.reserve)
         if notes is None:
             held = ", ".join(f"{n} × M{d}" for d, n in sorted(self.reserve.items()) if n)
             raise RunExhaustedError(
@@ -267,22 +226,6 @@ class Issuing:
             TreasuryProjection.issued(self.changes, issued, self.now)
             certificates.append(certificate)
         return certificates
-
-
-def issue_queue(
-    supply: Mapping[int, tables.SupplyRow],
-    wanted: Counter[int],
-    returned: Mapping[int, list[tuple[int, int]]],
-) -> dict[int, list[tuple[int, int]]]:
-    """The notes to issue per denomination: returned notes first (lowest number first), then
-    notes never issued, in number order."""
-    queue = {}
-    for denomination, count in wanted.items():
-        notes = list(returned.get(denomination, []))[:count]
-        fresh = supply[denomination].first_issued
-        notes += [(fresh + k, 0) for k in range(1, count - len(notes) + 1)]
-        queue[denomination] = notes
-    return queue
 
 
 #: What a group of claims reads under the lock: the decisions on it (which claims are

@@ -20,7 +20,8 @@ from services.kernel.founding import load_manifest, load_service_key
 from services.kernel.settings import LeagueSettings
 from services.mint import stamping, tables
 from services.mint.app import MINT, STAMPER
-from services.mint.stamping import Mint, present, stamp_group
+from services.mint.mint import Mint
+from services.mint.stamping import present, stamp_group
 from tests.harness.founding import TEST_POLICIES
 
 

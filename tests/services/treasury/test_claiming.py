@@ -26,32 +26,15 @@ from services.kernel.projections import rebuild
 from services.kernel.settings import LeagueSettings
 from services.treasury import tables
 from services.treasury.app import TREASURY_LOG
-from services.treasury.claiming import (
-    MAX_CLOCK_SKEW,
-    Presented,
-    Treasury,
-    claim_group,
-    compose,
-    present,
-)
+from services.treasury.claiming import MAX_CLOCK_SKEW, Presented, claim_group, present
 from services.treasury.projection import PROJECTION
+from services.treasury.treasury import Treasury
 from tests.harness.founding import TEST_POLICIES
 from tests.harness.treasury import Faucet, check_supply, refused, serve, throttled_faucet
 
 
 def notes_of(answer: ClaimAnswer) -> list[tuple[str, int]]:
     return [(note.serial, note.issue) for note in answer.notes]
-
-
-def test_compose_takes_the_largest_notes_first() -> None:
-    """Largest first, short denominations made up from smaller ones, None when the reserve
-    cannot make the amount exactly."""
-    full = {100: 9, 25: 9, 5: 9, 1: 9}
-    assert compose(50, full) == [25, 25]
-    assert compose(49, full) == [25, 5, 5, 5, 5, 1, 1, 1, 1]
-    assert compose(130, full) == [100, 25, 5]
-    assert compose(50, {100: 9, 25: 0, 5: 10, 1: 0}) == [5] * 10
-    assert compose(50, {100: 9, 25: 1, 5: 4, 1: 4}) is None
 
 
 async def test_claims_up_to_and_past_the_daily_cap(faucet: Faucet) -> None:
