@@ -4,8 +4,8 @@ evidence it kept of inconsistent checkpoints, and the cosignatures its own log r
 Revision ID: 0005_witnessing
 Revises: 0004_notary_projections
 
-Each service is a witness of the league's other services (``services.kernel.witness``) and
-submits its own checkpoints to them (``services.kernel.witnessing``); see docs/eventlog.md,
+Each service is a witness of the league's other services (``services.kernel.witness_server``) and
+submits its own checkpoints to them (``services.kernel.witness_client``); see docs/eventlog.md,
 "Witnesses". None of these tables is part of a log: a rebuild leaves them alone.
 """
 

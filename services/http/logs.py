@@ -67,7 +67,7 @@ class ConsistencyQuery(LogQuery):
 
 class CheckpointSource(Protocol):
     """What serves a log's checkpoint with the cosignatures its witnesses returned
-    (``services.kernel.witnessing``), as ``reads`` (a read view of the log) holds them."""
+    (``services.kernel.witness_client``), as ``reads`` (a read view of the log) holds them."""
 
     async def served_checkpoint(self, reads: EventStore | None = None) -> Checkpoint: ...
 

@@ -42,8 +42,8 @@ from services.kernel.founding import load_manifest, load_service_key, read_passp
 from services.kernel.leadership import Leadership, LeaderTask
 from services.kernel.ratelimit import SourceBuckets, forget_full, source_buckets
 from services.kernel.settings import LeagueSettings
-from services.kernel.witness import witness_endpoints
-from services.kernel.witnessing import Witnessing, witness_urls, witnessing
+from services.kernel.witness_client import Witnessing, witness_urls, witnessing
+from services.kernel.witness_server import witness_endpoints
 
 log = logging.getLogger(__name__)
 

@@ -109,9 +109,10 @@ class InProcessLeague:
 
 
 #: The loop's thread runs it from module-level code: the services make aiohttp app keys while
-#: they start (services.kernel.witness.witness_key, services.http.logs.served_checkpoint_key),
-#: and aiohttp names a key after the module whose top-level frame is up the stack, which a
-#: thread's stack otherwise lacks (the key's construction fails).
+#: they start (services.kernel.witness_server.witness_key,
+#: services.http.logs.served_checkpoint_key), and aiohttp names a key after the module whose
+#: top-level frame is up the stack, which a thread's stack otherwise lacks (the key's
+#: construction fails).
 _RUN_FOREVER = compile("loop.run_forever()", __file__, "exec")
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import threading
 
 from services.http.logs import served_checkpoint_key
-from services.kernel.witness import witness_key
+from services.kernel.witness_server import witness_key
 
 
 def test_per_service_app_keys_are_made_once_and_asked_from_any_thread() -> None:

@@ -38,8 +38,8 @@ from services.kernel.compose import compose
 from services.kernel.founding import load_manifest
 from services.kernel.keyring import read_key
 from services.kernel.settings import LeagueSettings
-from services.kernel.witness import TLOG_SIZE, Cosigned, Witness
-from services.kernel.witnessing import WITNESSES, Witnessing
+from services.kernel.witness_client import WITNESSES, Witnessing
+from services.kernel.witness_server import TLOG_SIZE, Cosigned, Witness
 from services.league.registry import SERVICES
 from services.mint.app import SERVICE as MINT
 from services.notary.app import SERVICE as NOTARY

@@ -38,7 +38,7 @@ from services.eventlog import EventStore
 from services.http.logs import served_checkpoint_key
 from services.kernel.checkpoints import Checkpointer
 from services.kernel.settings import LeagueSettings
-from services.kernel.witness import (
+from services.kernel.witness_server import (
     LEAGUE_SERVICES,
     TLOG_SIZE,
     Witness,
