@@ -12,12 +12,12 @@ from datetime import UTC, datetime
 
 import pytest
 
-from ledger import audit
 from ledger.api.logs import Feed, FeedEvent
 from ledger.api.notary import HolderRow, Holders
 from ledger.api.treasury import Upgrade, buy_request
 from ledger.api.witness import Evidence, EvidenceList
-from ledger.audit import AuditFailure, Auditor, Cosigned, _canonical, _Slow, check_page
+from ledger.audit import AuditFailure, Auditor, Cosigned, check_page, facts
+from ledger.audit.facts import _canonical, _Slow
 from ledger.canonical import jcs
 from ledger.certificates import NoteCertificate, PrintCertificate
 from ledger.checkpoint import Checkpoint, Cosigner, sign_checkpoint
@@ -612,7 +612,7 @@ def test_the_fast_path_gives_the_reference_verdicts(
         def reference_only(*args: object) -> object:
             raise _Slow
 
-        slow.setattr(audit, "_fast", reference_only)
+        slow.setattr(facts, "_fast", reference_only)
         reference = [check_page(context(service), text) for service, text in pages]
     assert fast == reference
 
@@ -893,7 +893,7 @@ def test_the_fast_path_gives_the_reference_verdicts_on_the_treasury(
         def reference_only(*args: object) -> object:
             raise _Slow
 
-        slow.setattr(audit, "_fast", reference_only)
+        slow.setattr(facts, "_fast", reference_only)
         reference = [check_page(context(service), text) for service, text in pages]
     assert fast == reference
 

@@ -29,7 +29,7 @@ signatures names, V.6); the chains touched verify offline to their holders; no f
 the notary's or the treasury's log convicts an honest key (V.7). Every few steps and at the
 end (``deep``): every item's provenance names the model's holder, every chain verifies, the
 treasury's log folds to its supply and every projection rebuilds to its tables; and
-``league audit``'s auditor (services/league/audit.py, ledger/audit.py) passes over the three
+``league audit``'s auditor (services/league/audit.py, ledger/audit/) passes over the three
 logs, in this process.
 
 Short form in CI (a few dozen steps); ``RELIABILITY_LONG=1`` runs at least

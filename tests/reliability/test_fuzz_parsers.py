@@ -27,12 +27,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from apiclient.league import stamp_request
-from ledger import audit
 from ledger.address import address_of, parse_address
 from ledger.api.logs import FeedEvent
 from ledger.api.treasury import Upgrade, buy_request, claim_request
 from ledger.armor import armor, dearmor
-from ledger.audit import Auditor, check_page
+from ledger.audit import Auditor, check_page, facts
 from ledger.canonical import jcs
 from ledger.certificates import NoteCertificate, PrintCertificate
 from ledger.checkpoint import (
@@ -419,9 +418,9 @@ def test_a_mutated_feed_page_gets_the_reference_verdict(text: str) -> None:
     with pytest.MonkeyPatch.context() as slow:
 
         def reference_only(*args: object) -> object:
-            raise audit._Slow
+            raise facts._Slow
 
-        slow.setattr(audit, "_fast", reference_only)
+        slow.setattr(facts, "_fast", reference_only)
         reference = check_page(MINT_PAGE, text)
     assert fast == reference
     _CASES["feed_pages"] += 1
