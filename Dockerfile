@@ -8,6 +8,7 @@ COPY pyproject.toml README.md ./
 COPY ledger ledger
 COPY game game
 COPY apiclient apiclient
+COPY auditor auditor
 COPY clients clients
 COPY services services
 COPY migrations migrations

@@ -57,6 +57,13 @@ import aiohttp
 import nacl.signing
 
 from apiclient.league import LeagueClient
+from auditor import (
+    AuditOutcome,
+    PageChecker,
+    SavedLeague,
+    audit_offline,
+    audit_url,
+)
 from bench.floor import crypto_costs, loadavg
 from bench.league_setup import (
     SERVICE_COST_POLICIES,
@@ -79,13 +86,6 @@ from ledger.manifest import LeagueManifest, build_manifest
 from ledger.merkle import CompactRange, leaf_hash
 from ledger.print_runs import DEFAULT_PRINT_RUNS, serial_for
 from ledger.wire import hash_text
-from services.league.audit import (
-    AuditOutcome,
-    PageChecker,
-    SavedLeague,
-    audit_offline,
-    audit_url,
-)
 
 AT = datetime(2026, 12, 3, 3, 0, 0, 123456, tzinfo=UTC)
 HOLDERS = 64

@@ -565,9 +565,9 @@ def cmd_openapi(args: argparse.Namespace) -> None:
 
 
 # -- league audit ------------------------------------------------------------------------------
-# The independent auditor (docs/operations.md "Auditing a running league") lives in
-# services/league/audit.py: nothing but the
-# HTTP client and ledger/, never the services' own code, which is what it checks.
+# The independent auditor (docs/operations.md "Auditing a running league") is the package
+# auditor/: nothing but the league's API client and ledger/, never the services' own code,
+# which is what it checks.
 
 
 def default_audit_dir() -> Path:
@@ -576,9 +576,9 @@ def default_audit_dir() -> Path:
 
 
 def cmd_audit(args: argparse.Namespace) -> None:
+    from auditor import AuditProgress, audit_offline, audit_url, service_urls
     from ledger.address import address_of
     from ledger.keys import PublicKey
-    from services.league.audit import AuditProgress, audit_offline, audit_url, service_urls
 
     given = {"mint": args.mint, "treasury": args.treasury, "notary": args.notary}
     online = args.url is not None or any(given.values())

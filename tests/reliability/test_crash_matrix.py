@@ -15,7 +15,7 @@ trade, a purchase and an upgrade), until answered. Then:
   step of a purchase, the order the mint stamped, the print returned for the upgrade), and it is
   what the wallet was answered (every answered grant is still there);
 - each item has one holder row at the notary, the upgrade's returned print is the mint's;
-- the independent auditor (``league audit``'s :func:`services.league.audit.audit_url`) passes.
+- the independent auditor (``league audit``'s :func:`auditor.audit_url`) passes.
 
 The short form (CI) crosses a sample covering every service and every kind of point; the long
 form (``RELIABILITY_LONG=1``) crosses every point.
@@ -39,6 +39,7 @@ import asyncpg
 import pytest
 
 from apiclient.league import LeagueClient, stamp_request
+from auditor import audit_url
 from ledger.api.mint import StampAnswer, Stamped
 from ledger.api.notary import Holders, NotarizeAnswer
 from ledger.api.treasury import (
@@ -70,7 +71,6 @@ from services.kernel.database import database_in, stop_embedded
 from services.kernel.founding import create_league, load_manifest
 from services.kernel.projections import rebuild
 from services.kernel.settings import LeagueSettings
-from services.league.audit import audit_url
 from services.mint.app import MINT_LOG
 from services.mint.projection import PROJECTION as MINT_PROJECTION
 from services.notary.app import NOTARY_LOG

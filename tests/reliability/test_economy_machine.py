@@ -29,7 +29,7 @@ signatures names, V.6); the chains touched verify offline to their holders; no f
 the notary's or the treasury's log convicts an honest key (V.7). Every few steps and at the
 end (``deep``): every item's provenance names the model's holder, every chain verifies, the
 treasury's log folds to its supply and every projection rebuilds to its tables; and
-``league audit``'s auditor (services/league/audit.py, ledger/audit/) passes over the three
+``league audit``'s auditor (auditor/, ledger/audit/) passes over the three
 logs, in this process.
 
 Short form in CI (a few dozen steps); ``RELIABILITY_LONG=1`` runs at least
@@ -70,6 +70,7 @@ from apiclient.league import (
     NotaryConflict,
     stamp_request,
 )
+from auditor import audit_url
 from ledger.api.mint import StampAnswer, Stamped
 from ledger.api.notary import HolderRow, Holders, NotarizeAnswer
 from ledger.api.treasury import (
@@ -105,7 +106,6 @@ from ledger.wire import hash_text
 from services.kernel.database import scratch_database
 from services.kernel.founding import load_manifest
 from services.kernel.projections import rebuild
-from services.league.audit import audit_url
 from services.mint.app import MINT_LOG
 from services.mint.projection import PROJECTION as MINT_PROJECTION
 from services.notary.app import NOTARY_LOG

@@ -14,14 +14,13 @@ import asyncpg
 import pytest
 
 from apiclient.league import LeagueClient, LeagueProblem, NotaryConflict
+from auditor import AuditorError, audit_url
 from ledger.api.treasury import buy_request
 from ledger.certificates import NoteCertificate
 from ledger.checkpoint import Checkpoint
 from ledger.endorsements import Chain, endorse
 from ledger.keys import PublicKey, SigningKey
 from services.kernel.database import embedded_tool
-from services.kernel.errors import LeagueError
-from services.league.audit import audit_url
 from tests.harness.audit import T0, audit, front, published, stamp
 from tests.harness.ports import free_port
 from tests.harness.served import Served, claim_notes, league, one_line_failure
@@ -382,9 +381,9 @@ def test_a_treasury_kept_or_named_must_serve_its_checkpoint(
         async def through_front() -> tuple[str, str, bool]:
             # a host that stopped serving the treasury
             async with front(server.url, lambda path: path.startswith("/treasury/")) as url:
-                with pytest.raises(LeagueError) as kept:
+                with pytest.raises(AuditorError) as kept:
                     await audit_url(url, state, workers=0)
-                with pytest.raises(LeagueError) as named:
+                with pytest.raises(AuditorError) as named:
                     await audit_url(url, tmp_path / "named", workers=0, services={"treasury": url})
                 unknown = await audit_url(url, tmp_path / "fresh", workers=0)
             return str(kept.value), str(named.value), unknown.report.treasury is None

@@ -18,10 +18,9 @@ import pytest
 from aiohttp.test_utils import TestServer
 
 from apiclient.league import LeagueClient
+from auditor import AuditorError, audit_offline, audit_url
 from ledger.audit import AuditFailure
 from ledger.merkle import leaf_hash
-from services.kernel.errors import LeagueError
-from services.league.audit import audit_offline, audit_url
 from tests.harness.audit import front
 from tests.harness.founding import make_settings
 from tests.harness.mint import league
@@ -70,7 +69,7 @@ async def test_evidence_hidden_by_a_front_fails_the_audit(
     with pytest.raises(AuditFailure, match="the notary witness keeps evidence against"):
         await audit_url(url, tmp_path / "audit", workers=0)
     async with front(url, lambda path: path == "/notary/evidence") as hiding:
-        with pytest.raises(LeagueError) as hidden:
+        with pytest.raises(AuditorError) as hidden:
             await audit_url(hiding, tmp_path / "audit", workers=0)
     line = str(hidden.value)
     assert "\n" not in line
@@ -91,7 +90,7 @@ async def test_a_deleted_saved_evidence_file_fails_the_offline_audit(
     with pytest.raises(AuditFailure, match="convicts the log"):
         await asyncio.to_thread(audit_offline, saved, state, workers=0)
     (saved / "notary" / "evidence" / "000000.json").unlink()
-    with pytest.raises(LeagueError) as hidden:
+    with pytest.raises(AuditorError) as hidden:
         await asyncio.to_thread(audit_offline, saved, state, workers=0)
     line = str(hidden.value)
     assert "\n" not in line

@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from auditor import audit_url
 from ledger.keys import SigningKey
 from ledger.leaf import Event
 from ledger.limits import MAX_ANSWER_BYTES, MAX_FEED_PAGE, MAX_FEED_PAGE_BYTES
 from services.http import logs
 from services.http.logs import within_page_bytes
-from services.league.audit import audit_url
 from tests.harness.audit import published, stamp
 from tests.harness.league import InProcessLeague
 from tests.harness.served import init_league

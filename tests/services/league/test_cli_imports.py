@@ -20,7 +20,7 @@ SERVICE_CODE = (
     "services.http",
     "services.eventlog",
     "services.league.registry",
-    "services.league.audit",
+    "auditor",
     "services.kernel.compose",
     "services.kernel.database",
 )

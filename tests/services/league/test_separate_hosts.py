@@ -15,9 +15,8 @@ from pathlib import Path
 import aiohttp
 import pytest
 
+from auditor import AuditorError, service_urls
 from services.kernel.database import scratch_database
-from services.kernel.errors import LeagueError
-from services.league.audit import service_urls
 from tests.harness.audit import audit
 from tests.harness.separate import NAMES, Separate, free_ports, logs_written, story, urls_of
 from tests.harness.served import clean_env, league
@@ -122,10 +121,10 @@ def test_the_services_urls_given_to_the_audit_are_checked() -> None:
         "http://m.example",
         {"mint": "http://m.example"},
     )
-    with pytest.raises(LeagueError, match="give the league's URL"):
+    with pytest.raises(AuditorError, match="give the league's URL"):
         service_urls(None, {"notary": "http://n.example"})
-    with pytest.raises(LeagueError, match=r"^--treasury: .*no credentials") as refused:
+    with pytest.raises(AuditorError, match=r"^--treasury: .*no credentials") as refused:
         service_urls("http://gw.example", {"treasury": "https://u:secret@t.example"})
     assert "secret" not in str(refused.value)
-    with pytest.raises(LeagueError, match="http:// or https://"):
+    with pytest.raises(AuditorError, match="http:// or https://"):
         service_urls("http://gw.example", {"mint": "ftp://m.example"})

@@ -23,6 +23,7 @@ from apiclient.league import (
     NotaryConflict,
     stamp_request,
 )
+from auditor import audit_url
 from clients.cz_league import verified_provenance
 from ledger.address import address_of
 from ledger.api.mint import Stamped
@@ -42,7 +43,6 @@ from ledger.events import (
 from ledger.keys import PublicKey, SigningKey
 from services.kernel.founding import load_manifest, load_service_key
 from services.kernel.settings import LeagueSettings
-from services.league.audit import audit_url
 from services.mint.app import MINT_LOG
 from services.notary.app import NOTARY_LOG
 from services.treasury.app import TREASURY_LOG
