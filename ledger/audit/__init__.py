@@ -66,7 +66,7 @@ from ledger.audit.facts import (
     PageContext,
     check_page,
 )
-from ledger.audit.report import AuditReport, Cosigned, ServiceReport, TreasuryFigures
+from ledger.audit.report import AuditReport, Cosigned, MintCensus, ServiceReport, TreasuryFigures
 
 __all__ = [
     "AUDITED_SERVICES",
@@ -76,6 +76,7 @@ __all__ = [
     "Auditor",
     "CheckedPage",
     "Cosigned",
+    "MintCensus",
     "PageContext",
     "ServiceReport",
     "TreasuryFigures",

@@ -9,6 +9,7 @@ from ledger.audit.facts import (
     Returned,
     Stamped,
 )
+from ledger.audit.report import MintCensus
 from ledger.audit.state import (
     _check_return_event,
     _Log,
@@ -143,6 +144,17 @@ class MintChecker(_State):
         state.count += 1
         if number > state.highest:
             state.highest, state.highest_seq = number, fact.seq
+
+    def mint_census(self) -> MintCensus:
+        """The census of the mint's log audited so far (the mint's own check of its
+        projections, ``league verify``, runs this checker over its store): each run's numbers
+        dense from its first, else :class:`AuditFailure`."""
+        self._check_runs()
+        return MintCensus(
+            stamped={key: state.count for key, state in self._runs.items()},
+            prints=len(self._prints),
+            owners=len({self._print_chains[item].holder for item in self._print_issue.items()}),
+        )
 
     def _check_runs(self) -> None:
         for (title, finish), state in self._runs.items():

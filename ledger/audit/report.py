@@ -137,3 +137,14 @@ class AuditReport:
         if self.evidence is not None:
             out.append("evidence: none kept by " + ", ".join(sorted(self.evidence)))
         return out
+
+
+@dataclass(frozen=True, slots=True)
+class MintCensus:
+    """What the mint's audited log stamped: per run (title, finish) the prints drawn from it
+    (their numbers dense from the run's first), the prints stamped (misprints too) and the keys
+    the mint issued them to (each print's latest issue)."""
+
+    stamped: dict[tuple[str, str], int]
+    prints: int
+    owners: int

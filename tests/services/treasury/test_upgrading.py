@@ -43,7 +43,8 @@ from ledger.events import (
 from ledger.keys import PublicKey, SigningKey
 from services.kernel.founding import load_manifest, load_service_key
 from services.kernel.settings import LeagueSettings
-from services.mint.app import MINT_LOG
+from services.mint.app import MINT, MINT_LOG
+from services.mint.audit import audit_census
 from services.notary.app import NOTARY_LOG
 from services.treasury.app import TREASURY_LOG
 from tests.harness.buying import faucet, league, ordered, purchase_steps, server
@@ -301,6 +302,11 @@ async def test_an_exhausted_gilt_run_hands_back_the_notes_and_the_print(
     assert [(h.receipt.issue, h.endorsement.hop) for h in life.hops] == [(1, 1), (2, 1)]
     report = await audited(server, league, tmp_path)
     assert (report.returned_prints, report.reissued_prints) == (1, 1)
+    # The census (league verify) is the auditor's mint checker over the mint's store alone: a
+    # print returned and issued again passes it without the other logs (L-20); 2 gilts, 1
+    # standard stamped, the standard's issue 2 the buyer's.
+    census = await audit_census(server.app[MINT])
+    assert (census.prints, census.owners) == (3, 2)
 
 
 async def test_an_upgrade_the_mint_refuses_without_its_print_is_not_refunded(
