@@ -9,7 +9,8 @@ code, which is what it checks: an auditor installs and runs it without the serve
 (``--offline``): :mod:`auditor.sources`. :func:`run_audit` (:mod:`auditor.run`) feeds either
 through the same :class:`ledger.audit.Auditor`; pages are checked by
 :func:`ledger.audit.check_page` in a pool of worker processes, one page each, while this process
-does the stateful checks in seq order. What is kept between runs is :mod:`auditor.state`.
+does the stateful checks in seq order. What is kept between runs is :mod:`auditor.state`;
+``league audit`` parses its options and calls :func:`auditor.cli.audit`.
 
 The services may answer at separate hosts: :class:`Served` reads each from the URL given for
 it (``--mint``, ``--treasury``, ``--notary``), else the URL the league's manifest names for it

@@ -29,8 +29,6 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-import platformdirs
-
 from ledger.errors import LedgerError
 from ledger.manifest import SERVICE_NAMES
 from services.kernel.errors import LeagueError
@@ -570,64 +568,10 @@ def cmd_openapi(args: argparse.Namespace) -> None:
 # which is what it checks.
 
 
-def default_audit_dir() -> Path:
-    """Where ``league audit`` keeps what it pinned and saw (the user's data directory)."""
-    return Path(platformdirs.user_data_dir("the-window-league-audit", appauthor=False))
-
-
 def cmd_audit(args: argparse.Namespace) -> None:
-    from auditor import AuditProgress, audit_offline, audit_url, service_urls
-    from ledger.address import address_of
-    from ledger.keys import PublicKey
+    from auditor.cli import audit
 
-    given = {"mint": args.mint, "treasury": args.treasury, "notary": args.notary}
-    online = args.url is not None or any(given.values())
-    if online == (args.offline is not None):
-        raise LeagueError(
-            "give the league's URL (or its services' URLs), or --offline DIR "
-            "(not both; see league audit --help)"
-        )
-    if args.offline is not None and args.save is not None:
-        raise LeagueError("--save writes what is downloaded from a URL; --offline reads it")
-    state_dir = args.state or default_audit_dir()
-    root = PublicKey.from_text(args.root) if args.root else None
-    progress = AuditProgress(sys.stderr)
-    if args.offline is not None:
-        outcome = audit_offline(
-            args.offline, state_dir, root=root, workers=args.workers, progress=progress
-        )
-        what = f"{args.offline} (saved from {outcome.url})"
-    else:
-        url, services = service_urls(args.url, given)
-        outcome = asyncio.run(
-            audit_url(
-                url,
-                state_dir,
-                root=root,
-                save=args.save,
-                workers=args.workers,
-                progress=progress,
-                services=services,
-            )
-        )
-        what = outcome.url
-    pinned = "pinned now (first use)" if outcome.first_use else "as pinned"
-    print(f"audited {what}: root key {address_of(outcome.root)} {pinned}")
-    for service, at in sorted(outcome.read_at.items()):
-        print(f"  the {service} read at {at}")
-    if outcome.moved_from:
-        print(
-            f"  the same league (its root) was audited before at {', '.join(outcome.moved_from)}"
-            f": its history is kept"
-        )
-    for line in outcome.report.lines():
-        print(f"  {line}")
-    if args.save is not None:
-        print(
-            f"saved every answer in {args.save} (audit it again with "
-            f"`league audit --offline {args.save}`)"
-        )
-    print(f"passed; checkpoints kept in {outcome.state} for the next audit")
+    audit(args)
 
 
 # -- parser ------------------------------------------------------------------------------------
