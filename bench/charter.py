@@ -1,8 +1,12 @@
 """Charter engine throughput: random games to the end per second, and the AI's move time.
 
-Run: ``python bench/charter.py [--seconds S] [--decisions N] [--processes P]``. Prints a
-results table: each row on one core in one process, and one row of skirmish 2p games on the
-whole machine (P processes, default its cores, playing independent games). ``--profile N``
+Run: ``python bench/charter.py [--seconds S | --games N] [--decisions N] [--processes P]``.
+Prints a results table: each row on one core in one process, and one row of skirmish 2p games
+on the whole machine (P processes, default its cores, playing independent games). Each row
+gives games per second of the process's CPU time (what one core does, whatever else loads the
+machine) and of the wall clock; ``--games N`` plays the same N seeded games a row (seeds 0…N-1)
+instead of as many as fit in S seconds, so that two runs, or two versions of the engine, do the
+same work. ``--cpu-only`` prints the skirmish 2p row alone. ``--profile N``
 instead plays N random skirmish 2p games under cProfile and prints where their time goes (own
 time per function; docs/charter.md, "Performance").
 Random games are played to the end by ``random.Random`` choices among the legal actions, with
@@ -46,13 +50,15 @@ def opening(charter: str, decks: tuple[str, ...], seed: int) -> State:
 
 
 def random_games(
-    charter: str, decks: tuple[str, ...], seconds: float, first: int = 0
-) -> tuple[float, float, float]:
-    """Games per second, decisions per game, turns per game (seeds from ``first`` on)."""
+    charter: str, decks: tuple[str, ...], seconds: float, first: int = 0, count: int = 0
+) -> tuple[float, float, float, float]:
+    """Games per second of wall clock, games per second of this process's CPU time,
+    decisions per game, turns per game: seeds from ``first`` on, ``count`` games if given,
+    else as many as fit in ``seconds``."""
     rng = random.Random(first)
     games = decisions = turns = 0
-    start = time.perf_counter()
-    while time.perf_counter() - start < seconds:
+    start, cpu = time.perf_counter(), time.process_time()
+    while (games < count) if count else (time.perf_counter() - start < seconds):
         s = opening(charter, decks, first + games)
         while not s.is_over:
             legal = s.legal_actions()
@@ -60,8 +66,8 @@ def random_games(
             decisions += 1
         turns += s.turns
         games += 1
-    elapsed = time.perf_counter() - start
-    return games / elapsed, decisions / games, turns / games
+    elapsed, used = time.perf_counter() - start, time.process_time() - cpu
+    return games / elapsed, games / used, decisions / games, turns / games
 
 
 def _skirmish_worker(args: tuple[float, int]) -> float:
@@ -143,6 +149,12 @@ def duel(games: int, budget: int, opponent: str) -> tuple[int, int, int]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=5.0, help="per random-game row")
+    parser.add_argument(
+        "--games", type=int, default=0, metavar="N", help="N seeded games per row instead"
+    )
+    parser.add_argument(
+        "--cpu-only", action="store_true", help="the skirmish 2p row alone, nothing else"
+    )
     parser.add_argument("--decisions", type=int, default=200, help="AI decisions timed")
     parser.add_argument(
         "--profile",
@@ -180,20 +192,25 @@ def main() -> None:
             )
         return
     print(f"charter engine · Python {platform.python_version()} · one core")
-    print(f"{'measure':<44} {'value':>12}  detail")
+    print(f"{'measure':<44} {'CPU':>9} {'wall':>9}  detail")
     for label, (charter, decks) in TABLES.items():
-        rate, per_game, turns = random_games(charter, decks, args.seconds)
+        rate, cpu_rate, per_game, turns = random_games(
+            charter, decks, args.seconds, count=args.games
+        )
         detail = f"{per_game:.0f} decisions, {turns:.0f} turns per game"
-        print(f"{'random games/s, ' + label:<44} {rate:>12.1f}  {detail}")
+        print(f"{'random games/s, ' + label:<44} {cpu_rate:>9.1f} {rate:>9.1f}  {detail}")
+        if args.cpu_only:
+            return
     if args.processes > 1:
         rate = parallel_games(args.processes, args.seconds)
         label = f"random games/s, skirmish 2p, {args.processes} processes"
-        print(f"{label:<44} {rate:>12.1f}  the machine, games independent")
+        print(f"{label:<44} {'':>9} {rate:>9.1f}  the machine, games independent")
     times = sorted(ai_times(args.decisions))
     p99 = times[min(len(times) - 1, int(len(times) * 0.99))]
     budget = CharterAI(0).budget
-    print(f"{'AI move time median (s)':<44} {statistics.median(times):>12.3f}  {budget} playouts")
-    print(f"{'AI move time p99 (s)':<44} {p99:>12.3f}  over {len(times)} decisions")
+    median = statistics.median(times)
+    print(f"{'AI move time median (s)':<44} {'':>9} {median:>9.3f}  {budget} playouts")
+    print(f"{'AI move time p99 (s)':<44} {'':>9} {p99:>9.3f}  over {len(times)} decisions")
 
 
 if __name__ == "__main__":
