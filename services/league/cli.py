@@ -22,28 +22,33 @@ import asyncio
 import contextlib
 import logging
 import os
-import subprocess
 import sys
-import urllib.parse
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from ledger.errors import LedgerError
 from ledger.manifest import SERVICE_NAMES
 from services.kernel.errors import LeagueError
+from services.league.context import settings_of
+from services.league.database_commands import (
+    cmd_db_dump,
+    cmd_db_path,
+    cmd_db_restore,
+    cmd_db_start,
+    cmd_db_status,
+    cmd_db_stop,
+    cmd_migrate,
+    home_lock,
+    migrate,
+)
+from services.league.log_commands import cmd_rebuild, cmd_verify
 
 # Everything else is imported by the command that uses it: `league --help` (and a command
 # that needs no database) loads neither alembic, sqlalchemy, asyncpg nor aiohttp, nor the
 # services themselves.
 if TYPE_CHECKING:
-    import asyncpg
-
-    from ledger.keys import SigningKey
     from ledger.manifest import LeagueManifest, Policies
-    from services.eventlog import PostgresEventStore
-    from services.kernel.checkpoints import CheckpointFile
-    from services.kernel.projections import RebuildReport
     from services.kernel.settings import LeagueSettings
 
 #: ``league init``'s default display name: services.kernel.founding's DEFAULT_NAME (a test
@@ -59,17 +64,6 @@ class OneLineParser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
-
-
-def _settings(args: argparse.Namespace) -> LeagueSettings:
-    from services.kernel.settings import LeagueSettings
-
-    return LeagueSettings.from_env(
-        host=getattr(args, "host", None),
-        port=getattr(args, "port", None),
-        workers=getattr(args, "workers", None),
-        passphrase_file=getattr(args, "passphrase_file", None),
-    )
 
 
 # -- commands ----------------------------------------------------------------------------------
@@ -96,7 +90,7 @@ def _policies(assignments: Sequence[str]) -> Policies:
 def cmd_init(args: argparse.Namespace) -> None:
     from services.kernel.founding import create_league, parse_service_urls, read_passphrase
 
-    settings = _settings(args)
+    settings = settings_of(args)
     made = create_league(
         settings,
         name=args.name,
@@ -136,195 +130,11 @@ def _print_urls(manifest: LeagueManifest) -> None:
 def cmd_keys_show(args: argparse.Namespace) -> None:
     from services.kernel.founding import load_manifest
 
-    settings = _settings(args)
+    settings = settings_of(args)
     manifest = load_manifest(settings)
     print(f"league {manifest.name!r} ({manifest.league}), manifest {manifest.hash_text()}")
     _print_keys(manifest)
     _print_urls(manifest)
-
-
-def cmd_db_path(args: argparse.Namespace) -> None:
-    print(_settings(args).pgdata)
-
-
-def cmd_db_start(args: argparse.Namespace) -> None:
-    from services.kernel import database
-
-    server = database.start_embedded(_settings(args).pgdata)
-    print(f"running: {server.url}")
-
-
-def cmd_db_stop(args: argparse.Namespace) -> None:
-    from services.kernel import database
-
-    stopped = database.stop_embedded(_settings(args).pgdata)
-    print("stopped" if stopped else "was not running")
-
-
-#: ``league db status``'s exit status when the embedded server is stopped (as an init
-#: script's "status" says "not running").
-NOT_RUNNING = 3
-
-
-def cmd_db_status(args: argparse.Namespace) -> int:
-    from services.kernel import database
-
-    settings = _settings(args)
-    url = database.embedded_status(settings.pgdata)
-    print(f"running: {url}" if url else f"stopped ({settings.pgdata})")
-    if settings.database_url:
-        print("note: DATABASE_URL is set, so the league uses that database, not this one")
-    return 0 if url else NOT_RUNNING
-
-
-def split_password(database_url: str) -> tuple[str, str | None]:
-    """``database_url`` without its password, and the password.
-
-    A child process gets the password in its environment (PGPASSWORD), never on its command
-    line, where any local user could read it with ps.
-    """
-    url = urllib.parse.urlsplit(database_url)
-    if url.password is None:
-        return database_url, None
-    userinfo, host = url.netloc.rsplit("@", 1)
-    user = userinfo.split(":", 1)[0]
-    netloc = f"{user}@{host}" if user else host
-    # Rebuilt by hand: urlunsplit drops the "//" of an empty host (a Unix-socket URL).
-    query = f"?{url.query}" if url.query else ""
-    stripped = f"{url.scheme}://{netloc}{url.path}{query}"
-    return stripped, urllib.parse.unquote(url.password)
-
-
-def cmd_db_dump(args: argparse.Namespace) -> None:
-    if args.file.exists() and not args.force:
-        raise LeagueError(f"{args.file} exists: choose a new file name, or pass --force")
-    settings = _settings(args).with_database()
-    _pg_tool("pg_dump", ["--format=custom", "--file", str(args.file)], settings.database)
-    print(
-        f"dumped the database to {args.file} (restore with `league db restore`; see "
-        f"docs/operations.md)"
-    )
-
-
-def _pg_tool(tool: str, arguments: list[str], database_url: str) -> None:
-    """Run the embedded server's own ``tool`` (its version reads its own dumps) on
-    ``database_url``, the password in the child's environment; one line on failure."""
-    from services.kernel import database
-
-    dbname, password = split_password(database_url)
-    env = dict(os.environ)
-    if password is not None:
-        env["PGPASSWORD"] = password
-    command = [str(database.embedded_tool(tool)), *arguments, "--dbname", dbname]
-    # A fixed program with an argument list (no shell): nothing here is parsed by a shell.
-    done = subprocess.run(  # noqa: S603
-        command, capture_output=True, text=True, check=False, env=env
-    )
-    if done.returncode != 0:
-        last = (done.stderr.strip().splitlines() or ["no message"])[-1]
-        raise LeagueError(f"{tool} failed: {last}")
-
-
-#: A file in the league's home that every ``league serve`` of it holds locked shared while it
-#: serves, and ``league db restore`` exclusive while it restores: neither runs while the
-#: other does (a lock of this host's processes: a server on another host, over the same
-#: DATABASE_URL, is not seen).
-SERVING_LOCK = "serving.lock"
-
-
-@contextlib.contextmanager
-def _home_lock(data_dir: Path, *, restoring: bool) -> Iterator[None]:
-    """Hold the league home's serving lock (exclusive to restore, shared to serve) for the
-    block, or refuse in one line naming who holds it."""
-    import fcntl
-
-    try:
-        fd = os.open(data_dir / SERVING_LOCK, os.O_RDWR | os.O_CREAT, 0o600)
-    except OSError:  # a read-only home (a container's): nothing to hold, nothing refused
-        yield
-        return
-    try:
-        try:
-            fcntl.flock(fd, (fcntl.LOCK_EX if restoring else fcntl.LOCK_SH) | fcntl.LOCK_NB)
-        except BlockingIOError:
-            if restoring:
-                raise LeagueError(
-                    f"the league in {data_dir} is serving (a `league serve` of it runs): "
-                    "stop it, then restore; nothing was restored"
-                ) from None
-            raise LeagueError(
-                f"`league db restore` is restoring the league in {data_dir}: serve once it is done"
-            ) from None
-        yield
-    finally:
-        os.close(fd)  # the lock goes with it
-
-
-def cmd_db_restore(args: argparse.Namespace) -> None:
-    if not args.file.is_file():
-        raise LeagueError(f"{args.file}: no such dump file")
-    settings = _settings(args)
-    with _home_lock(settings.data_dir, restoring=True):
-        _restore(settings.with_database(), args.file)
-
-
-def _restore(settings: LeagueSettings, file: Path) -> None:
-    from services.kernel import database
-    from services.kernel.founding import load_manifest, load_service_key, read_passphrase
-    from services.league.registry import PROJECTIONS
-
-    manifest = load_manifest(settings)
-    passphrase = read_passphrase(settings)
-    keys = {name: load_service_key(settings, manifest, name, passphrase) for name in PROJECTIONS}
-    # Restored first into a scratch database and checked there: the league's own database is
-    # touched only once the dump is known to extend every checkpoint the services published.
-    with database.scratch_database(settings.database, "cz_restore") as scratch:
-        _pg_tool("pg_restore", ["--no-owner", str(file)], scratch)
-        _migrate(scratch)
-        asyncio.run(_check_kept(settings, manifest, keys, scratch))
-    _pg_tool("pg_restore", ["--clean", "--if-exists", "--no-owner", str(file)], settings.database)
-    print(f"restored {file}: every service's log extends its last published checkpoint")
-
-
-async def _check_kept(
-    settings: LeagueSettings, manifest: LeagueManifest, keys: dict[str, SigningKey], url: str
-) -> None:
-    """Every service's log in the database at ``url`` extends the checkpoint it keeps
-    outside the database (raises ForkedDatabase naming both otherwise)."""
-    import asyncpg
-
-    async with asyncpg.create_pool(url, min_size=1, max_size=2) as pool:
-        for name, key in keys.items():
-            await _kept(settings, name, key, manifest).check(_store(pool, manifest, name, key))
-
-
-def _kept(
-    settings: LeagueSettings, name: str, key: SigningKey, manifest: LeagueManifest
-) -> CheckpointFile:
-    from services.kernel.checkpoints import CheckpointFile
-
-    return CheckpointFile(settings.checkpoint_path(name), f"{manifest.league}/{name}", key.public)
-
-
-def _migrate(database_url: str) -> None:
-    """Apply the migrations; a database that cannot be reached or used is one sentence."""
-    import sqlalchemy.exc
-
-    from services.eventlog.migrate import upgrade
-
-    try:
-        upgrade(database_url)
-    except ValueError as exc:
-        raise LeagueError(f"DATABASE_URL: {exc}") from None
-    except sqlalchemy.exc.SQLAlchemyError as exc:
-        cause = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
-        raise LeagueError(f"cannot migrate the database: {cause}") from None
-
-
-def cmd_migrate(args: argparse.Namespace) -> None:
-    settings = _settings(args).with_database()
-    _migrate(settings.database)
-    print("database schema is up to date")
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -340,7 +150,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if unknown:
         choices = ", ".join(SERVICES)
         raise LeagueError(f"no service is called {unknown[0]!r} (choose from {choices})")
-    settings = _settings(args)
+    settings = settings_of(args)
     if not league_exists(settings):
         made = create_league(settings, passphrase=read_passphrase(settings))
         print(
@@ -349,7 +159,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             f"{settings.manifest_path} (see docs/operations.md)",
             file=sys.stderr,
         )
-    with _home_lock(settings.data_dir, restoring=False):  # no restore while it serves
+    with home_lock(settings.data_dir, restoring=False):  # no restore while it serves
         return _serve(settings, names)
 
 
@@ -363,7 +173,7 @@ def _serve(settings: LeagueSettings, names: list[str]) -> int:
     # serves, and started again after a crash, saying so in the log.
     supervised = settings.database_url is None
     settings = settings.with_database()
-    _migrate(settings.database)
+    migrate(settings.database)
     # The services call each other (the notary follows the mint, the treasury has payments
     # notarized, each witnesses the others) on a loopback listener of their own, so outside
     # clients holding every connection slot never make those calls fail.
@@ -414,123 +224,6 @@ def _serve(settings: LeagueSettings, names: list[str]) -> int:
     # are JSON lines like the workers'.
     with internal, listener, structured_logs(log_secrets(settings)):
         return Workers(settings.workers, worker, beside=watching, announce=announce).run()
-
-
-def cmd_verify(args: argparse.Namespace) -> None:
-    from services.kernel.founding import load_manifest, load_service_key, read_passphrase
-    from services.league.registry import PROJECTIONS
-
-    settings = _settings(args).with_database()
-    manifest = load_manifest(settings)
-    passphrase = read_passphrase(settings)
-    keys = {name: load_service_key(settings, manifest, name, passphrase) for name in PROJECTIONS}
-    for line in asyncio.run(_verify(settings, manifest, keys)):
-        print(line)
-
-
-async def _verify(
-    settings: LeagueSettings, manifest: LeagueManifest, keys: dict[str, SigningKey]
-) -> list[str]:
-    """Every service's log (leaves, signatures, subtrees, checkpoints, the checkpoint kept
-    outside the database) and its projection folded from it afresh and compared (rolled
-    back); the mint's census too. The first failure is raised naming its service, and
-    nothing is printed then (the lines are returned once everything passed)."""
-    import asyncpg
-
-    from ledger.encoding import encode_b64
-    from ledger.words import plural
-    from services.kernel.projections import rebuild
-    from services.league.registry import PROJECTIONS
-    from services.mint.audit import audit_census
-    from services.mint.mint import Mint
-
-    lines = []
-    async with asyncpg.create_pool(settings.database, min_size=1, max_size=2) as pool:
-        for name, key in keys.items():
-            store = _store(pool, manifest, name, key)
-            try:
-                await _kept(settings, name, key, manifest).check(store)
-                summary = await store.verify_all(database_url=settings.database)
-            except LedgerError as exc:
-                raise LeagueError(f"{name} log: {exc.diagnostics()}") from None
-            lines.append(
-                f"{name} log: {plural(summary.events, 'event')}, "
-                f"{plural(summary.subtrees, 'subtree')} and "
-                f"{plural(summary.checkpoints, 'checkpoint')} verified "
-                f"(root {encode_b64(summary.root)})"
-            )
-            if name == "mint":
-                census = await audit_census(Mint(manifest, key, store))
-                lines.append(
-                    f"mint census: {plural(census.prints, 'print')} in "
-                    f"{plural(census.runs, 'run')} to {plural(census.owners, 'key')}; its "
-                    f"{plural(census.rows, 'projection row')} as folded from the log"
-                )
-            report = await rebuild(store, PROJECTIONS[name], commit=False)
-            if report.differences:
-                raise LeagueError(
-                    f"{name} projection differs from what its log folds to: "
-                    f"{report.differences[0].describe()} (league rebuild "
-                    f"--check lists every difference)"
-                )
-            lines.append(
-                f"{name} projection: {plural(report.rows, 'row')} as folded from "
-                f"its {plural(report.events, 'event')}"
-            )
-    return lines
-
-
-def _store(
-    pool: asyncpg.Pool, manifest: LeagueManifest, name: str, key: SigningKey
-) -> PostgresEventStore:
-    from services.eventlog import PostgresEventStore
-
-    return PostgresEventStore(pool, schema=name, origin=f"{manifest.league}/{name}", key=key)
-
-
-def cmd_rebuild(args: argparse.Namespace) -> None:
-    from ledger.words import plural
-    from services.kernel.founding import load_manifest, load_service_key, read_passphrase
-    from services.league.registry import PROJECTIONS
-
-    names = args.services or list(PROJECTIONS)
-    unknown = [name for name in names if name not in PROJECTIONS]
-    if unknown:
-        raise LeagueError(
-            f"no service is called {unknown[0]!r} (choose from {', '.join(PROJECTIONS)})"
-        )
-    settings = _settings(args).with_database()
-    manifest = load_manifest(settings)
-    passphrase = read_passphrase(settings)
-    keys = {name: load_service_key(settings, manifest, name, passphrase) for name in names}
-    reports = asyncio.run(_rebuild(settings.database, manifest, keys, commit=not args.check))
-    differed = False
-    for report in reports:
-        done = "checked" if args.check else "rebuilt"
-        print(
-            f"{report.projection}: {done} {plural(report.rows, 'row')} from "
-            f"{plural(report.events, 'event')}"
-        )
-        for difference in report.differences:
-            differed = True
-            print(f"  differed: {difference.describe()}")
-    if differed and args.check:
-        raise LeagueError("the projections differ from what their logs fold to (see above)")
-
-
-async def _rebuild(
-    database_url: str, manifest: LeagueManifest, keys: dict[str, SigningKey], *, commit: bool
-) -> list[RebuildReport]:
-    import asyncpg
-
-    from services.kernel.projections import rebuild
-    from services.league.registry import PROJECTIONS
-
-    async with asyncpg.create_pool(database_url, min_size=1, max_size=2) as pool:
-        return [
-            await rebuild(_store(pool, manifest, name, key), PROJECTIONS[name], commit=commit)
-            for name, key in keys.items()
-        ]
 
 
 def cmd_openapi(args: argparse.Namespace) -> None:

@@ -18,7 +18,7 @@ from ledger.api.mint import Stamped
 from ledger.keys import PublicKey, SigningKey
 from ledger.manifest import LeagueManifest
 from services.kernel.database import embedded_tool
-from services.league.cli import split_password
+from services.league.database_commands import split_password
 from tests.harness.served import Served, claim_notes, league, one_line_failure
 
 
