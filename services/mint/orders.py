@@ -7,8 +7,9 @@ then stamps the order in one event-log transaction under the log's lock, inside 
 runs (an exhausted run refuses it: the treasury refunds) and outside the buyer's daily
 stamping allowance (``PrintStamped.ordered``; no proof of work: the buyer paid in notes). An
 order is answered once per order id: its answer is kept (in ``mint.stamp_requests`` under the
-treasury's key), so a replay, however late, answers the same certificate or the same refusal
-and stamps nothing new; another order under the same id is refused. Orders are not checked for
+treasury's key, through the kernel's answered-requests layer, ``services.kernel.answered``),
+so a replay, however late, answers the same certificate or the same refusal and stamps
+nothing new; another order under the same id is refused. Orders are not checked for
 freshness: the treasury resends a purchase's order exactly as it signed it, after any outage.
 
 A finish upgrade's order carries the returned print's whole chain, verified here as anyone
@@ -26,8 +27,6 @@ twice, so the refusal hands nothing back and the treasury does not refund the pu
 from __future__ import annotations
 
 import asyncio
-import hmac
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -58,6 +57,7 @@ from ledger.leaf import NewEvent
 from ledger.print_runs import PrintRun, serial_for
 from services.eventlog import StoreTransaction
 from services.http.problems import problem_of, title_of
+from services.kernel.answered import Stored, Words
 from services.kernel.writer import GroupWriter, Locked, run_group
 from services.mint import tables
 from services.mint.mint import Mint
@@ -110,9 +110,16 @@ def _check_returned(mint: Mint, order: MintOrder, returned: ReturnedPrint) -> No
     check_returned_chain(returned.chain, mint.manifest, order.owner)
 
 
+#: How the mint's refusals of an order name it (``services.kernel.answered``): ids are the
+#: treasury's, its only caller's.
+WORDS = Words(request="order", id="order id", by="")
+
+
 @dataclass
-class Ordering:
-    """One transaction's orders, decided in memory against what was read under the lock."""
+class OrderDecision:
+    """One order transaction's decision (the kernel's ``Decision``): each order answered in
+    memory against what was read under the lock, its events appended and projected, and its
+    answer kept for replays."""
 
     mint: Mint
     now: datetime
@@ -121,27 +128,25 @@ class Ordering:
     #: The stream version of each returned print of the group (0: never stamped).
     versions: dict[str, int]
     events: list[NewEvent]
-    answers: list[tables.AnsweredRequest]
     changes: MintChanges
 
     def answer(self, presented: Presented) -> OrderAnswer | LedgerError:
         order = presented.order
         key = (self.mint.manifest.treasury, order.order_id)
-        prior = self.state.answered.get(key)
-        if prior is not None:
-            if not hmac.compare_digest(prior[0], presented.hash):
-                return RequestIdReused(
-                    f"order id {order.order_id!r} was already used for another order"
-                )
-            item, *again = ITEMS.validate_python(prior[1])
+        answers = self.state.answers
+        try:
+            prior = answers.prior(key, presented.hash)
+        except RequestIdReused as reused:
+            return reused
+        if isinstance(prior, Stored):
+            item, *again = ITEMS.validate_python(prior.answer)
             return OrderAnswer(
                 order_id=order.order_id, replayed=True, item=item, reissued=_reissued(again)
             )
+        # Orders are not checked for freshness: the treasury resends one as it signed it.
         item, reissued = self._draw(presented)
         items = [item] if reissued is None else [item, _as_item(reissued)]
-        stored = ITEMS.dump_python(items, mode="json")
-        self.state.answered[key] = (presented.hash, stored)
-        self.answers.append((key[0], key[1], presented.hash, json.dumps(stored)))
+        answers.keep(key, presented.hash, ITEMS.dump_python(items, mode="json"))
         return OrderAnswer(order_id=order.order_id, replayed=False, item=item, reissued=reissued)
 
     def _draw(self, presented: Presented) -> tuple[Item, PrintCertificate | None]:
@@ -251,7 +256,9 @@ async def order_group(mint: Mint, group: Sequence[Presented]) -> list[OrderAnswe
             locked.tx,
             {presented.run.title for presented in group},
             [(treasury, presented.order.order_id) for presented in group],
-            locked.now.date(),
+            locked.now,
+            WORDS,
+            0,  # orders stand outside the daily allowance (PrintStamped.ordered)
         )
         returned = [p.order.returned.certificate.serial for p in group if p.order.returned]
         versions = await tables.print_versions(locked.tx, returned) if returned else {}
@@ -259,15 +266,15 @@ async def order_group(mint: Mint, group: Sequence[Presented]) -> list[OrderAnswe
 
     def decide(
         locked: Locked, read: tuple[tables.GroupState, dict[str, int]]
-    ) -> tuple[Ordering, list[OrderAnswer | LedgerError]]:
+    ) -> tuple[OrderDecision, list[OrderAnswer | LedgerError]]:
         state, versions = read
-        ordering = Ordering(
-            mint, locked.now, locked.next_seq, state, versions, [], [], MintChanges()
+        decision = OrderDecision(
+            mint, locked.now, locked.next_seq, state, versions, [], MintChanges()
         )
-        return ordering, [ordering.answer(presented) for presented in group]
+        return decision, [decision.answer(presented) for presented in group]
 
-    async def record(tx: StoreTransaction, ordering: Ordering) -> None:
-        await tables.record_answers(tx, ordering.answers)
+    async def record(tx: StoreTransaction, decision: OrderDecision) -> None:
+        await tables.REQUESTS.record(tx, decision.state.answers)
 
     return await run_group(mint.store, PROJECTION, read, decide, record)
 

@@ -8,7 +8,8 @@ stored answers, every stamped print is appended as one event, and the projection
 written in the same transaction. One commit serves the whole group, so a busy mint spends
 its time stamping rather than waiting for the disk.
 
-Within a transaction, per request: a replay is answered from the stored answer (a request id
+Within a transaction, per request, through the kernel's answered-requests layer
+(``services.kernel.answered``): a replay is answered from the stored answer (a request id
 reused for another body is refused); otherwise the request must be fresh and within the key's
 daily allowance, and each print takes the next serial of its finish's range (standard, then
 gilt, then holofoil, as published), certified to the owner with its event index; an exhausted
@@ -17,13 +18,10 @@ run or a used-up allowance refuses that print alone.
 
 from __future__ import annotations
 
-import hmac
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime, timedelta
+from datetime import date, datetime
 from typing import Any
-
-import orjson
 
 from ledger.address import address_of
 from ledger.api.mint import ITEMS, Allowance, Item, Refused, StampAnswer, Stamped
@@ -47,13 +45,15 @@ from ledger.requests import StampRequest
 from ledger.work import challenge, meets, work_per_print
 from services.eventlog import StoreTransaction
 from services.http.problems import problem_of
+from services.kernel import answered
+from services.kernel.answered import Answers, Quota, Stored, Words, resets_at
 from services.kernel.writer import GroupWriter, Locked, run_group
 from services.mint import tables
 from services.mint.mint import Mint
 from services.mint.projection import PROJECTION, MintChanges, MintProjection
 
 #: How far a request's signing time may be from the mint's clock, either way (seconds).
-MAX_CLOCK_SKEW = 300
+MAX_CLOCK_SKEW = answered.MAX_CLOCK_SKEW
 #: Most prints drawn in one transaction; requests beyond wait for the next one.
 MAX_GROUP_PRINTS = 1000
 #: Most prints waiting for the writer; a request beyond is refused as overloaded (503 with
@@ -115,31 +115,42 @@ def present(mint: Mint, request: StampRequest) -> Presented:
     return Presented(request, address_of(owner), tuple(runs), request.hash(), bound)
 
 
+#: How the mint's refusals of a stamp request name it (``services.kernel.answered``).
+WORDS = Words(
+    request="request",
+    clock="the mint's clock",
+    spent="stamped its {per_day} prints",
+    reopens="the allowance resets",
+)
+
+
 def allowance_of(manifest: LeagueManifest, used: int, day: date) -> Allowance:
     """The published daily allowance with ``used`` of it gone on ``day`` (UTC)."""
     per_day = manifest.policies.stamp_allowance_per_day
-    midnight = datetime(day.year, day.month, day.day, tzinfo=UTC) + timedelta(days=1)
     return Allowance(
         per_day=per_day,
         used_today=used,
         remaining_today=max(0, per_day - used),
         day=day.isoformat(),
-        resets_at=int(midnight.timestamp()),
+        resets_at=resets_at(day),
     )
 
 
 @dataclass
-class Drawing:
-    """One transaction's allocations, made in memory against the state read under the lock."""
+class StampDecision:
+    """One stamping transaction's decision (the kernel's ``Decision``): each request
+    answered in memory against the state read under the lock, the prints it draws appended
+    as events and projected, and its answer kept for replays."""
 
     mint: Mint
     now: datetime
     next_seq: int
     stamped: dict[tuple[str, str], int]
-    used: dict[str, int]
-    answered: dict[tuple[str, str], tuple[bytes, list[dict[str, Any]]]]
+    #: The answered requests: replays, id reuse and freshness (the kernel's layer).
+    answers: Answers[Any]
+    #: Each key's prints stamped today against the daily allowance.
+    quota: Quota
     events: list[NewEvent] = field(default_factory=list)
-    answers: list[tables.AnsweredRequest] = field(default_factory=list)
     #: What the events add to the projection (``MintProjection.stamped``, as a rebuild would).
     changes: MintChanges = field(default_factory=MintChanges)
 
@@ -150,38 +161,16 @@ class Drawing:
     def answer(self, presented: Presented) -> StampAnswer:
         """Answer one request, or raise one of :data:`REFUSALS` having changed nothing."""
         request = presented.request
-        prior = self.answered.get(presented.id_key)
-        if prior is not None:
-            if not hmac.compare_digest(prior[0], presented.hash):
-                raise RequestIdReused(
-                    f"request id {request.request_id!r} was already used by this key for "
-                    f"another request; choose a new id for a new request"
-                )
-            return self._answer(request, ITEMS.validate_python(prior[1]), replayed=True)
-        if abs(self.now.timestamp() - request.time) > MAX_CLOCK_SKEW:
-            raise StaleRequest(
-                f"the request was signed at {request.time}, more than {MAX_CLOCK_SKEW} s from "
-                f"the mint's clock ({int(self.now.timestamp())}); sign it again with the "
-                f"current time"
-            )
-        per_day = self.mint.manifest.policies.stamp_allowance_per_day
-        if self.used.get(presented.owner, 0) >= per_day:
-            resets_at = allowance_of(self.mint.manifest, per_day, self.day).resets_at
-            raise AllowanceExhausted(
-                f"this key has stamped its {per_day} prints for {self.day.isoformat()} (UTC); "
-                f"the allowance resets at midnight UTC",
-                retry_after=resets_at - int(self.now.timestamp()),
-            )
+        prior = self.answers.prior(presented.id_key, presented.hash)
+        if isinstance(prior, Stored):
+            return self._answer(request, ITEMS.validate_python(prior.answer), replayed=True)
+        self.answers.check_fresh(request.time)
+        self.quota.check(presented.owner)
         items = [
             self._draw(presented, index, order.finish, run)
             for index, (order, run) in enumerate(zip(request.prints, presented.runs, strict=True))
         ]
-        stored = ITEMS.dump_python(items, mode="json")
-        self.answered[presented.id_key] = (presented.hash, stored)
-        # Kept as JSON text (jsonb): orjson writes it a dozen times faster than json.dumps.
-        self.answers.append(
-            (presented.owner, request.request_id, presented.hash, orjson.dumps(stored).decode())
-        )
+        self.answers.keep(presented.id_key, presented.hash, ITEMS.dump_python(items, mode="json"))
         return self._answer(request, items, replayed=False)
 
     def _draw(self, presented: Presented, index: int, finish: RunFinish, run: PrintRun) -> Item:
@@ -209,7 +198,7 @@ class Drawing:
                 f"solve again at that price",
             )
         per_day = policies.stamp_allowance_per_day
-        if self.used.get(presented.owner, 0) >= per_day:
+        if self.quota.left(presented.owner) == 0:
             return Refused(
                 title=run.title,
                 finish=finish,
@@ -234,11 +223,11 @@ class Drawing:
         self.events.append(stamped.new_event(expected_version=0))
         MintProjection.stamped(self.changes, stamped, presented.address, self.now)
         self.stamped[key] += 1
-        self.used[presented.owner] = self.used.get(presented.owner, 0) + 1
+        self.quota.spend(presented.owner, 1)
         return Stamped(title=run.title, finish=finish, certificate=certificate)
 
     def _answer(self, request: StampRequest, items: list[Item], *, replayed: bool) -> StampAnswer:
-        used = self.used.get(request.owner, 0)
+        used = self.quota.used_by(request.owner)
         return StampAnswer(
             request_id=request.request_id,
             replayed=replayed,
@@ -247,12 +236,14 @@ class Drawing:
         )
 
 
-def answer_group(drawing: Drawing, group: Sequence[Presented]) -> list[StampAnswer | LedgerError]:
+def answer_group(
+    decision: StampDecision, group: Sequence[Presented]
+) -> list[StampAnswer | LedgerError]:
     """Answer each request of ``group`` in order (CPU-bound: it signs every certificate)."""
     results: list[StampAnswer | LedgerError] = []
     for presented in group:
         try:
-            results.append(drawing.answer(presented))
+            results.append(decision.answer(presented))
         except REFUSALS as refusal:
             results.append(refusal)
     return results
@@ -271,24 +262,26 @@ async def stamp_group(mint: Mint, group: Sequence[Presented]) -> list[StampAnswe
             locked.tx,
             {run.title for presented in group for run in presented.runs},
             [presented.id_key for presented in group],
-            locked.now.date(),
+            locked.now,
+            WORDS,
+            mint.manifest.policies.stamp_allowance_per_day,
         )
 
     def decide(
         locked: Locked, state: tables.GroupState
-    ) -> tuple[Drawing, list[StampAnswer | LedgerError]]:
-        drawing = Drawing(
+    ) -> tuple[StampDecision, list[StampAnswer | LedgerError]]:
+        decision = StampDecision(
             mint=mint,
             now=locked.now,
             next_seq=locked.next_seq,
             stamped=state.stamped,
-            used=state.used,
-            answered=state.answered,
+            answers=state.answers,
+            quota=state.quota,
         )
-        return drawing, answer_group(drawing, group)
+        return decision, answer_group(decision, group)
 
-    async def record(tx: StoreTransaction, drawing: Drawing) -> None:
-        await tables.record_answers(tx, drawing.answers)
+    async def record(tx: StoreTransaction, decision: StampDecision) -> None:
+        await tables.REQUESTS.record(tx, decision.answers)
 
     return await run_group(mint.store, PROJECTION, read, decide, record)
 

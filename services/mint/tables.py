@@ -3,7 +3,8 @@
 ``runs``, ``owned`` and ``allowances`` are the projection (``services.mint.projection``
 derives them from the log alone); ``league`` binds the database to one league; and
 ``stamp_requests`` keeps each answered request, refusals included, so a replay gets the same
-answer: it records answers, not the log, and a rebuild leaves it alone.
+answer: it records answers, not the log, and a rebuild leaves it alone (the kernel's answered
+layer reads and writes it, ``services.kernel.answered``).
 """
 
 from __future__ import annotations
@@ -12,12 +13,13 @@ import json
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, datetime
 from typing import Any
 
 from ledger.manifest import LeagueManifest
 from ledger.print_runs import RUN_FINISHES
 from services.eventlog import EventLogError, EventStore, StoreTransaction
+from services.kernel.answered import Answers, Key, Quota, RequestTables, Words
 from services.kernel.errors import LeagueError
 
 
@@ -66,57 +68,51 @@ async def runs(reader: EventStore | StoreTransaction) -> list[RunRow]:
     return [RunRow(*row) for row in rows]
 
 
+#: Where the mint keeps its answered requests (stamps, and the treasury's orders under the
+#: treasury's key) and counts each key's prints stamped a day (the kernel's answered layer).
+REQUESTS = RequestTables("mint.stamp_requests", "mint.allowances", "stamped")
+
+
 @dataclass(frozen=True, slots=True)
 class GroupState:
     """What a stamping transaction reads under the log lock before it draws."""
 
     #: Prints stamped so far, by (title, finish), for the titles the group presents.
     stamped: dict[tuple[str, str], int]
-    #: Stored (hash, answer items) of already answered requests, by (owner key, request id).
-    answered: dict[tuple[str, str], tuple[bytes, list[dict[str, Any]]]]
-    #: Prints stamped today by each presenting key (keys with none are absent).
-    used: dict[str, int]
+    #: Already answered requests (by owner key, request id) and those the group answers.
+    answers: Answers[Any]
+    #: Prints stamped today by each presenting key.
+    quota: Quota
 
 
-#: The three reads of a stamping transaction as one statement (one round trip under the lock).
-READ_GROUP = """
+#: The reads of a stamping transaction as one statement (one round trip under the lock).
+READ_GROUP = f"""
 SELECT
     (SELECT coalesce(json_agg(json_build_array(title, finish, stamped)), '[]')
-     FROM mint.runs WHERE title = ANY($1::text[])),
-    (SELECT coalesce(json_agg(json_build_array(s.owner_key, s.request_id,
-                                               encode(s.request_hash, 'hex'), s.answer)), '[]')
-     FROM mint.stamp_requests s JOIN unnest($2::text[], $3::text[]) AS w(owner_key, id)
-     ON s.owner_key = w.owner_key AND s.request_id = w.id),
-    (SELECT coalesce(json_agg(json_build_array(owner_key, stamped)), '[]')
-     FROM mint.allowances WHERE owner_key = ANY($4::text[]) AND day = $5)
-"""
+     FROM mint.runs WHERE title = ANY($1::text[])),{REQUESTS.columns(2)}
+"""  # noqa: S608 (the mint's own tables)
 
 
 async def read_group(
     tx: StoreTransaction,
     titles: Iterable[str],
-    request_keys: Sequence[tuple[str, str]],
-    day: date,
+    request_keys: Sequence[Key],
+    now: datetime,
+    words: Words,
+    per_day: int,
 ) -> GroupState:
-    """The run counters, prior answers and today's allowances a group of requests needs."""
+    """The run counters, prior answers and today's allowances a group of requests needs
+    (``words`` name its requests, ``per_day`` is the allowance: ``services.kernel.answered``)."""
     row = await tx.fetchrow(
-        READ_GROUP,
-        sorted(set(titles)),
-        [k for k, _ in request_keys],
-        [i for _, i in request_keys],
-        sorted({k for k, _ in request_keys}),
-        day,
+        READ_GROUP, sorted(set(titles)), *REQUESTS.arguments(request_keys, now.date())
     )
     if row is None:  # a SELECT without FROM returns exactly one row: never, from PostgreSQL
         raise EventLogError("the stamping transaction's group read returned no row")
     runs_json, answered, used = row
     return GroupState(
         stamped={(title, finish): n for title, finish, n in json.loads(runs_json)},
-        answered={
-            (key, rid): (bytes.fromhex(digest), items)
-            for key, rid, digest, items in json.loads(answered)
-        },
-        used=dict(json.loads(used)),
+        answers=REQUESTS.answers_of(answered, now, words),
+        quota=REQUESTS.quota_of(used, now, words, per_day),
     )
 
 
@@ -141,21 +137,6 @@ async def used_allowances(
         day,
     )
     return {row[0]: row[1] for row in rows}
-
-
-#: Answered requests of one transaction: (owner key, request id, request hash, answer JSON).
-AnsweredRequest = tuple[str, str, bytes, str]
-
-
-async def record_answers(tx: StoreTransaction, answers: Sequence[AnsweredRequest]) -> None:
-    """Keep the answers of a transaction's requests (a replay reads them back)."""
-    if answers:
-        await tx.execute(
-            "INSERT INTO mint.stamp_requests (owner_key, request_id, request_hash, answer,"
-            " answered_at) SELECT w.k, w.i, w.h, w.a::jsonb, now()"
-            " FROM unnest($1::text[], $2::text[], $3::bytea[], $4::text[]) AS w(k, i, h, a)",
-            *[[answer[i] for answer in answers] for i in range(4)],
-        )
 
 
 async def owned_by_address(

@@ -3,7 +3,8 @@
 Everything that needs no database is checked first, per claim (league, signature, proof of
 work at the claim's price). Claims then wait for the treasury's one writer (the kernel's
 :class:`GroupWriter`), which decides every claim waiting in one event-log transaction under
-the log's lock, in arrival order: a replay is answered from the stored answer, and a copy of
+the log's lock, in arrival order, through the kernel's answered-requests layer
+(``services.kernel.answered``): a replay is answered from the stored answer, and a copy of
 a claim decided earlier in the same transaction as a replay of that copy's grant (a request
 id reused for another body is refused), so a claim sent twice at once is granted once and
 answered the same twice, never refused by its own grant and never failing its group;
@@ -16,12 +17,10 @@ the note's next issue, made out to the claimant.
 
 from __future__ import annotations
 
-import hmac
-import json
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime, timedelta
+from datetime import date, datetime
 
 from ledger.api.treasury import ClaimAnswer, ClaimRequest, FaucetDay, claim_work
 from ledger.certificates import NoteCertificate
@@ -39,13 +38,15 @@ from ledger.leaf import NewEvent
 from ledger.manifest import LeagueManifest
 from ledger.work import challenge, meets
 from services.eventlog import StoreTransaction
+from services.kernel import answered
+from services.kernel.answered import Answers, Held, Stored, Words, resets_at
 from services.kernel.writer import GroupWriter, Locked, run_group
 from services.treasury import tables
 from services.treasury.projection import PROJECTION, TreasuryChanges, TreasuryProjection
 from services.treasury.treasury import Treasury, issue_queue, make_change
 
 #: How far a claim's signing time may be from the treasury's clock, either way (seconds).
-MAX_CLOCK_SKEW = 300
+MAX_CLOCK_SKEW = answered.MAX_CLOCK_SKEW
 #: Most claims decided in one transaction; claims beyond wait for the next one.
 MAX_GROUP_CLAIMS = 200
 #: Most claims waiting for the writer; a claim beyond is refused as overloaded (503).
@@ -84,16 +85,24 @@ def present(treasury: Treasury, request: ClaimRequest) -> Presented:
     return Presented(request, request.hash())
 
 
+#: How the treasury's refusals of a claim name it (``services.kernel.answered``).
+WORDS = Words(
+    request="claim",
+    clock="the treasury's clock",
+    spent="claimed its {per_day} marks",
+    reopens="the faucet opens again",
+)
+
+
 def faucet_day(manifest: LeagueManifest, claimed: int, day: date) -> FaucetDay:
     """The published faucet with ``claimed`` marks of it gone on ``day`` (UTC)."""
     per_day = manifest.policies.faucet_marks_per_day
-    midnight = datetime(day.year, day.month, day.day, tzinfo=UTC) + timedelta(days=1)
     return FaucetDay(
         per_day=per_day,
         claimed_today=claimed,
         left_today=max(0, per_day - claimed),
         day=day.isoformat(),
-        resets_at=int(midnight.timestamp()),
+        resets_at=resets_at(day),
     )
 
 
@@ -116,30 +125,29 @@ class Again:
 
 
 @dataclass
-class Deciding:
-    """One transaction's decisions, made in memory against the state read under the lock."""
+class ClaimGrants:
+    """Which claims of a transaction are granted which notes, decided in memory against the
+    state read under the lock (pure and cheap: it tells the read which notes to read; the
+    :class:`ClaimDecision` then issues them)."""
 
     treasury: Treasury
     now: datetime
     state: tables.GroupState
     #: Notes left in the reserve, by denomination, as this transaction's grants draw on it.
     reserve: dict[int, int] = field(init=False)
-    #: This transaction's grants so far, by (owner, request id), with the request's hash: a
-    #: copy of a claim granted is answered as a replay of that grant, like a claim answered
-    #: before. Only a grant takes an id: a refused claim is decided again, as it would be in
-    #: a later transaction.
-    granted: dict[tuple[str, str], tuple[bytes, Grant]] = field(init=False)
 
     def __post_init__(self) -> None:
         self.reserve = {d: row.reserve for d, row in self.state.supply.items()}
-        self.granted = {}
 
     @property
-    def day(self) -> date:
-        return self.now.date()
+    def answers(self) -> Answers[Grant]:
+        """The answered claims; a grant of this transaction is held there (its copies are
+        answered as replays of it). Only a grant takes an id: a refused claim is decided
+        again, as it would be in a later transaction."""
+        return self.state.answers
 
     def faucet(self, owner: str) -> FaucetDay:
-        return faucet_day(self.treasury.manifest, self.state.claimed.get(owner, 0), self.day)
+        return faucet_day(self.treasury.manifest, self.state.quota.used_by(owner), self.now.date())
 
     def replayed(self, answer: ClaimAnswer, owner: str) -> ClaimAnswer:
         """``answer`` given again: marked a replay, with the key's day as it stands now."""
@@ -148,40 +156,25 @@ class Deciding:
     def decide(self, presented: Presented) -> Grant | Again | ClaimAnswer | LedgerError:
         """A grant, a replay (of an answer stored, or of a copy decided in this
         transaction), or one of :data:`REFUSALS`, having changed nothing."""
-        earlier = self.granted.get(presented.id_key)
-        if earlier is not None:
-            if not hmac.compare_digest(earlier[0], presented.hash):
-                return _reused(presented.request)
-            return Again(earlier[1])
         try:
-            decision = self._decide(presented)
+            prior = self.answers.prior(presented.id_key, presented.hash)
+            if isinstance(prior, Held):
+                return Again(prior.value)
+            if isinstance(prior, Stored):
+                answer = ClaimAnswer.model_validate(prior.answer)
+                return self.replayed(answer, presented.owner)
+            grant = self._grant(presented)
         except REFUSALS as refusal:
             return refusal
-        if isinstance(decision, Grant):
-            self.granted[presented.id_key] = (presented.hash, decision)
-        return decision
+        self.answers.hold(presented.id_key, presented.hash, grant)
+        return grant
 
-    def _decide(self, presented: Presented) -> Grant | ClaimAnswer:
+    def _grant(self, presented: Presented) -> Grant:
         request = presented.request
-        prior = self.state.answered.get(presented.id_key)
-        if prior is not None:
-            if not hmac.compare_digest(prior[0], presented.hash):
-                raise _reused(request)
-            return self.replayed(ClaimAnswer.model_validate(prior[1]), request.owner)
-        if abs(self.now.timestamp() - request.time) > MAX_CLOCK_SKEW:
-            raise StaleRequest(
-                f"the claim was signed at {request.time}, more than {MAX_CLOCK_SKEW} s from "
-                f"the treasury's clock ({int(self.now.timestamp())}); sign it again with the "
-                f"current time"
-            )
-        today = self.faucet(request.owner)
-        if today.left_today == 0:
-            raise AllowanceExhausted(
-                f"this key has claimed its {today.per_day} marks for {today.day} (UTC); the "
-                f"faucet opens again at midnight UTC",
-                retry_after=today.resets_at - int(self.now.timestamp()),
-            )
-        marks = min(request.marks, today.left_today)
+        quota = self.state.quota
+        self.answers.check_fresh(request.time)
+        quota.check(request.owner)
+        marks = min(request.marks, quota.left(request.owner))
         notes = make_change(marks, self.reserve)
         if notes is None:
             held = ", ".join(f"{n} × M{d}" for d, n in sorted(self.reserve.items()) if n)
@@ -191,24 +184,25 @@ class Deciding:
             )
         for denomination in notes:
             self.reserve[denomination] -= 1
-        self.state.claimed[request.owner] = self.state.claimed.get(request.owner, 0) + marks
+        quota.spend(request.owner, marks)
         return Grant(presented, tuple(notes), self.faucet(request.owner))
 
 
 @dataclass
-class Issuing:
-    """The certificates of a transaction's grants, their events and the projection's
-    changes (CPU-bound: it signs every certificate, so it runs off the event loop)."""
+class ClaimDecision:
+    """One claiming transaction's decision (the kernel's ``Decision``): the certificates of
+    its grants, their events and the projection's changes (CPU-bound: it signs every
+    certificate, so it runs off the event loop), and the answers kept for replays."""
 
     treasury: Treasury
     now: datetime
     next_seq: int
     #: Per denomination, the notes to issue in order: (number, issues so far).
     queue: dict[int, list[tuple[int, int]]]
+    #: The answered claims, where each grant's answer is kept (in the same transaction).
+    answers: Answers[Grant]
     events: list[NewEvent] = field(default_factory=list)
     changes: TreasuryChanges = field(default_factory=TreasuryChanges)
-    #: What a replay of each granted claim is answered (kept in the same transaction).
-    answers: list[tables.AnsweredClaim] = field(default_factory=list)
 
     def issue(self, grant: Grant) -> list[NoteCertificate]:
         request = grant.presented.request
@@ -231,7 +225,9 @@ class Issuing:
 #: What a group of claims reads under the lock: the decisions on it (which claims are
 #: granted which notes, pure and cheap) and the queue of notes those grants take.
 Read = tuple[
-    "Deciding", list["Grant | Again | ClaimAnswer | LedgerError"], dict[int, list[tuple[int, int]]]
+    "ClaimGrants",
+    list["Grant | Again | ClaimAnswer | LedgerError"],
+    dict[int, list[tuple[int, int]]],
 ]
 
 
@@ -246,55 +242,47 @@ async def claim_group(
     """
 
     async def read(locked: Locked) -> Read:
-        state = await tables.read_group(locked.tx, [p.id_key for p in group], locked.now.date())
-        deciding = Deciding(treasury, locked.now, state)
+        state = await tables.read_group(
+            locked.tx,
+            [p.id_key for p in group],
+            locked.now,
+            WORDS,
+            treasury.manifest.policies.faucet_marks_per_day,
+        )
+        grants = ClaimGrants(treasury, locked.now, state)
         # Which claims are granted which denominations decides which notes to read next.
-        decided = [deciding.decide(presented) for presented in group]
+        decided = [grants.decide(presented) for presented in group]
         wanted = Counter(n for d in decided if isinstance(d, Grant) for n in d.denominations)
         returned_held = {
             d: min(wanted[d], row.first_issued - row.circulating) for d, row in state.supply.items()
         }
         returned = await tables.returned_notes(locked.tx, Counter(returned_held))
-        return deciding, decided, issue_queue(state.supply, wanted, returned)
+        return grants, decided, issue_queue(state.supply, wanted, returned)
 
-    def decide(locked: Locked, read: Read) -> tuple[Issuing, list[ClaimAnswer | LedgerError]]:
-        deciding, decided, queue = read
-        issuing = Issuing(treasury, locked.now, locked.next_seq, queue)
+    def decide(locked: Locked, read: Read) -> tuple[ClaimDecision, list[ClaimAnswer | LedgerError]]:
+        grants, decided, queue = read
+        decision = ClaimDecision(treasury, locked.now, locked.next_seq, queue, grants.answers)
         results: list[ClaimAnswer | LedgerError] = []
         #: Each grant's answer by the grant's id: its copies, always after it, replay it.
         granted: dict[int, ClaimAnswer] = {}
         for item in decided:
             if isinstance(item, Again):
                 first = item.first
-                results.append(deciding.replayed(granted[id(first)], first.presented.owner))
+                results.append(grants.replayed(granted[id(first)], first.presented.owner))
                 continue
             if not isinstance(item, Grant):
                 results.append(item)
                 continue
-            request = item.presented.request
-            answer = granted[id(item)] = _answer(item, issuing.issue(item))
+            presented = item.presented
+            answer = granted[id(item)] = _answer(item, decision.issue(item))
             results.append(answer)
-            issuing.answers.append(
-                (
-                    request.owner,
-                    request.request_id,
-                    item.presented.hash,
-                    json.dumps(answer.model_dump(mode="json")),
-                )
-            )
-        return issuing, results
+            decision.answers.keep(presented.id_key, presented.hash, answer.model_dump(mode="json"))
+        return decision, results
 
-    async def record(tx: StoreTransaction, issuing: Issuing) -> None:
-        await tables.record_answers(tx, issuing.answers)
+    async def record(tx: StoreTransaction, decision: ClaimDecision) -> None:
+        await tables.REQUESTS.record(tx, decision.answers)
 
     return await run_group(treasury.store, PROJECTION, read, decide, record)
-
-
-def _reused(request: ClaimRequest) -> RequestIdReused:
-    return RequestIdReused(
-        f"request id {request.request_id!r} was already used by this key for another claim; "
-        f"choose a new id for a new claim"
-    )
 
 
 def _answer(grant: Grant, notes: list[NoteCertificate]) -> ClaimAnswer:

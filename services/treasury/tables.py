@@ -2,7 +2,8 @@
 
 ``supply``, ``notes`` and ``faucet`` are the projection (``services.treasury.projection``);
 ``league`` binds the database to one league; ``claims`` keeps each answered claim so that a
-replay gets the same answer (see migration 0006).
+replay gets the same answer (see migration 0006; the kernel's answered-requests layer reads and
+writes it, ``services.kernel.answered``).
 """
 
 from __future__ import annotations
@@ -11,11 +12,12 @@ import json
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import date
+from datetime import datetime
 from typing import Any
 
 from ledger.manifest import LeagueManifest
 from services.eventlog import EventLogError, EventStore, StoreTransaction
+from services.kernel.answered import Answers, Key, Quota, RequestTables, Words
 from services.kernel.errors import LeagueError
 
 
@@ -68,53 +70,48 @@ async def supply(reader: EventStore | StoreTransaction) -> dict[int, SupplyRow]:
     return {row[0]: SupplyRow(*row) for row in rows}
 
 
+#: Where the treasury keeps its answered claims and counts each key's marks claimed a day
+#: (the kernel's answered layer).
+REQUESTS = RequestTables("treasury.claims", "treasury.faucet", "marks")
+
+
 @dataclass(frozen=True, slots=True)
 class GroupState:
     """What a claiming transaction reads under the log lock before it issues."""
 
     supply: dict[int, SupplyRow]
-    #: Stored (hash, answer) of already answered claims, by (owner key, request id).
-    answered: dict[tuple[str, str], tuple[bytes, dict[str, Any]]]
-    #: Marks claimed today by each claiming key (keys with none are absent).
-    claimed: dict[str, int]
+    #: Already answered claims (by owner key, request id) and those the group decides.
+    answers: Answers[Any]
+    #: Marks claimed today by each claiming key.
+    quota: Quota
 
 
-#: The three reads of a claiming transaction as one statement (one round trip under the lock).
-READ_GROUP = """
+#: The reads of a claiming transaction as one statement (one round trip under the lock).
+READ_GROUP = f"""
 SELECT
     (SELECT coalesce(json_agg(json_build_array(denomination, notes, first_issued,
                                                circulating)), '[]')
-     FROM treasury.supply),
-    (SELECT coalesce(json_agg(json_build_array(c.owner_key, c.request_id,
-                                               encode(c.request_hash, 'hex'), c.answer)), '[]')
-     FROM treasury.claims c JOIN unnest($1::text[], $2::text[]) AS w(owner_key, id)
-     ON c.owner_key = w.owner_key AND c.request_id = w.id),
-    (SELECT coalesce(json_agg(json_build_array(owner_key, marks)), '[]')
-     FROM treasury.faucet WHERE owner_key = ANY($3::text[]) AND day = $4)
-"""
+     FROM treasury.supply),{REQUESTS.columns(1)}
+"""  # noqa: S608 (the treasury's own tables)
 
 
 async def read_group(
-    tx: StoreTransaction, request_keys: Sequence[tuple[str, str]], day: date
+    tx: StoreTransaction,
+    request_keys: Sequence[Key],
+    now: datetime,
+    words: Words,
+    per_day: int,
 ) -> GroupState:
-    """The supply counters, prior answers and today's faucet use a group of claims needs."""
-    row = await tx.fetchrow(
-        READ_GROUP,
-        [k for k, _ in request_keys],
-        [i for _, i in request_keys],
-        sorted({k for k, _ in request_keys}),
-        day,
-    )
+    """The supply counters, prior answers and today's faucet use a group of claims needs
+    (``words`` name its claims, ``per_day`` is the faucet's marks: ``services.kernel.answered``)."""
+    row = await tx.fetchrow(READ_GROUP, *REQUESTS.arguments(request_keys, now.date()))
     if row is None:  # a SELECT without FROM returns exactly one row: never, from PostgreSQL
         raise EventLogError("the claiming transaction's group read returned no row")
     supply_json, answered, claimed = row
     return GroupState(
         supply={d: SupplyRow(d, n, f, c) for d, n, f, c in json.loads(supply_json)},
-        answered={
-            (key, rid): (bytes.fromhex(digest), answer)
-            for key, rid, digest, answer in json.loads(answered)
-        },
-        claimed=dict(json.loads(claimed)),
+        answers=REQUESTS.answers_of(answered, now, words),
+        quota=REQUESTS.quota_of(claimed, now, words, per_day),
     )
 
 
@@ -142,18 +139,3 @@ async def returned_notes(
         for denomination, number, issue in rows:
             found[denomination].append((number, issue))
     return found
-
-
-#: Answered claims of one transaction: (owner key, request id, request hash, answer JSON).
-AnsweredClaim = tuple[str, str, bytes, str]
-
-
-async def record_answers(tx: StoreTransaction, answers: Sequence[AnsweredClaim]) -> None:
-    """Keep the answers of a transaction's claims (a replay reads them back)."""
-    if answers:
-        await tx.execute(
-            "INSERT INTO treasury.claims (owner_key, request_id, request_hash, answer,"
-            " answered_at) SELECT w.k, w.i, w.h, w.a::jsonb, now()"
-            " FROM unnest($1::text[], $2::text[], $3::bytea[], $4::text[]) AS w(k, i, h, a)",
-            *[[answer[i] for answer in answers] for i in range(4)],
-        )
