@@ -24,10 +24,11 @@ from ledger.certificates import (
     PrintCertificate,
     SerialText,
 )
-from ledger.checkpoint import Checkpoint, log_verifier
+from ledger.checkpoint import Checkpoint
 from ledger.encoding import decode_b64
 from ledger.endorsements import Chain, Endorsement, Hop
-from ledger.errors import ProofError, VerificationError
+from ledger.errors import ProofError
+from ledger.feed import signed_checkpoint
 from ledger.fraud import FraudProof
 from ledger.keys import PublicKey
 from ledger.limits import MAX_ARMOR_BYTES, MAX_CHAINS_PER_SLIP
@@ -101,10 +102,7 @@ class Receipt(SignedModel):
         the notary key and this origin, and the leaf's inclusion at ``index`` in it (and, when
         given, that ``endorsement`` is the one receipted). Returns the checkpoint."""
         self.verify(notary)
-        checkpoint = Checkpoint.from_note(self.checkpoint)
-        checkpoint.verify([log_verifier(self.origin, notary)])
-        if checkpoint.origin != self.origin:
-            raise VerificationError(f"the receipt's checkpoint is of {checkpoint.origin!r}")
+        checkpoint = signed_checkpoint(self.checkpoint, self.origin, notary)
         verify_inclusion(
             self.index,
             checkpoint.size,

@@ -20,7 +20,6 @@ from ledger.address import address_of
 from ledger.api.logs import FeedEvent
 from ledger.api.notary import ConflictRecord, HopRecord, IssueRecord, Provenance, ReturnRecord
 from ledger.certificates import NoteCertificate, PrintCertificate
-from ledger.checkpoint import Checkpoint, log_verifier
 from ledger.encoding import decode_b64
 from ledger.endorsements import Chain, verify_league_chain
 from ledger.errors import LedgerError, ProofError, VerificationError
@@ -32,6 +31,7 @@ from ledger.events import (
     PrintStamped,
     body_as,
 )
+from ledger.feed import signed_checkpoint
 from ledger.keys import PublicKey
 from ledger.manifest import LeagueManifest
 from ledger.merkle import verify_inclusion
@@ -108,8 +108,7 @@ def check_issued(
     leaf = decode_b64(leaf_hash, what="leaf hash")
     if not hmac.compare_digest(recorded.leaf_hash, leaf):
         raise ProofError(f"the leaf hash shown is not {what} event {index}'s")
-    checkpoint = Checkpoint.from_note(checkpoint_text)
-    checkpoint.verify([log_verifier(origin, key)])
+    checkpoint = signed_checkpoint(checkpoint_text, origin, key)
     verify_inclusion(
         index,
         checkpoint.size,

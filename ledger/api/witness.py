@@ -23,9 +23,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ledger.checkpoint import Checkpoint, log_verifier
+from ledger.checkpoint import Checkpoint
 from ledger.encoding import decode_b64
 from ledger.errors import DecodeError, ProofError, VerificationError
+from ledger.feed import signed_checkpoint
 from ledger.keys import PublicKey
 from ledger.merkle import HASH_SIZE, node_hash, verify_consistency, verify_inclusion
 
@@ -186,11 +187,8 @@ class Evidence(WitnessAnswer):
         included: it proves nothing about the log).
         """
         cosigned, submitted = self.checkpoints()
-        if cosigned.origin != self.origin or submitted.origin != self.origin:
-            raise VerificationError(f"the evidence's checkpoints are not both of {self.origin}")
-        verifier = log_verifier(self.origin, log_key)
-        cosigned.verify([verifier])
-        submitted.verify([verifier])
+        for checkpoint in (cosigned, submitted):
+            signed_checkpoint(checkpoint, self.origin, log_key)
         if cosigned.size == submitted.size:
             if hmac.compare_digest(cosigned.root, submitted.root):
                 raise VerificationError("the two checkpoints agree: no evidence")

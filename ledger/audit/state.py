@@ -1,11 +1,10 @@
 """The state the service checkers share: each log (dense seqs, the root recomputed and matched
-against every checkpoint, cosignatures), the chains of prints and notes, open purchases, and
-the returns waiting for the notary's hop they name. Bounded per print, note issue, hop, open
-purchase and faucet day, never per page."""
+against every checkpoint: the one feed verifier, :mod:`ledger.feed`; cosignatures), the chains
+of prints and notes, open purchases, and the returns waiting for the notary's hop they name.
+Bounded per print, note issue, hop, open purchase and faucet day, never per page."""
 
 from __future__ import annotations
 
-import hmac
 import json
 from collections import Counter
 from dataclasses import dataclass, field
@@ -18,11 +17,11 @@ from ledger.audit.facts import (
     _public,
 )
 from ledger.audit.report import Cosigned, ServiceReport
-from ledger.checkpoint import Checkpoint, CosignatureVerifier, log_verifier
+from ledger.checkpoint import Checkpoint, CosignatureVerifier
 from ledger.errors import LedgerError
+from ledger.feed import LogTree, OutOfPlace, signed_checkpoint
 from ledger.keys import PublicKey
 from ledger.manifest import LeagueManifest
-from ledger.merkle import EMPTY_ROOT, CompactRange
 from ledger.print_runs import RunFinish
 
 #: The services whose logs are audited, in the order they must be fed (a hop refers to a
@@ -44,8 +43,7 @@ class _Log:
         self.service = service
         self.origin = origin
         self.key = key
-        self.tree = CompactRange()
-        self.verifier = log_verifier(origin, key)
+        self.tree = LogTree()
         self.witnesses = witnesses
         self.pending: dict[int, list[_Expected]] = {}
         self.matched = 0
@@ -64,7 +62,7 @@ class _Log:
                 None, f"{which} names the origin {checkpoint.origin!r}, not {self.origin!r}"
             )
         try:
-            checkpoint.verify([self.verifier])
+            signed_checkpoint(checkpoint, self.origin, self.key)
         except LedgerError as exc:
             raise self.fail(
                 None,
@@ -101,9 +99,8 @@ class _Log:
                 self.cosigned.append(Cosigned(witness, checkpoint.size, timestamp))
 
     def _match(self, size: int) -> None:
-        root = self.tree.root() if size else EMPTY_ROOT
         for expected in self.pending.pop(size, ()):
-            if not hmac.compare_digest(root, expected.checkpoint.root):
+            if not self.tree.matches(expected.checkpoint):
                 seq = size - 1 if size else None
                 if expected.kept:
                     raise self.fail(
@@ -122,12 +119,11 @@ class _Log:
 
     def append(self, seq: int | None, leaf: bytes | None) -> None:
         """The next event's place: dense seqs, then its leaf into the tree."""
-        if seq is not None and seq != self.tree.size:
-            raise self.fail(
-                seq,
-                f"the feed serves seq {seq} where seq {self.tree.size} is next "
-                f"(seqs are dense from 0)",
-            )
+        try:
+            if seq is not None:
+                self.tree.place(seq)
+        except OutOfPlace as exc:
+            raise self.fail(seq, str(exc)) from None
         if leaf is not None:
             self.tree.append(leaf)
             if self.tree.size in self.pending:

@@ -37,11 +37,10 @@ from typing import NoReturn
 import asyncpg
 
 from ledger.canonical import DOMAIN_TAGS
-from ledger.checkpoint import Checkpoint, log_verifier
 from ledger.errors import LedgerError
+from ledger.feed import signed_checkpoint
 from ledger.keys import PublicKey
 from ledger.merkle import CompactRange
-from ledger.signed_note import NoteVerifier
 from services.eventlog.contract import VerifySummary
 from services.eventlog.errors import EventLogError, TamperedLog
 from services.eventlog.sql import Statements
@@ -365,17 +364,16 @@ async def _bad_node(
 
 
 def _bad_checkpoint(
-    row: asyncpg.Record, levels: list[bytes], verifier: NoteVerifier, origin: str
+    row: asyncpg.Record, levels: list[bytes], origin: str, key: PublicKey
 ) -> _Bad | None:
     """None if the stored checkpoint verifies, matches its row and has the rebuilt root."""
     size, root, note = row[0], bytes(row[1]), row[2]
     seq = max(size - 1, 0)
     try:
-        checkpoint = Checkpoint.from_note(note)
-        checkpoint.verify([verifier])
+        checkpoint = signed_checkpoint(note, origin, key)
     except LedgerError as exc:
         return _Bad(seq, f"checkpoint of size {size} does not verify ({exc.diagnostics()})")
-    if checkpoint.origin != origin or checkpoint.size != size or checkpoint.root != root:
+    if checkpoint.size != size or checkpoint.root != root:
         return _Bad(seq, f"checkpoint of size {size} disagrees with its row")
     if not hmac.compare_digest(CompactRange(size, _edge(levels, size)).root(), root):
         return _Bad(seq, f"checkpoint of size {size} has a root the events do not produce")
@@ -398,10 +396,9 @@ async def _tree_pass(
         bad = await _bad_node(conn, log.sql, level, levels[-1])
         if bad is not None:
             faults.append((bad.seq, level, bad))
-    verifier = log_verifier(log.origin, log.key)
     checkpoints = await conn.fetch(log.sql.all_checkpoints)
     for row in checkpoints:
-        bad = _bad_checkpoint(row, levels, verifier, log.origin) if row[0] <= upto else None
+        bad = _bad_checkpoint(row, levels, log.origin, log.key) if row[0] <= upto else None
         if bad is not None:
             faults.append((bad.seq, _CHECKPOINT_RANK, bad))
     if faults:

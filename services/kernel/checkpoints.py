@@ -29,9 +29,10 @@ import os
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-from ledger.checkpoint import Checkpoint, log_verifier
+from ledger.checkpoint import Checkpoint
 from ledger.encoding import encode_b64
 from ledger.errors import LedgerError
+from ledger.feed import signed_checkpoint
 from ledger.keys import PublicKey
 from ledger.manifest import Policies
 from ledger.words import plural
@@ -52,7 +53,8 @@ class CheckpointFile:
 
     def __init__(self, path: Path, origin: str, key: PublicKey) -> None:
         self.path = path
-        self._verifier = log_verifier(origin, key)
+        self.origin = origin
+        self.key = key
 
     def read(self) -> Checkpoint | None:
         """The kept checkpoint (its signature checked), or None before the first."""
@@ -60,9 +62,7 @@ class CheckpointFile:
             text = self.path.read_text(encoding="utf-8")
         except FileNotFoundError:
             return None
-        checkpoint = Checkpoint.from_note(text)
-        checkpoint.verify([self._verifier])
-        return checkpoint
+        return signed_checkpoint(text, self.origin, self.key)
 
     def write(self, checkpoint: Checkpoint) -> None:
         """Replace the kept checkpoint atomically and durably (a crash leaves the old one

@@ -7,13 +7,16 @@ and where:
   signed by that service's key (from the league manifest), of that service's origin, and a
   consistent extension of the last checkpoint this follower verified (a consistency proof
   from the service, checked here);
-- **each event** (:meth:`FeedFollower._verified_page`, :meth:`ledger.api.logs.FeedEvent.bound`):
-  at the next ``seq`` (no gap, no repeat), its leaf recomputed from its content (the
-  canonical leaf bytes, :mod:`ledger.leaf`) equal to the leaf hash served beside it, so the
-  leaf hash binds the content;
+- **each event** (:meth:`FeedFollower._verified_page`): at the next ``seq`` (no gap, no
+  repeat), its leaf recomputed from its content (the canonical leaf bytes,
+  :mod:`ledger.leaf`) equal to the leaf hash served beside it, so the leaf hash binds the
+  content;
 - **the page**: its leaf hashes, appended to the Merkle edge of everything applied so far,
   give a tree that the signed checkpoint extends (a consistency proof to it), so a page is
   known to be history the service signed before a single event of it is applied.
+
+Each of these is the one feed verifier's (:mod:`ledger.feed`), which the auditor uses too;
+this module adds where it reads from, what it keeps and how it recovers.
 
 An event's own signature is not checked here: the service's signature over the checkpoint,
 the Merkle proofs and the recomputed leaf already say that the service logged exactly that
@@ -53,12 +56,13 @@ from typing import NoReturn
 
 from apiclient.league import LeagueClient, LeagueProblem, LeagueUnreachable
 from ledger.api.logs import FeedEvent
-from ledger.checkpoint import Checkpoint, log_verifier
+from ledger.checkpoint import Checkpoint
 from ledger.encoding import decode_b64
 from ledger.errors import LedgerError, VerificationError
+from ledger.feed import BoundPage, LogTree, Node, bind_page, prefix_of, signed_checkpoint
 from ledger.keys import PublicKey
 from ledger.leaf import Event
-from ledger.merkle import CompactRange, inclusion_proof, required_subtrees, verify_consistency
+from ledger.merkle import CompactRange, inclusion_proof, required_subtrees
 from services.eventlog import EventStore, Row, StoreTransaction, StoreUnavailable
 from services.eventlog.signals import CHECKPOINTS, checkpoint_channel
 from services.eventlog.sql import SCHEMA_NAME
@@ -67,9 +71,6 @@ log = logging.getLogger(__name__)
 
 #: Applies a verified page of the followed feed inside the follower's transaction.
 Apply = Callable[[StoreTransaction, Sequence[Event]], Awaitable[None]]
-#: A subtree of a followed log's Merkle tree: (level, index, hash); level 0 is a leaf.
-Node = tuple[int, int, bytes]
-
 #: Events read and applied per page (and per transaction).
 DEFAULT_PAGE = 500
 #: Seconds between looks once the follower has caught up, when no checkpoint rings first.
@@ -155,7 +156,6 @@ class FeedFollower:
         self.prove = prove
         #: The bell of the followed log's checkpoints (its service's schema is its name).
         self.channel = checkpoint_channel(source)
-        self._verifier = log_verifier(origin, key)
         self._read_position = READ_POSITION.replace("{s}", store.schema)
         self._lock_position = self._read_position + " FOR UPDATE"
         self._claim_position = CLAIM_POSITION.replace("{s}", store.schema)
@@ -290,13 +290,9 @@ class FeedFollower:
     async def _checkpoint(self) -> Checkpoint:
         text = await self.league.checkpoint(service=self.source)
         try:
-            checkpoint = Checkpoint.from_note(text)
-            checkpoint.verify([self._verifier])
+            return signed_checkpoint(text, self.origin, self.key)
         except LedgerError as exc:
             raise FeedRefused(f"{self.source}'s checkpoint: {exc.diagnostics()}") from None
-        if checkpoint.origin != self.origin:
-            raise FeedRefused(f"{self.source}'s checkpoint names the origin {checkpoint.origin!r}")
-        return checkpoint
 
     async def _check_extends(self, position: Position, checkpoint: Checkpoint) -> None:
         """A checkpoint as large as the last one verified must extend it; otherwise keep
@@ -331,13 +327,14 @@ class FeedFollower:
                 position.checkpoint,
                 checkpoint,
             )
+        edge = LogTree.of(position.edge)
+        bound: BoundPage
         if len(served) > THREAD_PAGE:  # canonical leaves and hashes: CPU, off the loop
-            bound = await asyncio.to_thread(_bind, served, position, self.prove)
+            bound = await asyncio.to_thread(bind_page, edge, served, nodes=self.prove)
         else:
-            bound = _bind(served, position, self.prove)
-        events, edge, nodes, failed = bound
-        if failed is not None:
-            offset, error = failed
+            bound = bind_page(edge, served, nodes=self.prove)
+        if bound.failure is not None:
+            offset, error = bound.failure
             await self._refuse(error.diagnostics(), position.checkpoint, checkpoint, served[offset])
         try:
             await self._prove_prefix(edge.size, edge.root(), checkpoint)
@@ -348,7 +345,7 @@ class FeedFollower:
                 position.checkpoint,
                 checkpoint,
             )
-        return events, edge, nodes
+        return bound.events, edge, bound.nodes
 
     async def _prove_prefix(self, size: int, root: bytes, checkpoint: Checkpoint) -> None:
         """Raise unless the tree of ``size`` leaves with ``root`` is a prefix of the signed
@@ -357,7 +354,7 @@ class FeedFollower:
         if 0 < size < checkpoint.size:
             answer = await self.league.consistency_proof(size, checkpoint.size, service=self.source)
             proof = [decode_b64(h, what="proof hash") for h in answer.proof]
-        verify_consistency(size, checkpoint.size, root, checkpoint.root, proof)
+        prefix_of(size, root, checkpoint, proof)
 
     async def _refuse(
         self,
@@ -423,31 +420,6 @@ class FeedFollower:
             )
         self._edge_kept = self.prove
         return Position(edge.size, edge, reached)
-
-
-def _bind(
-    served: Sequence[FeedEvent], position: Position, prove: bool
-) -> tuple[list[Event], CompactRange, list[Node], tuple[int, LedgerError] | None]:
-    """The served events bound to their leaf hashes in order from ``position``, the edge
-    after them, the nodes they complete (when proving), and the first one refused (its
-    offset and why), if any: the events before it are returned, none after."""
-    edge = CompactRange(position.edge.size, list(position.edge.hashes))
-    events: list[Event] = []
-    nodes: list[Node] = []
-    for offset, item in enumerate(served):
-        expected = position.next_seq + offset
-        try:
-            if item.seq != expected:
-                raise VerificationError(f"event {item.seq} served where {expected} belongs")
-            event = item.bound()
-        except LedgerError as exc:
-            return events, edge, nodes, (offset, exc)
-        closed = edge.append(event.leaf_hash)
-        if prove:
-            nodes.append((0, event.seq, event.leaf_hash))
-            nodes.extend(closed)
-        events.append(event)
-    return events, edge, nodes, None
 
 
 def edge_subtrees(edge: CompactRange) -> list[Node]:
