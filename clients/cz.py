@@ -5,7 +5,8 @@ replays tables locally, ``cz charter`` the charter game (``cz_charter``), the wa
 ``key``, ``save``, ``load``, ``collection`` and ``card`` (``cz_wallet``), the league's
 ``league set``, ``stamp`` and ``provenance`` (``cz_league``), trading's ``send`` and
 ``import`` (``cz_trade``), the treasury's ``notes`` and ``buy`` (``cz_notes``), and ``play``,
-``campaign``, ``store`` and ``bundle`` (``cz_play``). Every refusal is one line on stderr
+``campaign``, ``store`` and ``bundle`` (``cz_play``), and ``web``, all of it in the browser
+(``clients.web``). Every refusal is one line on stderr
 and exit status 2 (a :class:`ledger.errors.LedgerError`'s ``diagnostics()``), never a
 traceback.
 """
@@ -126,6 +127,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "clients.cz_notes:add_notes",
         "buy a single, or a finish upgrade of a print you hold, with notes",
     ),
+    "web": (
+        "clients.web.command:add_web",
+        "play in your browser: the booths and tables as pages on 127.0.0.1",
+    ),
 }
 
 #: The groups, in order ("module:name").
@@ -167,6 +172,7 @@ def build_parser(groups: Collection[str] | None = None) -> argparse.ArgumentPars
             "  cz notes claim                        today's marks to notes at the faucet\n"
             "  cz buy Tally                          a single for notes, with exact change\n"
             "  cz provenance CZ-TALLY-0042           a life, every proof checked\n"
+            "  cz web                                all of it in your browser (127.0.0.1)\n"
             "\n"
             "The game's rules, section by section as messages cite them (Book V.2, IV.1):\n"
             "docs/rules.md. Records and the action notation: docs/formats.md. The rulebook's\n"

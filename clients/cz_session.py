@@ -10,6 +10,7 @@ import json
 import os
 import sys
 from collections.abc import AsyncIterator, Callable, Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
@@ -25,6 +26,10 @@ if TYPE_CHECKING:  # the league client (aiohttp) is imported by the commands tha
 
 #: A script's passphrase (otherwise ``cz`` asks on the terminal and never echoes it).
 PASSPHRASE_ENV = "CZ_PASSPHRASE"  # noqa: S105 (a variable name, not a secret)
+#: The passphrase a caller in this process hands to the commands it runs, in place of asking
+#: (``cz web``: typed into its Unlock form, kept in its process only). While it is set, even to
+#: the empty string (a locked wallet), nothing is asked on the terminal.
+HANDED_PASSPHRASE: ContextVar[str | None] = ContextVar("HANDED_PASSPHRASE", default=None)
 
 #: ``--json`` for every wallet and league command (argparse ``parents=``).
 JSON_FLAG = argparse.ArgumentParser(add_help=False)
@@ -51,7 +56,13 @@ class RootChanged(LedgerError):
 
 
 def ask_passphrase(prompt: str = "passphrase: ", *, confirm: bool = False) -> str:
-    """``$CZ_PASSPHRASE``, else typed on the terminal (twice with ``confirm``)."""
+    """The passphrase handed in (:data:`HANDED_PASSPHRASE`), else ``$CZ_PASSPHRASE``, else typed
+    on the terminal (twice with ``confirm``)."""
+    handed = HANDED_PASSPHRASE.get()
+    if handed is not None:
+        if not handed:
+            raise WalletError("the wallet is locked: unlock it with its passphrase first")
+        return handed
     given = os.environ.get(PASSPHRASE_ENV)
     if given is not None:
         if not given:
@@ -103,7 +114,8 @@ TRIES = 3
 def _unseal_asking(home: WalletHome, code: str) -> tuple[Wallet, str]:
     """The wallet, opened with the passphrase: ``$CZ_PASSPHRASE`` once, else typed on the
     terminal, asked again after a wrong one (:data:`TRIES` in all)."""
-    tries = TRIES if os.environ.get(PASSPHRASE_ENV) is None and _has_terminal() else 1
+    asking = HANDED_PASSPHRASE.get() is None and os.environ.get(PASSPHRASE_ENV) is None
+    tries = TRIES if asking and _has_terminal() else 1
     for attempt in range(1, tries + 1):
         phrase = ask_passphrase()
         try:

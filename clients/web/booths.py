@@ -1,0 +1,461 @@
+"""The booths of Book V as pages: Topbar (Unlock, Save, Load, the league set and pinned),
+Exchange (Strike the key, Copy my ledger card, Endorse & write the slip, Import), Vault (the
+collection ✓/⧗, the offline Store, Present for stamping, Claim notes, Buy with notes, finish
+upgrades, bundles) and Provenance.
+
+Each button runs the ``cz`` command the terminal runs (:mod:`clients.web.calls`): the same
+wallet code, the same league client, the same checks and refusals. A button that signs with
+the key (stamp, claim, buy, send) never signs at once: its form only names what would be
+signed and to whom (:class:`Confirm`), and the signing is a second POST, from the confirmation
+page, of that confirmation's one-time id. Nothing is ever done by a GET.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from aiohttp import web
+
+from clients.web.app import Web, state
+from clients.web.calls import Answer, run
+from clients.web.render import page
+
+routes = web.RouteTableDef()
+
+#: Confirmations kept at once (older ones are dropped: shown and never clicked).
+MAX_CONFIRMS = 32
+#: The largest pasted text read (a slip, a card, a save code).
+MAX_PASTE = 256 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Confirm:
+    """A signing shown to the player and not yet clicked: what is signed, to whom, and the
+    ``cz`` command that signs it."""
+
+    title: str
+    signed: tuple[str, ...]
+    to: str
+    button: str
+    argv: tuple[str, ...]
+    stdin: str = ""
+    #: A slip is written: shown in a box to copy.
+    slip: bool = False
+
+
+def _see(location: str) -> web.Response:
+    return web.Response(status=303, headers={"Location": location})
+
+
+def _show(request: web.Request, template: str, status: int = 200, **context: Any) -> web.Response:
+    return page(template, unlocked=bool(state(request).passphrase), status=status, **context)
+
+
+async def cz(request: web.Request, *argv: str, stdin: str = "") -> Answer:
+    """``cz ARGV`` with this launch's passphrase (none while locked)."""
+    return await run(argv, passphrase=state(request).passphrase, stdin=stdin)
+
+
+async def _form(request: web.Request) -> dict[str, str]:
+    data = await request.post()
+    return {k: v for k, v in data.items() if isinstance(v, str)}
+
+
+def _text(form: dict[str, str], name: str) -> str:
+    value = form.get(name, "")
+    if len(value) > MAX_PASTE:
+        raise web.HTTPRequestEntityTooLarge(max_size=MAX_PASTE, actual_size=len(value))
+    return value.strip()
+
+
+def _result(
+    request: web.Request,
+    title: str,
+    answer: Answer,
+    *,
+    slip: bool = False,
+    back: str = "/",
+) -> web.Response:
+    """An action's outcome: what cz said, or its refusal (status 409: nothing was done)."""
+    return _show(
+        request,
+        "result.html",
+        status=200 if answer.ok else 409,
+        title=title,
+        answer=answer,
+        slip=slip and answer.ok,
+        back=back,
+    )
+
+
+async def _read(request: web.Request, *argv: str) -> tuple[Any, str | None]:
+    """A reading command's ``--json`` document, or its refusal."""
+    answer = await cz(request, *argv, "--json")
+    return (answer.json(), None) if answer.ok else (None, answer.refusal)
+
+
+# -- home and Topbar ----------------------------------------------------------------------
+
+
+@routes.get("/")
+async def home(request: web.Request) -> web.Response:
+    from clients.wallet import WalletHome
+
+    if not WalletHome.default().exists():
+        return _see("/exchange")
+    campaign, refusal = await _read(request, "campaign")
+    return _show(request, "home.html", campaign=campaign, refusal=refusal)
+
+
+@routes.get("/topbar")
+async def topbar_page(request: web.Request) -> web.Response:
+    return _show(request, "topbar.html", refusal=None)
+
+
+@routes.post("/unlock")
+async def unlock(request: web.Request) -> web.Response:
+    """The passphrase checked by opening the wallet (here, in this process), then kept in
+    this process's memory until Lock or the server stops."""
+    from clients.wallet import WalletHome, unseal
+    from ledger.errors import LedgerError
+
+    form = await _form(request)
+    phrase = form.get("passphrase", "")
+    home = WalletHome.default()
+    try:
+        await asyncio.to_thread(unseal, home.read_code(), phrase)
+    except LedgerError as exc:
+        return _show(
+            request, "topbar.html", status=403, refusal=exc.diagnostics().split(":", 1)[-1]
+        )
+    state(request).passphrase = phrase
+    back = form.get("next", "/")
+    return _see(back if back.startswith("/") and not back.startswith("//") else "/")
+
+
+@routes.post("/lock")
+async def lock(request: web.Request) -> web.Response:
+    launch = state(request)
+    launch.passphrase = ""
+    launch.confirms.clear()
+    return _see("/topbar")
+
+
+@routes.post("/topbar/save")
+async def save(request: web.Request) -> web.Response:
+    """Topbar → Save → enter a passphrase → Write the save code (V.3)."""
+    form = await _form(request)
+    answer = await run(["save", "--json"], passphrase=form.get("passphrase", ""))
+    code = answer.json()["code"] if answer.ok else None
+    return _show(request, "saved.html", status=200 if answer.ok else 409, answer=answer, code=code)
+
+
+@routes.post("/topbar/load")
+async def load(request: web.Request) -> web.Response:
+    """Topbar → Load: a save code made this device's wallet (V.3)."""
+    form = await _form(request)
+    phrase = form.get("passphrase", "")
+    argv = ["load", "-", "--json"] + (["--replace"] if form.get("replace") else [])
+    answer = await run(argv, passphrase=phrase, stdin=_text(form, "code") + "\n")
+    if answer.ok:
+        state(request).passphrase = phrase
+    return _result(request, "Load", answer, back="/vault")
+
+
+@routes.post("/topbar/league")
+async def league_set(request: web.Request) -> web.Response:
+    """Topbar → the league: set and pinned on first use (its root key), as cz league set."""
+    form = await _form(request)
+    answer = await cz(request, "league", "set", _text(form, "url"))
+    return _result(request, "League set", answer, back="/topbar")
+
+
+# -- Exchange -------------------------------------------------------------------------------
+
+
+@routes.get("/exchange")
+async def exchange(request: web.Request) -> web.Response:
+    from clients.cz_wallet import WARNING
+    from clients.wallet import WalletHome
+
+    if not WalletHome.default().exists():
+        return _show(request, "strike.html", warning=WARNING, refusal=None)
+    card, refusal = await _read(request, "card")
+    collection, _ = await _read(request, "collection")
+    return _show(request, "exchange.html", card=card, collection=collection, refusal=refusal)
+
+
+@routes.post("/exchange/strike")
+async def strike(request: web.Request) -> web.Response:
+    """Exchange → Strike the key, after the book's warning (V.2)."""
+    from clients.cz_wallet import WARNING
+
+    form = await _form(request)
+    phrase, again = form.get("passphrase", ""), form.get("again", "")
+    if phrase != again:
+        return _show(
+            request,
+            "strike.html",
+            status=409,
+            warning=WARNING,
+            refusal="the two passphrases differ: nothing was written",
+        )
+    answer = await run(["key", "strike", "--json"], passphrase=phrase)
+    if answer.ok:
+        state(request).passphrase = phrase
+    return _result(request, "Strike the key", answer, back="/topbar")
+
+
+@routes.post("/exchange/send")
+async def send(request: web.Request) -> web.Response:
+    """Exchange → paste their ledger card → choose → Endorse & write the slip: the
+    confirmation names the items and the card's address; nothing is signed yet."""
+    from ledger.cards import LedgerCard
+    from ledger.errors import LedgerError
+
+    data = await request.post()
+    items = [str(v) for v in data.getall("item", []) if isinstance(v, str)]
+    card_text = str(data.get("card", "")).strip()
+    try:
+        card = LedgerCard.from_armor(card_text + "\n")
+    except LedgerError as exc:
+        return _show(
+            request,
+            "refused.html",
+            status=409,
+            title="Endorse & write the slip",
+            refusal=f"not a ledger card: {exc.diagnostics()}; nothing was signed",
+        )
+    if not items:
+        return _show(
+            request,
+            "refused.html",
+            status=409,
+            title="Endorse & write the slip",
+            refusal="choose the prints or notes to send; nothing was signed",
+        )
+    return _confirm(
+        request,
+        Confirm(
+            title="Endorse & write the slip",
+            signed=tuple(f"an endorsement of {serial}" for serial in items),
+            to=f"{card.address} (key {card.key}), the ledger card you pasted",
+            button="Endorse & write the slip",
+            argv=("send", "--to", "-", *items),
+            stdin=card_text + "\n",
+            slip=True,
+        ),
+    )
+
+
+@routes.post("/exchange/import")
+async def import_slip(request: web.Request) -> web.Response:
+    """Exchange → paste a received slip → Import: verified, notarized, admitted whole or
+    refused (a fraud proof kept and shown)."""
+    form = await _form(request)
+    answer = await cz(request, "import", "-", stdin=_text(form, "slip") + "\n")
+    proofs: list[dict[str, Any]] = []
+    if not answer.ok:
+        collection, _ = await _read(request, "collection")
+        proofs = collection["fraud_proof_list"] if collection else []
+    return _show(
+        request,
+        "result.html",
+        status=200 if answer.ok else 409,
+        title="Import",
+        answer=answer,
+        slip=False,
+        back="/exchange",
+        proofs=proofs,
+    )
+
+
+# -- Vault ----------------------------------------------------------------------------------
+
+
+@routes.get("/vault")
+async def vault(request: web.Request) -> web.Response:
+    collection, refusal = await _read(request, "collection")
+    store, _ = await _read(request, "store")
+    from ledger.catalog import PLAYING
+
+    return _show(
+        request,
+        "vault.html",
+        collection=collection,
+        store=store,
+        titles=[c.name for c in PLAYING],
+        refusal=refusal,
+    )
+
+
+@routes.post("/vault/stamp")
+async def stamp(request: web.Request) -> web.Response:
+    """Vault Store → Present for stamping: every unstamped print, to the league's mint."""
+    collection, refusal = await _read(request, "collection")
+    if collection is None:
+        return _show(
+            request, "refused.html", status=409, title="Present for stamping", refusal=refusal
+        )
+    unstamped = [p for p in collection["prints"] if not p["stamped"]]
+    return _confirm(
+        request,
+        Confirm(
+            title="Present for stamping",
+            signed=(
+                f"a stamping request for your {len(unstamped)} unstamped prints ("
+                + ", ".join(f"{p['title']} {p['finish']}" for p in unstamped)
+                + "), with its proof of work",
+            ),
+            to=_mint_of(collection),
+            button="Present for stamping",
+            argv=("stamp",),
+        ),
+    )
+
+
+def _mint_of(collection: dict[str, Any], service: str = "mint") -> str:
+    league = collection.get("league")
+    if league is None:
+        return "no league is set (Topbar: set the league first)"
+    return (
+        f"the {service} of the league {league['name']!r} at {league['url']} (root {league['root']})"
+    )
+
+
+@routes.post("/vault/claim")
+async def claim(request: web.Request) -> web.Response:
+    """Vault → Claim notes from unstamped marks (the faucet, V.5)."""
+    form = await _form(request)
+    collection, refusal = await _read(request, "collection")
+    if collection is None:
+        return _show(request, "refused.html", status=409, title="Claim notes", refusal=refusal)
+    marks = form.get("marks", "").strip()
+    argv: tuple[str, ...] = ("notes", "claim", marks) if marks else ("notes", "claim")
+    amount = f"M{marks}" if marks else "as many as today's faucet converts"
+    return _confirm(
+        request,
+        Confirm(
+            title="Claim notes",
+            signed=(f"a claim of {amount} of your unstamped marks for notes",),
+            to=_mint_of(collection, "treasury"),
+            button="Claim notes",
+            argv=argv,
+        ),
+    )
+
+
+@routes.post("/vault/buy")
+async def buy(request: web.Request) -> web.Response:
+    """Vault → Buy with notes: a single, or a finish upgrade of a standard print (V.5, L-20)."""
+    form = await _form(request)
+    collection, refusal = await _read(request, "collection")
+    if collection is None:
+        return _show(request, "refused.html", status=409, title="Buy", refusal=refusal)
+    serial, finish = form.get("upgrade", "").strip(), form.get("finish", "gilt")
+    if serial:
+        argv: tuple[str, ...] = ("buy", "--upgrade", serial, "--finish", finish)
+        signed: tuple[str, ...] = (
+            f"endorsements of the notes that pay a {finish} upgrade, to the treasury's key",
+            f"an endorsement of your standard print {serial}, back to the mint's key (L-20)",
+            "the purchase request",
+        )
+        title = f"Buy a {finish} upgrade of {serial}"
+    else:
+        single = form.get("title", "").strip()
+        argv = ("buy", single)
+        signed = (
+            f"endorsements of the fewest of your notes that pay for a {single}, to the "
+            "treasury's key (the change comes back as new notes)",
+            "the purchase request",
+        )
+        title = f"Buy {single} with notes"
+    return _confirm(
+        request,
+        Confirm(
+            title=title,
+            signed=signed,
+            to=_mint_of(collection, "treasury"),
+            button="Buy",
+            argv=argv,
+        ),
+    )
+
+
+@routes.post("/vault/store")
+async def store(request: web.Request) -> web.Response:
+    """The offline store (V.5): unstamped marks buy unstamped prints, upgrades and bundles;
+    bundles are opened. Nothing is signed: it is the wallet's own record."""
+    form = await _form(request)
+    what = form.get("what", "")
+    argv: Sequence[str]
+    if what == "single":
+        argv = ("store", "buy", form.get("title", ""))
+    elif what == "upgrade":
+        argv = ("store", "upgrade", form.get("index", ""), form.get("finish", ""))
+    elif what == "bundle":
+        argv = ("store", "bundle")
+    elif what == "open":
+        argv = ("bundle", "open")
+    else:
+        raise web.HTTPBadRequest(text="no such store button")
+    answer = await cz(request, *argv)
+    return _result(request, "Store", answer, back="/vault")
+
+
+# -- confirmations -------------------------------------------------------------------------
+
+
+def _confirm(request: web.Request, confirm: Confirm) -> web.Response:
+    launch: Web = state(request)
+    while len(launch.confirms) >= MAX_CONFIRMS:
+        launch.confirms.pop(next(iter(launch.confirms)))
+    ident = secrets.token_urlsafe(16)
+    launch.confirms[ident] = confirm
+    return _see(f"/confirm/{ident}")
+
+
+@routes.get("/confirm/{ident}")
+async def confirm_page(request: web.Request) -> web.Response:
+    confirm = state(request).confirms.get(request.match_info["ident"])
+    if confirm is None:
+        return _show(
+            request,
+            "refused.html",
+            status=404,
+            title="Confirm",
+            refusal="no such confirmation (already signed, or shown before a Lock)",
+        )
+    return _show(request, "confirm.html", confirm=confirm, ident=request.match_info["ident"])
+
+
+@routes.post("/confirm/{ident}")
+async def confirmed(request: web.Request) -> web.Response:
+    """The click that signs: the confirmation's command run, once."""
+    confirm = state(request).confirms.pop(request.match_info["ident"], None)
+    if confirm is None:
+        return _show(
+            request,
+            "refused.html",
+            status=404,
+            title="Confirm",
+            refusal="no such confirmation (already signed, or shown before a Lock); "
+            "nothing was signed",
+        )
+    answer = await cz(request, *confirm.argv, stdin=confirm.stdin)
+    return _result(request, confirm.title, answer, slip=confirm.slip, back="/vault")
+
+
+# -- Provenance -----------------------------------------------------------------------------
+
+
+@routes.get("/provenance")
+async def provenance(request: web.Request) -> web.Response:
+    """The provenance of any print or note, every proof checked here (cz provenance)."""
+    serial = request.query.get("serial", "").strip()[:64]
+    answer = await cz(request, "provenance", serial) if serial else None
+    return _show(request, "provenance.html", serial=serial, answer=answer)
