@@ -502,6 +502,10 @@ class BuyAnswer(Answer):
     exhausted run), or the payment rejected (the notary recorded another endorsement first)."""
 
     purchase_id: str
+    replayed: bool = Field(
+        description="True when this answer repeats an earlier one: the purchase was opened "
+        "by an earlier request, this one opened nothing"
+    )
     outcome: Literal["delivered", "refunded", "rejected"]
     price: int
     paid: int = Field(description="Marks paid: the sum of the paid notes' denominations")

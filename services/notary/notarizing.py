@@ -186,8 +186,10 @@ class Recorded:
 
 
 @dataclass
-class Deciding:
-    """One transaction's decisions, made in memory against what was read under the lock."""
+class HopDecision:
+    """One notarizing transaction's decision (the kernel's ``Decision``): each request
+    decided in memory against what was read under the lock, its hops (or its conflicts)
+    appended as events and projected."""
 
     next_seq: int
     items: dict[str, ItemState]
@@ -270,9 +272,9 @@ async def notarize_group(
 
     def decide(
         locked: Locked, items: dict[str, tables.ItemState]
-    ) -> tuple[Deciding, list[Recorded | Conflicted | StaleIssueError | SizeLimitError]]:
-        deciding = Deciding(locked.next_seq, items)
-        return deciding, [deciding.decide(submitted) for submitted in group]
+    ) -> tuple[HopDecision, list[Recorded | Conflicted | StaleIssueError | SizeLimitError]]:
+        decision = HopDecision(locked.next_seq, items)
+        return decision, [decision.decide(submitted) for submitted in group]
 
     return await run_group(notary.store, PROJECTION, read, decide)
 

@@ -9,7 +9,7 @@ whatever crashes between two commits. The steps:
    under the manifest, a note of its current issue, out, not paid into another open purchase,
    its last hop to the treasury's key, the change composable from the reserve; an upgrade's
    returned print a standard print of the title, the buyer's, its last hop to the mint's key,
-   never returned into another purchase: L-20);
+   never returned into another purchase: L-20; ``services.treasury.opening``);
 2. ``payment-notarized`` — the treasury submits the payment chains (and the returned print's)
    to the notary itself, and records the notary's index of each paid hop (and of the print's
    hop to the mint); a hop the notary refuses (another endorsement recorded first: its fraud
@@ -62,7 +62,6 @@ calls (a peer's answer), then drive the purchase on with a fresh treasury on the
 from __future__ import annotations
 
 import asyncio
-import hmac
 import logging
 from collections import Counter
 from collections.abc import Sequence
@@ -79,21 +78,12 @@ from ledger.api.treasury import (
     MintOrder,
     OrderAnswer,
     ReturnedPrint,
-    Upgrade,
-    check_payment_chain,
-    check_returned_chain,
     mint_order,
-    purchase_price,
 )
-from ledger.certificates import NoteCertificate, PrintCertificate
 from ledger.endorsements import Chain
 from ledger.errors import (
-    ChainError,
     LedgerError,
-    RequestIdReused,
     RetryLater,
-    RunExhaustedError,
-    StaleIssueError,
     VerificationError,
 )
 from ledger.events import (
@@ -117,9 +107,10 @@ from ledger.limits import MAX_CHAINS_PER_SLIP, MAX_ENDORSEMENT_BATCH, MAX_REQUES
 from ledger.note_set import split_note_serial
 from services.eventlog import StreamConflict
 from services.kernel.writer import GroupWriter
+from services.treasury.opening import check, opening
 from services.treasury.projection import PROJECTION
 from services.treasury.treasury import Treasury, issue_queue, make_change
-from services.treasury.writing import Build, Group, OpeningKey, Planned, Reads
+from services.treasury.writing import Build, Group, Planned, Reads
 
 log = logging.getLogger(__name__)
 
@@ -206,90 +197,20 @@ class Buyer:
     # -- the handler -------------------------------------------------------------------------
 
     async def buy(self, request: BuyRequest) -> BuyAnswer:
-        """Open ``request``'s purchase (a replay opens nothing) and drive it to its end."""
+        """Open ``request``'s purchase (``services.treasury.opening``; a replay opens
+        nothing, and is answered so) and drive it to its end."""
         price = await asyncio.to_thread(self._check, request)
         opened = await self._open(request, price)
-        return await self.drive(request.purchase_id, opened)
+        answer = await self.drive(request.purchase_id, opened)
+        return answer if opened else answer.model_copy(update={"replayed": True})
 
     def _check(self, request: BuyRequest) -> int:
         """Everything that needs no database (CPU-bound: every chain's signatures)."""
-        manifest = self.treasury.manifest
-        manifest.check_addressed("treasury", "the purchase", request.league, request.manifest)
-        request.verify(PublicKey.from_text(request.buyer))
-        price = purchase_price(manifest, request.title, request.upgrade)
-        if request.upgrade is not None:
-            self._check_returned(request, request.upgrade)
-        paid = 0
-        for chain in request.payment:
-            paid += check_payment_chain(chain, manifest, request.buyer).denomination
-        if paid < price:
-            raise VerificationError(
-                f"the payment of {paid} marks is short of the price of {request.title}, "
-                f"{price} marks (Book V.5)"
-            )
-        return price
-
-    def _check_returned(self, request: BuyRequest, upgrade: Upgrade) -> None:
-        """An upgrade's returned print (L-20): a standard print of the title, the buyer's, its
-        last hop the buyer's endorsement to the mint's key ("goes back to its issuer")."""
-        chain = upgrade.returned
-        certificate = chain.certificate
-        if not isinstance(certificate, PrintCertificate):
-            raise VerificationError(
-                f"{chain.serial} is a note: an upgrade returns a standard print of the title"
-            )
-        if (certificate.title, certificate.finish) != (request.title, "standard"):
-            raise VerificationError(
-                f"{chain.serial} is a {certificate.finish} {certificate.title}: a {upgrade.finish}"
-                f" {request.title} is bought against a standard {request.title} returned "
-                f"(Book V.5 finish upgrade)"
-            )
-        check_returned_chain(chain, self.treasury.manifest, request.buyer)
+        return check(self.treasury.manifest, request)
 
     async def _open(self, request: BuyRequest, price: int) -> list[EventBody]:
         """The purchase opened (its one step), or nothing for a replay."""
-        paid = sum(
-            chain.certificate.denomination
-            for chain in request.payment
-            if isinstance(chain.certificate, NoteCertificate)
-        )
-        opened = PurchaseOpened(
-            purchase_id=request.purchase_id, request=request, price=price, paid=paid
-        )
-        upgrade = request.upgrade
-        returned = None if upgrade is None else (upgrade.returned.serial, upgrade.returned.issue)
-
-        async def build(group: Group) -> list[Planned]:
-            found = await group.opening(
-                request.purchase_id, [chain.serial for chain in request.payment], returned
-            )
-            if found.prior is not None:
-                if not hmac.compare_digest(found.prior, request.hash()):
-                    raise RequestIdReused(
-                        f"purchase id {request.purchase_id!r} was already used for another "
-                        f"purchase; choose a new id for a new purchase"
-                    )
-                return []
-            _check_notes(request, found.notes)
-            if upgrade is not None and found.print_returned is not None:
-                chain = upgrade.returned
-                raise StaleIssueError(
-                    f"{chain.serial} issue {chain.issue} was returned to the mint in purchase "
-                    f"{found.print_returned}: it cannot be returned again"
-                )
-            reserve = {d: row.reserve for d, row in (await group.supply()).items()}
-            change = make_change(paid - price, reserve) if paid > price else []
-            if change is None or len(change) > MAX_CHANGE_NOTES:
-                raise RunExhaustedError(
-                    f"the reserve cannot make {paid - price} marks of change now; pay with "
-                    f"notes nearer the price"
-                )
-            return [(opened, 0)]
-
-        key = OpeningKey(
-            request.purchase_id, tuple(chain.serial for chain in request.payment), returned
-        )
-        return await self._commit([Reads(key, build)])
+        return await self._commit([opening(request, price)])
 
     # -- the saga ----------------------------------------------------------------------------
 
@@ -747,23 +668,6 @@ def _returning(
     return build
 
 
-def _check_notes(request: BuyRequest, found: dict[str, tuple[int, str | None, str | None]]) -> None:
-    """Each paid note of its current issue, out, and paid into no other open purchase."""
-    for chain in request.payment:
-        issue, holder, paying = found.get(chain.serial, (0, None, None))
-        if issue != chain.issue or holder is None:
-            raise StaleIssueError(
-                f"{chain.serial} issue {chain.issue} is spent: the note came back to the "
-                f"treasury" + (f" and its current issue is {issue}" if issue > chain.issue else "")
-            )
-        if paying is not None:
-            raise StaleIssueError(
-                f"{chain.serial} issue {chain.issue} is being spent in purchase {paying}"
-            )
-        if holder != chain.certificate.issued_to:  # pragma: no cover (the log's own)
-            raise ChainError(f"{chain.serial} was not issued to the chain's first holder")
-
-
 def _submitted(opened: PurchaseOpened) -> tuple[Chain, ...]:
     """What a purchase submits to the notary: the payment, and an upgrade's returned print."""
     request = opened.request
@@ -849,6 +753,7 @@ def _answer(steps: Sequence[EventBody]) -> BuyAnswer:
     reason = rejected.reason if rejected else refused.reason if refused else None
     return BuyAnswer(
         purchase_id=opened.purchase_id,
+        replayed=False,
         outcome=closed.outcome,
         price=opened.price,
         paid=opened.paid,

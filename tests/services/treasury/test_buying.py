@@ -61,7 +61,7 @@ async def test_buying_with_exact_money_and_with_change(
     """M25 + M5 buys a common single (M30) exactly; M25 + M25 buys one with M20 change in
     notes made out to the buyer. Each purchase's stream has one event per step, the mint
     stamped each order once to the buyer, the paid notes are back in the reserve, and the
-    same request again answers the same, taking no step."""
+    same request again answers the same, marked a replay, taking no step."""
     buyer = SigningKey.generate()
     exact = [to_treasury(faucet, c, buyer) for c in await notes_of(faucet, buyer, 30)]
     first = await league.buy(purchase(faucet, buyer, "Tally", exact, "buy-exact-0001"))
@@ -91,7 +91,8 @@ async def test_buying_with_exact_money_and_with_change(
     ]
     assert len(await ordered(server.app[MINT_LOG], "buy-change-01")) == 1
     again = await league.buy(request)
-    assert again == second
+    assert (second.replayed, again.replayed) == (False, True)
+    assert again == second.model_copy(update={"replayed": True})
     assert len(await purchase_steps(store, "buy-change-01")) == 6
     life = await league.provenance(two[0].serial)
     assert (life.standing, life.returns[-1].purchase_id) == ("in-reserve", "buy-change-01")
