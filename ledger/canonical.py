@@ -44,6 +44,9 @@ DOMAIN_TAGS: dict[str, bytes] = {
         "receipt",
         "ledger-card",
         "note-set",
+        "table-open",
+        "table-seed",
+        "table-move",
     )
 }
 

@@ -156,3 +156,20 @@ class UnknownLog(LedgerError):
 class UntrustedCheckpoint(VerificationError):
     """A checkpoint without a valid signature by the key the league manifest names for its
     log."""
+
+
+class UnknownTable(LedgerError):
+    """A table the tables service never opened."""
+
+
+class OutOfTurn(LedgerError):
+    """A request the table is not waiting for: a move at another ply than its next, a seed
+    once it is dealt, anything once it has closed."""
+
+
+class MoveReplayed(OutOfTurn):
+    """A move at a ply the table has already played: each ply is played once."""
+
+
+class IllegalMove(VerificationError):
+    """A move the rules forbid in the table's position, or text that is no move."""

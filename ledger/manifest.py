@@ -14,6 +14,7 @@ signs and hashes exactly as manifests did before URLs could be named.
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import urllib.parse
 from collections.abc import Mapping
@@ -28,6 +29,7 @@ from pydantic import (
     model_validator,
 )
 
+from ledger.canonical import signing_bytes
 from ledger.certificates import Certificate, NoteCertificate, PrintCertificate
 from ledger.errors import BadSignatureError, SchemaError, VerificationError, WrongLeague
 from ledger.keys import PublicKey, SigningKey
@@ -160,6 +162,10 @@ class LeagueManifest(SignedModel):
     policies: Policies
     #: Where the services answer; absent from the wire (and the signed bytes) when None.
     urls: ServiceUrls | None = None
+    #: The tables service's key (witnessed play): absent from the wire when None, and never
+    #: part of the manifest's id (:meth:`hash_text`), so a league founded before the service
+    #: existed adds it by a manifest signed again with the id every certificate names.
+    tables: KeyText | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -167,6 +173,8 @@ class LeagueManifest(SignedModel):
         # One wire form per manifest: a manifest naming no URLs has no ``urls`` member.
         if isinstance(data, Mapping) and "urls" in data and data["urls"] is None:
             raise SchemaError("urls: absent when the manifest names no URLs, never null")
+        if isinstance(data, Mapping) and "tables" in data and data["tables"] is None:
+            raise SchemaError("tables: absent when the manifest names no tables key, never null")
         return data
 
     @model_serializer(mode="wrap")
@@ -176,6 +184,8 @@ class LeagueManifest(SignedModel):
         data: dict[str, Any] = handler(self)
         if data.get("urls", ...) is None:
             del data["urls"]
+        if data.get("tables", ...) is None:
+            del data["tables"]
         if "sig" in data:
             data["sig"] = data.pop("sig")
         return data
@@ -188,12 +198,15 @@ class LeagueManifest(SignedModel):
 
     def hash_text(self) -> str:
         """The manifest's id as certificates name it (computed once: every certificate
-        checked under the manifest compares it)."""
+        checked under the manifest compares it): the hash of its signed bytes without the
+        ``tables`` key, which names no issuer and may be added later (:func:`with_tables`)."""
         return self._id_text
 
     @cached_property
     def _id_text(self) -> str:
-        return hash_text(self.hash())
+        body = self.body()
+        body.pop("tables", None)
+        return hash_text(hashlib.sha256(signing_bytes(self.KIND, body)).digest())
 
     def check_addressed(self, server: str, what: str, league: str, manifest: str) -> None:
         """Raise :class:`WrongLeague` unless a signed request (``what``: "the claim", "the
@@ -261,10 +274,13 @@ def build_manifest(
     note_set: NoteSet = DEFAULT_NOTE_SET,
     policies: Policies = DEFAULT_POLICIES,
     urls: ServiceUrls | None = None,
+    tables: PublicKey | None = None,
 ) -> LeagueManifest:
     """Sign a manifest with ``root`` (defaults: the published runs, note set and policies;
-    no service URLs)."""
-    named = {} if urls is None else {"urls": urls.to_wire()}
+    no service URLs; no tables key)."""
+    named: dict[str, Any] = {} if urls is None else {"urls": urls.to_wire()}
+    if tables is not None:
+        named["tables"] = tables.to_text()
     return LeagueManifest.sign(
         root,
         league=league,
@@ -279,3 +295,15 @@ def build_manifest(
         policies=policies.to_wire(),
         **named,
     )
+
+
+def with_tables(manifest: LeagueManifest, root: SigningKey, tables: PublicKey) -> LeagueManifest:
+    """``manifest`` naming ``tables`` as the tables service's key, signed again by ``root``
+    (which must be the root it names): its id (:meth:`LeagueManifest.hash_text`) is unchanged,
+    so every certificate and request made under it stays good."""
+    if root.public.to_text() != manifest.root:
+        raise BadSignatureError("the manifest is signed again only by the root key it names")
+    fields = manifest.body()
+    fields.pop("kind")
+    fields["tables"] = tables.to_text()
+    return LeagueManifest.sign(root, **fields)

@@ -86,6 +86,7 @@ def create_league(
             mint=keys["mint"].public,
             treasury=keys["treasury"].public,
             notary=keys["notary"].public,
+            tables=keys["tables"].public,
             print_runs=print_runs,
             note_set=note_set,
             policies=policies,
@@ -161,8 +162,14 @@ def load_service_key(
     settings: LeagueSettings, manifest: LeagueManifest, role: str, passphrase: str | None
 ) -> SigningKey:
     """``role``'s signing key, checked against the key the manifest names for it."""
+    text = getattr(manifest, role)
+    if text is None:
+        raise LeagueError(
+            f"the league manifest names no {role} key: a league founded before the {role} "
+            f"service adds it with `league {role} enroll` (docs/operations.md)"
+        )
     key = read_key(settings.keys_dir, role, passphrase)
-    named = PublicKey.from_text(getattr(manifest, role))
+    named = PublicKey.from_text(text)
     if key.public != named:
         raise LeagueError(
             f"the {role} key in {settings.keys_dir} is not the {role} key the manifest names"

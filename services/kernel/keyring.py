@@ -20,7 +20,7 @@ from ledger.savecode import DEFAULT_KDF, KdfParams, open_private_key, seal_priva
 from services.kernel.errors import LeagueError
 
 #: The roles that hold a key: the root signs the manifest, each service signs its own log.
-ROLES = ("root", "mint", "treasury", "notary")
+ROLES = ("root", "mint", "treasury", "notary", "tables")
 
 _ARMOR_BEGIN = f"-----BEGIN {ARMOR_LABEL}-----"
 

@@ -12,14 +12,19 @@ from services.mint.app import SERVICE as MINT
 from services.mint.projection import PROJECTION as MINT_PROJECTION
 from services.notary.app import SERVICE as NOTARY
 from services.notary.projection import PROJECTION as NOTARY_PROJECTION
+from services.tables.app import SERVICE as TABLES
+from services.tables.projection import PROJECTION as TABLES_PROJECTION
 from services.treasury.app import SERVICE as TREASURY
 from services.treasury.projection import PROJECTION as TREASURY_PROJECTION
 
-SERVICES: dict[str, Service] = {service.name: service for service in (MINT, TREASURY, NOTARY)}
+SERVICES: dict[str, Service] = {
+    service.name: service for service in (MINT, TREASURY, NOTARY, TABLES)
+}
 
 #: Each service's projection, by service name (its log lives in the schema of that name).
 PROJECTIONS: dict[str, Projection[Any]] = {
     "mint": MINT_PROJECTION,
     "treasury": TREASURY_PROJECTION,
     "notary": NOTARY_PROJECTION,
+    "tables": TABLES_PROJECTION,
 }

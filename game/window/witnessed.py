@@ -1,0 +1,222 @@
+"""A witnessed table: one table at the league, played by a person against the venue's AI, as the
+tables service plays it and as an auditor replays it (docs/formats.md, "Witnessed tables").
+
+The table's seed (``ledger.tables.deal_seed``) convenes it exactly as an offline table of that
+seed at that venue (``game.window.campaign.convene``) and seats the same AI
+(``game.window.ai.roster.opponent_for``), so the opponent's every decision is the one the
+offline table would make: the same search, the same budget, the same die, asked in the same
+order. The player sits first (I.5), as at ``cz play``.
+
+The player's own No-Go drill (IV.4) is judged here from its pattern, drawn from the table's
+seed (nobody knows it before the drill starts: the seed is secret until the close), the
+answer, and the seconds the service's clock counted between the event that started the drill
+and the one that answers it.
+
+Pure: the service and the auditor call the same functions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from game.window import actions as A
+from game.window.ai.player import AIPlayer
+from game.window.ai.roster import opponent_for
+from game.window.campaign import ROMAN, Venue, chair, clerk, convene
+from game.window.drill import DrillOutcome, Pattern, generate_pattern, judge, parse_pattern
+from game.window.errors import IllegalActionError, NotationError
+from game.window.notation import format_action, parse_action
+from game.window.scoring import reckon
+from game.window.state import CHANCE, State
+from game.window.tables import Table
+from ledger.errors import LedgerError, SchemaError
+from ledger.tables import MovePlayed, TableDealt, TableOpened, deal_seed, seed_bytes
+
+PLAYER = 0
+OPPONENT = 1
+
+
+class WitnessMismatch(LedgerError):
+    """A recorded move that is not what the table plays: another reply, another outcome."""
+
+
+def venue_of(name: str) -> Venue:
+    """The venue a table-open request names: ``clerk-1``…``clerk-4``, ``assessor``,
+    ``chair-I``…``chair-XII``."""
+    kind, _, number = name.partition("-")
+    if kind == "clerk" and number.isdigit():
+        return clerk(int(number))
+    if kind == "assessor" and not number:
+        return Venue("assessor")
+    if kind == "chair" and number in ROMAN[1:]:
+        return chair(ROMAN.index(number))
+    raise SchemaError(f"no witnessed table sits at {name!r}")
+
+
+@dataclass
+class WitnessedTable:
+    """One table in play: the state, the AI across it, and what has been taken (in notation)."""
+
+    venue: Venue
+    seed: int
+    table: Table
+    state: State
+    ai: AIPlayer
+    actions: list[str] = field(default_factory=list)
+    #: The player's drills started so far (the n-th one's pattern is drawn from n).
+    drills: int = 0
+
+    @classmethod
+    def convene(cls, venue_name: str, seed: int) -> WitnessedTable:
+        """The table of ``seed`` at ``venue_name``, before its first move."""
+        venue = venue_of(venue_name)
+        table = convene(venue, seed)
+        return cls(venue, seed, table, table.new_state(), opponent_for(venue, seed))
+
+    @property
+    def ply(self) -> int:
+        """Actions taken so far (the next move's ply)."""
+        return len(self.actions)
+
+    @property
+    def closed(self) -> bool:
+        return self.state.is_over
+
+    @property
+    def drilling(self) -> bool:
+        """Whether the player's No-Go drill is pending: the next move answers it."""
+        state = self.state
+        return state.current_player == CHANCE and (
+            state.pending is not None and state.pending[1] == PLAYER
+        )
+
+    def pattern(self) -> Pattern:
+        """The pattern of the player's pending drill."""
+        if not self.drilling:
+            raise SchemaError("no drill of the player's is pending")
+        return generate_pattern(f"witnessed:{self.seed}:{self.drills + 1}")
+
+    def play(self, text: str, elapsed: float | None = None) -> list[str]:
+        """The player's move ``text`` (at a pending drill: the answer, ``elapsed`` seconds
+        after it started), then the opponent's replies until the player decides again or the
+        table closes: every action taken, in notation. An illegal move (or a move when the
+        table waits for nobody) raises :class:`IllegalActionError` and changes nothing."""
+        state = self.state
+        if state.is_over:
+            raise IllegalActionError(text, state.turn + 1, "the table has closed")
+        if self.drilling:
+            answer = parse_pattern(text)
+            outcome = judge(self.pattern(), answer, elapsed if elapsed is not None else 0.0)
+            self.drills += 1
+            action = A.encode(A.DRILL, 1 if outcome is DrillOutcome.SUCCESS else 0)
+        else:
+            if state.current_player != PLAYER:
+                raise IllegalActionError(text, state.turn + 1, "it is not the player's decision")
+            try:
+                action = parse_action(state, text)
+            except NotationError as exc:
+                raise IllegalActionError(text, state.turn + 1, exc.diagnostics()) from None
+        taken = [self._take(action)]
+        taken += self.replies()
+        return taken
+
+    def replies(self) -> list[str]:
+        """The opponent's actions (and its drills) until the player decides or the close."""
+        taken: list[str] = []
+        state = self.state
+        while not state.is_over:
+            seat = state.current_player
+            if seat == CHANCE:
+                if self.drilling:
+                    break
+                success = self.ai.answer_drill() is DrillOutcome.SUCCESS
+                action = A.encode(A.DRILL, 1 if success else 0)
+            elif seat == PLAYER:
+                break
+            else:
+                action = self.ai.decide(state)
+            taken.append(self._take(action))
+        return taken
+
+    def _take(self, action: int) -> str:
+        text = format_action(self.state, action)
+        self.state.apply(action)
+        self.actions.append(text)
+        return text
+
+    def verdict(self) -> str:
+        """The player's verdict at the close: ``win``, ``loss`` or ``balance``."""
+        return reckon(self.state).verdicts[PLAYER].value
+
+    def columns(self) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+        """Both seats' columns (Substance, Form, Holdings), the player's first."""
+        return reckon(self.state).columns
+
+    def deal(self) -> tuple[str, tuple[tuple[str, ...], tuple[str, ...]], tuple[str, ...]]:
+        """The table's kind, the two hands and the market, as convened."""
+        return self.table.kind, self.table.hands, self.table.market
+
+
+def check_move(
+    table: WitnessedTable, request: str, recorded: Sequence[str], elapsed: float | None
+) -> None:
+    """Play the player's ``request`` at ``table`` and check that every action ``recorded``
+    is what it took (the auditor's replay of one ``move-played`` event)."""
+    taken = table.play(request, elapsed)
+    if list(recorded) != taken:
+        first = next(
+            (i for i, (a, b) in enumerate(zip(recorded, taken, strict=False)) if a != b),
+            min(len(recorded), len(taken)),
+        )
+        got = recorded[first] if first < len(recorded) else "nothing"
+        want = taken[first] if first < len(taken) else "nothing"
+        raise WitnessMismatch(
+            f"at ply {table.ply - len(taken) + first} the log records {got!r}; the table "
+            f"plays {want!r}"
+        )
+
+
+def convene_dealt(opened: TableOpened, dealt: TableDealt, secret: bytes) -> WitnessedTable:
+    """The table ``opened`` and ``dealt`` convene under ``secret``, its deal checked against
+    the one the log recorded."""
+    seed = deal_seed(opened.table, secret, seed_bytes(dealt.request))
+    table = WitnessedTable.convene(opened.request.venue, seed)
+    kind, hands, market = table.deal()
+    recorded = dealt.deal
+    if (kind, hands, market) != (recorded.table, recorded.hands, recorded.market):
+        raise WitnessMismatch(
+            f"table {opened.table}'s recorded deal is not the deal of its seed at "
+            f"{opened.request.venue}"
+        )
+    return table
+
+
+def replay_table(
+    opened: TableOpened,
+    dealt: TableDealt,
+    dealt_at: datetime,
+    moves: Sequence[tuple[MovePlayed, datetime]],
+    secret: bytes,
+) -> WitnessedTable:
+    """The table a log's events record, replayed: the deal checked, then every move (at its
+    ply, each recorded action the one the table takes; a drill judged on the seconds between
+    the event that started it and the one that answers it)."""
+    table = convene_dealt(opened, dealt, secret)
+    before = dealt_at
+    for move, at in moves:
+        if move.ply != table.ply:
+            raise WitnessMismatch(
+                f"a move of table {opened.table} is recorded at ply {move.ply}; the table "
+                f"was at ply {table.ply}"
+            )
+        elapsed = (at - before).total_seconds() if table.drilling else None
+        try:
+            check_move(table, move.request.action, move.actions, elapsed)
+        except WitnessMismatch:
+            raise
+        except LedgerError as exc:  # a move the table refuses, recorded as played
+            raise WitnessMismatch(f"table {opened.table}: {exc.diagnostics()}") from None
+        before = at
+    return table

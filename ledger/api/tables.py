@@ -1,0 +1,57 @@
+"""The tables service's answers: one view of a witnessed table (``ledger.tables``).
+
+``POST /tables/open``, ``/tables/seed`` and ``/tables/move`` and ``GET /tables/{table}`` all
+answer a :class:`TableView`: what the log holds of the table, what it waits for, and (to a
+move) what that move took.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ledger.tables import Deal
+
+
+class Closing(BaseModel):
+    """What the close revealed and reckoned (the ``table-closed`` event)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    secret: str = Field(description="The service's secret, base64url: it opens the commitment")
+    seed: int = Field(description="The table's seed, derived from both halves of the deal")
+    verdict: Literal["win", "loss", "balance"] = Field(description="The player's verdict")
+    columns: list[list[int]] = Field(
+        description="Substance, Form, Holdings of each seat, the player's first"
+    )
+
+
+class TableView(BaseModel):
+    """One witnessed table as its log holds it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    table: str = Field(description="The table's id (hex)")
+    venue: str
+    player: str = Field(description="The player's key")
+    commitment: str = Field(description="The service's commitment to its secret")
+    waiting: Literal["seed", "move", "drill", "closed"] = Field(
+        description="What the table waits for: the player's seed, a move, the answer to the "
+        "player's No-Go drill, or nothing (closed)"
+    )
+    ply: int = Field(description="Actions taken so far: the ply of the next move")
+    deal: Deal | None = Field(default=None, description="The deal, once the seed is in")
+    actions: list[str] = Field(default_factory=list, description="Every action taken, in order")
+    played: list[str] = Field(
+        default_factory=list, description="The actions this request took (a move's answer)"
+    )
+    legal: list[str] = Field(
+        default_factory=list, description="The player's legal actions when a move is awaited"
+    )
+    drill: str | None = Field(
+        default=None,
+        description="The pattern of the player's pending No-Go drill (IV.4): answer it within "
+        "the drill's time, counted by the service's clock from the event that started it",
+    )
+    closing: Closing | None = None

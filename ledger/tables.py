@@ -1,0 +1,286 @@
+"""Witnessed tables: the signed requests a player makes to the tables service, the events of its
+log, and the fair deal (docs/formats.md, "Witnessed tables").
+
+A table is one stream of the tables service's log, ``table/<id>``:
+
+1. ``table-opened``: the player's signed :class:`TableOpen` (the venue), and the service's
+   **commitment** to a secret it drew for the table: ``SHA-256("CZ1/table-commitment\\n" ‖
+   table id ‖ "\\n" ‖ secret)``. The table's id is the first 16 bytes (hex) of the request's
+   hash, so the same request opens the same table.
+2. ``table-dealt``: the player's signed :class:`TableSeed`, which names the commitment it saw
+   and brings 32 bytes of its own; the deal (hands and market) as the service convened it from
+   the **deal seed**, ``SHA-256("CZ1/table-deal\\n" ‖ table id ‖ "\\n" ‖ secret ‖ player's
+   seed)``'s first 8 bytes as a big-endian integer, shifted right once (63 bits). Neither side
+   chose it: the service was bound to its secret before the player's seed existed, and the
+   player did not know the secret when it chose its seed.
+3. ``move-played``, one per move of the player: its signed :class:`TableMove` (the ply it
+   answers and the action in the notation of docs/formats.md), and every action taken until the
+   player decides again or the table closes: the player's own first, then the opponent's
+   replies, which the service computes with the same seeded search as an offline table
+   (``game.window.witnessed``).
+4. ``table-closed``: the secret revealed (anyone checks it against the commitment, derives the
+   deal seed and replays the table), the player's verdict and both seats' columns.
+
+The secret is ``HMAC-SHA256(service key seed, "CZ1/table-secret\\n" ‖ league ‖ "/" ‖ table
+id)``: the service keeps nothing to keep it, and nobody without its key can compute it.
+
+Everything here is pure: the requests are protocol objects signed under their own domain kind
+(``ledger.canonical``), the events are :class:`~ledger.events.EventBody` models.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from collections.abc import Mapping
+from typing import Annotated, ClassVar, Literal
+
+from pydantic import Field
+
+from ledger.encoding import decode_b64url
+from ledger.endorsements import UnixTime
+from ledger.events import EventBody
+from ledger.keys import SigningKey
+from ledger.manifest import LeagueId
+from ledger.print_runs import TitleText
+from ledger.requests import RequestId
+from ledger.wire import HashText, KeyText, SignedModel, WireModel, WireTuple, hash_text
+
+#: A table's id: 32 lower-case hex digits (16 bytes of its opening request's hash).
+TableId = Annotated[str, Field(pattern=r"^[0-9a-f]{32}$")]
+#: The venues a witnessed table convenes at (Book IV): a clerk's base table, the Assessor's
+#: and the Standing Table's market tables. A Registrar's portfolio table needs the player's
+#: stamped prints at the table, which this service does not take yet.
+VENUES = (
+    "clerk-1",
+    "clerk-2",
+    "clerk-3",
+    "clerk-4",
+    "assessor",
+    *(
+        f"chair-{r}"
+        for r in ("I", "II", "III", "IV", "V", "VI", "VII", "VIII", "IX", "X", "XI", "XII")
+    ),
+)
+VenueText = Annotated[str, Field(pattern="^(" + "|".join(VENUES) + ")$")]
+#: Most actions of one table (a table closes within 60 turns; decisions inside actions and
+#: drills add a few): a bound on what a table's replay reads.
+MAX_TABLE_ACTIONS = 1_000
+#: Longest action text of a move (the notation's, ``game.window.notation``).
+MAX_ACTION_CHARS = 80
+#: Most actions one ``move-played`` event lists: the player's and the replies up to its next
+#: decision.
+MAX_ACTIONS_PER_MOVE = 200
+#: The seat the player sits at (first, I.5, as at an offline table) and the opponent's.
+PLAYER_SEAT = 0
+OPPONENT_SEAT = 1
+
+ActionText = Annotated[str, Field(min_length=1, max_length=MAX_ACTION_CHARS)]
+Ply = Annotated[int, Field(ge=0, le=MAX_TABLE_ACTIONS)]
+Column = Annotated[int, Field(ge=0, le=1_000)]
+
+_COMMITMENT = b"CZ1/table-commitment\n"
+_DEAL = b"CZ1/table-deal\n"
+_SECRET = b"CZ1/table-secret\n"
+SECRET_SIZE = 32
+
+
+# -- requests ----------------------------------------------------------------------------------
+
+
+class TableOpen(SignedModel):
+    """A player asks for a table at a venue, signed by the player's ledger key."""
+
+    KIND: ClassVar[str] = "table-open"
+    WHAT = "table-open request"
+
+    kind: Literal["table-open"]
+    league: LeagueId
+    manifest: HashText
+    #: The player's name for the request (two tables opened in one second differ by it).
+    request_id: RequestId
+    #: Unix seconds when the player signed; too far from the service's clock is stale.
+    time: UnixTime
+    player: KeyText
+    venue: VenueText
+
+    def table_id(self) -> str:
+        """The id of the table this request opens: 16 bytes of its hash, in hex."""
+        return self.hash()[:16].hex()
+
+
+class TableSeed(SignedModel):
+    """The player's half of the deal, sent once the service has committed to its own."""
+
+    KIND: ClassVar[str] = "table-seed"
+    WHAT = "table-seed request"
+
+    kind: Literal["table-seed"]
+    league: LeagueId
+    manifest: HashText
+    table: TableId
+    time: UnixTime
+    player: KeyText
+    #: The commitment the player saw in the open answer: its seed is bound to it.
+    commitment: HashText
+    #: 32 bytes the player drew (base64url).
+    seed: HashText
+
+
+class TableMove(SignedModel):
+    """One move of the player: ``action`` at ply ``ply`` (the number of actions the table has
+    taken before it), signed by the player's key. At a No-Go drill of the player's the action
+    is the answer, three rows of 0/1 (``101/010/001``), judged by the service's clock."""
+
+    KIND: ClassVar[str] = "table-move"
+    WHAT = "table-move request"
+
+    kind: Literal["table-move"]
+    league: LeagueId
+    manifest: HashText
+    table: TableId
+    time: UnixTime
+    player: KeyText
+    ply: Ply
+    action: ActionText
+
+
+# -- events ------------------------------------------------------------------------------------
+
+
+def table_stream(table: str) -> str:
+    """The tables service's stream of one table: opened, dealt, its moves, closed."""
+    return f"table/{table}"
+
+
+class TableOpened(EventBody):
+    """A table opened for a player, and the service's commitment to its secret."""
+
+    TYPE: ClassVar[str] = "table-opened"
+    WHAT = "table-opened event"
+
+    table: TableId
+    request: TableOpen
+    commitment: HashText
+
+    def stream(self) -> str:
+        return table_stream(self.table)
+
+
+class Deal(WireModel):
+    """The deal as convened: each seat's hand and the market (titles as printed)."""
+
+    WHAT = "deal"
+
+    table: Literal["base", "market"]
+    hands: Annotated[
+        tuple[
+            Annotated[tuple[TitleText, ...], WireTuple, Field(max_length=16)],
+            Annotated[tuple[TitleText, ...], WireTuple, Field(max_length=16)],
+        ],
+        WireTuple,
+    ]
+    market: Annotated[tuple[TitleText, ...], WireTuple, Field(max_length=16)]
+
+
+class TableDealt(EventBody):
+    """The player's seed taken and the table dealt from both halves."""
+
+    TYPE: ClassVar[str] = "table-dealt"
+    WHAT = "table-dealt event"
+
+    table: TableId
+    request: TableSeed
+    deal: Deal
+
+    def stream(self) -> str:
+        return table_stream(self.table)
+
+
+class MovePlayed(EventBody):
+    """One move of the player and what followed it: ``actions`` in notation, the player's
+    first (a drill answer recorded as its judged outcome), then the opponent's, up to the
+    player's next decision or the close."""
+
+    TYPE: ClassVar[str] = "move-played"
+    WHAT = "move-played event"
+
+    table: TableId
+    ply: Ply
+    request: TableMove
+    actions: Annotated[
+        tuple[ActionText, ...], WireTuple, Field(min_length=1, max_length=MAX_ACTIONS_PER_MOVE)
+    ]
+
+    def stream(self) -> str:
+        return table_stream(self.table)
+
+
+class TableClosed(EventBody):
+    """The table closed (I.9): the secret revealed, the player's verdict, both seats' columns
+    (Substance, Form, Holdings; the player's first)."""
+
+    TYPE: ClassVar[str] = "table-closed"
+    WHAT = "table-closed event"
+
+    table: TableId
+    secret: HashText
+    verdict: Literal["win", "loss", "balance"]
+    columns: Annotated[
+        tuple[
+            Annotated[tuple[Column, Column, Column], WireTuple],
+            Annotated[tuple[Column, Column, Column], WireTuple],
+        ],
+        WireTuple,
+    ]
+
+    def stream(self) -> str:
+        return table_stream(self.table)
+
+
+#: The tables log's event types.
+TABLES_EVENTS: Mapping[str, type[EventBody]] = {
+    TableOpened.TYPE: TableOpened,
+    TableDealt.TYPE: TableDealt,
+    MovePlayed.TYPE: MovePlayed,
+    TableClosed.TYPE: TableClosed,
+}
+
+
+# -- the fair deal -----------------------------------------------------------------------------
+
+
+def table_secret(key: SigningKey, league: str, table: str) -> bytes:
+    """The service's secret for ``table``: HMAC-SHA256 keyed by its key's seed."""
+    message = _SECRET + f"{league}/{table}".encode("ascii")
+    return hmac.new(key.seed, message, hashlib.sha256).digest()
+
+
+def commitment(table: str, secret: bytes) -> bytes:
+    """What the open event publishes of the secret: SHA-256 over a tag, the table and it."""
+    return hashlib.sha256(_COMMITMENT + table.encode("ascii") + b"\n" + secret).digest()
+
+
+def deal_seed(table: str, secret: bytes, player_seed: bytes) -> int:
+    """The table's seed (63 bits): the deal, the opponent's decisions and the drills."""
+    digest = hashlib.sha256(_DEAL + table.encode("ascii") + b"\n" + secret + player_seed).digest()
+    return int.from_bytes(digest[:8], "big") >> 1
+
+
+def reveals(opened: TableOpened, secret_text: str) -> bytes:
+    """The secret of ``secret_text`` if it opens ``opened``'s commitment; a ``ValueError``
+    saying why not otherwise."""
+    secret = decode_b64url(secret_text, length=SECRET_SIZE, what="table secret")
+    expected = decode_b64url(opened.commitment, length=32, what="commitment")
+    if not hmac.compare_digest(commitment(opened.table, secret), expected):
+        raise ValueError(f"the secret revealed does not open table {opened.table}'s commitment")
+    return secret
+
+
+def seed_bytes(seed: TableSeed) -> bytes:
+    """The player's 32 bytes of ``seed``."""
+    return decode_b64url(seed.seed, length=SECRET_SIZE, what="player seed")
+
+
+def secret_text(secret: bytes) -> str:
+    return hash_text(secret)

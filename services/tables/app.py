@@ -1,0 +1,152 @@
+"""The tables service's aiohttp app: routes and thin handlers over ``playing``."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from ledger.api.tables import TableView
+from ledger.errors import (
+    BadSignatureError,
+    IllegalMove,
+    KeyFormatError,
+    MoveReplayed,
+    OutOfTurn,
+    StaleRequest,
+    UnknownKindError,
+    UnknownTable,
+    VerificationError,
+    WrongLeague,
+)
+from ledger.limits import MAX_REQUEST_BODY_BYTES
+from ledger.tables import TableMove, TableOpen, TableSeed
+from services.eventlog import EventStore
+from services.http.endpoints import Endpoint
+from services.kernel.compose import compose
+from services.kernel.host import Running, ServiceSpec, Shell
+from services.kernel.settings import LeagueSettings
+from services.tables.playing import Tables, Writer
+
+TABLES = web.AppKey("tables", Tables)
+TABLES_LOG = web.AppKey("tables_log", EventStore)
+WRITER = web.AppKey("tables_writer", Writer)
+
+#: What every signed table request may be refused for.
+SIGNED = (
+    BadSignatureError,
+    KeyFormatError,
+    UnknownKindError,
+    VerificationError,
+    WrongLeague,
+    StaleRequest,
+)
+
+
+async def open_table(request: web.Request, body: TableOpen) -> TableView:
+    return await request.app[WRITER].submit(body)
+
+
+async def seed_table(request: web.Request, body: TableSeed) -> TableView:
+    return await request.app[WRITER].submit(body)
+
+
+async def move(request: web.Request, body: TableMove) -> TableView:
+    return await request.app[WRITER].submit(body)
+
+
+async def read_table(request: web.Request) -> TableView:
+    return await request.app[TABLES].table(request.match_info["table"])
+
+
+ENDPOINTS = (
+    Endpoint(
+        "POST",
+        "/tables/open",
+        "Open a witnessed table at a venue: the service commits to its half of the deal",
+        open_table,
+        TableView,
+        body=TableOpen,
+        problems=SIGNED,
+        max_body=MAX_REQUEST_BODY_BYTES,
+        description=(
+            "Takes a table-open request signed by the player's ledger key (docs/formats.md, "
+            "\"Witnessed tables\"). The table's id is 16 bytes of the request's hash; the "
+            "table-opened event publishes the service's commitment to its secret before the "
+            "player brings its seed. The same request again answers the same table."
+        ),
+    ),
+    Endpoint(
+        "POST",
+        "/tables/seed",
+        "Bring the player's half of the deal: the table is dealt",
+        seed_table,
+        TableView,
+        body=TableSeed,
+        problems=(*SIGNED, UnknownTable, OutOfTurn),
+        max_body=MAX_REQUEST_BODY_BYTES,
+        description=(
+            "Takes a table-seed request naming the commitment the player saw and 32 bytes of "
+            "its own. The deal is convened from the seed both halves make (neither side chose "
+            "it) and recorded in the table-dealt event; the answer shows the deal and the "
+            "player's legal actions (the player sits first)."
+        ),
+    ),
+    Endpoint(
+        "POST",
+        "/tables/move",
+        "Play the player's move; the answer carries the opponent's replies",
+        move,
+        TableView,
+        body=TableMove,
+        problems=(*SIGNED, UnknownTable, OutOfTurn, MoveReplayed, IllegalMove),
+        max_body=MAX_REQUEST_BODY_BYTES,
+        description=(
+            "Takes a table-move request at the table's next ply. The move is applied with the "
+            "engine; the opponent's replies (the same seeded search as an offline table) follow "
+            "until the player decides again; all of it is one move-played event, and the "
+            "close's table-closed event reveals the secret with the verdict and the columns. "
+            "A ply already played is 409 move-replayed, any other ply or a closed table 409 "
+            "out-of-turn, a move the rules forbid 422 illegal-move."
+        ),
+    ),
+    Endpoint(
+        "GET",
+        "/tables/{table}",
+        "One witnessed table: its deal, every action, what it waits for",
+        read_table,
+        TableView,
+        problems=(UnknownTable,),
+        description=(
+            "The table as its log holds it; at a drill of the player's, the pattern (the "
+            "drill's time runs from the event that started it)."
+        ),
+    ),
+)
+
+
+async def open_tables(shell: Shell) -> Running:
+    """The tables service and its writer."""
+    tables = Tables(shell.manifest, shell.key, shell.store)
+    shell.app[TABLES] = tables
+    shell.app[WRITER] = writer = Writer(tables)
+    return Running(close=(writer.close,))
+
+
+SPEC = ServiceSpec(
+    name="tables",
+    title="THE WINDOW league: the tables",
+    description=(
+        "Witnessed play: a player's table against a venue's AI, dealt by commit-reveal, every "
+        "move a signed request applied with the engine and answered with the opponent's reply. "
+        "Every request, reply and close is an event in the tables' signed Merkle log."
+    ),
+    endpoints=ENDPOINTS,
+    log_key=TABLES_LOG,
+    open=open_tables,
+    max_body=MAX_REQUEST_BODY_BYTES,
+)
+SERVICE = SPEC.service()
+
+
+def create_app(settings: LeagueSettings) -> web.Application:
+    """The tables service alone, over ``settings.database_url`` (migrated beforehand)."""
+    return compose(settings, [SERVICE])

@@ -1,0 +1,368 @@
+"""Playing witnessed tables: every request decided in one transaction under the log's lock.
+
+A request's signature is checked first, without the lock (the key it names must have signed
+it). Requests then wait for the service's one writer (the kernel's :class:`GroupWriter`),
+which takes those waiting into one transaction (:func:`run_group`): it reads the rows of
+their tables, brings each table in play up to its row (a table this process has not played
+to its last ply, after a restart or another worker's move, is replayed from its events), and
+decides each request in arrival order, in a worker thread (the opponent's search runs there,
+off the event loop):
+
+- ``table-open``: a new table, its commitment in the ``table-opened`` event; the same request
+  again answers the same table;
+- ``table-seed``: the deal, from the secret and the player's seed, in ``table-dealt``;
+- ``table-move``: the move at the table's next ply, with the opponent's replies, in
+  ``move-played``; at the close ``table-closed`` reveals the secret with the verdict and the
+  columns.
+
+Refusals: another league or manifest (``wrong-league``), a request signed too far from the
+service's clock (``stale-request``), a table never opened (``unknown-table``), a request on
+another player's table (``bad-signature``: its player did not sign it), a ply already played
+(``move-replayed``), a request the table does not wait for (``out-of-turn``), a move the
+rules forbid (``illegal-move``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from game.window.notation import format_action
+from game.window.witnessed import WitnessedTable, convene_dealt, replay_table
+from ledger.api.tables import Closing, TableView
+from ledger.errors import (
+    BadSignatureError,
+    IllegalMove,
+    LedgerError,
+    MoveReplayed,
+    OutOfTurn,
+    StaleRequest,
+    UnknownTable,
+    VerificationError,
+)
+from ledger.events import EventBody, body_as
+from ledger.keys import PublicKey, SigningKey
+from ledger.leaf import NewEvent
+from ledger.manifest import LeagueManifest
+from ledger.tables import (
+    Deal,
+    MovePlayed,
+    TableClosed,
+    TableDealt,
+    TableMove,
+    TableOpen,
+    TableOpened,
+    TableSeed,
+    commitment,
+    deal_seed,
+    secret_text,
+    seed_bytes,
+    table_secret,
+    table_stream,
+)
+from ledger.wire import hash_text
+from services.eventlog import EventLogError, EventStore
+from services.kernel.answered import MAX_CLOCK_SKEW
+from services.kernel.writer import GroupWriter, Locked, run_group
+from services.tables.projection import PROJECTION, TableRow, TablesChanges, read_rows
+
+log = logging.getLogger(__name__)
+
+Request = TableOpen | TableSeed | TableMove
+
+#: Most requests decided in one transaction, and waiting for the writer.
+MAX_GROUP = 64
+MAX_WAITING = 1024
+#: Tables kept in play in memory (the least recently used beyond are replayed when asked).
+MAX_LIVE = 4096
+
+
+def verify(request: Request) -> None:
+    """:class:`BadSignatureError` unless the player the request names signed it."""
+    request.verify(PublicKey.from_text(request.player))
+
+
+@dataclass
+class Tables:
+    """The tables service of one league: its manifest, key, log, and the tables in play."""
+
+    manifest: LeagueManifest
+    key: SigningKey
+    store: EventStore
+    live: OrderedDict[str, WitnessedTable] = field(default_factory=OrderedDict)
+
+    def secret(self, table: str) -> bytes:
+        return table_secret(self.key, self.manifest.league, table)
+
+    def keep(self, table: str, played: WitnessedTable) -> None:
+        self.live[table] = played
+        self.live.move_to_end(table)
+        while len(self.live) > MAX_LIVE:
+            self.live.popitem(last=False)
+
+    def forget(self, tables: Sequence[str]) -> None:
+        for table in tables:
+            self.live.pop(table, None)
+
+    async def in_play(self, row: TableRow) -> WitnessedTable | None:
+        """The table of ``row`` played up to its last ply (None before its deal)."""
+        if row.status == "opened":
+            return None
+        played = self.live.get(row.table_id)
+        if played is not None and played.ply == row.plies:
+            self.live.move_to_end(row.table_id)
+            return played
+        events = await self.store.read_stream(table_stream(row.table_id))
+        opened = body_as(events[0], TableOpened)
+        dealt = body_as(events[1], TableDealt)
+        moves = [
+            (body_as(event, MovePlayed), event.recorded_at)
+            for event in events[2:]
+            if event.type == MovePlayed.TYPE
+        ]
+        secret = self.secret(row.table_id)
+        try:
+            played = await asyncio.to_thread(
+                replay_table, opened, dealt, events[1].recorded_at, moves, secret
+            )
+        except LedgerError as exc:
+            raise EventLogError(
+                f"table {row.table_id} does not replay from its own log: {exc.diagnostics()}"
+            ) from None
+        self.keep(row.table_id, played)
+        return played
+
+    def view(
+        self, row: TableRow, played: WitnessedTable | None, taken: Sequence[str] = ()
+    ) -> TableView:
+        """The answer about ``row``'s table."""
+        closing = None
+        waiting: str
+        if row.status == "opened" or played is None:
+            waiting = "seed"
+        elif played.closed:
+            waiting = "closed"
+            secret = self.secret(row.table_id)
+            columns = played.columns()
+            closing = Closing(
+                secret=secret_text(secret),
+                seed=played.seed,
+                verdict=played.verdict(),  # type: ignore[arg-type]
+                columns=[list(columns[0]), list(columns[1])],
+            )
+        elif played.drilling:
+            waiting = "drill"
+        else:
+            waiting = "move"
+        deal, legal, drill = None, [], None
+        if played is not None:
+            kind, hands, market = played.deal()
+            deal = Deal.from_wire({"table": kind, "hands": hands, "market": market})
+            if waiting == "move":
+                state = played.state
+                legal = [format_action(state, a) for a in state.legal_actions()]
+            elif waiting == "drill":
+                drill = played.pattern().notation()
+        return TableView(
+            table=row.table_id,
+            venue=row.venue,
+            player=row.player,
+            commitment=row.commitment,
+            waiting=waiting,  # type: ignore[arg-type]
+            ply=played.ply if played is not None else 0,
+            deal=deal,
+            actions=list(played.actions) if played is not None else [],
+            played=list(taken),
+            legal=legal,
+            drill=drill,
+            closing=closing,
+        )
+
+    async def table(self, table: str) -> TableView:
+        """``GET /tables/{table}``."""
+        row = (await read_rows(self.store, [table])).get(table)
+        if row is None:
+            raise UnknownTable(f"no table {table} was opened here")
+        return self.view(row, await self.in_play(row))
+
+
+@dataclass
+class Deciding:
+    """One transaction's decisions, made in memory against the rows read under the lock."""
+
+    tables: Tables
+    now: datetime
+    next_seq: int
+    rows: dict[str, TableRow]
+    events: list[NewEvent] = field(default_factory=list)
+    changes: TablesChanges = field(default_factory=TablesChanges)
+    #: Tables dealt in this transaction (kept in play once it commits).
+    dealt: dict[str, WitnessedTable] = field(default_factory=dict)
+
+    def decide(self, request: Request) -> TableView | LedgerError:
+        try:
+            self._addressed(request)
+            if isinstance(request, TableOpen):
+                return self._open(request)
+            if isinstance(request, TableSeed):
+                return self._seed(request)
+            return self._move(request)
+        except LedgerError as refusal:
+            return refusal
+
+    def _addressed(self, request: Request) -> None:
+        manifest = self.tables.manifest
+        manifest.check_addressed("tables service", "the request", request.league, request.manifest)
+        if abs(self.now.timestamp() - request.time) > MAX_CLOCK_SKEW:
+            raise StaleRequest(
+                f"the {request.WHAT} was signed at {request.time}, more than {MAX_CLOCK_SKEW} s "
+                f"from the tables service's clock ({int(self.now.timestamp())}); sign it again "
+                f"with the current time"
+            )
+
+    def _row(self, table: str, player: str) -> TableRow:
+        row = self.rows.get(table)
+        if row is None:
+            raise UnknownTable(f"no table {table} was opened here")
+        if row.player != player:
+            raise BadSignatureError(
+                f"table {table} is played by {row.player}; its player did not sign this request"
+            )
+        return row
+
+    def _append(self, table: str, body: EventBody) -> TableRow:
+        stream = self.rows.get(table)
+        self.events.append(body.new_event(expected_version=stream.events if stream else 0))
+        row = PROJECTION.apply(self.rows, body, self.now)
+        self.changes.rows[row.table_id] = row
+        return row
+
+    def _open(self, request: TableOpen) -> TableView:
+        table = request.table_id()
+        row = self.rows.get(table)
+        if row is None:
+            secret = self.tables.secret(table)
+            opened = TableOpened(
+                table=table, request=request, commitment=hash_text(commitment(table, secret))
+            )
+            row = self._append(table, opened)
+        return self.tables.view(row, None)
+
+    def _seed(self, request: TableSeed) -> TableView:
+        row = self._row(request.table, request.player)
+        if row.status != "opened":
+            raise OutOfTurn(f"table {row.table_id} is dealt already: its seed is in")
+        if request.commitment != row.commitment:
+            raise VerificationError(
+                f"the seed answers commitment {request.commitment}; table {row.table_id}'s is "
+                f"{row.commitment}"
+            )
+        secret = self.tables.secret(row.table_id)
+        seed = deal_seed(row.table_id, secret, seed_bytes(request))
+        played = WitnessedTable.convene(row.venue, seed)
+        kind, hands, market = played.deal()
+        deal = Deal.from_wire({"table": kind, "hands": hands, "market": market})
+        row = self._append(row.table_id, TableDealt(table=row.table_id, request=request, deal=deal))
+        self.dealt[row.table_id] = played
+        self.tables.keep(row.table_id, played)
+        return self.tables.view(row, played)
+
+    def _move(self, request: TableMove) -> TableView:
+        row = self._row(request.table, request.player)
+        if row.status == "opened":
+            raise OutOfTurn(f"table {row.table_id} is not dealt yet: send the seed first")
+        if row.status == "closed":
+            raise OutOfTurn(f"table {row.table_id} has closed; it takes no more moves")
+        if request.ply < row.plies:
+            raise MoveReplayed(
+                f"ply {request.ply} of table {row.table_id} is played already; the table is at "
+                f"ply {row.plies}"
+            )
+        if request.ply > row.plies:
+            raise OutOfTurn(
+                f"table {row.table_id} is at ply {row.plies}, not {request.ply}: it waits for "
+                f"the move at ply {row.plies}"
+            )
+        played = self.dealt.get(row.table_id) or self.tables.live[row.table_id]
+        elapsed = (self.now - row.last_at).total_seconds() if played.drilling else None
+        try:
+            taken = played.play(request.action, elapsed)
+        except LedgerError as exc:
+            raise IllegalMove(exc.diagnostics()) from None
+        move = MovePlayed(
+            table=row.table_id, ply=request.ply, request=request, actions=tuple(taken)
+        )
+        self._append(row.table_id, move)
+        if played.closed:
+            secret = self.tables.secret(row.table_id)
+            columns = played.columns()
+            self._append(
+                row.table_id,
+                TableClosed(
+                    table=row.table_id,
+                    secret=secret_text(secret),
+                    verdict=played.verdict(),  # type: ignore[arg-type]
+                    columns=columns,
+                ),
+            )
+        return self.tables.view(self.rows[row.table_id], played, taken)
+
+
+async def play_group(tables: Tables, group: Sequence[Request]) -> list[TableView | LedgerError]:
+    """Decide ``group`` in one transaction (the kernel's :func:`run_group`)."""
+    wanted = [r.table_id() if isinstance(r, TableOpen) else r.table for r in group]
+    moved = [r.table for r in group if isinstance(r, TableMove)]
+
+    async def read(locked: Locked) -> dict[str, TableRow]:
+        rows = await read_rows(locked.tx, wanted)
+        for table in moved:
+            row = rows.get(table)
+            if row is not None and row.status == "dealt":
+                await tables.in_play(row)
+        return rows
+
+    def decide(
+        locked: Locked, rows: dict[str, TableRow]
+    ) -> tuple[Deciding, list[TableView | LedgerError]]:
+        deciding = Deciding(tables, locked.now, locked.next_seq, rows)
+        return deciding, [deciding.decide(request) for request in group]
+
+    try:
+        answers = await run_group(tables.store, PROJECTION, read, decide)
+    except BaseException:
+        # A table played in memory by a transaction that did not commit is not the table.
+        tables.forget(wanted)
+        raise
+    return answers
+
+
+class Writer:
+    """The tables service's one writer: requests wait here and are decided in groups."""
+
+    def __init__(self, tables: Tables) -> None:
+        self.tables = tables
+        self.writer: GroupWriter[Request, TableView] = GroupWriter(
+            self._group,
+            units=lambda _: 1,
+            max_group=MAX_GROUP,
+            max_waiting=MAX_WAITING,
+            what="table requests",
+        )
+
+    async def _group(self, group: Sequence[Request]) -> list[TableView | LedgerError]:
+        return await play_group(self.tables, group)
+
+    async def submit(self, request: Request) -> TableView:
+        """Verify ``request``'s signature, then wait for its group's decision."""
+        verify(request)
+        return await self.writer.submit(request)
+
+    async def close(self) -> None:
+        await self.writer.close()
+
+
+__all__ = ["Tables", "Writer", "convene_dealt", "verify"]

@@ -1,0 +1,115 @@
+"""The tables service served over real HTTP in this process, and a player at one of its tables:
+each request signed by the player's key, sent as JSON, answered as the service answers."""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import aiohttp
+import pytest
+from aiohttp.test_utils import TestServer
+
+from ledger.keys import SigningKey
+from ledger.manifest import LeagueManifest
+from ledger.tables import TableMove, TableOpen, TableSeed
+from ledger.wire import hash_text
+from services.kernel.founding import load_manifest
+from services.kernel.settings import LeagueSettings
+from services.tables.app import create_app
+from tests.harness.ports import free_port
+from tests.harness.serving import closing
+
+
+async def serve(settings: LeagueSettings) -> TestServer:
+    """The tables service alone on a real port (the caller closes it)."""
+    server = TestServer(create_app(settings), host="127.0.0.1", port=settings.port)
+    await server.start_server()
+    return server
+
+
+@pytest.fixture
+def settings(make_settings: Callable[..., LeagueSettings]) -> LeagueSettings:
+    """A league whose server listens on a known free port."""
+    return make_settings().model_copy(update={"port": free_port()})
+
+
+@pytest.fixture
+async def server(settings: LeagueSettings) -> AsyncIterator[TestServer]:
+    async with closing(await serve(settings)) as server:
+        yield server
+
+
+@dataclass
+class Answer:
+    """One answer: its status and JSON body."""
+
+    status: int
+    body: dict[str, Any]
+
+    @property
+    def problem(self) -> str:
+        slug: str = self.body["type"].removeprefix("/problems/")
+        return slug
+
+
+@dataclass
+class Player:
+    """A key at the tables service at ``url``."""
+
+    key: SigningKey
+    manifest: LeagueManifest
+    url: str
+    table: str = ""
+    commitment: str = ""
+
+    async def post(self, path: str, body: dict[str, Any]) -> Answer:
+        async with (
+            aiohttp.ClientSession() as session,
+            session.post(self.url + path, json=body) as response,
+        ):
+            return Answer(response.status, await response.json(content_type=None))
+
+    async def get(self, path: str) -> Answer:
+        async with aiohttp.ClientSession() as session, session.get(self.url + path) as response:
+            return Answer(response.status, await response.json(content_type=None))
+
+    def signed(self, model: type[Any], key: SigningKey | None = None, **fields: Any) -> Any:
+        return model.sign(
+            key or self.key,
+            league=self.manifest.league,
+            manifest=self.manifest.hash_text(),
+            time=int(time.time()),
+            player=self.key.public.to_text(),
+            **fields,
+        )
+
+    async def open(self, venue: str = "clerk-1") -> Answer:
+        request = self.signed(TableOpen, request_id=secrets.token_hex(8), venue=venue)
+        answer = await self.post("/tables/open", request.to_wire())
+        assert answer.status == 200, answer
+        self.table, self.commitment = answer.body["table"], answer.body["commitment"]
+        return answer
+
+    async def seed(self) -> Answer:
+        request = self.signed(
+            TableSeed,
+            table=self.table,
+            commitment=self.commitment,
+            seed=hash_text(secrets.token_bytes(32)),
+        )
+        return await self.post("/tables/seed", request.to_wire())
+
+    def move_request(self, ply: int, action: str, key: SigningKey | None = None) -> TableMove:
+        request: TableMove = self.signed(TableMove, key, table=self.table, ply=ply, action=action)
+        return request
+
+    async def move(self, ply: int, action: str) -> Answer:
+        return await self.post("/tables/move", self.move_request(ply, action).to_wire())
+
+
+def player_at(settings: LeagueSettings, server: TestServer) -> Player:
+    return Player(SigningKey.generate(), load_manifest(settings), str(server.make_url("")))

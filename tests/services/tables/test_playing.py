@@ -1,0 +1,59 @@
+"""Witnessed tables over real HTTP and a real PostgreSQL: a table against a clerk played to its
+close, each move signed by the player and answered with the clerk's replies; the deal's reveal
+and the whole table checked offline from the service's own log (docs/formats.md, "Witnessed
+tables")."""
+
+from __future__ import annotations
+
+from aiohttp.test_utils import TestServer
+
+from game.window.witnessed import replay_table
+from ledger.encoding import decode_b64url
+from ledger.events import body_as
+from ledger.tables import MovePlayed, TableDealt, TableOpened, commitment, reveals, table_stream
+from services.kernel.settings import LeagueSettings
+from services.tables.app import TABLES_LOG
+from tests.harness.tables import Player, player_at
+
+
+async def played_out(player: Player) -> dict[str, object]:
+    """The player's table played to its close, the first legal action each time."""
+    answer = await player.seed()
+    assert answer.status == 200, answer
+    view = answer.body
+    while view["waiting"] == "move":
+        answer = await player.move(view["ply"], view["legal"][0])
+        assert answer.status == 200, answer
+        assert answer.body["played"][0] == view["legal"][0]
+        view = answer.body
+    assert view["waiting"] == "closed"
+    return view
+
+
+async def test_a_clerk_table_played_to_its_close(
+    settings: LeagueSettings, server: TestServer
+) -> None:
+    """The open answer commits to a secret; the close reveals one that opens it; the log's
+    events replay, from the secret and the player's seed, to the same table and verdict."""
+    player = player_at(settings, server)
+    opened = await player.open("clerk-1")
+    assert opened.body["waiting"] == "seed"
+    view = await played_out(player)
+    closing = view["closing"]
+    assert isinstance(closing, dict)
+    secret = decode_b64url(closing["secret"], length=32)
+    assert commitment(player.table, secret) == decode_b64url(player.commitment, length=32)
+
+    store = server.app[TABLES_LOG]
+    events = await store.read_stream(table_stream(player.table))
+    assert [e.type for e in events][:2] == ["table-opened", "table-dealt"]
+    assert events[-1].type == "table-closed"
+    first = body_as(events[0], TableOpened)
+    assert reveals(first, closing["secret"]) == secret
+    moves = [(body_as(e, MovePlayed), e.recorded_at) for e in events if e.type == "move-played"]
+    dealt = body_as(events[1], TableDealt)
+    table = replay_table(first, dealt, events[1].recorded_at, moves, secret)
+    assert table.closed
+    assert table.actions == view["actions"]
+    assert table.verdict() == closing["verdict"]
+    assert [list(c) for c in table.columns()] == closing["columns"]
