@@ -116,13 +116,29 @@ def matches(s: State, sel: Selector, card: int, chooser: int) -> bool:
 
 def candidates(s: State, sel: Selector, chooser: int) -> list[int]:
     """Every card of class ``sel`` for ``chooser`` (board and stack in their order)."""
+    types, mask = s.tables.type, sel.types
+    if sel.zone == "board":
+        # Every board card stands on the board: :func:`matches` without its zone test.
+        found = [c for c in s.board if mask >> types[c] & 1]
+        controller = sel.controller
+        if controller != ANY:
+            ctrl = s.ctrl
+            if controller == YOU:
+                found = [c for c in found if ctrl[c] == chooser]
+            else:
+                found = [c for c in found if ctrl[c] != chooser]
+        if (
+            sel.name is None
+            and sel.anchored is None
+            and sel.committed is None
+            and sel.min_value <= 0  # a card's resource value is never negative
+        ):
+            return found
+        return [c for c in found if matches(s, sel, c, chooser)]
     if sel.zone == "stack":
         pool = [item[1] for item in s.stack if item[0] == 0]
-    elif sel.zone == "hand":
-        pool = [c for h in s.hands for c in h]
     else:
-        pool = s.board
-    types, mask = s.tables.type, sel.types
+        pool = [c for h in s.hands for c in h]
     return [c for c in pool if mask >> types[c] & 1 and matches(s, sel, c, chooser)]
 
 

@@ -8,7 +8,7 @@ set's identity list; every class of cards becomes a :class:`Selector`. A fault i
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from game.charter import schema as S
@@ -108,17 +108,22 @@ class Ability:
     target: Selector | None  # Interrupt's term, Free's target
     granted: Ability | None
     complexity: int
+    #: The class of the card chosen when this is played or used (None: no choice); worked
+    #: out once, as the ability is made.
+    chooses: Selector | None = field(init=False, repr=False, compare=False)
 
-    @property
-    def chooses(self) -> Selector | None:
-        """The class of the card chosen when this is played or used (None: no choice)."""
-        if self.keyword in ("Affix", "Attach"):
-            return self.host
-        if self.keyword == "Free":
-            return self.target
-        if self.effect is not None and isinstance(self.effect.target, Selector):
-            return self.effect.target
-        return None
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "chooses", _chooses(self))
+
+
+def _chooses(a: Ability) -> Selector | None:
+    if a.keyword in ("Affix", "Attach"):
+        return a.host
+    if a.keyword == "Free":
+        return a.target
+    if a.effect is not None and isinstance(a.effect.target, Selector):
+        return a.effect.target
+    return None
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,11 +19,6 @@ if TYPE_CHECKING:
     from game.charter.state import State
 
 
-def may_attack(s: State) -> bool:
-    """No attack on a player's own first turn (Game setup); an attacker must be available."""
-    return not s.first_turn[s.turn_player] and bool(attack_options(s))
-
-
 def attack_options(s: State) -> list[tuple[int, int, int]]:
     """(attacker, location or seat, 1 if a seat) for every attack still to be declared."""
     tp, types, ctrl, committed = s.turn_player, s.tables.type, s.ctrl, s.committed

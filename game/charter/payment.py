@@ -14,12 +14,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from game.charter.actions import CONSUME, PAY, PRODUCE
 from game.charter.board import destroy, matches
 from game.charter.cards import Price, Selector
 from game.charter.state import BOARD, P_PAY
 
 if TYPE_CHECKING:
     from game.charter.state import State
+
+
+# A payment choice's action kind (game.charter.turns.legal_actions reads choices() so).
+_KINDS = {"produce": PRODUCE, "pay": PAY, "consume": CONSUME}
 
 
 def consumable(s: State, sel: Selector, payer: int, source: int) -> list[int]:
@@ -172,6 +177,7 @@ def advance(s: State, pending: tuple[Any, ...]) -> None:
             options = _resource_options(s, payer, need, additional, source)
             if len(options) != 1:
                 s.pending = (P_PAY, payer, need, additional, consume, source, then)
+                s._legal = tuple(_KINDS[what] | x << 5 for what, x in options)  # choices(s)
                 return
             what, x = options[0]
             if what == "pay":
@@ -186,6 +192,7 @@ def advance(s: State, pending: tuple[Any, ...]) -> None:
                 consume = consume[1:]
                 continue
             s.pending = (P_PAY, payer, need, additional, consume, source, then)
+            s._legal = tuple(CONSUME | c << 5 for c in options_c)  # choices(s)
             return
         break
     s.pending = None

@@ -147,7 +147,7 @@ class State:
             raise IllegalActionError(format_action(self, action), self.steps + 1, reason)
         self._legal = None
         self.steps += 1
-        _turns.take(self, action)
+        _turns.take(self, action, legal)
 
     def clone(self) -> State:
         """An independent copy: lists copied, the card set and tables shared."""

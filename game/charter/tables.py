@@ -34,6 +34,7 @@ class Tables:
     any_grants_activated: bool
     grants_activated: tuple[bool, ...]  # card id -> grants its host an activated ability
     self_interrupt: tuple[bool, ...]  # card id -> Interrupt naming itself (Ability keywords)
+    self_interrupt_cards: frozenset[int]  # the card ids naming themselves Interrupt
     terms: tuple[tuple[Ability, ...], ...]  # card id -> its Interrupt abilities with a term
     any_interrupt: bool  # some card of this game can ever be played at interrupt speed
     triggers: tuple[dict[str, tuple[int, ...]], ...]  # card id -> event -> ability indices
@@ -49,6 +50,9 @@ class Tables:
     statics: tuple[tuple[tuple[Ability, bool], ...], ...]
     turn_start: tuple[bool, ...]  # card id -> has a turn_start trigger
     upkeep: tuple[bool, ...]  # card id -> carries a maintenance obligation
+    # Some class of the game other than an Interrupt term names cards in hand: a player's
+    # options may then change when another's hand does.
+    reads_hands: bool
 
 
 def consequence_ability(d: CardDef) -> Ability | None:
@@ -104,6 +108,31 @@ def tables_for(defs: tuple[CardDef, ...]) -> Tables:
     return tables
 
 
+def _selectors(d: CardDef) -> list[Selector]:
+    """Every class ``d`` states but its Interrupt terms (which read only their reader's own
+    hand): hosts, targets, effect targets, consume qualifications, granted abilities' too."""
+    out: list[Selector] = []
+    prices = [d.price] + ([d.maintenance[0]] if d.maintenance is not None else [])
+    abilities = list(d.abilities)
+    consequence = consequence_ability(d)
+    if consequence is not None:
+        abilities.append(consequence)
+    while abilities:
+        a = abilities.pop()
+        prices.append(a.price)
+        if a.granted is not None:
+            abilities.append(a.granted)
+        if a.host is not None:
+            out.append(a.host)
+        if a.target is not None and a.keyword != "Interrupt":
+            out.append(a.target)
+        if a.effect is not None and isinstance(a.effect.target, Selector):
+            out.append(a.effect.target)
+    for price in prices:
+        out.extend(price.consume)
+    return out
+
+
 def build_tables(defs: tuple[CardDef, ...]) -> Tables:
     by_name: dict[str, tuple[bool, bool, bool, tuple[Ability, ...], dict[str, tuple[int, ...]],
                              Ability | None, bool, int]] = {}  # fmt: skip
@@ -139,6 +168,7 @@ def build_tables(defs: tuple[CardDef, ...]) -> Tables:
         any_grants_activated=any(r[1] for r in rows),
         grants_activated=tuple(r[1] for r in rows),
         self_interrupt=tuple(r[2] for r in rows),
+        self_interrupt_cards=frozenset(c for c, r in enumerate(rows) if r[2]),
         terms=tuple(r[3] for r in rows),
         any_interrupt=any(r[2] or r[3] for r in rows),
         triggers=tuple(r[4] for r in rows),
@@ -152,4 +182,5 @@ def build_tables(defs: tuple[CardDef, ...]) -> Tables:
         statics=tuple(_statics(d) for d in defs),
         turn_start=tuple("turn_start" in r[4] for r in rows),
         upkeep=tuple(d.maintenance is not None for d in defs),
+        reads_hands=any(sel.zone == "hand" for d in defs for sel in _selectors(d)),
     )

@@ -25,7 +25,6 @@ from game.charter.combat import (
     deal_point,
     declare_attack,
     defenders,
-    may_attack,
     plan_divisions,
 )
 from game.charter.effects import (
@@ -72,7 +71,7 @@ from game.charter.state import (
     STACK,
     State,
 )
-from game.charter.tables import PLAY_LOCATION, PLAY_NONE
+from game.charter.tables import PLAY_CLASS, PLAY_LOCATION, PLAY_NONE
 
 if TYPE_CHECKING:
     pass
@@ -209,18 +208,21 @@ def _silent(s: State, p: int) -> bool:
     that may be played at interrupt speed — naming itself Interrupt, or named by an Interrupt
     term in force — whose price they can pay and that has a host or target to choose (the
     same tests :func:`priority_actions` makes, without building its list)."""
-    tables, place, ctrl, committed = s.tables, s.place, s.ctrl, s.committed
+    tables, place, ctrl = s.tables, s.place, s.ctrl
     if tables.any_grants_activated:
         return False
-    commits = tables.interrupt_commits
-    for c in tables.interrupt_cards:
-        if place[c] == BOARD and ctrl[c] == p and not (committed[c] and commits[c]):
-            return False
-    self_interrupt = tables.self_interrupt
+    if tables.interrupt_cards:
+        committed, commits = s.committed, tables.interrupt_commits
+        for c in tables.interrupt_cards:
+            if place[c] == BOARD and ctrl[c] == p and not (committed[c] and commits[c]):
+                return False
     hand = s.hands[p]
     if not hand:
         return True
-    playable = [c for c in hand if self_interrupt[c]]
+    playable: list[int] = []
+    if not tables.self_interrupt_cards.isdisjoint(hand):
+        self_interrupt = tables.self_interrupt
+        playable = [c for c in hand if self_interrupt[c]]
     for b in tables.term_cards:
         if place[b] == BOARD:
             reader = ctrl[b]
@@ -231,14 +233,24 @@ def _silent(s: State, p: int) -> bool:
                 for c in hand:
                     if mask >> types[c] & 1 and matches(s, sel, c, reader):
                         playable.append(c)  # a term naming a card in p's hand
+    if not playable:
+        return True
     have = None
-    defs = s.defs
+    defs, play_kind, play_class = s.defs, tables.play_kind, tables.play_class
     for c in playable:
+        kind = play_kind[c]
+        if kind == PLAY_CLASS and not s.stack:
+            sel = play_class[c]
+            assert sel is not None
+            if sel.zone == "stack":
+                continue  # nothing on the stack to choose (play_choices, in short)
         d = defs[c]
         price = d.price
         if (price.need or price.additional) and have is None:
             have = resources(s, p)
-        if can_pay_from(s, p, price, c, d.type, have) and play_choices(s, c, p):
+        if can_pay_from(s, p, price, c, d.type, have) and (
+            kind == PLAY_NONE or play_choices(s, c, p)
+        ):
             return False
     return True
 
@@ -277,7 +289,9 @@ def ability_choices(s: State, a: Ability, card: int, p: int) -> list[int]:
     sel = a.chooses
     if sel is None:
         return [-1]
-    found = [c for c in candidates(s, sel, p) if c != card]
+    found = candidates(s, sel, p)
+    if card in found:
+        found.remove(card)
     if a.keyword == "Attach":
         # Attach moves it to a new host, never one anchored beneath it (C-31).
         found = [c for c in found if c != s.host[card] and not _beneath(s, c, card)]
@@ -298,7 +312,10 @@ def _beneath(s: State, c: int, card: int) -> bool:
 # ----------------------------------------------------------------------------- taking actions
 
 
-def take(s: State, action: int) -> None:
+def take(s: State, action: int, legal: tuple[int, ...] = ()) -> None:
+    """Take ``action``, one of ``legal`` (the decision's actions, when the caller has them:
+    an attacker or blocker declared leaves the others' options as they were, so the next
+    list is that one less the card's), then play on to the next decision."""
     kind, a, b = action & 31, action >> 5 & 255, action >> 13 & 255
     p = s.priority if s.pending is None else s.pending[1]  # current_player: the game is on
     if kind == A.PASS:
@@ -331,6 +348,9 @@ def take(s: State, action: int) -> None:
         _upkeep_done(s, p, a, s.pending[2])
     elif kind == A.ATTACK:
         declare_attack(s, a, b, action >> 21 & 255)
+        if legal:
+            # attack_options less the attacker now committed: nothing else moved (Combat).
+            s._legal = tuple(x for x in legal if x >> 5 & 255 != a or x == A.ATTACKS_DONE)
     elif kind == A.ATTACKS_DONE:
         s.pending = None
         if s.attackers:
@@ -343,6 +363,9 @@ def take(s: State, action: int) -> None:
         s.blocks.append((a, b))
         if b not in s.blocked:
             s.blocked.append(b)
+        if legal:
+            # block_options less the blocker now busy (C-15): nothing else moved.
+            s._legal = tuple(x for x in legal if x >> 5 & 255 != a or x == A.BLOCKS_DONE)
     elif kind == A.BLOCKS_DONE:
         _next_defender(s, s.pending[2] if s.pending else ())
     elif kind == A.DEAL:
@@ -397,22 +420,32 @@ def open_window(s: State) -> None:
 
 
 def run(s: State) -> None:
-    """Play out everything that needs no decision: checks, triggers, resolution, forced passes."""
+    """Play out everything that needs no decision: checks, triggers, resolution, forced passes.
+
+    ``quiet`` tracks, a bit a seat, who was found able only to pass since the position last
+    changed: a round of forced passes asks only the others. Nothing outside this call moves
+    the position while it runs, so the marks are wiped wherever it moves here — a check, a
+    trigger added, an item resolved, a phase that changes more than its name
+    (:func:`end_window` says whose options it left alone)."""
     alive = s.alive  # mutated in place only
+    quiet = 0
     while not (s.winner >= 0 or s.turns > s.max_turns or sum(alive) <= 1):  # is_over
         if s.pending is not None:
             return
         if s.dirty:
+            quiet = 0
             check(s)
             if s.pending is not None:
                 return
         if s.triggers:
+            quiet = 0
             last = flush_triggers(s)
             if last >= 0:
                 added(s, last)
             continue
         if s.resolving:
             if s.stack:
+                quiet = 0
                 resolve_top(s)
             else:
                 open_window(s)
@@ -423,11 +456,18 @@ def run(s: State) -> None:
         standard_seat = s.turn_player if s.phase == ACTION and not stack else -1
         while True:
             p = s.priority
-            if p == standard_seat or not _silent(s, p):
+            if p == standard_seat:
                 legal = priority_actions(s, p)
                 if len(legal) > 1:
                     s._legal = tuple(legal)
                     return
+            elif not quiet >> p & 1:
+                if not _silent(s, p):
+                    legal = priority_actions(s, p)
+                    if len(legal) > 1:
+                        s._legal = tuple(legal)
+                        return
+                quiet |= 1 << p
             passes = s.passes + 1  # do_pass, inline
             if passes < living:
                 s.passes = passes
@@ -437,7 +477,7 @@ def run(s: State) -> None:
             if stack:
                 s.resolving = True
             else:
-                end_window(s)
+                quiet &= end_window(s) or 0
             break
     if s.dirty:
         check(s)  # the game ended mid-action: the type rules still apply (ruling C-28)
@@ -446,14 +486,24 @@ def run(s: State) -> None:
 # ----------------------------------------------------------------------------- phases
 
 
-def end_window(s: State) -> None:
-    """Every player passed with the stack empty: the phase (or combat step) moves on."""
+#: :func:`end_window`'s answer when the phase moved and nothing else: every seat's options
+#: stand as they were.
+UNCHANGED = -1
+
+
+def end_window(s: State) -> int:
+    """Every player passed with the stack empty: the phase (or combat step) moves on.
+
+    Returns the seats (a bit each) whose interrupt-speed options the move cannot have changed
+    (:func:`run`): all of them when only the phase or step moved, all but the drawing turn
+    player after the draw when no class of the game reads a hand, none otherwise."""
     tp, phase = s.turn_player, s.phase
     if phase == RELEASE:
         s.phase = DRAW
         draw(s, tp, 1)  # Turn structure: the turn player draws one card
         open_window(s)
-    elif phase == DRAW:
+        return 0 if s.tables.reads_hands else ~(1 << tp)
+    if phase == DRAW:
         s.phase = MAINTENANCE
         ctrl, upkeep = s.ctrl, s.tables.upkeep
         owing = tuple(c for c in s.board if upkeep[c] and ctrl[c] == tp)
@@ -461,29 +511,38 @@ def end_window(s: State) -> None:
             s.pending = (P_UPKEEP, tp, owing)
         else:
             open_window(s)
-    elif phase == MAINTENANCE:
+        return UNCHANGED
+    if phase == MAINTENANCE:
         s.phase = ACTION
         open_window(s)
-    elif phase == ACTION:
+        return UNCHANGED
+    if phase == ACTION:
         s.phase = COMBAT
-        if may_attack(s):
+        # No attack on a player's own first turn (Game setup); an attacker must be available.
+        options = () if s.first_turn[tp] else attack_options(s)
+        if options:
             s.step = DECLARING
             s.pending = (P_ATTACK, tp)
+            enc = A.encode
+            s._legal = (A.ATTACKS_DONE, *(enc(A.ATTACK, a, t, k) for a, t, k in options))
         else:
             _to_end_phase(s)
-    elif phase == COMBAT:
+        return UNCHANGED
+    if phase == COMBAT:
         if s.step == AFTER_ATTACKS:
             s.step = BLOCKING
-            _next_defender(s, tuple(defenders(s)))
-        elif s.step == AFTER_BLOCKS:
+            _next_defender(s, tuple(defenders(s)))  # blocks triggers wait in s.triggers
+            return UNCHANGED
+        if s.step == AFTER_BLOCKS:
             s.step = DIVIDING
             plan_divisions(s)
             if s.pending is None:
                 _after_damage(s)
-        else:
-            _to_end_phase(s)
-    else:
-        end_turn(s)
+            return 0  # combat damage resolved: counters, destruction, defeat
+        _to_end_phase(s)
+        return UNCHANGED
+    end_turn(s)
+    return 0
 
 
 def _to_end_phase(s: State) -> None:
@@ -499,10 +558,16 @@ def _after_damage(s: State) -> None:
 def _next_defender(s: State, rest: tuple[int, ...]) -> None:
     """The next attacked player declares blockers; one with none to declare is skipped."""
     rest = tuple(p for p in rest if s.alive[p])
-    while rest and not block_options(s, rest[0]):
+    options: list[tuple[int, int]] = []
+    while rest:
+        options = block_options(s, rest[0])
+        if options:
+            break
         rest = rest[1:]
     if rest:
         s.pending = (P_BLOCK, rest[0], rest[1:])
+        enc = A.encode
+        s._legal = (A.BLOCKS_DONE, *(enc(A.BLOCK, b, a) for b, a in options))
     else:
         s.pending = None
         s.step = AFTER_BLOCKS

@@ -51,10 +51,10 @@ def watching_phase_ends() -> Iterator[list[str]]:
     breaches: list[str] = []
     end_window, begin_turn = turns.end_window, turns.begin_turn
 
-    def end(s: State) -> None:
+    def end(s: State) -> int:
         if s.stack:
             breaches.append(f"phase {s.phase} ended with {len(s.stack)} on the stack")
-        end_window(s)
+        return end_window(s)
 
     def begin(s: State, seat: int) -> None:
         if any(sum(pool) for pool in s.pools):
