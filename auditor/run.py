@@ -6,11 +6,12 @@ worker processes, one page each, while this process does the stateful checks in 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import multiprocessing
 import os
 from collections import deque
-from collections.abc import Awaitable, Mapping
+from collections.abc import Awaitable, Iterator, Mapping
 from concurrent.futures import Executor, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -295,12 +296,22 @@ async def _run_audit(
     return AuditOutcome(report, url, served_root, first_use, moved_from, state.path, read_at)
 
 
-def _checker(workers: int | None) -> PageChecker:
-    """``workers`` processes from the first page; by default the machine's cores, once a log
-    proves long enough to pay for starting them."""
+@contextlib.contextmanager
+def _checking(checker: PageChecker | None, workers: int | None) -> Iterator[PageChecker]:
+    """``checker`` when given (the caller's started pool, left running), else a new pool of
+    ``workers`` processes from the first page, closed after the block; by default the
+    machine's cores, once a log proves long enough to pay for starting them."""
+    if checker is not None:
+        yield checker
+        return
     if workers is None:
-        return PageChecker(os.cpu_count() or 1, eager=False)
-    return PageChecker(workers)
+        owned = PageChecker(os.cpu_count() or 1, eager=False)
+    else:
+        owned = PageChecker(workers)
+    try:
+        yield owned
+    finally:
+        owned.close()
 
 
 def service_urls(url: str | None, given: Mapping[str, str | None]) -> tuple[str, dict[str, str]]:
@@ -336,21 +347,16 @@ async def audit_url(
     says, else at ``url``; pages checked in ``checker``'s started pool when given, else in
     ``workers`` processes (default: the machine's cores, once it pays)."""
     saved = SavedLeague.create(save, url) if save is not None else None
-    owned = checker is None
-    checker = checker or _checker(workers)
-    try:
+    with _checking(checker, workers) as pool:
         async with LeagueClient(url) as client, Served(client, saved, services) as served:
             return await run_audit(
                 served,
                 AuditState.load(state_dir),
                 root=root,
-                checker=checker,
+                checker=pool,
                 progress=progress or AuditProgress(),
                 keep_larger_only=False,
             )
-    finally:
-        if owned:
-            checker.close()
 
 
 def audit_offline(
@@ -367,19 +373,14 @@ def audit_offline(
 
     Checkpoints kept from audits newer than the saved copy are not held against it."""
     saved, url = SavedLeague.open(directory)
-    owned = checker is None
-    checker = checker or _checker(workers)
-    try:
+    with _checking(checker, workers) as pool:
         return asyncio.run(
             run_audit(
                 Saved(saved, url),
                 AuditState.load(state_dir),
                 root=root,
-                checker=checker,
+                checker=pool,
                 progress=progress or AuditProgress(),
                 keep_larger_only=True,
             )
         )
-    finally:
-        if owned:
-            checker.close()

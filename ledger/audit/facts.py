@@ -676,19 +676,9 @@ def _step(
             if not chain.endorsements or chain.endorsements[-1].from_ != request.buyer
         )
     elif isinstance(body, OrderRefused) and body.reissued is not None:
-        certificate = body.reissued
-        reissued = (
-            certificate.serial,
-            hash_text(hashlib.sha256(certificate.signing_bytes).digest()),
-            certificate.issued_to,
-        )
+        reissued = _handed(body.reissued)
     elif isinstance(body, PrintDelivered):
-        certificate = body.certificate
-        delivered = (
-            certificate.serial,
-            hash_text(hashlib.sha256(certificate.signing_bytes).digest()),
-            certificate.issued_to,
-        )
+        delivered = _handed(body.certificate)
     elif isinstance(body, PurchaseClosed):
         outcome = body.outcome
         notes = tuple((n.serial, n.issue, n.denomination) for n in body.notes)
@@ -711,6 +701,15 @@ def _step(
         returned,
         reissued,
         foreign,
+    )
+
+
+def _handed(certificate: PrintCertificate) -> tuple[str, str, str]:
+    """A print the mint handed over: its serial, the hash of its certificate, its receiver."""
+    return (
+        certificate.serial,
+        hash_text(hashlib.sha256(certificate.signing_bytes).digest()),
+        certificate.issued_to,
     )
 
 

@@ -24,6 +24,18 @@ PAGE = 5000
 Snapshot = Mapping[str, frozenset[tuple[object, ...]]]
 
 
+async def read_tables(tx: StoreTransaction, queries: Mapping[str, str]) -> Snapshot:
+    """Every row each of ``queries`` reads, by table name: a projection's :meth:`snapshot`
+    (bytea read back as bytes, so rows compare by value)."""
+    return {
+        table: frozenset(
+            tuple(bytes(v) if isinstance(v, memoryview) else v for v in row)
+            for row in await tx.fetch(query)
+        )
+        for table, query in queries.items()
+    }
+
+
 class Projection(Protocol[C]):
     """One service's projection tables, derived from its log alone."""
 

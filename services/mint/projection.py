@@ -16,7 +16,7 @@ from ledger.events import MINT_EVENTS, PrintStamped, parse_event
 from ledger.keys import PublicKey
 from ledger.leaf import Event
 from services.eventlog import StoreTransaction
-from services.kernel.projections import Snapshot
+from services.kernel.projections import Snapshot, read_tables
 from services.mint.tables import columns
 
 
@@ -95,10 +95,7 @@ class MintProjection:
             "mint.owned": "SELECT owner_key, address, title, finish, owned FROM mint.owned",
             "mint.allowances": "SELECT owner_key, day, stamped FROM mint.allowances",
         }
-        return {
-            table: frozenset(tuple(row) for row in await tx.fetch(query))
-            for table, query in queries.items()
-        }
+        return await read_tables(tx, queries)
 
 
 PROJECTION = MintProjection()

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from ledger.events import NOTARY_EVENTS, ConflictRefused, HopRecorded, parse_event
 from ledger.leaf import Event
 from services.eventlog import StoreTransaction
-from services.kernel.projections import Snapshot
+from services.kernel.projections import Snapshot, read_tables
 
 
 @dataclass
@@ -135,13 +135,7 @@ class NotaryProjection:
             "notary.conflicts": "SELECT serial, issue, hop, endorsement_hash, seq, proof"
             " FROM notary.conflicts",
         }
-        return {
-            table: frozenset(
-                tuple(bytes(v) if isinstance(v, memoryview) else v for v in row)
-                for row in await tx.fetch(query)
-            )
-            for table, query in queries.items()
-        }
+        return await read_tables(tx, queries)
 
 
 PROJECTION = NotaryProjection()

@@ -26,7 +26,7 @@ from ledger.events import (
 from ledger.leaf import Event
 from ledger.note_set import split_note_serial
 from services.eventlog import StoreTransaction
-from services.kernel.projections import Snapshot
+from services.kernel.projections import Snapshot, read_tables
 
 
 @dataclass
@@ -245,13 +245,7 @@ class TreasuryProjection:
             "treasury.print_returns": "SELECT serial, issue, purchase_id "
             "FROM treasury.print_returns",
         }
-        return {
-            table: frozenset(
-                tuple(bytes(v) if isinstance(v, memoryview) else v for v in row)
-                for row in await tx.fetch(query)
-            )
-            for table, query in queries.items()
-        }
+        return await read_tables(tx, queries)
 
 
 PROJECTION = TreasuryProjection()
