@@ -89,6 +89,7 @@ def _result(
         answer=answer,
         slip=slip and answer.ok,
         back=back,
+        proofs=[],
     )
 
 
@@ -272,6 +273,14 @@ async def import_slip(request: web.Request) -> web.Response:
         back="/exchange",
         proofs=proofs,
     )
+
+
+@routes.post("/exchange/sync")
+async def sync(request: web.Request) -> web.Response:
+    """Exchange → Sync: let go of what the notary records sent on from this key since this
+    wallet's save code was written (another device, an older code; L-23). Signs nothing."""
+    answer = await cz(request, "sync")
+    return _result(request, "Sync", answer, back="/exchange")
 
 
 # -- Vault ----------------------------------------------------------------------------------
