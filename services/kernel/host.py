@@ -178,7 +178,7 @@ async def _opened(
                 key,
                 store,
                 checkpointer,
-                witness_urls(settings, spec.name),
+                witness_urls(settings, spec.name, manifest),
             )
         )
         peers: dict[str, LeagueClient | None] = {}

@@ -45,13 +45,15 @@ from services.kernel.witness_server import (
     origin_of,
     service_key,
     witness_key,
+    witnessed_services,
 )
 
 log = logging.getLogger(__name__)
 
 #: The services that serve a witness: every service the league runs (``services.league.
-#: registry``), each installing :func:`witnessing` and :func:`witness_endpoints`.
-WITNESSES = LEAGUE_SERVICES
+#: registry``), each installing :func:`witnessing` and :func:`witness_endpoints`; the tables
+#: service's is asked once the manifest names its key (:func:`witnessed_services`).
+WITNESSES = (*LEAGUE_SERVICES, "tables")
 #: Longest wait between two attempts at one witness, in seconds.
 MAX_BACKOFF = 60.0
 #: Shortest time between two submissions to one witness, in seconds: a busy log signs a
@@ -68,10 +70,12 @@ class WitnessRefused(LedgerError):
     """A witness did not cosign a checkpoint: it is down, or answered a refusal."""
 
 
-def witness_urls(settings: LeagueSettings, service: str) -> dict[str, str]:
+def witness_urls(
+    settings: LeagueSettings, service: str, manifest: LeagueManifest
+) -> dict[str, str]:
     """Where the witnesses of ``service``'s log answer, by service (those with a known URL)."""
     found = {}
-    for other in WITNESSES:
+    for other in witnessed_services(manifest):
         url = settings.service_url(other) if other != service else None
         if url is not None:
             found[other] = url

@@ -88,6 +88,12 @@ LOOK_TIMEOUT = 4.0
 LOOK_RETRY_AFTER = 5
 
 
+def witnessed_services(manifest: LeagueManifest) -> tuple[str, ...]:
+    """The services whose logs the league's witnesses cosign, each witnessing the others':
+    the three, and the tables service once the manifest names its key."""
+    return LEAGUE_SERVICES + (("tables",) if manifest.tables is not None else ())
+
+
 def origin_of(manifest: LeagueManifest, service: str) -> str:
     """A service's log origin, which is also its name as a witness."""
     return f"{manifest.league}/{service}"
@@ -145,7 +151,7 @@ class Witness:
             origin_of(manifest, other): log_verifier(
                 origin_of(manifest, other), service_key(manifest, other)
             )
-            for other in LEAGUE_SERVICES
+            for other in witnessed_services(manifest)
             if other != service
         }
         self._by_hash = {hashlib.sha256(o.encode()).hexdigest(): o for o in self.logs}

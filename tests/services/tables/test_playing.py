@@ -5,6 +5,8 @@ tables")."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from aiohttp.test_utils import TestServer
 
 from game.window.witnessed import replay_table
@@ -16,15 +18,22 @@ from services.tables.app import TABLES_LOG
 from tests.harness.tables import Player, player_at
 
 
-async def played_out(player: Player) -> dict[str, object]:
-    """The player's table played to its close, the first legal action each time."""
+async def played_out(player: Player) -> dict[str, Any]:
+    """The player's table dealt and played to its close, the first legal action each time."""
     answer = await player.seed()
     assert answer.status == 200, answer
-    view = answer.body
-    while view["waiting"] == "move":
-        answer = await player.move(view["ply"], view["legal"][0])
+    return await played_out_from(player, answer.body)
+
+
+async def played_out_from(player: Player, view: dict[str, Any]) -> dict[str, Any]:
+    """The player's table played from ``view`` to its close, the first legal action each
+    time, and each No-Go drill of the player's answered with the pattern shown (IV.4)."""
+    while view["waiting"] in ("move", "drill"):
+        drill = view["waiting"] == "drill"
+        action = view["drill"] if drill else view["legal"][0]
+        answer = await player.move(view["ply"], action)
         assert answer.status == 200, answer
-        assert answer.body["played"][0] == view["legal"][0]
+        assert answer.body["played"][0] == ("drill success" if drill else action)
         view = answer.body
     assert view["waiting"] == "closed"
     return view
@@ -40,7 +49,6 @@ async def test_a_clerk_table_played_to_its_close(
     assert opened.body["waiting"] == "seed"
     view = await played_out(player)
     closing = view["closing"]
-    assert isinstance(closing, dict)
     secret = decode_b64url(closing["secret"], length=32)
     assert commitment(player.table, secret) == decode_b64url(player.commitment, length=32)
 

@@ -1,0 +1,56 @@
+"""What a witnessed table refuses, each as problem+json naming its type, and records nothing
+for: a forged move, a move on another player's table, a move out of turn, a move replayed, a
+move the rules forbid (docs/formats.md, "Witnessed tables")."""
+
+from __future__ import annotations
+
+from aiohttp.test_utils import TestServer
+
+from ledger.keys import SigningKey
+from ledger.tables import TableMove, table_stream
+from services.kernel.settings import LeagueSettings
+from services.tables.app import TABLES_LOG
+from tests.harness.tables import player_at
+
+
+async def test_forged_out_of_turn_replayed_and_illegal_moves_are_refused(
+    settings: LeagueSettings, server: TestServer
+) -> None:
+    player = player_at(settings, server)
+    await player.open("clerk-2")
+    early = await player.move(0, "collect")
+    assert (early.status, early.problem) == (409, "out-of-turn")  # not dealt yet
+    view = (await player.seed()).body
+    legal = view["legal"][0]
+    store = server.app[TABLES_LOG]
+    events = await store.stream_version(table_stream(player.table))
+
+    forged = player.move_request(0, legal, key=SigningKey.generate())  # the player's name
+    answer = await player.post("/tables/move", forged.to_wire())
+    assert (answer.status, answer.problem) == (422, "bad-signature")
+
+    other = SigningKey.generate()  # signs as itself, at the player's table
+    theirs = TableMove.sign(
+        other, **{**player.move_request(0, legal).body(), "player": other.public.to_text()}
+    )
+    answer = await player.post("/tables/move", theirs.to_wire())
+    assert (answer.status, answer.problem) == (422, "bad-signature")
+
+    ahead = await player.move(1, legal)
+    assert (ahead.status, ahead.problem) == (409, "out-of-turn")
+    illegal = await player.move(0, "build Zenoseal")
+    assert (illegal.status, illegal.problem) == (422, "illegal-move")
+    assert await store.stream_version(table_stream(player.table)) == events
+
+    move = player.move_request(0, legal)
+    played = await player.post("/tables/move", move.to_wire())
+    assert played.status == 200, played
+    after = await store.stream_version(table_stream(player.table))
+    assert after == events + 1
+    replayed = await player.post("/tables/move", move.to_wire())
+    assert (replayed.status, replayed.problem) == (409, "move-replayed")
+    assert await store.stream_version(table_stream(player.table)) == after
+
+    unknown = player.move_request(0, legal).body() | {"table": "0" * 32}
+    answer = await player.post("/tables/move", TableMove.sign(player.key, **unknown).to_wire())
+    assert (answer.status, answer.problem) == (404, "unknown-table")
