@@ -146,4 +146,4 @@ def test_every_architecture_citation_names_a_section_it_has() -> None:
     assert sections == set(range(1, 8))
     names = _tracked()
     assert missing_sections(names, sections) == []
-    assert missing_sections([SELF], {1}) != [], "the scan saw nothing"
+    assert missing_sections(["tests/docs/test_references.py"], {1}) != [], "the scan saw nothing"
