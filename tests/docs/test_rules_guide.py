@@ -24,7 +24,9 @@ CITED_IN = ("clients", "game", "services", "docs")
 CITATION = re.compile(r"(Book [IVX]+(?:\.[0-9]+)?|\b[IVX]+\.[0-9]+\b)")
 # A card or an action named within its section: "Book III GRAM", "Book II TURN", "I.7 CUT".
 NAMED = re.compile(r"\b(Book III?|I\.7) ([A-Z][A-Z-]*[A-Z])\b")
-OUTSIDE = re.compile(r"\.\./shared\b|/work/shared\b|\bseeds/")
+# A path outside the clone: the shared folder beside it, a seeds folder, or any absolute path
+# on the team's machine ("/work/notes/…").
+OUTSIDE = re.compile(r"\.\./shared\b|(?<![\w.~-])/work/|\bseeds/")
 SKIP_DIRS = {"__pycache__", "node_modules"}
 
 
@@ -124,8 +126,8 @@ def test_the_guide_covers_every_section_of_books_i_iv_v() -> None:
 
 
 def test_no_tracked_file_points_outside_the_clone() -> None:
-    """No tracked file sends its reader to the shared folder beside the clone or a seeds folder:
-    the rules are docs/rules.md."""
+    """No tracked file sends its reader to the shared folder beside the clone, a seeds folder or
+    any other file on the team's machine: the rules are docs/rules.md, the rest is in docs/."""
     this = Path(__file__).resolve()
     offenders = []
     for path in _tracked():
