@@ -320,7 +320,7 @@ def check_page(context: PageContext, text: str | bytes) -> CheckedPage:
 # it is exactly the model's wire form (no defaults, no coercion, no unknown field). RFC 8785
 # of such JSON, when all its text is ASCII, is exactly orjson's compact JSON with sorted keys:
 # keys sort the same in UTF-16 and code points, and both escape '"', '\\' and C0 controls
-# alike (tests/ledger/test_audit.py compares them). Its signatures are verified a run of
+# alike (tests/ledger/audit/test_facts.py compares them). Its signatures are verified a run of
 # events at a time (:func:`_verify_batch`), the facts built meanwhile on the assumption that
 # they verify and built again, by the reference's own checks, for an event where one fails.
 
@@ -354,7 +354,7 @@ def _fast_events(text: str | bytes) -> list[Any]:
 # Not ledger.canonical.jcs: that walks every member in Python to decide its own fast path (about
 # four times this per event, twice per event here); this path needs only orjson's bytes and the
 # ASCII test, and anything else goes to the reference path (_Slow), which uses jcs.
-# tests/ledger/test_audit.py pins that the two agree.
+# tests/ledger/audit/test_facts.py pins that the two agree.
 def _canonical(value: Any) -> bytes:
     try:
         data = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)

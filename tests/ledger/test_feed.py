@@ -2,7 +2,7 @@
 signed by that log's key; events only in their place, dense from 0, bound to their leaf hash
 (and with a key, to the log's signature); the tree they build held against a checkpoint of
 its size (matches) or a larger one (a consistency proof). The follower and the auditor read
-through it (tests/services/kernel/test_follower.py, tests/ledger/test_audit.py)."""
+through it (tests/services/kernel/test_follower.py, tests/ledger/audit/)."""
 
 from __future__ import annotations
 
