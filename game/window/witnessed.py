@@ -220,3 +220,21 @@ def replay_table(
             raise WitnessMismatch(f"table {opened.table}: {exc.diagnostics()}") from None
         before = at
     return table
+
+
+def referee(
+    opened: TableOpened,
+    dealt: TableDealt,
+    dealt_at: datetime,
+    moves: Sequence[tuple[MovePlayed, datetime]],
+    secret: bytes,
+) -> tuple[str, tuple[tuple[int, int, int], tuple[int, int, int]]]:
+    """The auditor's referee (``ledger.audit.tables.Referee``): a closed table replayed, its
+    player's verdict and both seats' columns."""
+    table = replay_table(opened, dealt, dealt_at, moves, secret)
+    if not table.closed:
+        raise WitnessMismatch(
+            f"table {opened.table} is recorded closed; replayed, it is still in play at ply "
+            f"{table.ply}"
+        )
+    return table.verdict(), table.columns()

@@ -33,7 +33,9 @@ async def played_out_from(player: Player, view: dict[str, Any]) -> dict[str, Any
         action = view["drill"] if drill else view["legal"][0]
         answer = await player.move(view["ply"], action)
         assert answer.status == 200, answer
-        assert answer.body["played"][0] == ("drill success" if drill else action)
+        # A drill is judged on the service's clock (its outcome replays from the log's times).
+        expected = ("drill success", "drill failure") if drill else (action,)
+        assert answer.body["played"][0] in expected
         view = answer.body
     assert view["waiting"] == "closed"
     return view

@@ -1,0 +1,206 @@
+"""The tables' checker: every witnessed table of the tables service's log replayed
+(docs/formats.md, "Witnessed tables").
+
+Fed the tables log's events in seq order (each verified under the tables key, the log's root
+matched against its signed checkpoints as every log's is, :class:`~ledger.audit.state._Log`),
+it checks of every table:
+
+- ``table-opened``: the player's signed open request, addressed to this league and manifest,
+  its hash the table's id; the table opened once;
+- ``table-dealt``: the player's signed seed, naming the commitment the open event published;
+- ``move-played``: the player's signed move at the table's next ply, on a dealt, open table;
+- ``table-closed``: a secret that opens the commitment; then the **referee** replays the table
+  from the secret and the player's seed (the deal recorded, every action of every move, the
+  opponent's replies by the same seeded search, each drill judged on the log's own times) and
+  reckons its verdict and columns, which must be those the close recorded.
+
+The referee is the game's (``game.window.witnessed``), handed in by the caller: this package
+knows the protocol, not the rules. A table still open at the end of the log is checked as far
+as it goes (its secret is not revealed yet: nobody can replay it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Protocol
+
+from ledger.api.logs import FeedEvent
+from ledger.audit.facts import AuditFailure
+from ledger.audit.state import _Log
+from ledger.checkpoint import Checkpoint
+from ledger.errors import LedgerError
+from ledger.events import parse_event
+from ledger.keys import PublicKey
+from ledger.manifest import LeagueManifest
+from ledger.tables import (
+    TABLES_EVENTS,
+    MovePlayed,
+    TableClosed,
+    TableDealt,
+    TableOpened,
+    reveals,
+)
+
+SERVICE = "tables"
+
+
+class Referee(Protocol):
+    """Replays one closed table: its verdict and both seats' columns, or a
+    :class:`~ledger.errors.LedgerError` saying where the log and the table part."""
+
+    def __call__(
+        self,
+        opened: TableOpened,
+        dealt: TableDealt,
+        dealt_at: datetime,
+        moves: Sequence[tuple[MovePlayed, datetime]],
+        secret: bytes,
+    ) -> tuple[str, tuple[tuple[int, int, int], tuple[int, int, int]]]: ...
+
+
+@dataclass
+class _Table:
+    opened: TableOpened
+    dealt: tuple[TableDealt, datetime] | None = None
+    moves: list[tuple[MovePlayed, datetime]] = field(default_factory=list)
+    #: The next move's ply, as far as the log's moves tell it (each move's actions added).
+    ply: int = 0
+    closed: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class TablesReport:
+    """What the tables' audit verified."""
+
+    events: int
+    tables: int
+    replayed: int
+    moves: int
+    verdicts: dict[str, int]
+    checkpoints: int
+
+    def lines(self) -> list[str]:
+        counted = ", ".join(f"{n} {v}" for v, n in sorted(self.verdicts.items())) or "none"
+        return [
+            f"tables: {self.events} events to {self.checkpoints} checkpoints; {self.tables} "
+            f"tables, {self.replayed} closed and replayed with the engine ({self.moves} "
+            f"moves; verdicts: {counted})"
+        ]
+
+
+class TablesChecker:
+    """The tables log of ``manifest``'s league, checked event by event; :meth:`report` ends it."""
+
+    def __init__(self, manifest: LeagueManifest, referee: Referee) -> None:
+        if manifest.tables is None:
+            raise AuditFailure(SERVICE, None, "the league manifest names no tables key")
+        self.manifest = manifest
+        self.referee = referee
+        self.key = PublicKey.from_text(manifest.tables)
+        self.log = _Log(SERVICE, f"{manifest.league}/{SERVICE}", self.key, {})
+        self.tables: dict[str, _Table] = {}
+        self.moves = 0
+        self.verdicts: dict[str, int] = {}
+        self.replayed = 0
+
+    def checkpoint(self, checkpoint: Checkpoint) -> None:
+        """A checkpoint the service serves: its root matched when the log reaches its size."""
+        self.log.expect(checkpoint, kept=False)
+
+    def add(self, events: Iterable[FeedEvent]) -> None:
+        """The next events of the tables' feed, in seq order."""
+        for item in events:
+            try:
+                event = item.verified(self.key)
+                body = parse_event(event, TABLES_EVENTS)
+            except LedgerError as exc:
+                raise self.log.fail(item.seq, exc.diagnostics()) from None
+            self.log.append(item.seq, event.leaf_hash)
+            try:
+                self._check(body, event.recorded_at)
+            except LedgerError as exc:
+                raise self.log.fail(item.seq, exc.diagnostics()) from None
+
+    def _check(self, body: object, at: datetime) -> None:
+        manifest = self.manifest
+        if isinstance(body, TableOpened):
+            request = body.request
+            if body.table in self.tables:
+                raise _Wrong(f"table {body.table} is opened twice")
+            request.verify(PublicKey.from_text(request.player))
+            manifest.check_addressed(
+                "tables service", "the open request", request.league, request.manifest
+            )
+            if request.table_id() != body.table:
+                raise _Wrong(f"table {body.table} is not the id of the request that opened it")
+            self.tables[body.table] = _Table(body)
+            return
+        if not isinstance(body, TableDealt | MovePlayed | TableClosed):
+            raise _Wrong(f"not a tables event: {type(body).__name__}")
+        table = self.tables.get(body.table)
+        if table is None:
+            raise _Wrong(f"table {body.table} was never opened")
+        if table.closed:
+            raise _Wrong(f"table {body.table} has closed; its log goes on")
+        player = table.opened.request.player
+        if isinstance(body, TableDealt):
+            seed = body.request
+            if table.dealt is not None:
+                raise _Wrong(f"table {body.table} is dealt twice")
+            self._signed_by(player, seed.player, body.table)
+            seed.verify(PublicKey.from_text(seed.player))
+            manifest.check_addressed("tables service", "the seed", seed.league, seed.manifest)
+            if seed.table != body.table or seed.commitment != table.opened.commitment:
+                raise _Wrong(f"table {body.table}'s seed answers another table or commitment")
+            table.dealt = (body, at)
+            return
+        if table.dealt is None:
+            raise _Wrong(f"table {body.table} is played before it is dealt")
+        if isinstance(body, MovePlayed):
+            move = body.request
+            self._signed_by(player, move.player, body.table)
+            move.verify(PublicKey.from_text(move.player))
+            manifest.check_addressed("tables service", "the move", move.league, move.manifest)
+            if move.table != body.table or move.ply != body.ply or body.ply != table.ply:
+                raise _Wrong(
+                    f"table {body.table}'s move at ply {body.ply} answers ply {move.ply} of "
+                    f"table {move.table}; the table was at ply {table.ply}"
+                )
+            table.moves.append((body, at))
+            table.ply += len(body.actions)
+            self.moves += 1
+            return
+        secret = reveals(table.opened, body.secret)
+        dealt, dealt_at = table.dealt
+        verdict, columns = self.referee(table.opened, dealt, dealt_at, table.moves, secret)
+        if (verdict, columns) != (body.verdict, body.columns):
+            raise _Wrong(
+                f"table {body.table} closes as a {body.verdict} with columns {body.columns}; "
+                f"replayed, it is a {verdict} with columns {columns}"
+            )
+        table.closed = True
+        self.replayed += 1
+        self.verdicts[verdict] = self.verdicts.get(verdict, 0) + 1
+
+    @staticmethod
+    def _signed_by(player: str, named: str, table: str) -> None:
+        if named != player:
+            raise _Wrong(f"table {table} is played by {player}; a request of {named} is in it")
+
+    def report(self) -> TablesReport:
+        """Every checkpoint reached; the report."""
+        finished = self.log.finish()
+        return TablesReport(
+            events=finished.events,
+            tables=len(self.tables),
+            replayed=self.replayed,
+            moves=self.moves,
+            verdicts=dict(self.verdicts),
+            checkpoints=finished.checkpoints,
+        )
+
+
+class _Wrong(LedgerError):
+    """What one tables event breaks (the checker names its seq)."""
