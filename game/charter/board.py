@@ -127,14 +127,21 @@ def candidates(s: State, sel: Selector, chooser: int) -> list[int]:
                 found = [c for c in found if ctrl[c] == chooser]
             else:
                 found = [c for c in found if ctrl[c] != chooser]
-        if (
-            sel.name is None
-            and sel.anchored is None
-            and sel.committed is None
-            and sel.min_value <= 0  # a card's resource value is never negative
-        ):
-            return found
-        return [c for c in found if matches(s, sel, c, chooser)]
+        # The rest of matches(), one test at a time.
+        if sel.anchored is not None:
+            bond, anchored = s.bond, sel.anchored
+            found = [c for c in found if (bond[c] == ANCHORED) == anchored]
+        if sel.committed is not None:
+            committed, wanted = s.committed, sel.committed
+            found = [c for c in found if bool(committed[c]) == wanted]
+        if sel.name is not None or sel.min_value > 0:  # a resource value is never negative
+            defs, name, least = s.defs, sel.name, sel.min_value
+            found = [
+                c
+                for c in found
+                if (name is None or defs[c].name == name) and defs[c].value >= least
+            ]
+        return found
     if sel.zone == "stack":
         pool = [item[1] for item in s.stack if item[0] == 0]
     else:
@@ -145,7 +152,10 @@ def candidates(s: State, sel: Selector, chooser: int) -> list[int]:
 def recompute_control(s: State) -> None:
     host, free_ctrl, ctrl = s.host, s.free_ctrl, s.ctrl
     for c in s.board:
-        x = c
+        x = host[c]
+        if x < 0:
+            ctrl[c] = free_ctrl[c]  # a free card: its own zone's
+            continue
         while host[x] >= 0:
             x = host[x]
         ctrl[c] = free_ctrl[x]
@@ -154,13 +164,15 @@ def recompute_control(s: State) -> None:
 def recompute_statics(s: State) -> None:
     """The standing facts in force: attribute changes and withheld releases (Static
     abilities: a term that is not the card itself names every matching card)."""
+    statics, host, bond = s.tables.statics, s.host, s.bond
+    holders = [c for c in s.board if statics[c]]
+    if not holders:
+        s.boost, s.withheld = {}, frozenset()
+        return
     boost: dict[int, tuple[int, int, int, int]] = {}
     withheld: set[int] = set()
-    statics, host, bond = s.tables.statics, s.host, s.bond
-    for c in s.board:
+    for c in holders:
         held = statics[c]
-        if not held:
-            continue
         for a, granted in held:
             if not granted:
                 bearer = c
@@ -286,7 +298,8 @@ def check(s: State) -> None:
             continue
         if sizes:
             for loc in s.board:
-                if types[loc] == LOCATION and sizes.get(loc, 0) > extent(s, loc):
+                size = sizes.get(loc)
+                if size and types[loc] == LOCATION and size > extent(s, loc):
                     if not s.is_over:
                         s.pending = (P_SUPPORT, s.ctrl[loc], loc)
                     return

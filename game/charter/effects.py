@@ -68,7 +68,9 @@ def flush_triggers(s: State) -> int:
     it is chosen, with none the ability does nothing (C-09), with more the flush stops at a
     ``target`` decision, the rest waiting. Returns the controller of the last added, or -1."""
     n, tp = s.n, s.turn_player
-    waiting = sorted(s.triggers, key=lambda t: (t[1] - tp) % n)  # stable: firing order kept
+    waiting = s.triggers
+    if len(waiting) > 1:
+        waiting = sorted(waiting, key=lambda t: (t[1] - tp) % n)  # stable: firing order kept
     s.triggers = []
     last = -1
     for k, (card, controller, ref, target) in enumerate(waiting):

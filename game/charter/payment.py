@@ -141,7 +141,8 @@ def can_pay_from(
         for identity, count in price.need:
             if have[identity] < count:
                 return False
-        if sum(have) - len(price.named) < price.additional:
+        # With every named requirement met, what is left is at least zero.
+        if price.additional and sum(have) - len(price.named) < price.additional:
             return False
     if price.consume:
         chosen: set[int] = set()

@@ -15,6 +15,25 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from game.charter import actions as A
+from game.charter.actions import (
+    ATTACK,
+    ATTACKS_DONE,
+    BLOCK,
+    BLOCKS_DONE,
+    CONSUME,
+    DEAL,
+    KEEP,
+    MULLIGAN,
+    NEGLECT,
+    PASS,
+    PAY,
+    PLAY,
+    PRODUCE,
+    TARGET,
+    UNSUPPORT,
+    UPKEEP,
+    USE,
+)
 from game.charter.board import abilities_of, ability_at, candidates, check, destroy, leave, matches
 from game.charter.cards import ACTIVATED, ANY, INTERRUPT, LOCATION, YOU, Ability, Selector
 from game.charter.cards import RESERVE as RESERVE_SPEED
@@ -103,11 +122,13 @@ def legal_actions(s: State) -> tuple[int, ...]:
             out.append(enc(A.NEGLECT, c))
         return tuple(out)
     if tag == P_ATTACK:
-        return (A.ATTACKS_DONE, *(enc(A.ATTACK, a, t, k) for a, t, k in attack_options(s)))
+        options = attack_options(s)
+        return (ATTACKS_DONE, *[ATTACK | a << 5 | t << 13 | k << 21 for a, t, k in options])
     if tag == P_BLOCK:
-        return (A.BLOCKS_DONE, *(enc(A.BLOCK, b, a) for b, a in block_options(s, seat)))
+        return (BLOCKS_DONE, *[BLOCK | b << 5 | a << 13 for b, a in block_options(s, seat)])
     if tag == P_DIVIDE:
-        return tuple(enc(A.DEAL, p[2], r) for r in p[3])
+        deal = DEAL | p[2] << 5
+        return tuple([deal | r << 13 for r in p[3]])
     if tag == P_TARGET:
         sel = ability_at(s, p[3]).chooses
         assert sel is not None
@@ -120,7 +141,7 @@ def legal_actions(s: State) -> tuple[int, ...]:
 def priority_actions(s: State, p: int) -> list[int]:
     """What ``p`` may do holding priority: pass; the turn player anything of standard speed in
     their action phase with the stack empty; anyone, anything of interrupt speed."""
-    out = [A.PASS]
+    out = [PASS]
     tables, place, board = s.tables, s.place, s.board
     standard = p == s.turn_player and s.phase == ACTION and not s.stack
     hand = s.hands[p]
@@ -142,8 +163,11 @@ def priority_actions(s: State, p: int) -> list[int]:
         # Only interrupt speed open and no Interrupt term in force: skip what can never be
         # played.
         if not terms:
-            self_interrupt = tables.self_interrupt
-            hand = [c for c in hand if self_interrupt[c]]
+            if tables.self_interrupt_cards.isdisjoint(hand):
+                hand = []
+            else:
+                self_interrupt = tables.self_interrupt
+                hand = [c for c in hand if self_interrupt[c]]
     granted = tables.any_grants_activated and any(
         tables.grants_activated[g] for g in board if s.bond[g] == ANCHORED
     )
@@ -158,9 +182,12 @@ def priority_actions(s: State, p: int) -> list[int]:
     if not hand and not sources:
         return out
     have = None
+    append = out.append
     if hand:
         defs, name_id, self_interrupt = s.defs, tables.name_id, tables.self_interrupt
+        play_kind = tables.play_kind
         seen: set[int] = set()
+        locations: list[int] | None = None  # where p's structures may go: the same for all
         for c in hand:
             k = name_id[c]
             if k in seen:  # copies in a hand are interchangeable: the first is offered
@@ -179,8 +206,19 @@ def priority_actions(s: State, p: int) -> list[int]:
                 have = resources(s, p)
             if not can_pay_from(s, p, price, c, d.type, have):
                 continue
-            play = A.PLAY | c << 5
-            out.extend(play | (x + 1) << 13 for x in play_choices(s, c, p))
+            play = PLAY | c << 5
+            kind = play_kind[c]
+            if kind == PLAY_NONE:
+                append(play)  # play_choices: [-1]
+                continue
+            if kind == PLAY_LOCATION:
+                if locations is None:
+                    locations = play_choices(s, c, p)
+                chosen = locations
+            else:
+                chosen = play_choices(s, c, p)
+            for x in chosen:
+                append(play | (x + 1) << 13)
     granting = tables.any_grants_activated  # else only printed abilities are activated
     defs = s.defs
     for c in sources:
@@ -195,8 +233,12 @@ def priority_actions(s: State, p: int) -> list[int]:
                 have = resources(s, p)
             if not can_pay_from(s, p, price, c, -1, have):
                 continue
-            use = A.USE | c << 5 | i << 13
-            out.extend(use | (x + 1) << 21 for x in ability_choices(s, a, c, p))
+            use = USE | c << 5 | i << 13
+            if a.chooses is None:
+                append(use)  # ability_choices: [-1]
+                continue
+            for x in ability_choices(s, a, c, p):
+                append(use | (x + 1) << 21)
     return out
 
 
@@ -318,40 +360,40 @@ def take(s: State, action: int, legal: tuple[int, ...] = ()) -> None:
     list is that one less the card's), then play on to the next decision."""
     kind, a, b = action & 31, action >> 5 & 255, action >> 13 & 255
     p = s.priority if s.pending is None else s.pending[1]  # current_player: the game is on
-    if kind == A.PASS:
+    if kind == PASS:
         do_pass(s)
-    elif kind in (A.KEEP, A.MULLIGAN):
-        _mulligan(s, p, kind == A.MULLIGAN)
-    elif kind == A.PLAY:
+    elif kind in (KEEP, MULLIGAN):
+        _mulligan(s, p, kind == MULLIGAN)
+    elif kind == PLAY:
         s.hands[p].remove(a)
         s.place[a] = STACK
         s.ctrl[a] = p
         begin(s, p, s.defs[a].price, a, ("card", a, b - 1))
-    elif kind == A.PRODUCE:
+    elif kind == PRODUCE:
         choose(s, "produce", a)
-    elif kind == A.USE:
+    elif kind == USE:
         ref, ability = abilities_of(s, a)[b]
         item = RESERVE_ITEM if ability.speed == RESERVE_SPEED else ABILITY_ITEM
         begin(s, p, ability.price, a, ("ability", item, a, ref, (action >> 21 & 255) - 1))
-    elif kind == A.PAY:
+    elif kind == PAY:
         choose(s, "pay", a)
-    elif kind == A.CONSUME:
+    elif kind == CONSUME:
         choose(s, "consume", a)
-    elif kind == A.UPKEEP:
+    elif kind == UPKEEP:
         obligation = s.defs[a].maintenance
         assert obligation is not None
         assert s.pending is not None
         begin(s, p, obligation[0], a, ("upkeep", a, s.pending[2]))
-    elif kind == A.NEGLECT:
+    elif kind == NEGLECT:
         assert s.pending is not None
         queue_consequence(s, a)  # Maintenance: the unpaid obligation triggers its consequence
         _upkeep_done(s, p, a, s.pending[2])
-    elif kind == A.ATTACK:
+    elif kind == ATTACK:
         declare_attack(s, a, b, action >> 21 & 255)
         if legal:
             # attack_options less the attacker now committed: nothing else moved (Combat).
-            s._legal = tuple(x for x in legal if x >> 5 & 255 != a or x == A.ATTACKS_DONE)
-    elif kind == A.ATTACKS_DONE:
+            s._legal = tuple(x for x in legal if x >> 5 & 255 != a or x == ATTACKS_DONE)
+    elif kind == ATTACKS_DONE:
         s.pending = None
         if s.attackers:
             attacks_declared(s)
@@ -359,23 +401,23 @@ def take(s: State, action: int, legal: tuple[int, ...] = ()) -> None:
             open_window(s)
         else:
             _to_end_phase(s)
-    elif kind == A.BLOCK:
+    elif kind == BLOCK:
         s.blocks.append((a, b))
         if b not in s.blocked:
             s.blocked.append(b)
         if legal:
             # block_options less the blocker now busy (C-15): nothing else moved.
-            s._legal = tuple(x for x in legal if x >> 5 & 255 != a or x == A.BLOCKS_DONE)
-    elif kind == A.BLOCKS_DONE:
+            s._legal = tuple(x for x in legal if x >> 5 & 255 != a or x == BLOCKS_DONE)
+    elif kind == BLOCKS_DONE:
         _next_defender(s, s.pending[2] if s.pending else ())
-    elif kind == A.DEAL:
+    elif kind == DEAL:
         deal_point(s, b)
         if s.pending is None:
             _after_damage(s)
-    elif kind == A.UNSUPPORT:
+    elif kind == UNSUPPORT:
         s.pending = None
         destroy(s, a)  # Construction: the rest are destroyed as unsupported
-    elif kind == A.TARGET:
+    elif kind == TARGET:
         choose_target(s, a)
     run(s)
 
@@ -452,26 +494,31 @@ def run(s: State) -> None:
             continue
         # The round: each player in turn who can only pass is passed for (C-26). Asking
         # changes nothing, so the round goes on here until someone decides or all passed.
-        living, stack = sum(alive), s.stack
+        living, stack, n = sum(alive), s.stack, s.n
         standard_seat = s.turn_player if s.phase == ACTION and not stack else -1
+        passes = s.passes
         while True:
             p = s.priority
             if p == standard_seat:
                 legal = priority_actions(s, p)
                 if len(legal) > 1:
+                    s.passes = passes
                     s._legal = tuple(legal)
                     return
             elif not quiet >> p & 1:
                 if not _silent(s, p):
                     legal = priority_actions(s, p)
                     if len(legal) > 1:
+                        s.passes = passes
                         s._legal = tuple(legal)
                         return
                 quiet |= 1 << p
-            passes = s.passes + 1  # do_pass, inline
+            passes += 1  # do_pass, inline
             if passes < living:
-                s.passes = passes
-                s.priority = s.left_of(p)
+                q = p + 1  # left_of, inline
+                if q == n:
+                    q = 0
+                s.priority = q if alive[q] else s.left_of(q)
                 continue
             s.passes = 0
             if stack:
@@ -523,8 +570,7 @@ def end_window(s: State) -> int:
         if options:
             s.step = DECLARING
             s.pending = (P_ATTACK, tp)
-            enc = A.encode
-            s._legal = (A.ATTACKS_DONE, *(enc(A.ATTACK, a, t, k) for a, t, k in options))
+            s._legal = (ATTACKS_DONE, *[ATTACK | a << 5 | t << 13 | k << 21 for a, t, k in options])
         else:
             _to_end_phase(s)
         return UNCHANGED
@@ -566,8 +612,7 @@ def _next_defender(s: State, rest: tuple[int, ...]) -> None:
         rest = rest[1:]
     if rest:
         s.pending = (P_BLOCK, rest[0], rest[1:])
-        enc = A.encode
-        s._legal = (A.BLOCKS_DONE, *(enc(A.BLOCK, b, a) for b, a in options))
+        s._legal = (BLOCKS_DONE, *[BLOCK | b << 5 | a << 13 for b, a in options])
     else:
         s.pending = None
         s.step = AFTER_BLOCKS
