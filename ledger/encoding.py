@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+from collections.abc import Callable
 
 from ledger.errors import DecodeError
 
@@ -29,18 +30,14 @@ def decode_b64url(text: str, *, length: int | None = None, what: str = "value") 
         raise DecodeError(f"{what} is not base64url text")
     if "=" in text:
         raise DecodeError(f"{what} must be base64url without padding")
-    try:  # base64.b64decode(..., altchars=b"-_", validate=True), as binascii does it
-        data = binascii.a2b_base64(
-            text.encode("ascii").translate(_FROM_URL) + b"=" * (-len(text) % 4),
-            strict_mode=True,
-        )
-    except (binascii.Error, ValueError) as exc:
-        raise DecodeError(f"{what} is not valid base64url") from exc
-    if encode_b64url(data) != text:
-        raise DecodeError(f"{what} is not canonical base64url")
-    if length is not None and len(data) != length:
-        raise DecodeError(f"{what} must decode to {length} bytes, not {len(data)}")
-    return data
+    return _decoded(text, _a2b_url, encode_b64url, "base64url", length, what)
+
+
+def _a2b_url(text: str) -> bytes:
+    # base64.b64decode(..., altchars=b"-_", validate=True), as binascii does it
+    return binascii.a2b_base64(
+        text.encode("ascii").translate(_FROM_URL) + b"=" * (-len(text) % 4), strict_mode=True
+    )
 
 
 def encode_b64(data: bytes) -> str:
@@ -52,12 +49,28 @@ def decode_b64(text: str, *, length: int | None = None, what: str = "value") -> 
     """Decode canonical padded standard base64; ``length`` pins the decoded size."""
     if not isinstance(text, str) or not text.isascii():
         raise DecodeError(f"{what} is not base64 text")
+    return _decoded(text, _a2b, encode_b64, "base64", length, what)
+
+
+def _a2b(text: str) -> bytes:
+    return base64.b64decode(text, validate=True)
+
+
+def _decoded(
+    text: str,
+    decode: Callable[[str], bytes],
+    encode: Callable[[bytes], str],
+    name: str,
+    length: int | None,
+    what: str,
+) -> bytes:
+    """``text`` decoded, refused unless it is the one text form of what it decodes to."""
     try:
-        data = base64.b64decode(text, validate=True)
+        data = decode(text)
     except (binascii.Error, ValueError) as exc:
-        raise DecodeError(f"{what} is not valid base64") from exc
-    if encode_b64(data) != text:
-        raise DecodeError(f"{what} is not canonical base64")
+        raise DecodeError(f"{what} is not valid {name}") from exc
+    if encode(data) != text:
+        raise DecodeError(f"{what} is not canonical {name}")
     if length is not None and len(data) != length:
         raise DecodeError(f"{what} must decode to {length} bytes, not {len(data)}")
     return data
