@@ -7,7 +7,7 @@ from a previous audit, each service's signed feed page by page, the notary's hol
 and the witnesses' evidence, :class:`Auditor` checks:
 
 - every log: seqs dense from 0, every event's leaf hash and signature, the Merkle root
-  recomputed leaf by leaf (:class:`ledger.merkle.CompactRange`) equal to every checkpoint's
+  recomputed leaf by leaf (the one feed verifier, :mod:`ledger.feed`) equal to every checkpoint's
   root at its size, every checkpoint signed by the service's key under the origin
   ``<league>/<service>``; a checkpoint kept from the previous run must be a prefix of the log
   as served now (its root at its size: a rewritten or restored log fails here);
