@@ -110,7 +110,7 @@ ENDPOINTS = (
     ),
     Endpoint(
         "GET",
-        "/tables/{table}",
+        "/tables/table/{table}",
         "One witnessed table: its deal, every action, what it waits for",
         read_table,
         TableView,

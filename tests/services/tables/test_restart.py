@@ -25,7 +25,7 @@ async def test_a_table_continues_after_the_service_restarts(
 
     async with closing(await serve(settings)) as again:
         player.url = str(again.make_url(""))
-        shown = await player.get(f"/tables/{player.table}")
+        shown = await player.get(f"/tables/table/{player.table}")
         assert shown.status == 200, shown
         assert shown.body["actions"] == before["actions"]
         assert shown.body["legal"] == before["legal"]
