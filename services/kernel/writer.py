@@ -14,8 +14,9 @@ What a group's transaction does is the same for every writer, so it is written o
 :func:`run_group`: take the log's lock (the next ``seq`` and the database's time come with
 it), read the state the group is decided on, decide the group (pure, off the event loop: it
 signs), append the decision's events, write what they change in the projection, record the
-answers a replay will get (``services.kernel.answered``), commit. A service gives its ``read`` and ``decide`` (and what to
-``record``); the writer's group function is then one call.
+answers a replay will get (``services.kernel.answered``), commit. A service gives its
+``read`` and ``decide`` (and what to ``record``); the writer's group function is then one
+call.
 """
 
 from __future__ import annotations
