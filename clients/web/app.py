@@ -34,6 +34,8 @@ class Web:
     confirms: dict[str, Confirm] = field(default_factory=dict)
     sitting: Sitting | None = None
     drills: dict[str, Drill] = field(default_factory=dict)
+    #: One move at the table at a time (two tabs, or a double click, never interleave).
+    at_the_table: asyncio.Lock = field(default_factory=asyncio.Lock)
 
 
 WEB = web.AppKey("cz_web", Web)

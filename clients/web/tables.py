@@ -320,11 +320,16 @@ async def table_page(request: web.Request) -> web.Response:
 async def act(request: web.Request) -> web.Response:
     """One of the legal actions, by its button; then the venue's replies."""
     launch = state(request)
+    form = await request.post()
+    async with launch.at_the_table:
+        return await _act(request, str(form.get("action", "")))
+
+
+async def _act(request: web.Request, typed: str) -> web.Response:
+    launch = state(request)
     sitting = launch.sitting
     if sitting is None:
         return _see("/play")
-    form = await request.post()
-    typed = str(form.get("action", ""))
     s = sitting.state
     if (
         s.is_over
@@ -403,14 +408,21 @@ def _cells(form: Any) -> Pattern:
 @routes.post("/table/drill")
 async def table_drill(request: web.Request) -> web.Response:
     """The player's answer to the drill of their No-Go (IV.4), judged with the time taken."""
+    arrived = time.monotonic()
+    launch = state(request)
+    form = await request.post()
+    async with launch.at_the_table:
+        return await _drilled(request, _cells(form), arrived)
+
+
+async def _drilled(request: web.Request, answer: Pattern, arrived: float) -> web.Response:
     launch = state(request)
     sitting = launch.sitting
     if sitting is None or sitting.drill is None:
         return _see("/table")
-    form = await request.post()
     drill = sitting.drill
-    elapsed = time.monotonic() - drill.clock()
-    outcome = judge(drill.pattern, _cells(form), elapsed)
+    elapsed = arrived - drill.clock()
+    outcome = judge(drill.pattern, answer, elapsed)
     sitting.drill = None
     sitting.seen = len(sitting.moves)
     sitting.take(A.encode(A.DRILL, 1 if outcome is DrillOutcome.SUCCESS else 0), "the drill")

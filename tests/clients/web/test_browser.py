@@ -24,7 +24,7 @@ from typing import Any
 from aiohttp import web
 
 from clients.wallet import Wallet
-from game.window.economy.prints import Print
+from game.window.economy.prints import Finish, Print
 from ledger.savecode import MINIMUM_KDF, seal_save_code
 from tests.harness.chromium import Browser, chromium, needs_chromium
 from tests.harness.league import InProcessLeague, clean_env
@@ -152,7 +152,7 @@ async def test_from_cz_web_to_a_notarized_trade_by_clicks(
     served: InProcessLeague, tmp_path: Path
 ) -> None:
     wallet = Wallet.new()
-    wallet.give(marks=60, prints=[Print("Tally"), Print("Tally")])
+    wallet.give(marks=60, prints=[Print("Tally"), Print("Tally"), Print("Tally", Finish.HOLOFOIL)])
     code = seal_save_code(wallet.to_payload(), PASSPHRASE, MINIMUM_KDF)
 
     async with (
@@ -223,16 +223,21 @@ async def test_from_cz_web_to_a_notarized_trade_by_clicks(
 
         # Vault: Present for stamping, Claim notes, Buy with notes; each confirmed first.
         await browser.open(f"{base_a}/vault")
-        assert await browser.js("document.querySelectorAll('#prints li.unstamped').length") == 2
+        assert await browser.js("document.querySelectorAll('#prints li.unstamped').length") == 3
+        # The holofoil finish is animated (V.1: "holofoil (animated)"), the others are not.
+        assert await browser.js(
+            "document.getAnimations().filter(a => a.animationName === 'holofoil'"
+            " && a.playState === 'running').map(a => a.effect.target.textContent)"
+        ) == ["Tally"]
         said, outcome = await sign(browser, "#stamp", "confirm-stamp")
-        assert "your 2 unstamped prints" in said
+        assert "your 3 unstamped prints" in said
         assert "the mint of the league" in said
         assert outcome == "✓ Done.", outcome
         await browser.open(f"{base_a}/vault")
         stamped = await browser.js(
             "[...document.querySelectorAll('#prints li.stamped')].map(li => li.dataset.serial)"
         )
-        assert len(stamped) == 2
+        assert len(stamped) == 3
         said, outcome = await sign(browser, "#claim")
         assert "the treasury of the league" in said
         assert outcome == "✓ Done.", outcome
@@ -243,7 +248,7 @@ async def test_from_cz_web_to_a_notarized_trade_by_clicks(
         assert outcome == "✓ Done.", outcome
         assert "stamped to you" in await text(browser, "#said")
         await browser.open(f"{base_a}/vault")
-        assert await browser.js("document.querySelectorAll('#prints li.stamped').length") == 3
+        assert await browser.js("document.querySelectorAll('#prints li.stamped').length") == 4
         await browser.screenshot("vault")
         # Topbar → Save → enter a passphrase → Write the save code (kept for a second device).
         await browser.open(f"{base_a}/topbar")

@@ -8,48 +8,15 @@ inline script or style). Over real HTTP against the application in this process.
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator
-from pathlib import Path
 
 import aiohttp
-import pytest
-from aiohttp.test_utils import TestServer
 
 from clients.wallet import WalletHome
-from clients.web.app import Web, make_app
-from clients.web.security import CSP, Guard
+from clients.web.app import Web
+from clients.web.security import CSP
+from tests.clients.web.conftest import base, cookie, same_origin
 
 PASSPHRASE = "correct horse battery staple"
-
-
-@pytest.fixture
-async def launch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Web]:
-    """One launch's application on 127.0.0.1, its wallet home empty."""
-    monkeypatch.setenv("CZ_HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("CZ_KDF", "minimum")
-    monkeypatch.delenv("CZ_PASSPHRASE", raising=False)
-    web = Web()
-    server = TestServer(make_app(web), host="127.0.0.1")
-    await server.start_server()
-    web.guard.port = server.port or 0
-    try:
-        yield web
-    finally:
-        await server.close()
-
-
-@pytest.fixture
-async def http() -> AsyncIterator[aiohttp.ClientSession]:
-    async with aiohttp.ClientSession() as session:
-        yield session
-
-
-def base(guard: Guard) -> str:
-    return f"http://127.0.0.1:{guard.port}"
-
-
-def cookie(guard: Guard) -> dict[str, str]:
-    return {"Cookie": f"{guard.cookie}={guard.secret}"}
 
 
 async def test_nothing_answers_without_the_launch_key(
@@ -137,7 +104,7 @@ async def test_a_cross_site_request_changes_nothing(
         async with http.post(url, data=form, headers=headers) as response:
             assert response.status == 403, origin
         assert not home.exists(), origin
-    same = {**cookie(guard), "Origin": base(guard), "Sec-Fetch-Site": "same-origin"}
+    same = same_origin(guard)
     async with http.post(url + f"?key={guard.secret}", data=form, headers=same) as response:
         assert response.status == 403
     async with http.post(base(guard) + "/confirm/never-shown", data={}, headers=same) as response:
