@@ -24,7 +24,7 @@ from pathlib import Path
 from apiclient.league import LeagueClient, NotaryConflict
 from clients.cz_session import JSON_FLAG, Opened, emit, league_of, opened_wallet, pinned
 from clients.cz_wallet import read_text
-from clients.wallet import LeaguePin, NotaryRecord, WalletError, notary_record
+from clients.wallet import LeaguePin, NotaryRecord, WalletError, notary_record, write_synced
 from ledger.address import address_of
 from ledger.armor import LEDGER_CARD, SLIP
 from ledger.cards import LedgerCard
@@ -102,12 +102,8 @@ def _write_then_save(out: Path, text: str, opened: Opened) -> None:
     """The slip is synced under a temporary name, the wallet saved, then the slip renamed into
     place: a crash never loses both the items and the slip that carries them."""
     temporary = out.with_name(f".{out.name}.{os.getpid()}.tmp")
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
-        with os.fdopen(fd, "w", encoding="ascii") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
+        write_synced(temporary, text)
         opened.save()
         os.replace(temporary, out)
     finally:

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
@@ -16,11 +15,20 @@ from clients.cz_session import (
     opened_wallet,
     read_only,
 )
-from clients.wallet import Wallet, WalletError, WalletHome, read_code, seal, unseal
+from clients.wallet import (
+    Wallet,
+    WalletError,
+    WalletHome,
+    ascii_text,
+    read_ascii,
+    read_code,
+    seal,
+    unseal,
+    write_synced,
+)
 from ledger.address import address_of
 from ledger.armor import SAVE_CODE
 from ledger.cards import LedgerCard
-from ledger.errors import DecodeError, SizeLimitError
 from ledger.limits import MAX_ARMOR_BYTES
 
 #: V.2, shown before a key is struck: "Read the warning and mean it".
@@ -77,15 +85,6 @@ def key_show(args: argparse.Namespace) -> int:
     return 0
 
 
-def _write_private(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` (mode 0600 when created), synced before returning."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="ascii") as out:
-        out.write(text)
-        out.flush()
-        os.fsync(out.fileno())
-
-
 def save(args: argparse.Namespace) -> int:
     """Write a fresh save code (V.3) to stdout or a file."""
     with opened_wallet() as opened:
@@ -96,7 +95,7 @@ def save(args: argparse.Namespace) -> int:
         else:
             sys.stdout.write(code)
         return 0
-    _write_private(Path(args.out), code)
+    write_synced(Path(args.out), code)
     emit(args, {"file": args.out}, f"save code written to {args.out}")
     return 0
 
@@ -105,25 +104,10 @@ def read_text(source: str, limit: int, what: str) -> str:
     """A file's text (``-`` for stdin), at most ``limit`` bytes of ASCII."""
     if source == "-":
         raw = sys.stdin.buffer.read(limit + 1)
-        if len(raw) > limit:
-            raise SizeLimitError(f"a {what} is at most {limit} bytes")
-        try:
-            return raw.decode("ascii")
-        except UnicodeDecodeError:
-            raise DecodeError(f"the {what} on stdin is not ASCII text") from None
+        return ascii_text(raw, limit, what, f"the {what} on stdin is not ASCII text")
     if what == "save code":
         return read_code(Path(source))
-    try:
-        with Path(source).open("rb") as f:
-            raw = f.read(limit + 1)
-    except OSError as exc:
-        raise DecodeError(f"cannot read {source}: {exc.strerror}") from None
-    if len(raw) > limit:
-        raise SizeLimitError(f"a {what} is at most {limit} bytes")
-    try:
-        return raw.decode("ascii")
-    except UnicodeDecodeError:
-        raise DecodeError(f"{source} is not a {what} (not ASCII text)") from None
+    return read_ascii(source, limit, what)
 
 
 def load(args: argparse.Namespace) -> int:

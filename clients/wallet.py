@@ -560,12 +560,8 @@ class WalletHome:
         At every instant the wallet file is a whole code, old or new."""
         self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
         temporary = self.directory / f".{WALLET_FILE}.{os.getpid()}.tmp"
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         try:
-            with os.fdopen(fd, "w", encoding="ascii") as out:
-                out.write(code)
-                out.flush()
-                os.fsync(out.fileno())
+            write_synced(temporary, code)
             if self.path.exists():
                 linked = self.directory / f".{WALLET_FILE}.{os.getpid()}.bak"
                 with contextlib.suppress(FileNotFoundError):
@@ -588,11 +584,7 @@ class WalletHome:
         kept.mkdir(mode=0o700, exist_ok=True)
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
         target = kept / f"wallet-{stamp}.czsave"
-        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "w", encoding="ascii") as out:
-            out.write(read_code(self.path))
-            out.flush()
-            os.fsync(out.fileno())
+        write_synced(target, read_code(self.path), os.O_EXCL)
         _sync_directory(kept)
         return target
 
@@ -610,18 +602,39 @@ class WalletHome:
 
 def read_code(path: Path) -> str:
     """A save code's text from ``path``, read no further than the published limit."""
-    limit = MAX_ARMOR_BYTES[SAVE_CODE]
+    return read_ascii(path, MAX_ARMOR_BYTES[SAVE_CODE], "save code")
+
+
+def read_ascii(source: str | Path, limit: int, what: str) -> str:
+    """The text of the file ``source``, read no further than ``limit`` bytes of ASCII (a
+    ``what`` names it in the refusals)."""
     try:
-        with path.open("rb") as f:
+        with Path(source).open("rb") as f:
             raw = f.read(limit + 1)
     except OSError as exc:
-        raise DecodeError(f"cannot read {path}: {exc.strerror}") from None
+        raise DecodeError(f"cannot read {source}: {exc.strerror}") from None
+    return ascii_text(raw, limit, what, f"{source} is not a {what} (not ASCII text)")
+
+
+def ascii_text(raw: bytes, limit: int, what: str, not_ascii: str) -> str:
+    """``raw`` (read up to ``limit`` + 1 bytes) as text: :class:`SizeLimitError` past
+    ``limit``, :class:`DecodeError` with the line ``not_ascii`` unless it is ASCII."""
     if len(raw) > limit:
-        raise SizeLimitError(f"a save code is at most {limit} bytes")
+        raise SizeLimitError(f"a {what} is at most {limit} bytes")
     try:
         return raw.decode("ascii")
     except UnicodeDecodeError:
-        raise DecodeError(f"{path} is not a save code (not ASCII text)") from None
+        raise DecodeError(not_ascii) from None
+
+
+def write_synced(path: Path, text: str, create: int = os.O_TRUNC) -> None:
+    """Write ASCII ``text`` to ``path`` (mode 0600 when created) and sync it before returning;
+    ``create`` is ``os.O_TRUNC`` (replace what is there) or ``os.O_EXCL`` (a new file only)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | create, 0o600)
+    with os.fdopen(fd, "w", encoding="ascii") as out:
+        out.write(text)
+        out.flush()
+        os.fsync(out.fileno())
 
 
 def _sync_directory(directory: Path) -> None:
