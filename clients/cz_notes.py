@@ -21,9 +21,10 @@ import hashlib
 import json
 import os
 import time
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from apiclient.league import LeagueClient, LeagueProblem, check_certificate, new_request_id
 from clients.cz_session import (
@@ -57,6 +58,9 @@ from ledger.errors import UnknownTitle, VerificationError
 from ledger.keys import PublicKey
 from ledger.manifest import LeagueManifest
 from ledger.words import plural
+
+#: The answer a pending request waits for.
+Answered = TypeVar("Answered")
 
 #: ``--json`` of ``cz notes claim``: given after ``notes`` or after ``claim`` (a subcommand's
 #: default would otherwise reset the one given before it).
@@ -179,33 +183,60 @@ def _credit_claim(
     _hold(wallet, answer.notes)
 
 
+async def _send_pending(
+    opened: Opened,
+    sent: Awaitable[Answered],
+    what: str,
+    settle: Callable[[], None],
+    refused: Callable[[LeagueProblem], None],
+    credit: Callable[[Answered], None],
+) -> Answered:
+    """The answer to the wallet's pending request, credited (``credit``). Unanswered for now
+    (busy, unavailable), the request stays kept for the next run; refused whole, or answered,
+    it is settled (``settle``: no longer pending), ``refused`` first putting back what it had
+    set aside. The wallet is saved either way."""
+    try:
+        answer = await sent
+    except LeagueProblem as exc:
+        if _kept(exc):
+            raise WalletError(_kept_line(opened, exc, what)) from None
+        settle()
+        refused(exc)
+        opened.save()
+        raise
+    settle()
+    try:
+        credit(answer)
+        return answer
+    finally:
+        opened.save()
+
+
 async def _send_claim(
     opened: Opened, client: LeagueClient, manifest: LeagueManifest
 ) -> ClaimAnswer:
     wallet = opened.wallet
     request = wallet.pending_claim
     assert request is not None
-    try:
-        answer = await client.claim(request)
-    except LeagueProblem as exc:
-        if _kept(exc):
-            raise WalletError(_kept_line(opened, exc, "claim")) from None
+
+    def settle() -> None:
+        wallet.pending_claim = None
+
+    def refused(exc: LeagueProblem) -> None:
         # Refused whole, so nothing was converted: the treasury answers a request id it has
         # granted with that grant before any refusal, copies decided at once included
         # (services/treasury/claiming.py), so a refusal of a claim sent again is never a
         # grant whose answer was lost.
-        wallet.pending_claim = None
-        opened.save()
         if exc.slug == REFUSED_FOR_THE_DAY:
             _remember_day(opened, _refused_for_the_day(manifest.policies.faucet_marks_per_day))
-        raise
-    wallet.pending_claim = None
-    try:
-        _credit_claim(wallet, answer, request, manifest)
-        return answer
-    finally:
-        opened.save()
-        _remember_day(opened, answer.faucet)
+
+    def credit(answer: ClaimAnswer) -> None:
+        try:
+            _credit_claim(wallet, answer, request, manifest)
+        finally:
+            _remember_day(opened, answer.faucet)
+
+    return await _send_pending(opened, client.claim(request), "claim", settle, refused, credit)
 
 
 async def _claim(opened: Opened, marks: int | None) -> tuple[ClaimAnswer, bool]:
@@ -397,28 +428,24 @@ async def _send_buy(opened: Opened, client: LeagueClient, manifest: LeagueManife
     wallet = opened.wallet
     request = wallet.pending_buy
     assert request is not None
-    try:
-        answer = await client.buy(request)
-    except LeagueProblem as exc:
-        if _kept(exc):
-            raise WalletError(_kept_line(opened, exc, "purchase")) from None
+
+    def settle() -> None:
+        wallet.pending_buy = None
+
+    def refused(exc: LeagueProblem) -> None:
         # Refused whole, nothing recorded: the notes (and an upgrade's print) are this
         # wallet's again, as they were; what was bound stays bound (L-21).
-        wallet.pending_buy = None
         given = [c for c in request.payment if c.serial not in wallet.bound]
         if request.upgrade and request.upgrade.returned.serial not in wallet.bound_prints:
             given.append(request.upgrade.returned)
         wallet.admit(
             Chain(certificate=c.certificate, endorsements=c.endorsements[:-1]) for c in given
         )
-        opened.save()
-        raise
-    wallet.pending_buy = None
-    try:
+
+    def credit(answer: BuyAnswer) -> None:
         _credit_buy(wallet, answer, request, manifest)
-        return answer
-    finally:
-        opened.save()
+
+    return await _send_pending(opened, client.buy(request), "purchase", settle, refused, credit)
 
 
 def _title(manifest: LeagueManifest, typed: str) -> str:
