@@ -257,16 +257,7 @@ def provenance(args: argparse.Namespace) -> int:
         )
         return 0
     c = life.stamp.certificate
-    hops = [
-        {
-            "issue": h.receipt.issue,
-            "hop": h.endorsement.hop,
-            "from": _addr(h.endorsement.from_),
-            "to": _addr(h.endorsement.to),
-            "notary_event": h.receipt.index,
-        }
-        for h in life.hops
-    ]
+    hops = _hops(life)
     conflicts = [
         {
             "hop": x.hop,
@@ -328,6 +319,20 @@ def provenance(args: argparse.Namespace) -> int:
     return 0
 
 
+def _hops(life: Provenance) -> list[dict[str, Any]]:
+    """The notarized hops of a print's or a note's life, as ``cz provenance`` shows them."""
+    return [
+        {
+            "issue": h.receipt.issue,
+            "hop": h.endorsement.hop,
+            "from": _addr(h.endorsement.from_),
+            "to": _addr(h.endorsement.to),
+            "notary_event": h.receipt.index,
+        }
+        for h in life.hops
+    ]
+
+
 def _note_life(args: argparse.Namespace, life: Provenance, holder: PublicKey | None) -> int:
     """A note's life: each issue, the hops of each, each return to the treasury, the holder."""
     first = life.issues[0].certificate
@@ -345,16 +350,7 @@ def _note_life(args: argparse.Namespace, life: Provenance, holder: PublicKey | N
         {"issue": r.issue, "treasury_event": r.index, "purchase_id": r.purchase_id}
         for r in life.returns
     ]
-    hops = [
-        {
-            "issue": h.receipt.issue,
-            "hop": h.endorsement.hop,
-            "from": _addr(h.endorsement.from_),
-            "to": _addr(h.endorsement.to),
-            "notary_event": h.receipt.index,
-        }
-        for h in life.hops
-    ]
+    hops = _hops(life)
     shown = None if holder is None else address_of(holder)
     data = {
         "serial": life.serial,
