@@ -27,7 +27,7 @@ from pydantic import (
 
 from ledger.armor import armor, dearmor
 from ledger.canonical import jcs, signing_bytes
-from ledger.encoding import decode_b64url, encode_b64url
+from ledger.encoding import decode_b64url, encode_b64url, is_canonical_b64url
 from ledger.errors import DecodeError, KeyFormatError, LedgerError, SchemaError, UnknownKindError
 from ledger.keys import SIGNATURE_SIZE, PublicKey, SigningKey
 
@@ -45,12 +45,14 @@ def _check_key(text: str, info: ValidationInfo) -> str:
 
 
 def _check_signature(text: str, info: ValidationInfo) -> str:
-    decode_b64url(text, length=SIGNATURE_SIZE, what=f"{info.field_name} (a signature)")
+    if not is_canonical_b64url(text, SIGNATURE_SIZE):  # the decode names what is wrong
+        decode_b64url(text, length=SIGNATURE_SIZE, what=f"{info.field_name} (a signature)")
     return text
 
 
 def _check_hash(text: str, info: ValidationInfo) -> str:
-    decode_b64url(text, length=HASH_SIZE, what=f"{info.field_name} (a SHA-256 hash)")
+    if not is_canonical_b64url(text, HASH_SIZE):  # the decode names what is wrong
+        decode_b64url(text, length=HASH_SIZE, what=f"{info.field_name} (a SHA-256 hash)")
     return text
 
 
