@@ -3,7 +3,8 @@
 ``league init`` strikes the root key and one key per service, writes them 0600, and writes the
 league manifest signed by the root key: the service keys, the print-run table, the note set
 and the published policies (docs/architecture.md §5), and where the services answer when the
-operator names it (``--url``). It never overwrites a league.
+operator names it (``--url``). It never overwrites a league. A service's database is bound to
+the league it first served (:func:`bind_league`).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,6 +29,7 @@ from ledger.manifest import (
 from ledger.note_set import DEFAULT_NOTE_SET, NoteSet
 from ledger.print_runs import DEFAULT_PRINT_RUNS, PrintRunTable
 from ledger.savecode import DEFAULT_KDF, KdfParams
+from services.eventlog import EventStore, StoreTransaction
 from services.kernel.errors import LeagueError, LeagueExistsError, NoLeagueError
 from services.kernel.keyring import ROLES, key_path, read_key, read_private_text, write_key
 from services.kernel.settings import LeagueSettings
@@ -156,6 +158,35 @@ def load_manifest(settings: LeagueSettings) -> LeagueManifest:
     except LedgerError as exc:
         raise LeagueError(f"{path} is not a valid league manifest: {exc.diagnostics()}") from None
     return manifest
+
+
+async def bind_league(
+    store: EventStore,
+    manifest: LeagueManifest,
+    first: Callable[[StoreTransaction], Awaitable[None]],
+) -> None:
+    """On a service's first start, record in its schema's ``league`` table the league it
+    serves, and (``first``, in the same transaction) what the manifest fixes for it;
+    afterwards, refuse any other league."""
+    s = store.schema
+    async with store.transaction() as tx:
+        # Under the log's lock: workers starting together bind it once (the first), and
+        # the others find it bound (FOR UPDATE locks no row that is not there yet).
+        await tx.lock()
+        row = await tx.fetchrow(f"SELECT league, manifest FROM {s}.league FOR UPDATE")  # noqa: S608
+        if row is None:
+            await tx.execute(
+                f"INSERT INTO {s}.league (league, manifest) VALUES ($1, $2)",  # noqa: S608
+                manifest.league,
+                manifest.hash_text(),
+            )
+            await first(tx)
+            return
+        if (row["league"], row["manifest"]) != (manifest.league, manifest.hash_text()):
+            raise LeagueError(
+                f"this database holds the {s} of league {row['league']} (manifest "
+                f"{row['manifest']}), not {manifest.league} ({manifest.hash_text()})"
+            )
 
 
 def load_service_key(

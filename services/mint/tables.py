@@ -19,8 +19,8 @@ from typing import Any
 from ledger.manifest import LeagueManifest
 from ledger.print_runs import RUN_FINISHES
 from services.eventlog import EventLogError, EventStore, StoreTransaction
+from services.kernel import founding
 from services.kernel.answered import Answers, Key, Quota, RequestTables, Words
-from services.kernel.errors import LeagueError
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,33 +34,20 @@ class RunRow:
 
 async def bind_league(store: EventStore, manifest: LeagueManifest) -> None:
     """On first start, record the league and its runs; afterwards, refuse any other league."""
-    async with store.transaction() as tx:
-        # Under the log's lock: workers starting together bind it once (the first), and
-        # the others find it bound (FOR UPDATE locks no row that is not there yet).
-        await tx.lock()
-        row = await tx.fetchrow("SELECT league, manifest FROM mint.league FOR UPDATE")
-        if row is None:
-            await tx.execute(
-                "INSERT INTO mint.league (league, manifest) VALUES ($1, $2)",
-                manifest.league,
-                manifest.hash_text(),
-            )
-            runs = [
-                (run.title, finish, run.first_number(finish), run.size(finish))
-                for run in manifest.print_runs.runs
-                for finish in RUN_FINISHES
-            ]
-            await tx.execute(
-                "INSERT INTO mint.runs (title, finish, first_number, size) "
-                "SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::int[])",
-                *[[run[i] for run in runs] for i in range(4)],
-            )
-            return
-        if (row["league"], row["manifest"]) != (manifest.league, manifest.hash_text()):
-            raise LeagueError(
-                f"this database holds the mint of league {row['league']} (manifest "
-                f"{row['manifest']}), not {manifest.league} ({manifest.hash_text()})"
-            )
+
+    async def first(tx: StoreTransaction) -> None:
+        runs = [
+            (run.title, finish, run.first_number(finish), run.size(finish))
+            for run in manifest.print_runs.runs
+            for finish in RUN_FINISHES
+        ]
+        await tx.execute(
+            "INSERT INTO mint.runs (title, finish, first_number, size) "
+            "SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::int[])",
+            *[[run[i] for run in runs] for i in range(4)],
+        )
+
+    await founding.bind_league(store, manifest, first)
 
 
 async def runs(reader: EventStore | StoreTransaction) -> list[RunRow]:

@@ -17,36 +17,23 @@ from typing import Any
 
 from ledger.manifest import LeagueManifest
 from services.eventlog import EventLogError, EventStore, StoreTransaction
+from services.kernel import founding
 from services.kernel.answered import Answers, Key, Quota, RequestTables, Words
-from services.kernel.errors import LeagueError
 
 
 async def bind_league(store: EventStore, manifest: LeagueManifest) -> None:
     """On first start, record the league and its note set; afterwards, refuse any other."""
-    async with store.transaction() as tx:
-        # Under the log's lock: workers starting together bind it once (the first), and
-        # the others find it bound (FOR UPDATE locks no row that is not there yet).
-        await tx.lock()
-        row = await tx.fetchrow("SELECT league, manifest FROM treasury.league FOR UPDATE")
-        if row is None:
-            await tx.execute(
-                "INSERT INTO treasury.league (league, manifest) VALUES ($1, $2)",
-                manifest.league,
-                manifest.hash_text(),
-            )
-            issues = manifest.note_set.issues
-            await tx.execute(
-                "INSERT INTO treasury.supply (denomination, notes) "
-                "SELECT * FROM unnest($1::int[], $2::int[])",
-                [issue.denomination for issue in issues],
-                [issue.count for issue in issues],
-            )
-            return
-        if (row["league"], row["manifest"]) != (manifest.league, manifest.hash_text()):
-            raise LeagueError(
-                f"this database holds the treasury of league {row['league']} (manifest "
-                f"{row['manifest']}), not {manifest.league} ({manifest.hash_text()})"
-            )
+
+    async def first(tx: StoreTransaction) -> None:
+        issues = manifest.note_set.issues
+        await tx.execute(
+            "INSERT INTO treasury.supply (denomination, notes) "
+            "SELECT * FROM unnest($1::int[], $2::int[])",
+            [issue.denomination for issue in issues],
+            [issue.count for issue in issues],
+        )
+
+    await founding.bind_league(store, manifest, first)
 
 
 @dataclass(frozen=True, slots=True)
