@@ -4,8 +4,10 @@ projections."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
+from ledger.manifest import LeagueManifest
 from services.http.apps import Service
 from services.kernel.projections import Projection
 from services.mint.app import SERVICE as MINT
@@ -28,3 +30,9 @@ PROJECTIONS: dict[str, Projection[Any]] = {
     "notary": NOTARY_PROJECTION,
     "tables": TABLES_PROJECTION,
 }
+
+
+def keyed(manifest: LeagueManifest, names: Iterable[str] | None = None) -> list[str]:
+    """Those of ``names`` (default: every service) whose key ``manifest`` names: a league
+    founded before the tables service runs without it until ``league tables enroll``."""
+    return [name for name in names or SERVICES if getattr(manifest, name, None) is not None]
