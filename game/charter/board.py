@@ -297,12 +297,17 @@ def check(s: State) -> None:
         if doomed:
             continue
         if sizes:
-            for loc in s.board:
-                size = sizes.get(loc)
-                if size and types[loc] == LOCATION and size > extent(s, loc):
-                    if not s.is_over:
-                        s.pending = (P_SUPPORT, s.ctrl[loc], loc)
-                    return
+            place = s.place
+            over = [
+                loc
+                for loc, size in sizes.items()
+                if place[loc] == BOARD and types[loc] == LOCATION and size > extent(s, loc)
+            ]
+            if over:
+                loc = min(over, key=s.board.index)  # the first in board order
+                if not s.is_over:
+                    s.pending = (P_SUPPORT, s.ctrl[loc], loc)
+                return
         s.dirty = False
         return
 

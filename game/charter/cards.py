@@ -77,6 +77,11 @@ class Price:
     commit: bool = False
     manifest: bool = False
     need: tuple[tuple[int, int], ...] = ()  # (identity, how many) of the named requirements
+    #: Resources alone pay it (no consume, commitment or manifest use), worked out once.
+    plain: bool = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "plain", not (self.consume or self.commit or self.manifest))
 
     @property
     def resources(self) -> int:

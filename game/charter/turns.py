@@ -181,7 +181,8 @@ def priority_actions(s: State, p: int) -> list[int]:
             sources.sort(key=board.index)
     if not hand and not sources:
         return out
-    have = None
+    have: list[int] | None = None
+    total = 0  # sum(have)
     append = out.append
     if hand:
         defs, name_id, self_interrupt = s.defs, tables.name_id, tables.self_interrupt
@@ -202,9 +203,23 @@ def priority_actions(s: State, p: int) -> list[int]:
                 continue
             d = defs[c]
             price = d.price
-            if (price.need or price.additional) and have is None:
-                have = resources(s, p)
-            if not can_pay_from(s, p, price, c, d.type, have):
+            if price.need or price.additional:
+                if have is None:
+                    have = resources(s, p)
+                    total = sum(have)
+                if price.plain:
+                    # can_pay_from for a price resources alone pay (a card in hand commits
+                    # nothing): every named requirement, then the additional ones from the rest.
+                    short = False
+                    for identity, count in price.need:
+                        if have[identity] < count:
+                            short = True
+                            break
+                    if short or (price.additional and total - len(price.named) < price.additional):
+                        continue
+                elif not can_pay_from(s, p, price, c, d.type, have):
+                    continue
+            elif not price.plain and not can_pay_from(s, p, price, c, d.type, have):
                 continue
             play = PLAY | c << 5
             kind = play_kind[c]
@@ -220,7 +235,7 @@ def priority_actions(s: State, p: int) -> list[int]:
             for x in chosen:
                 append(play | (x + 1) << 13)
     granting = tables.any_grants_activated  # else only printed abilities are activated
-    defs = s.defs
+    defs, committed = s.defs, s.committed
     for c in sources:
         listed: Sequence[Ability] = (
             [a for _, a in abilities_of(s, c)] if granting else defs[c].abilities
@@ -229,8 +244,11 @@ def priority_actions(s: State, p: int) -> list[int]:
             if a.kind != ACTIVATED or (a.speed != INTERRUPT and not standard):
                 continue
             price = a.price
+            if price.commit and committed[c]:
+                continue  # can_pay_from: a committed card cannot commit to pay
             if (price.need or price.additional) and have is None:
                 have = resources(s, p)
+                total = sum(have)
             if not can_pay_from(s, p, price, c, -1, have):
                 continue
             use = USE | c << 5 | i << 13
@@ -469,16 +487,20 @@ def run(s: State) -> None:
     the position while it runs, so the marks are wiped wherever it moves here — a check, a
     trigger added, an item resolved, a phase that changes more than its name
     (:func:`end_window` says whose options it left alone)."""
-    alive = s.alive  # mutated in place only
+    alive, max_turns = s.alive, s.max_turns  # alive: mutated in place only
     quiet = 0
-    while not (s.winner >= 0 or s.turns > s.max_turns or sum(alive) <= 1):  # is_over
+    living = sum(alive)  # counted again after whatever may defeat a player
+    while s.winner < 0 and s.turns <= max_turns and living > 1:  # not is_over
         if s.pending is not None:
             return
         if s.dirty:
-            quiet = 0
+            size = len(s.board)
             check(s)
             if s.pending is not None:
                 return
+            if len(s.board) != size:
+                quiet = 0  # a card destroyed (else the check found what the marks saw)
+
         if s.triggers:
             quiet = 0
             last = flush_triggers(s)
@@ -489,12 +511,13 @@ def run(s: State) -> None:
             if s.stack:
                 quiet = 0
                 resolve_top(s)
+                living = sum(alive)  # damage to the opponents (C-34)
             else:
-                open_window(s)
+                s.priority, s.passes, s.resolving = s.turn_player, 0, False  # open_window
             continue
         # The round: each player in turn who can only pass is passed for (C-26). Asking
         # changes nothing, so the round goes on here until someone decides or all passed.
-        living, stack, n = sum(alive), s.stack, s.n
+        stack, n = s.stack, s.n
         standard_seat = s.turn_player if s.phase == ACTION and not stack else -1
         passes = s.passes
         while True:
@@ -525,6 +548,7 @@ def run(s: State) -> None:
                 s.resolving = True
             else:
                 quiet &= end_window(s) or 0
+                living = sum(alive)  # combat damage (Defense and defeat)
             break
     if s.dirty:
         check(s)  # the game ended mid-action: the type rules still apply (ruling C-28)
@@ -547,8 +571,10 @@ def end_window(s: State) -> int:
     tp, phase = s.turn_player, s.phase
     if phase == RELEASE:
         s.phase = DRAW
+        s.priority, s.passes, s.resolving = tp, 0, False  # open_window
+        if not s.decks[tp]:
+            return UNCHANGED  # an empty deck gives nothing (C-18)
         draw(s, tp, 1)  # Turn structure: the turn player draws one card
-        open_window(s)
         return 0 if s.tables.reads_hands else ~(1 << tp)
     if phase == DRAW:
         s.phase = MAINTENANCE
@@ -557,11 +583,11 @@ def end_window(s: State) -> int:
         if owing:
             s.pending = (P_UPKEEP, tp, owing)
         else:
-            open_window(s)
+            s.priority, s.passes, s.resolving = tp, 0, False  # open_window
         return UNCHANGED
     if phase == MAINTENANCE:
         s.phase = ACTION
-        open_window(s)
+        s.priority, s.passes, s.resolving = tp, 0, False  # open_window
         return UNCHANGED
     if phase == ACTION:
         s.phase = COMBAT
@@ -581,10 +607,13 @@ def end_window(s: State) -> int:
             return UNCHANGED
         if s.step == AFTER_BLOCKS:
             s.step = DIVIDING
+            living = sum(s.alive)
             plan_divisions(s)
             if s.pending is None:
                 _after_damage(s)
-            return 0  # combat damage resolved: counters, destruction, defeat
+            # Damage counters are no part of anyone's options; what they destroy, the check
+            # does (run sees it); a defeat takes the defeated player's cards off the board.
+            return UNCHANGED if sum(s.alive) == living else 0
         _to_end_phase(s)
         return UNCHANGED
     end_turn(s)
