@@ -93,6 +93,15 @@ def _check_read(count: int) -> None:
 #: What asyncpg raises for a value that cannot be sent as its column's type (an integer
 #: beyond 64 bits): the client-side ``DataError``, not SQLSTATE class 22's of the same name.
 _ClientDataError: type[Exception] = asyncpg.exceptions._base.DataError
+#: What the driver raises when the database cannot be reached or used: an error of the server,
+#: a lost connection, an unreachable server, a driver in a broken state (the store is
+#: unavailable: 503 with Retry-After).
+DATABASE_ERRORS = (
+    asyncpg.PostgresError,
+    asyncpg.InterfaceError,
+    asyncpg.InternalClientError,
+    OSError,
+)
 
 
 @asynccontextmanager
@@ -115,12 +124,7 @@ async def _wrapped() -> AsyncIterator[None]:
     except (_ClientDataError, asyncpg.DataError) as exc:
         log.info("the database refused a value: %s: %s", type(exc).__name__, exc)
         raise StoreValueRefused("a value of the request is out of the range the log holds") from exc
-    except (
-        asyncpg.PostgresError,
-        asyncpg.InterfaceError,
-        asyncpg.InternalClientError,
-        OSError,
-    ) as exc:
+    except DATABASE_ERRORS as exc:
         log.warning("event store unavailable: %s: %s", type(exc).__name__, exc)
         raise StoreUnavailable() from exc
 

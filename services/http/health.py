@@ -27,6 +27,7 @@ from pydantic import BaseModel, Field
 from ledger.errors import RetryLater
 from services.eventlog import StoreUnavailable
 from services.eventlog.migrate import head_revision
+from services.eventlog.store import DATABASE_ERRORS
 from services.http.endpoints import Endpoint
 from services.http.pool import POOL
 
@@ -36,12 +37,6 @@ Check = Callable[[web.Application], Awaitable[str | None]]
 CHECK_TIMEOUT = 3.0
 #: Seconds a client should wait before asking again when not ready.
 NOT_READY_RETRY = 5
-DATABASE_ERRORS = (
-    asyncpg.PostgresError,
-    asyncpg.InterfaceError,
-    asyncpg.InternalClientError,
-    OSError,
-)
 
 
 @dataclass(frozen=True, slots=True)

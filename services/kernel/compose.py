@@ -16,11 +16,11 @@ import sys
 import urllib.parse
 from collections.abc import Awaitable, Callable, Sequence
 
-import asyncpg
 from aiohttp import web
 
 from ledger.manifest import LeagueManifest
 from services.eventlog import StoreUnavailable
+from services.eventlog.store import DATABASE_ERRORS
 from services.http.apps import POOL, Service, new_app, pool_context
 from services.http.metrics import Figure, add_figures, sql_figure
 from services.http.openapi import openapi_document, render
@@ -90,12 +90,7 @@ async def health(request: web.Request) -> web.Response:
     """200 when the server answers and its database does; a 503 problem otherwise."""
     try:
         await request.app[POOL].fetchval("SELECT 1")
-    except (
-        asyncpg.PostgresError,
-        asyncpg.InterfaceError,
-        asyncpg.InternalClientError,
-        OSError,
-    ) as exc:
+    except DATABASE_ERRORS as exc:
         log.warning("health check: the database does not answer: %s: %s", type(exc).__name__, exc)
         raise StoreUnavailable("the service is unavailable: its database does not answer") from None
     return web.json_response({"status": "ok"})
