@@ -67,19 +67,21 @@ def call(argv: Sequence[str], *, passphrase: str = "", stdin: str = "") -> Answe
         kept = sys.stdin
         sys.stdin = io.TextIOWrapper(io.BytesIO(stdin.encode("utf-8")), encoding="utf-8")
         token = HANDED_PASSPHRASE.set(passphrase)
+        failure: Exception | None = None
         try:
             with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
                 try:
                     status = cz.main(list(args))
                 except SystemExit as exc:  # a usage error
                     status = exc.code if isinstance(exc.code, int) else 2
-                except Exception:
-                    log.exception("cz %s failed", args[0] if args else "")
+                except Exception as exc:  # a bug: logged (to the real stderr), said in a line
+                    failure, status = exc, 1
                     err.write(f"cz: cz {args[0] if args else ''} failed unexpectedly\n")
-                    status = 1
         finally:
             HANDED_PASSPHRASE.reset(token)
             sys.stdin = kept
+    if failure is not None:
+        log.error("cz %s failed", args[0] if args else "", exc_info=failure)
     return Answer(args, status, out.getvalue(), err.getvalue())
 
 
