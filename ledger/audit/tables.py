@@ -27,7 +27,7 @@ from datetime import datetime
 from typing import Protocol
 
 from ledger.api.logs import FeedEvent
-from ledger.audit.facts import AuditFailure
+from ledger.audit.facts import AuditFailure, _public
 from ledger.audit.state import _Log
 from ledger.checkpoint import Checkpoint
 from ledger.errors import LedgerError
@@ -129,7 +129,7 @@ class TablesChecker:
             request = body.request
             if body.table in self.tables:
                 raise _Wrong(f"table {body.table} is opened twice")
-            request.verify(PublicKey.from_text(request.player))
+            request.verify(_public(request.player))
             manifest.check_addressed(
                 "tables service", "the open request", request.league, request.manifest
             )
@@ -150,7 +150,7 @@ class TablesChecker:
             if table.dealt is not None:
                 raise _Wrong(f"table {body.table} is dealt twice")
             self._signed_by(player, seed.player, body.table)
-            seed.verify(PublicKey.from_text(seed.player))
+            seed.verify(_public(seed.player))
             manifest.check_addressed("tables service", "the seed", seed.league, seed.manifest)
             if seed.table != body.table or seed.commitment != table.opened.commitment:
                 raise _Wrong(f"table {body.table}'s seed answers another table or commitment")
@@ -161,7 +161,7 @@ class TablesChecker:
         if isinstance(body, MovePlayed):
             move = body.request
             self._signed_by(player, move.player, body.table)
-            move.verify(PublicKey.from_text(move.player))
+            move.verify(_public(move.player))
             manifest.check_addressed("tables service", "the move", move.league, move.manifest)
             if move.table != body.table or move.ply != body.ply or body.ply != table.ply:
                 raise _Wrong(
