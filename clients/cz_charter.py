@@ -42,7 +42,7 @@ from game.charter.errors import IllegalActionError
 from game.charter.records import Record, opening
 from game.charter.search import CharterAI
 from game.charter.state import CARD_ITEM, CONSEQUENCE, PHASE_NAMES, RESERVE_ITEM
-from ledger.errors import DecodeError, SchemaError, SizeLimitError
+from ledger.errors import DecodeError, SchemaError
 from ledger.wire import parse_json
 
 #: The largest deck, charter or record file read.
@@ -50,14 +50,9 @@ MAX_FILE_BYTES = 1 << 20
 
 
 def _read_json(path: str, what: str) -> Any:
-    try:
-        with Path(path).open("rb") as f:
-            raw = f.read(MAX_FILE_BYTES + 1)
-    except OSError as exc:
-        raise DecodeError(f"cannot read {path}: {exc.strerror}") from None
-    if len(raw) > MAX_FILE_BYTES:
-        raise SizeLimitError(f"a {what} is at most {MAX_FILE_BYTES} bytes")
-    return parse_json(raw, what=f"the {what} {path}")
+    from clients.wallet import read_bounded
+
+    return parse_json(read_bounded(path, MAX_FILE_BYTES, what), what=f"the {what} {path}")
 
 
 def _is_file(text: str) -> bool:

@@ -28,7 +28,7 @@ from game.window.records import replay as whole_replay
 from game.window.scoring import Verdict
 from game.window.state import CHANCE, State
 from ledger.catalog import BY_NAME, SET_RARITY, CardSet
-from ledger.errors import DecodeError, SizeLimitError
+from ledger.errors import DecodeError
 from ledger.wire import parse_json
 
 #: The player's guide: one heading per book section and per card.
@@ -272,16 +272,12 @@ def verdict_lines(state: State, seats: tuple[str, str]) -> list[str]:
 def read_record(path: str) -> Any:
     """The JSON document in the record file ``path`` (``-``: stdin), at most
     :data:`MAX_RECORD_BYTES`."""
+    from clients.wallet import bounded, read_bounded
+
     if path == "-":
-        raw = sys.stdin.buffer.read(MAX_RECORD_BYTES + 1)
+        raw = bounded(sys.stdin.buffer.read(MAX_RECORD_BYTES + 1), MAX_RECORD_BYTES, "record")
     else:
-        try:
-            with Path(path).open("rb") as f:
-                raw = f.read(MAX_RECORD_BYTES + 1)
-        except OSError as exc:
-            raise DecodeError(f"cannot read {path}: {exc.strerror}") from None
-    if len(raw) > MAX_RECORD_BYTES:
-        raise SizeLimitError(f"a record is at most {MAX_RECORD_BYTES} bytes")
+        raw = read_bounded(path, MAX_RECORD_BYTES, "record")
     return parse_json(raw, what=f"the record {path}")
 
 

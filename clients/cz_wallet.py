@@ -20,6 +20,7 @@ from clients.wallet import (
     WalletError,
     WalletHome,
     ascii_text,
+    bounded,
     read_ascii,
     read_code,
     seal,
@@ -103,8 +104,8 @@ def save(args: argparse.Namespace) -> int:
 def read_text(source: str, limit: int, what: str) -> str:
     """A file's text (``-`` for stdin), at most ``limit`` bytes of ASCII."""
     if source == "-":
-        raw = sys.stdin.buffer.read(limit + 1)
-        return ascii_text(raw, limit, what, f"the {what} on stdin is not ASCII text")
+        raw = bounded(sys.stdin.buffer.read(limit + 1), limit, what)
+        return ascii_text(raw, f"the {what} on stdin is not ASCII text")
     if what == "save code":
         return read_code(Path(source))
     return read_ascii(source, limit, what)

@@ -608,19 +608,30 @@ def read_code(path: Path) -> str:
 def read_ascii(source: str | Path, limit: int, what: str) -> str:
     """The text of the file ``source``, read no further than ``limit`` bytes of ASCII (a
     ``what`` names it in the refusals)."""
+    raw = read_bounded(source, limit, what)
+    return ascii_text(raw, f"{source} is not a {what} (not ASCII text)")
+
+
+def read_bounded(source: str | Path, limit: int, what: str) -> bytes:
+    """The bytes of the file ``source``, read no further than ``limit`` (:class:`DecodeError`
+    when it cannot be read, :class:`SizeLimitError` past ``limit``: a ``what`` names it)."""
     try:
         with Path(source).open("rb") as f:
             raw = f.read(limit + 1)
     except OSError as exc:
         raise DecodeError(f"cannot read {source}: {exc.strerror}") from None
-    return ascii_text(raw, limit, what, f"{source} is not a {what} (not ASCII text)")
+    return bounded(raw, limit, what)
 
 
-def ascii_text(raw: bytes, limit: int, what: str, not_ascii: str) -> str:
-    """``raw`` (read up to ``limit`` + 1 bytes) as text: :class:`SizeLimitError` past
-    ``limit``, :class:`DecodeError` with the line ``not_ascii`` unless it is ASCII."""
+def bounded(raw: bytes, limit: int, what: str) -> bytes:
+    """``raw``, read up to ``limit`` + 1 bytes: :class:`SizeLimitError` past ``limit``."""
     if len(raw) > limit:
         raise SizeLimitError(f"a {what} is at most {limit} bytes")
+    return raw
+
+
+def ascii_text(raw: bytes, not_ascii: str) -> str:
+    """``raw`` as text: :class:`DecodeError` with the line ``not_ascii`` unless it is ASCII."""
     try:
         return raw.decode("ascii")
     except UnicodeDecodeError:
