@@ -11,6 +11,7 @@ from ledger.errors import (
     KeyFormatError,
     MoveReplayed,
     OutOfTurn,
+    RateLimited,
     StaleRequest,
     UnknownKindError,
     UnknownTable,
@@ -23,12 +24,14 @@ from services.eventlog import EventStore
 from services.http.endpoints import Endpoint
 from services.kernel.compose import compose
 from services.kernel.host import Running, ServiceSpec, Shell
+from services.kernel.ratelimit import SourceBuckets, source_of
 from services.kernel.settings import LeagueSettings
 from services.tables.playing import Tables, Writer
 
 TABLES = web.AppKey("tables", Tables)
 TABLES_LOG = web.AppKey("tables_log", EventStore)
 WRITER = web.AppKey("tables_writer", Writer)
+SOURCES = web.AppKey("table_sources", SourceBuckets)
 
 #: What every signed table request may be refused for.
 SIGNED = (
@@ -42,6 +45,8 @@ SIGNED = (
 
 
 async def open_table(request: web.Request, body: TableOpen) -> TableView:
+    # The source's bucket first: every table costs the service its opponent's thinking.
+    await request.app[SOURCES].spend(source_of(request.remote), 1)
     return await request.app[WRITER].submit(body)
 
 
@@ -65,13 +70,16 @@ ENDPOINTS = (
         open_table,
         TableView,
         body=TableOpen,
-        problems=SIGNED,
+        problems=(*SIGNED, RateLimited),
         max_body=MAX_REQUEST_BODY_BYTES,
         description=(
             "Takes a table-open request signed by the player's ledger key (docs/formats.md, "
             "\"Witnessed tables\"). The table's id is 16 bytes of the request's hash; the "
             "table-opened event publishes the service's commitment to its secret before the "
-            "player brings its seed. The same request again answers the same table."
+            "player brings its seed. The same request again answers the same table. Tables "
+            "opened per source (an IPv4 /24 or IPv6 /56) are limited as stamps are, at the "
+            "manifest's source_prints_per_minute in bursts of source_prints_burst (429 "
+            "rate-limited with Retry-After)."
         ),
     ),
     Endpoint(
@@ -128,6 +136,7 @@ async def open_tables(shell: Shell) -> Running:
     tables = Tables(shell.manifest, shell.key, shell.store)
     shell.app[TABLES] = tables
     shell.app[WRITER] = writer = Writer(tables)
+    shell.app[SOURCES] = shell.buckets("tables", what="tables")
     return Running(close=(writer.close,))
 
 

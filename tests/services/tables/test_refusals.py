@@ -4,13 +4,19 @@ move the rules forbid (docs/formats.md, "Witnessed tables")."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+import aiohttp
 from aiohttp.test_utils import TestServer
 
 from ledger.keys import SigningKey
-from ledger.tables import TableMove, table_stream
+from ledger.tables import TableMove, TableOpen, table_stream
 from services.kernel.settings import LeagueSettings
 from services.tables.app import TABLES_LOG
-from tests.harness.tables import player_at
+from tests.harness.founding import TEST_POLICIES
+from tests.harness.ports import free_port
+from tests.harness.serving import closing
+from tests.harness.tables import player_at, serve
 
 
 async def test_forged_out_of_turn_replayed_and_illegal_moves_are_refused(
@@ -54,3 +60,25 @@ async def test_forged_out_of_turn_replayed_and_illegal_moves_are_refused(
     unknown = player.move_request(0, legal).body() | {"table": "0" * 32}
     answer = await player.post("/tables/move", TableMove.sign(player.key, **unknown).to_wire())
     assert (answer.status, answer.problem) == (404, "unknown-table")
+
+
+async def test_tables_opened_per_source_are_limited(
+    make_settings: Callable[..., LeagueSettings],
+) -> None:
+    """At a burst of one table a source, its second table is 429 rate-limited, Retry-After
+    named."""
+    policies = TEST_POLICIES.model_copy(
+        update={"source_prints_per_minute": 1, "source_prints_burst": 1}
+    )
+    settings = make_settings(policies=policies).model_copy(update={"port": free_port()})
+    async with closing(await serve(settings)) as server:
+        player = player_at(settings, server)
+        await player.open("clerk-1")
+        request = player.signed(TableOpen, request_id="second-table", venue="clerk-1")
+        async with (
+            aiohttp.ClientSession() as session,
+            session.post(player.url + "/tables/open", json=request.to_wire()) as response,
+        ):
+            assert response.status == 429
+            assert int(response.headers["Retry-After"]) >= 1
+            assert (await response.json())["type"] == "/problems/rate-limited"
