@@ -16,7 +16,7 @@ from aiohttp import web
 from clients.web.security import Guard, guarded
 
 if TYPE_CHECKING:
-    from clients.web.booths import Confirm
+    from clients.web.booths import Confirm, Job
     from clients.web.tables import Drill, Sitting
 
 #: The only address ``cz web`` listens on.
@@ -27,11 +27,13 @@ STATIC = Path(__file__).parent / "static"
 @dataclass(slots=True)
 class Web:
     """One launch's state, in this process only: the guard, the passphrase once unlocked,
-    the confirmations shown and not yet clicked, the table being played, the drills shown."""
+    the confirmations shown and not yet clicked, the signings under way, the table being
+    played, the drills shown."""
 
     guard: Guard = field(default_factory=Guard)
     passphrase: str = ""
     confirms: dict[str, Confirm] = field(default_factory=dict)
+    jobs: dict[str, Job] = field(default_factory=dict)
     sitting: Sitting | None = None
     drills: dict[str, Drill] = field(default_factory=dict)
     #: One move at the table at a time (two tabs, or a double click, never interleave).

@@ -21,7 +21,7 @@ from typing import Any
 from aiohttp import web
 
 from clients.web.app import Web, state
-from clients.web.calls import Answer, run
+from clients.web.calls import Answer, Watched, run
 from clients.web.render import page
 
 routes = web.RouteTableDef()
@@ -45,6 +45,16 @@ class Confirm:
     stdin: str = ""
     #: A slip is written: shown in a box to copy.
     slip: bool = False
+
+
+@dataclass(slots=True)
+class Job:
+    """A confirmed signing under way (the league asked, a proof of work paid): the command's
+    task and its progress, shown by ``/jobs/ID`` until it answers, then its outcome."""
+
+    confirm: Confirm
+    progress: Watched
+    task: asyncio.Task[Answer]
 
 
 def _see(location: str) -> web.Response:
@@ -455,8 +465,31 @@ async def confirmed(request: web.Request) -> web.Response:
             refusal="no such confirmation (already signed, or shown before a Lock); "
             "nothing was signed",
         )
-    answer = await cz(request, *confirm.argv, stdin=confirm.stdin)
-    return _result(request, confirm.title, answer, slip=confirm.slip, back="/vault")
+    launch = state(request)
+    progress = Watched()
+    task = asyncio.create_task(
+        run(confirm.argv, passphrase=launch.passphrase, stdin=confirm.stdin, progress=progress)
+    )
+    while len(launch.jobs) >= MAX_CONFIRMS:
+        launch.jobs.pop(next(iter(launch.jobs)))
+    ident = secrets.token_urlsafe(16)
+    launch.jobs[ident] = Job(confirm, progress, task)
+    return _see(f"/jobs/{ident}")
+
+
+@routes.get("/jobs/{ident}")
+async def job(request: web.Request) -> web.Response:
+    """A signing under way, with cz's own progress (the proof of work), the page reloading
+    itself each second; once answered, its outcome."""
+    found = state(request).jobs.get(request.match_info["ident"])
+    if found is None:
+        return _show(request, "refused.html", status=404, title="Working", refusal="no such job")
+    if not found.task.done():
+        return _show(
+            request, "job.html", title=found.confirm.title, progress=found.progress.progress
+        )
+    answer = found.task.result()
+    return _result(request, found.confirm.title, answer, slip=found.confirm.slip, back="/vault")
 
 
 # -- Provenance -----------------------------------------------------------------------------

@@ -56,13 +56,40 @@ class Answer:
         return json.loads(self.out)
 
 
-def call(argv: Sequence[str], *, passphrase: str = "", stdin: str = "") -> Answer:
-    """``cz ARGV`` in this process; ``passphrase`` handed to it ("": the wallet is locked)."""
+class Watched(io.StringIO):
+    """A command's stderr as a terminal would be: cz draws its progress bar there (a line
+    that starts with a carriage return, redrawn in place), kept here as :attr:`progress` for
+    the page that waits on the command; everything else is kept as written."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.progress = ""
+
+    def isatty(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        if text.startswith("\r"):
+            self.progress = text.strip()
+            return len(text)
+        return super().write(text)
+
+
+def call(
+    argv: Sequence[str],
+    *,
+    passphrase: str = "",
+    stdin: str = "",
+    progress: Watched | None = None,
+) -> Answer:
+    """``cz ARGV`` in this process; ``passphrase`` handed to it ("": the wallet is locked);
+    its progress bar drawn into ``progress`` if given."""
     from clients import cz
     from clients.cz_session import HANDED_PASSPHRASE
 
     args = tuple(argv)
-    out, err = io.StringIO(), io.StringIO()
+    out = io.StringIO()
+    err: io.StringIO = progress if progress is not None else io.StringIO()
     with _ONE_AT_A_TIME:
         kept = sys.stdin
         sys.stdin = io.TextIOWrapper(io.BytesIO(stdin.encode("utf-8")), encoding="utf-8")
@@ -85,9 +112,17 @@ def call(argv: Sequence[str], *, passphrase: str = "", stdin: str = "") -> Answe
     return Answer(args, status, out.getvalue(), err.getvalue())
 
 
-async def run(argv: Sequence[str], *, passphrase: str = "", stdin: str = "") -> Answer:
+async def run(
+    argv: Sequence[str],
+    *,
+    passphrase: str = "",
+    stdin: str = "",
+    progress: Watched | None = None,
+) -> Answer:
     """:func:`call` on a worker thread."""
-    return await asyncio.to_thread(call, argv, passphrase=passphrase, stdin=stdin)
+    return await asyncio.to_thread(
+        call, argv, passphrase=passphrase, stdin=stdin, progress=progress
+    )
 
 
 def with_wallet(work: Callable[[], T], *, passphrase: str) -> T:

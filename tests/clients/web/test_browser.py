@@ -118,7 +118,9 @@ async def sign(browser: Browser, form: str, shot: str | None = None) -> tuple[st
     assert "to:" in said
     if shot:
         await browser.screenshot(shot)
-    await click(browser, "#sign")
+    assert (await click(browser, "#sign")).startswith("/jobs/")
+    while await browser.js("!!document.querySelector('#working')"):  # it reloads itself
+        await loaded(browser, lambda: asyncio.sleep(0))
     outcome = await text(browser, "#outcome") or await text(browser, "#refusal")
     return said, outcome
 
