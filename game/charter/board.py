@@ -213,13 +213,11 @@ def _add_static(
 def leave(s: State, card: int, pile: int) -> None:
     """``card`` leaves the board (or the stack) for its owner's hand or discard pile
     (Control and ownership: a card that leaves play goes to its owner's pile)."""
-    from game.charter.effects import queue_triggers
-
     was_board = s.place[card] == BOARD
     if was_board:
         s.board.remove(card)
         free_bonded(s, card)
-        queue_triggers(s, card, "leaves")
+        _effects.queue_triggers(s, card, "leaves")
     owner = s.owner[card]
     s.place[card] = pile
     (s.hands if pile == HAND else s.discards)[owner].append(card)
@@ -342,3 +340,8 @@ def take_control(s: State, card: int, seat: int) -> None:
         s.bond[card] = FREE
     s.free_ctrl[card] = seat
     s.dirty = True
+
+
+# A card leaving fires its triggers (game.charter.effects, which imports this module: its
+# functions are looked up when called, never while either module is still loading).
+from game.charter import effects as _effects  # noqa: E402

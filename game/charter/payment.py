@@ -106,8 +106,11 @@ def resources(s: State, payer: int) -> list[int]:
     for c in s.board:
         made = produces[c]
         if made and ctrl[c] == payer and not committed[c]:
-            for identity in made:
-                have[identity] += 1
+            if len(made) == 1:
+                have[made[0]] += 1
+            else:
+                for identity in made:
+                    have[identity] += 1
     return have
 
 
@@ -197,9 +200,7 @@ def advance(s: State, pending: tuple[Any, ...]) -> None:
             return
         break
     s.pending = None
-    from game.charter.turns import after_payment
-
-    after_payment(s, payer, then)
+    _turns.after_payment(s, payer, then)
 
 
 def _resource_options(
@@ -294,3 +295,8 @@ def choose(s: State, what: str, x: int) -> None:
         destroy(s, x)
         consume = consume[1:]
     advance(s, (P_PAY, payer, need, additional, consume, source, then))
+
+
+# A paid price hands back to the flow of play (game.charter.turns, which imports this module:
+# its functions are looked up when called, never while either module is still loading).
+from game.charter import turns as _turns  # noqa: E402

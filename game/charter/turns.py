@@ -289,6 +289,12 @@ def _silent(s: State, p: int) -> bool:
             for a in tables.terms[b]:
                 sel = a.target
                 assert sel is not None
+                # As in priority_actions: only a term reaching p's hand (C-25; a hand holds
+                # its owner's cards) can name a card there.
+                if sel.zone != "hand" or (
+                    sel.controller != ANY and (reader == p) != (sel.controller == YOU)
+                ):
+                    continue
                 mask, types = sel.types, tables.type
                 for c in hand:
                     if mask >> types[c] & 1 and matches(s, sel, c, reader):
