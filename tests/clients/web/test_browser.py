@@ -269,6 +269,7 @@ async def test_from_cz_web_to_a_notarized_trade_by_clicks(
         await fill(browser, "#league-set input[name=url]", served.url)
         await click(browser, "#league-set button")
         await browser.open(f"{base_b}/exchange")
+        await browser.screenshot("exchange")
         card_b = await value(browser, "#my-card")
         address_b = await text(browser, "#address")
         assert address_b in card_b or card_b.startswith("-----BEGIN")
