@@ -22,7 +22,7 @@ _FROM_URL = bytes.maketrans(b"-_", b"+/")
 
 #: The one text form of 32 and of 64 bytes in unpadded base64url (keys and hashes; signatures):
 #: every character of the alphabet, the last one's unused low bits zero (2 of 32 bytes' 258
-#: bits, 4 of 64 bytes' 516). A text either matches is canonical; checked this way it costs
+#: bits, 4 of 64 bytes' 516). A text that either matches is canonical; checked this way it costs
 #: a tenth of a decode and its encoding back.
 _CANONICAL_B64URL = {
     32: re.compile(r"[A-Za-z0-9_-]{42}[AEIMQUYcgkosw048]"),
