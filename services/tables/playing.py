@@ -200,8 +200,8 @@ class Deciding:
     rows: dict[str, TableRow]
     events: list[NewEvent] = field(default_factory=list)
     changes: TablesChanges = field(default_factory=TablesChanges)
-    #: Tables dealt in this transaction (kept in play once it commits).
-    dealt: dict[str, WitnessedTable] = field(default_factory=dict)
+    #: The tables in play, by id: those read under the lock, and those dealt here.
+    playing: dict[str, WitnessedTable] = field(default_factory=dict)
 
     def decide(self, request: Request) -> TableView | LedgerError:
         try:
@@ -267,7 +267,7 @@ class Deciding:
         kind, hands, market = played.deal()
         deal = Deal.from_wire({"table": kind, "hands": hands, "market": market})
         row = self._append(row.table_id, TableDealt(table=row.table_id, request=request, deal=deal))
-        self.dealt[row.table_id] = played
+        self.playing[row.table_id] = played
         self.tables.keep(row.table_id, played)
         return self.tables.view(row, played)
 
@@ -287,7 +287,7 @@ class Deciding:
                 f"table {row.table_id} is at ply {row.plies}, not {request.ply}: it waits for "
                 f"the move at ply {row.plies}"
             )
-        played = self.dealt.get(row.table_id) or self.tables.live[row.table_id]
+        played = self.playing[row.table_id]
         elapsed = (self.now - row.last_at).total_seconds() if played.drilling else None
         try:
             taken = played.play(request.action, elapsed)
@@ -317,18 +317,22 @@ async def play_group(tables: Tables, group: Sequence[Request]) -> list[TableView
     wanted = [r.table_id() if isinstance(r, TableOpen) else r.table for r in group]
     moved = [r.table for r in group if isinstance(r, TableMove)]
 
-    async def read(locked: Locked) -> dict[str, TableRow]:
+    async def read(locked: Locked) -> tuple[dict[str, TableRow], dict[str, WitnessedTable]]:
         rows = await read_rows(locked.tx, wanted)
+        playing = {}
         for table in moved:
             row = rows.get(table)
-            if row is not None and row.status == "dealt":
-                await tables.in_play(row)
-        return rows
+            dealt = row is not None and row.status == "dealt"
+            played = await tables.in_play(row) if row is not None and dealt else None
+            if played is not None:
+                playing[table] = played
+        return rows, playing
 
     def decide(
-        locked: Locked, rows: dict[str, TableRow]
+        locked: Locked, read: tuple[dict[str, TableRow], dict[str, WitnessedTable]]
     ) -> tuple[Deciding, list[TableView | LedgerError]]:
-        deciding = Deciding(tables, locked.now, locked.next_seq, rows)
+        rows, playing = read
+        deciding = Deciding(tables, locked.now, locked.next_seq, rows, playing=playing)
         return deciding, [deciding.decide(request) for request in group]
 
     try:
