@@ -170,12 +170,11 @@ def resolve_damage(s: State) -> None:
     """All combat damage at once: each receiver's share from each source, less its resilience
     (ruling C-16); unblocked attackers on a player strike them (an exposed player is then
     defeated, Defense and defeat)."""
-    from game.charter.turns import defeat
-
     shares: dict[tuple[int, int], int] = {}
-    for source, receiver in s.assigned:
-        if s.place[source] == BOARD and s.place[receiver] == BOARD:
-            shares[(source, receiver)] = shares.get((source, receiver), 0) + 1
+    place, get = s.place, shares.get
+    for pair in s.assigned:  # (source, receiver)
+        if place[pair[0]] == BOARD and place[pair[1]] == BOARD:
+            shares[pair] = get(pair, 0) + 1
     blocked = set(s.blocked)  # an attacker blocked stays blocked (C-24)
     hit_players = {
         t
@@ -190,5 +189,10 @@ def resolve_damage(s: State) -> None:
     s.dirty = True
     for seat in sorted(hit_players):
         if s.alive[seat] and s.exposed(seat):
-            defeat(s, seat)
+            _turns.defeat(s, seat)
     s.attackers, s.blocks, s.blocked, s.assigned = [], [], [], []
+
+
+# A defeat hands back to the flow of play (game.charter.turns, which imports this module: its
+# functions are looked up when called, never while either module is still loading).
+from game.charter import turns as _turns  # noqa: E402

@@ -384,25 +384,47 @@ def take(s: State, action: int, legal: tuple[int, ...] = ()) -> None:
     list is that one less the card's), then play on to the next decision."""
     kind, a, b = action & 31, action >> 5 & 255, action >> 13 & 255
     p = s.priority if s.pending is None else s.pending[1]  # current_player: the game is on
-    if kind == PASS:
-        do_pass(s)
-    elif kind in (KEEP, MULLIGAN):
-        _mulligan(s, p, kind == MULLIGAN)
+    if kind == ATTACK:
+        declare_attack(s, a, b, action >> 21 & 255)
+        if legal:
+            # attack_options less the attacker now committed: nothing else moved (Combat).
+            s._legal = tuple([x for x in legal if x >> 5 & 255 != a or x == ATTACKS_DONE])
     elif kind == PLAY:
         s.hands[p].remove(a)
         s.place[a] = STACK
         s.ctrl[a] = p
         begin(s, p, s.defs[a].price, a, ("card", a, b - 1))
-    elif kind == PRODUCE:
-        choose(s, "produce", a)
+    elif kind == ATTACKS_DONE:
+        s.pending = None
+        if s.attackers:
+            attacks_declared(s)
+            s.step = AFTER_ATTACKS
+            open_window(s)
+        else:
+            _to_end_phase(s)
+    elif kind == PASS:
+        do_pass(s)
     elif kind == USE:
         ref, ability = abilities_of(s, a)[b]
         item = RESERVE_ITEM if ability.speed == RESERVE_SPEED else ABILITY_ITEM
         begin(s, p, ability.price, a, ("ability", item, a, ref, (action >> 21 & 255) - 1))
-    elif kind == PAY:
-        choose(s, "pay", a)
-    elif kind == CONSUME:
-        choose(s, "consume", a)
+    elif kind == BLOCK:
+        s.blocks.append((a, b))
+        if b not in s.blocked:
+            s.blocked.append(b)
+        if legal:
+            # block_options less the blocker now busy (C-15): nothing else moved.
+            s._legal = tuple([x for x in legal if x >> 5 & 255 != a or x == BLOCKS_DONE])
+    elif kind == BLOCKS_DONE:
+        _next_defender(s, s.pending[2] if s.pending else ())
+    elif kind == PRODUCE:
+        choose(s, "produce", a)
+    elif kind == DEAL:
+        deal_point(s, b)
+        if s.pending is None:
+            _after_damage(s)
+    elif kind in (KEEP, MULLIGAN):
+        _mulligan(s, p, kind == MULLIGAN)
     elif kind == UPKEEP:
         obligation = s.defs[a].maintenance
         assert obligation is not None
@@ -412,32 +434,10 @@ def take(s: State, action: int, legal: tuple[int, ...] = ()) -> None:
         assert s.pending is not None
         queue_consequence(s, a)  # Maintenance: the unpaid obligation triggers its consequence
         _upkeep_done(s, p, a, s.pending[2])
-    elif kind == ATTACK:
-        declare_attack(s, a, b, action >> 21 & 255)
-        if legal:
-            # attack_options less the attacker now committed: nothing else moved (Combat).
-            s._legal = tuple(x for x in legal if x >> 5 & 255 != a or x == ATTACKS_DONE)
-    elif kind == ATTACKS_DONE:
-        s.pending = None
-        if s.attackers:
-            attacks_declared(s)
-            s.step = AFTER_ATTACKS
-            open_window(s)
-        else:
-            _to_end_phase(s)
-    elif kind == BLOCK:
-        s.blocks.append((a, b))
-        if b not in s.blocked:
-            s.blocked.append(b)
-        if legal:
-            # block_options less the blocker now busy (C-15): nothing else moved.
-            s._legal = tuple(x for x in legal if x >> 5 & 255 != a or x == BLOCKS_DONE)
-    elif kind == BLOCKS_DONE:
-        _next_defender(s, s.pending[2] if s.pending else ())
-    elif kind == DEAL:
-        deal_point(s, b)
-        if s.pending is None:
-            _after_damage(s)
+    elif kind == PAY:
+        choose(s, "pay", a)
+    elif kind == CONSUME:
+        choose(s, "consume", a)
     elif kind == UNSUPPORT:
         s.pending = None
         destroy(s, a)  # Construction: the rest are destroyed as unsupported
