@@ -6,7 +6,10 @@ and pinned, a clerk's table played to its close (settled, recorded and replayed 
 the No-Go drill reproduced before its timer closes (IV.4), the unstamped prints presented for
 stamping, notes claimed, a single bought with notes, a second player's key struck, its ledger
 card copied, a slip endorsed to it and imported there, the print's provenance checked, the
-same slip refused the second time; and a cross-site form posted into the page refused.
+same slip refused the second time, a second device (a save code written before the slip)
+refused before it signs and synced, a third player's Import of the print signed away twice
+(from a terminal, offline) refused with the fraud proof shown; and a cross-site form posted
+into the page refused.
 Screenshots are kept (``$CZ_ARTIFACTS/web``, default ``test-artifacts/web``)."""
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import contextlib
 import json
 import os
 import re
+import subprocess
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
@@ -58,6 +62,21 @@ async def cz_web(home: Path) -> AsyncIterator[str]:
             process.terminate()
         await process.wait()
         log.close()
+
+
+def terminal(home: Path, *args: str, stdin: str) -> str:
+    """``cz ARGS`` typed in a terminal of the wallet in ``home``: its stdout."""
+    env = {
+        **clean_env(os.environ),
+        "CZ_HOME": str(home),
+        "CZ_KDF": "minimum",
+        "CZ_PASSPHRASE": PASSPHRASE,
+    }
+    done = subprocess.run(
+        [str(CZ), *args], input=stdin, env=env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
 
 
 async def loaded(browser: Browser, act: Callable[[], Awaitable[Any]]) -> str:
@@ -327,6 +346,34 @@ async def test_from_cz_web_to_a_notarized_trade_by_clicks(
             await click(browser, "#sync button")
             await done(browser)
             assert f"{serial} left this wallet" in await text(browser, "#said")
+            # A third device of A's signs it anyway, from a terminal without asking the
+            # notary (cz send --offline), to a third player, C, in a cz web of their own:
+            # C's Import is refused and shows the fraud proof convicting A's key, kept.
+            async with cz_web(tmp_path / "c") as url_c:
+                base_c = url_c.split("/?")[0]
+                await browser.open(url_c)
+                await fill(browser, "#strike input[name=passphrase]", PASSPHRASE)
+                await fill(browser, "#strike input[name=again]", PASSPHRASE)
+                await click(browser, "#strike button")
+                await browser.open(f"{base_c}/topbar")
+                await fill(browser, "#league-set input[name=url]", served.url)
+                await click(browser, "#league-set button")
+                await browser.open(f"{base_c}/exchange")
+                card_c = await value(browser, "#my-card")
+                address_c = await text(browser, "#address")
+                terminal(tmp_path / "a3", "load", "-", stdin=saved)
+                twice = terminal(
+                    tmp_path / "a3", "send", "--offline", "--to", "-", serial, stdin=card_c
+                )
+                await fill(browser, "#import textarea[name=slip]", twice)
+                await click(browser, "#import button")
+                refusal = await text(browser, "#refusal")
+                assert "the notary recorded another endorsement first" in refusal
+                proofs = await text(browser, "#proofs")
+                assert f"{serial} was signed away twice at hop 1" in proofs
+                assert address_b in proofs
+                assert address_c in proofs
+                await browser.screenshot("import-fraud-proof")
 
         # A cross-site form (another port of this machine: the same site, so the browser
         # sends the cookie) posted to B's Lock: refused by the Origin check, B still unlocked.
