@@ -3,10 +3,12 @@ each request signed by the player's key, sent as JSON, answered as the service a
 
 from __future__ import annotations
 
+import json
 import secrets
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -18,6 +20,7 @@ from ledger.manifest import LeagueManifest
 from ledger.tables import TableMove, TableOpen, TableSeed
 from ledger.wire import hash_text
 from services.kernel.founding import load_manifest
+from services.kernel.keyring import key_path, read_key
 from services.kernel.settings import LeagueSettings
 from services.tables.app import create_app
 from tests.harness.ports import free_port
@@ -113,3 +116,41 @@ class Player:
 
 def player_at(settings: LeagueSettings, server: TestServer) -> Player:
     return Player(SigningKey.generate(), load_manifest(settings), str(server.make_url("")))
+
+
+def unenrolled(home: Path) -> LeagueManifest:
+    """The league in ``home`` as one founded before the tables service: its manifest signed
+    again by its root without the tables key (its id unchanged), the tables key file gone."""
+    manifest_path = home / "manifest.json"
+    manifest = LeagueManifest.from_wire(manifest_path.read_text(encoding="utf-8"))
+    root = read_key(home / "keys", "root")
+    fields = {k: v for k, v in manifest.body().items() if k not in ("kind", "tables")}
+    older = LeagueManifest.sign(root, **fields)
+    assert older.tables is None
+    assert older.hash_text() == manifest.hash_text()
+    manifest_path.write_text(json.dumps(older.to_wire(), indent=2) + "\n", encoding="utf-8")
+    key_path(home / "keys", "tables").unlink()
+    return older
+
+
+async def played_out(player: Player) -> dict[str, Any]:
+    """The player's table dealt and played to its close, the first legal action each time."""
+    answer = await player.seed()
+    assert answer.status == 200, answer
+    return await played_out_from(player, answer.body)
+
+
+async def played_out_from(player: Player, view: dict[str, Any]) -> dict[str, Any]:
+    """The player's table played from ``view`` to its close, the first legal action each
+    time, and each No-Go drill of the player's answered with the pattern shown (IV.4)."""
+    while view["waiting"] in ("move", "drill"):
+        drill = view["waiting"] == "drill"
+        action = view["drill"] if drill else view["legal"][0]
+        answer = await player.move(view["ply"], action)
+        assert answer.status == 200, answer
+        # A drill is judged on the service's clock (its outcome replays from the log's times).
+        expected = ("drill success", "drill failure") if drill else (action,)
+        assert answer.body["played"][0] in expected
+        view = answer.body
+    assert view["waiting"] == "closed"
+    return view

@@ -25,8 +25,7 @@ from ledger.merkle import leaf_hash
 from services.kernel.keyring import read_key
 from services.kernel.settings import LeagueSettings
 from tests.harness.mint import checkpoint_covering
-from tests.harness.tables import player_at
-from tests.services.tables.test_playing import played_out
+from tests.harness.tables import played_out, player_at
 
 
 def edited(event: FeedEvent, body: dict[str, Any], key: SigningKey | None) -> FeedEvent:

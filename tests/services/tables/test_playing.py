@@ -5,8 +5,6 @@ tables")."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from aiohttp.test_utils import TestServer
 
 from game.window.witnessed import replay_table
@@ -15,30 +13,7 @@ from ledger.events import body_as
 from ledger.tables import MovePlayed, TableDealt, TableOpened, commitment, reveals, table_stream
 from services.kernel.settings import LeagueSettings
 from services.tables.app import TABLES_LOG
-from tests.harness.tables import Player, player_at
-
-
-async def played_out(player: Player) -> dict[str, Any]:
-    """The player's table dealt and played to its close, the first legal action each time."""
-    answer = await player.seed()
-    assert answer.status == 200, answer
-    return await played_out_from(player, answer.body)
-
-
-async def played_out_from(player: Player, view: dict[str, Any]) -> dict[str, Any]:
-    """The player's table played from ``view`` to its close, the first legal action each
-    time, and each No-Go drill of the player's answered with the pattern shown (IV.4)."""
-    while view["waiting"] in ("move", "drill"):
-        drill = view["waiting"] == "drill"
-        action = view["drill"] if drill else view["legal"][0]
-        answer = await player.move(view["ply"], action)
-        assert answer.status == 200, answer
-        # A drill is judged on the service's clock (its outcome replays from the log's times).
-        expected = ("drill success", "drill failure") if drill else (action,)
-        assert answer.body["played"][0] in expected
-        view = answer.body
-    assert view["waiting"] == "closed"
-    return view
+from tests.harness.tables import played_out, player_at
 
 
 async def test_a_clerk_table_played_to_its_close(

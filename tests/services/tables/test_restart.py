@@ -11,8 +11,7 @@ from ledger.keys import SigningKey
 from services.kernel.founding import load_manifest
 from services.kernel.settings import LeagueSettings
 from tests.harness.served import GUARD_SECONDS, serve_child
-from tests.harness.tables import Player
-from tests.services.tables.test_playing import played_out_from
+from tests.harness.tables import Player, played_out_from
 
 
 async def test_a_table_continues_after_the_service_is_killed(settings: LeagueSettings) -> None:
