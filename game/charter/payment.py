@@ -41,20 +41,23 @@ def producers(s: State, payer: int, source: int, wanted: set[int] | None = None)
     """Uncommitted producers ``payer`` controls (of a ``wanted`` identity, if given); of two
     copies alike in every respect only the first is offered, the choice between them being
     none (C-26)."""
-    defs, ctrl, committed, name_id = s.defs, s.ctrl, s.committed, s.tables.name_id
+    produces, ctrl, committed = s.tables.produces, s.ctrl, s.committed
+    name_id = s.tables.name_id
     out = []
     names: set[int] = set()
     repeated = False
     for c in s.board:
-        d = defs[c]
-        if not d.produces or ctrl[c] != payer or committed[c]:
+        made = produces[c]
+        if not made or ctrl[c] != payer or committed[c]:
             continue  # a price that commits its source has committed it already (C-30)
-        if wanted is not None and wanted.isdisjoint(d.produces):
+        if wanted is not None and wanted.isdisjoint(made):
             continue
         out.append(c)
-        if name_id[c] in names:
+        k = name_id[c]
+        if k in names:
             repeated = True
-        names.add(name_id[c])
+        else:
+            names.add(k)
     if not repeated:
         return out
     marked = _marked(s)
@@ -75,7 +78,8 @@ def _marked(s: State) -> set[int]:
     """The board cards that differ from any copy by more than their printed card, where they
     stand and their counters: a card anchored or constructed on them, a release withheld, a
     reserve effect or trigger waiting on them, a stack item or a combat naming them."""
-    marked = {h for h in s.host if h >= 0}
+    marked = set(s.host)  # every host, and -1 for the cards with none
+    marked.discard(-1)
     marked.update(s.withheld)
     for item in s.stack:
         marked.add(item[1])

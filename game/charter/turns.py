@@ -360,7 +360,11 @@ def ability_choices(s: State, a: Ability, card: int, p: int) -> list[int]:
         found.remove(card)
     if a.keyword == "Attach":
         # Attach moves it to a new host, never one anchored beneath it (C-31).
-        found = [c for c in found if c != s.host[card] and not _beneath(s, c, card)]
+        host = s.host
+        if card in host:  # something stands on it: look beneath
+            found = [c for c in found if c != host[card] and not _beneath(s, c, card)]
+        elif host[card] in found:
+            found.remove(host[card])
     return found
 
 
