@@ -66,6 +66,12 @@ async def test_a_no_go_sets_the_drill_and_the_pattern_clicked_wins_it(
         after = await response.text()
     assert sitting.actions[moves] == "drill success"
     assert re.search(r"<strong>the drill</strong>: success after \d+\.\d s", after)
+    # Help at hand: a card's text, one click from the board.
+    card = re.search(r'<a href="/card\?name=([A-Za-z-]+)"', after)
+    assert card is not None
+    async with http.get(f"{url}/card?name={card[1]}", headers=headers) as response:
+        text = await response.text()
+    assert f"{card[1]}: cost " in html.unescape(text)
 
 
 async def test_a_wrong_pattern_fails_the_drill(launch: Web, http: aiohttp.ClientSession) -> None:
