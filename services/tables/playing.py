@@ -72,7 +72,24 @@ from services.tables.projection import PROJECTION, TableRow, TablesChanges, read
 
 log = logging.getLogger(__name__)
 
+
+@dataclass(frozen=True, slots=True)
+class Played:
+    """A move already played on the table in play (its opponent's replies searched before
+    the log's lock: :meth:`Writer.submit`), to be recorded if the table is still where it was
+    played from."""
+
+    request: TableMove
+    table: WitnessedTable
+    taken: tuple[str, ...]
+
+    @property
+    def player(self) -> str:
+        return self.request.player
+
+
 Request = TableOpen | TableSeed | TableMove
+Decided = Request | Played
 
 #: Most requests decided in one transaction, and waiting for the writer.
 MAX_GROUP = 64
@@ -203,9 +220,11 @@ class Deciding:
     #: The tables in play, by id: those read under the lock, and those dealt here.
     playing: dict[str, WitnessedTable] = field(default_factory=dict)
 
-    def decide(self, request: Request) -> TableView | LedgerError:
+    def decide(self, request: Decided) -> TableView | LedgerError:
         try:
-            self._addressed(request)
+            self._addressed(request.request if isinstance(request, Played) else request)
+            if isinstance(request, Played):
+                return self._move(request.request, request)
             if isinstance(request, TableOpen):
                 return self._open(request)
             if isinstance(request, TableSeed):
@@ -271,7 +290,7 @@ class Deciding:
         self.tables.keep(row.table_id, played)
         return self.tables.view(row, played)
 
-    def _move(self, request: TableMove) -> TableView:
+    def _move(self, request: TableMove, before: Played | None = None) -> TableView:
         row = self._row(request.table, request.player)
         if row.status == "opened":
             raise OutOfTurn(f"table {row.table_id} is not dealt yet: send the seed first")
@@ -287,12 +306,15 @@ class Deciding:
                 f"table {row.table_id} is at ply {row.plies}, not {request.ply}: it waits for "
                 f"the move at ply {row.plies}"
             )
-        played = self.playing[row.table_id]
-        elapsed = (self.now - row.last_at).total_seconds() if played.drilling else None
-        try:
-            taken = played.play(request.action, elapsed)
-        except LedgerError as exc:
-            raise IllegalMove(exc.diagnostics()) from None
+        if before is not None:  # played from this ply before the lock (checked just above)
+            played, taken = before.table, list(before.taken)
+        else:
+            played = self.playing[row.table_id]
+            elapsed = (self.now - row.last_at).total_seconds() if played.drilling else None
+            try:
+                taken = played.play(request.action, elapsed)
+            except LedgerError as exc:
+                raise IllegalMove(exc.diagnostics()) from None
         move = MovePlayed(
             table=row.table_id, ply=request.ply, request=request, actions=tuple(taken)
         )
@@ -312,9 +334,16 @@ class Deciding:
         return self.tables.view(self.rows[row.table_id], played, taken)
 
 
-async def play_group(tables: Tables, group: Sequence[Request]) -> list[TableView | LedgerError]:
+async def play_group(tables: Tables, group: Sequence[Decided]) -> list[TableView | LedgerError]:
     """Decide ``group`` in one transaction (the kernel's :func:`run_group`)."""
-    wanted = [r.table_id() if isinstance(r, TableOpen) else r.table for r in group]
+    wanted = [
+        r.table_id()
+        if isinstance(r, TableOpen)
+        else r.request.table
+        if isinstance(r, Played)
+        else r.table
+        for r in group
+    ]
     moved = [r.table for r in group if isinstance(r, TableMove)]
 
     async def read(locked: Locked) -> tuple[dict[str, TableRow], dict[str, WitnessedTable]]:
@@ -345,11 +374,19 @@ async def play_group(tables: Tables, group: Sequence[Request]) -> list[TableView
 
 
 class Writer:
-    """The tables service's one writer: requests wait here and are decided in groups."""
+    """The tables service's one writer: requests wait here and are decided in groups.
+
+    A move is played before it waits, whenever it can be (the table in play at the ply the
+    move names, no drill of the player's pending): the opponent's search then runs in a
+    worker thread while the log's lock is free for every other table, one move of a table at
+    a time in this process; the transaction records it only if the table is still at that
+    ply, and a move refused there leaves the table to be replayed from the log."""
 
     def __init__(self, tables: Tables) -> None:
         self.tables = tables
-        self.writer: GroupWriter[Request, TableView] = GroupWriter(
+        #: One lock per table with a move in this process, and how many moves hold or await it.
+        self.locks: dict[str, tuple[asyncio.Lock, list[int]]] = {}
+        self.writer: GroupWriter[Decided, TableView] = GroupWriter(
             self._group,
             units=lambda _: 1,
             max_group=MAX_GROUP,
@@ -357,13 +394,40 @@ class Writer:
             what="table requests",
         )
 
-    async def _group(self, group: Sequence[Request]) -> list[TableView | LedgerError]:
+    async def _group(self, group: Sequence[Decided]) -> list[TableView | LedgerError]:
         return await play_group(self.tables, group)
 
     async def submit(self, request: Request) -> TableView:
         """Verify ``request``'s signature, then wait for its group's decision."""
         verify(request)
-        return await self.writer.submit(request)
+        if not isinstance(request, TableMove):
+            return await self.writer.submit(request)
+        lock, users = self.locks.setdefault(request.table, (asyncio.Lock(), [0]))
+        users[0] += 1
+        try:
+            async with lock:
+                return await self._move(request)
+        finally:
+            users[0] -= 1
+            if not users[0]:
+                del self.locks[request.table]
+
+    async def _move(self, request: TableMove) -> TableView:
+        tables = self.tables
+        row = (await read_rows(tables.store, [request.table])).get(request.table)
+        ready = row is not None and row.status == "dealt" and row.player == request.player
+        played = await tables.in_play(row) if row is not None and ready else None
+        if played is None or played.drilling or row is None or request.ply != row.plies:
+            return await self.writer.submit(request)  # decided (or refused) under the lock
+        try:
+            taken = await asyncio.to_thread(played.play, request.action)
+        except LedgerError as exc:  # nothing taken: the table is as it was
+            raise IllegalMove(exc.diagnostics()) from None
+        try:
+            return await self.writer.submit(Played(request, played, tuple(taken)))
+        except BaseException:
+            tables.forget([request.table])  # played in memory, not recorded
+            raise
 
     async def close(self) -> None:
         await self.writer.close()

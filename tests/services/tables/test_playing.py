@@ -5,14 +5,19 @@ tables")."""
 
 from __future__ import annotations
 
+import asyncio
+import threading
+
+import pytest
 from aiohttp.test_utils import TestServer
 
-from game.window.witnessed import replay_table
+from game.window.witnessed import WitnessedTable, replay_table
 from ledger.encoding import decode_b64url
 from ledger.events import body_as
 from ledger.tables import MovePlayed, TableDealt, TableOpened, commitment, reveals, table_stream
 from services.kernel.settings import LeagueSettings
 from services.tables.app import TABLES_LOG
+from tests.harness.served import GUARD_SECONDS
 from tests.harness.tables import played_out, player_at
 
 
@@ -42,3 +47,36 @@ async def test_a_clerk_table_played_to_its_close(
     assert table.actions == view["actions"]
     assert table.verdict() == closing["verdict"]
     assert [list(c) for c in table.columns()] == closing["columns"]
+
+
+async def test_an_opponent_thinking_holds_up_no_other_table(
+    settings: LeagueSettings, server: TestServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The opponent's search for one table runs before that move waits for the log's lock:
+    while it is held (a hook around the table's play), another table opens and is dealt; once
+    released, the held move is recorded as played."""
+    thinking, other = player_at(settings, server), player_at(settings, server)
+    await thinking.open("clerk-1")
+    view = (await thinking.seed()).body
+    entered, gate = threading.Event(), threading.Event()
+    play = WitnessedTable.play
+
+    def held(table: WitnessedTable, text: str, elapsed: float | None = None) -> list[str]:
+        entered.set()
+        gate.wait(GUARD_SECONDS)
+        return play(table, text, elapsed)
+
+    monkeypatch.setattr(WitnessedTable, "play", held)
+    move = asyncio.create_task(thinking.move(view["ply"], view["legal"][0]))
+    try:
+        assert await asyncio.to_thread(entered.wait, GUARD_SECONDS)
+        opened = await asyncio.wait_for(other.open("clerk-2"), GUARD_SECONDS)
+        assert opened.status == 200
+        dealt = await asyncio.wait_for(other.seed(), GUARD_SECONDS)
+        assert dealt.status == 200
+        assert not move.done()
+    finally:
+        gate.set()
+    answer = await move
+    assert answer.status == 200, answer
+    assert answer.body["played"][0] == view["legal"][0]
