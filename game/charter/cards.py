@@ -79,9 +79,13 @@ class Price:
     need: tuple[tuple[int, int], ...] = ()  # (identity, how many) of the named requirements
     #: Resources alone pay it (no consume, commitment or manifest use), worked out once.
     plain: bool = field(init=False, repr=False, compare=False)
+    #: It asks no resource, consume or manifest use (at most the card's commitment).
+    bare: bool = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "plain", not (self.consume or self.commit or self.manifest))
+        bare = not (self.named or self.additional or self.consume or self.manifest)
+        object.__setattr__(self, "bare", bare)
 
     @property
     def resources(self) -> int:

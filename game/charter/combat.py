@@ -22,7 +22,10 @@ if TYPE_CHECKING:
 def attack_options(s: State) -> list[tuple[int, int, int]]:
     """(attacker, location or seat, 1 if a seat) for every attack still to be declared."""
     tp, types, ctrl, committed = s.turn_player, s.tables.type, s.ctrl, s.committed
-    ready = [c for c in s.board if types[c] == ENTITY and ctrl[c] == tp and not committed[c]]
+    ready = []
+    for c in s.board:
+        if types[c] == ENTITY and ctrl[c] == tp and not committed[c]:
+            ready.append(c)
     if s.attackers:
         declared = {a for a, _, _ in s.attackers}
         ready = [c for c in ready if c not in declared]

@@ -28,6 +28,8 @@ class Tables:
     activated: tuple[bool, ...]  # card id -> has a printed activated ability
     interrupt_ability: tuple[bool, ...]  # card id -> has a printed interrupt-speed one
     activated_cards: tuple[int, ...]  # card ids with a printed activated ability
+    # card id -> its printed activated abilities, with their indices
+    activated_abilities: tuple[tuple[tuple[int, Ability], ...], ...]
     interrupt_cards: tuple[int, ...]  # card ids with a printed interrupt-speed one
     interrupt_commits: tuple[bool, ...]  # card id -> each of those commits the card to pay
     term_cards: tuple[int, ...]  # card ids with an Interrupt term
@@ -159,6 +161,9 @@ def build_tables(defs: tuple[CardDef, ...]) -> Tables:
         activated=tuple(r[0] for r in rows),
         interrupt_ability=tuple(r[6] for r in rows),
         activated_cards=tuple(c for c, r in enumerate(rows) if r[0]),
+        activated_abilities=tuple(
+            tuple((i, a) for i, a in enumerate(d.abilities) if a.kind == ACTIVATED) for d in defs
+        ),
         interrupt_cards=tuple(c for c, r in enumerate(rows) if r[6]),
         interrupt_commits=tuple(
             all(a.price.commit for a in d.abilities if a.kind == ACTIVATED and a.speed == INTERRUPT)

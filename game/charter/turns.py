@@ -176,7 +176,10 @@ def priority_actions(s: State, p: int) -> list[int]:
     else:
         # The few cards of the game with such an ability, in board order.
         among = tables.activated_cards if standard else tables.interrupt_cards
-        sources = [c for c in among if place[c] == BOARD and ctrl[c] == p]
+        sources = []
+        for c in among:
+            if place[c] == BOARD and ctrl[c] == p:
+                sources.append(c)
         if len(sources) > 1:
             sources.sort(key=board.index)
     if not hand and not sources:
@@ -235,22 +238,24 @@ def priority_actions(s: State, p: int) -> list[int]:
             for x in chosen:
                 append(play | (x + 1) << 13)
     granting = tables.any_grants_activated  # else only printed abilities are activated
-    defs, committed = s.defs, s.committed
+    committed = s.committed
     for c in sources:
-        listed: Sequence[Ability] = (
-            [a for _, a in abilities_of(s, c)] if granting else defs[c].abilities
+        listed: Sequence[tuple[int, Ability]] = (
+            [(i, a) for i, (_, a) in enumerate(abilities_of(s, c)) if a.kind == ACTIVATED]
+            if granting
+            else tables.activated_abilities[c]
         )
-        for i, a in enumerate(listed):
-            if a.kind != ACTIVATED or (a.speed != INTERRUPT and not standard):
+        for i, a in listed:
+            if a.speed != INTERRUPT and not standard:
                 continue
             price = a.price
             if price.commit and committed[c]:
                 continue  # can_pay_from: a committed card cannot commit to pay
-            if (price.need or price.additional) and have is None:
-                have = resources(s, p)
-                total = sum(have)
-            if not can_pay_from(s, p, price, c, -1, have):
-                continue
+            if not price.bare:  # else a source on the board pays it: nothing, or itself
+                if (price.need or price.additional) and have is None:
+                    have = resources(s, p)
+                if not can_pay_from(s, p, price, c, -1, have):
+                    continue
             use = USE | c << 5 | i << 13
             if a.chooses is None:
                 append(use)  # ability_choices: [-1]
@@ -345,7 +350,11 @@ def play_choices(s: State, card: int, p: int) -> list[int]:
         return [-1]
     if kind == PLAY_LOCATION:
         types, ctrl = tables.type, s.ctrl
-        return [c for c in s.board if types[c] == LOCATION and ctrl[c] == p]
+        found = []
+        for c in s.board:
+            if types[c] == LOCATION and ctrl[c] == p:
+                found.append(c)
+        return found
     sel = tables.play_class[card]
     assert sel is not None
     return [c for c in candidates(s, sel, p) if c != card]
@@ -589,9 +598,12 @@ def end_window(s: State) -> int:
     if phase == DRAW:
         s.phase = MAINTENANCE
         ctrl, upkeep = s.ctrl, s.tables.upkeep
-        owing = tuple(c for c in s.board if upkeep[c] and ctrl[c] == tp)
-        if owing:
-            s.pending = (P_UPKEEP, tp, owing)
+        owed = []
+        for c in s.board:
+            if upkeep[c] and ctrl[c] == tp:
+                owed.append(c)
+        if owed:
+            s.pending = (P_UPKEEP, tp, tuple(owed))
         else:
             s.priority, s.passes, s.resolving = tp, 0, False  # open_window
         return UNCHANGED
