@@ -350,28 +350,45 @@ PRINTS = Kind("stamped by the mint", "the print came back to the mint", "is held
 
 
 async def check_notes(
-    store: EventStore, treasury: IssuerLink, chains: Sequence[Chain]
+    store: EventStore,
+    treasury: IssuerLink,
+    chains: Sequence[Chain],
+    read: Mapping[str, tables.CurrentIssue] | None = None,
 ) -> StaleIssueError | None:
-    """:func:`check_current` for chains of notes, against the treasury's feed."""
+    """:func:`check_current` for chains of notes, against the treasury's feed (``read``: their
+    current issues as the caller just read them)."""
     return await check_current(
-        treasury, chains, lambda: tables.current_notes(store, [c.serial for c in chains]), NOTES
+        treasury,
+        chains,
+        lambda: tables.current_notes(store, [c.serial for c in chains]),
+        NOTES,
+        read,
     )
 
 
 async def check_prints(
-    store: EventStore, mint: IssuerLink, chains: Sequence[Chain]
+    store: EventStore,
+    mint: IssuerLink,
+    chains: Sequence[Chain],
+    read: Mapping[str, tables.CurrentIssue] | None = None,
 ) -> StaleIssueError | None:
-    """:func:`check_current` for chains of prints, against the mint's feed (L-20)."""
+    """:func:`check_current` for chains of prints, against the mint's feed (L-20; ``read``:
+    their current issues as the caller just read them)."""
     return await check_current(
-        mint, chains, lambda: tables.followed_prints(store, [c.serial for c in chains]), PRINTS
+        mint,
+        chains,
+        lambda: tables.followed_prints(store, [c.serial for c in chains]),
+        PRINTS,
+        read,
     )
 
 
 async def check_current(
     issuer: IssuerLink,
     chains: Sequence[Chain],
-    read: Callable[[], Awaitable[Mapping[str, tables.FollowedPrint | tables.FollowedNote]]],
+    read: Callable[[], Awaitable[Mapping[str, tables.CurrentIssue]]],
     kind: Kind,
+    first: Mapping[str, tables.CurrentIssue] | None = None,
 ) -> StaleIssueError | None:
     """Hold chains against the issuer's feed as followed: each certificate must be the one
     the issuer issued as the item's current issue. A chain of an older issue is history,
@@ -385,8 +402,9 @@ async def check_current(
 
     A chain that is history is not refused here but returned (the first found): the writer
     refuses it unless a hop of it conflicts with a recorded one, which is fraud whatever the
-    issue, answered with its proof."""
-    current = await read()
+    issue, answered with its proof. ``first``: the current issues as the caller just read
+    them (to tell which certificates it followed), read again only after a catch-up."""
+    current = await read() if first is None else first
     behind = [
         chain
         for chain in chains
@@ -424,7 +442,7 @@ async def check_current(
                 f"(its current issue is {item.issue})"
             )
         if not hmac.compare_digest(item.certificate_hash, certificate.hash()):
-            seq = item.mint_seq if isinstance(item, tables.FollowedPrint) else item.treasury_seq
+            seq = item.seq
             noun = (
                 "the mint stamped"
                 if isinstance(certificate, PrintCertificate)

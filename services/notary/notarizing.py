@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import hmac
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ledger.api.notary import NotarizeRequest
@@ -129,43 +129,42 @@ def verify_chains(
         verify_league_chain(chain, manifest, certificate_known=followed)
 
 
-async def known_certificates(store: EventStore, chains: Sequence[Chain]) -> list[bool]:
-    """Whether each chain's certificate is, byte for byte with its signature, one the notary
-    followed from its issuer's feed (of any issue: an older one is still refused as history
-    by ``following.check_current``); one read per kind of certificate.
+def known_certificates(
+    chains: Sequence[Chain], current: Mapping[str, tables.CurrentIssue]
+) -> list[bool]:
+    """Whether each chain's certificate is, byte for byte with its signature, the current
+    issue the notary followed from its issuer's feed (``current``: read once per kind of
+    certificate, and held against the chains again by ``following.check_current``).
 
     The follower applies a page of a feed only once it has verified it against the
     issuer's signed checkpoint, so such a certificate is the issuer's already: checking its
-    signature again would prove nothing more. Any other certificate (not followed yet, or
-    differing in a byte, its signature included) is verified in full, before anything else
-    is asked of the feeds."""
-    is_print = [isinstance(chain.certificate, PrintCertificate) for chain in chains]
-    prints = [chain.serial for chain, kind in zip(chains, is_print, strict=True) if kind]
-    notes = [chain.serial for chain, kind in zip(chains, is_print, strict=True) if not kind]
-    followed: dict[str, set[tuple[bytes, str]]] = {}
-    if prints:
-        followed.update(await tables.followed_signatures(store, "prints", prints))
-    if notes:
-        followed.update(await tables.followed_signatures(store, "notes", notes))
-    return [
-        (chain.certificate.hash(), chain.certificate.sig) in followed.get(chain.serial, ())
-        for chain in chains
-    ]
+    signature again would prove nothing more. Any other certificate (not followed yet, of an
+    older issue, or differing in a byte, its signature included) is verified in full, before
+    anything else is asked of the feeds."""
+    known = []
+    for chain in chains:
+        item = current.get(chain.serial)
+        certificate = chain.certificate
+        known.append(item is not None and item.issued(certificate.hash(), certificate.sig))
+    return known
 
 
 async def submit(notary: Notary, request: NotarizeRequest) -> Submitted:
-    """Check a request's chains offline and against the mint's feed as followed."""
+    """Check a request's chains offline and against the issuers' feeds as followed."""
     chains = request.all_chains()
     submitted = Submitted(chains)
     if submitted.hops > MAX_ENDORSEMENT_BATCH:
         raise SizeLimitError(
             f"a request notarizes at most {MAX_ENDORSEMENT_BATCH} hops, not {submitted.hops}"
         )
-    known = await known_certificates(notary.store, chains)
-    await asyncio.to_thread(verify_chains, notary.manifest, chains, known)
-    notes = [chain for chain in chains if not isinstance(chain.certificate, PrintCertificate)]
-    stale = await check_notes(notary.store, notary.treasury, notes) if notes else None
     prints = [chain for chain in chains if isinstance(chain.certificate, PrintCertificate)]
+    notes = [chain for chain in chains if not isinstance(chain.certificate, PrintCertificate)]
+    store = notary.store
+    printed = await tables.followed_prints(store, [c.serial for c in prints]) if prints else {}
+    issued = await tables.current_notes(store, [c.serial for c in notes]) if notes else {}
+    known = known_certificates(chains, {**printed, **issued})
+    await asyncio.to_thread(verify_chains, notary.manifest, chains, known)
+    stale = await check_notes(store, notary.treasury, notes, issued) if notes else None
     for chain in prints:
         if chain.serial == MISPRINT_SERIAL:
             raise NotStamped(
@@ -173,7 +172,7 @@ async def submit(notary: Notary, request: NotarizeRequest) -> Submitted:
                 f"stamped, so it has no chain for the notary to record"
             )
     if prints:
-        stale = await check_prints(notary.store, notary.mint, prints) or stale
+        stale = await check_prints(store, notary.mint, prints, printed) or stale
     return Submitted(chains, stale) if stale is not None else submitted
 
 

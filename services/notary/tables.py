@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import hmac
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -83,8 +84,7 @@ class ItemState:
 
 CURRENT_PRINTS = """
 SELECT DISTINCT ON (p.serial)
-       p.serial, p.issue, p.certificate::text, p.certificate_hash, p.mint_seq, p.leaf_hash,
-       r.mint_seq
+       p.serial, p.issue, p.certificate_hash, p.certificate->>'sig', p.mint_seq, r.mint_seq
 FROM notary.prints p LEFT JOIN notary.print_returns r USING (serial, issue)
 WHERE p.serial = ANY($1::text[]) ORDER BY p.serial, p.issue DESC
 """
@@ -102,32 +102,36 @@ def _print(row: Any) -> FollowedPrint:
     )
 
 
-FOLLOWED_SIGNATURES = """
-SELECT serial, certificate_hash, certificate->>'sig' FROM notary.{table}
-WHERE serial = ANY($1::text[])
-"""
+@dataclass(frozen=True, slots=True)
+class CurrentIssue:
+    """The newest issue of an item as its issuer's feed issued it: what a chain is held
+    against before it is notarized (``following.check_current``), and what its certificate
+    must be, byte for byte with its signature, to be the one followed."""
+
+    serial: str
+    issue: int
+    certificate_hash: bytes
+    sig: str
+    #: The seq of its issuing event in the issuer's log.
+    seq: int
+    #: The seq of its return in the issuer's log, once it came back.
+    returned: int | None
+
+    def issued(self, hash_: bytes, sig: str) -> bool:
+        """Whether a certificate of this hash and signature is this issue, as followed."""
+        return hmac.compare_digest(self.certificate_hash, hash_) and self.sig == sig
 
 
-async def followed_signatures(
-    reader: EventStore, table: str, serials: Iterable[str]
-) -> dict[str, set[tuple[bytes, str]]]:
-    """The (hash, signature) of every issue of each of ``serials`` followed into ``table``
-    (``prints`` or ``notes``): what a certificate must be, byte for byte, to be one of them."""
-    if table not in ("prints", "notes"):
-        raise ValueError(f"no followed certificates in notary.{table}")
-    rows = await reader.fetch(FOLLOWED_SIGNATURES.format(table=table), sorted(set(serials)))
-    found: dict[str, set[tuple[bytes, str]]] = {}
-    for serial, digest, sig in rows:
-        found.setdefault(serial, set()).add((bytes(digest), sig))
-    return found
+def _current(row: Any) -> CurrentIssue:
+    return CurrentIssue(row[0], row[1], bytes(row[2]), row[3], row[4], row[5])
 
 
 async def followed_prints(
     reader: EventStore | StoreTransaction, serials: Iterable[str]
-) -> dict[str, FollowedPrint]:
+) -> dict[str, CurrentIssue]:
     """The newest issue of each of ``serials`` the mint's feed has stamped or issued again."""
     rows = await reader.fetch(CURRENT_PRINTS, sorted(set(serials)))
-    return {row[0]: _print(row) for row in rows}
+    return {row[0]: _current(row) for row in rows}
 
 
 async def print_issues(reader: EventStore, serial: str) -> list[FollowedPrint]:
@@ -148,8 +152,7 @@ async def print_returns(reader: EventStore, serial: str) -> list[FollowedReturn]
 
 CURRENT_NOTES = """
 SELECT DISTINCT ON (n.serial)
-       n.serial, n.issue, n.certificate::text, n.certificate_hash, n.treasury_seq, n.leaf_hash,
-       r.treasury_seq
+       n.serial, n.issue, n.certificate_hash, n.certificate->>'sig', n.treasury_seq, r.treasury_seq
 FROM notary.notes n LEFT JOIN notary.note_returns r USING (serial, issue)
 WHERE n.serial = ANY($1::text[]) ORDER BY n.serial, n.issue DESC
 """
@@ -168,10 +171,10 @@ def _note(row: Any) -> FollowedNote:
 
 async def current_notes(
     reader: EventStore | StoreTransaction, serials: Iterable[str]
-) -> dict[str, FollowedNote]:
+) -> dict[str, CurrentIssue]:
     """The newest issue of each of ``serials`` the treasury's feed has issued."""
     rows = await reader.fetch(CURRENT_NOTES, sorted(set(serials)))
-    return {row[0]: _note(row) for row in rows}
+    return {row[0]: _current(row) for row in rows}
 
 
 async def note_issues(store: EventStore, serial: str) -> list[FollowedNote]:

@@ -11,6 +11,7 @@ from ledger.canonical import domain_tag
 from ledger.certificates import PrintCertificate
 from ledger.endorsements import Chain
 from ledger.keys import PublicKey, SigningKey
+from services.eventlog import PostgresEventStore, Row
 from tests.harness.trading import T0, Trade, hop
 
 PRINT_TAG = domain_tag("print")
@@ -70,3 +71,29 @@ async def test_a_followed_certificate_with_another_signature_is_refused(
         await trade.league.notarize([forged])
     assert (refused.value.status, refused.value.slug) == (422, "bad-signature")
     assert certificates.verified == 1
+
+
+async def test_the_followed_certificate_is_read_once_a_request(
+    trade: Trade, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the notary followed of a request's prints is read once: the one read tells both
+    whether a certificate is the one followed (not verified again) and whether it is the
+    print's current issue (``following.check_current``)."""
+    a, b, c = SigningKey.generate(), SigningKey.generate(), SigningKey.generate()
+    to_b = hop(await trade.stamp(a), a, b)
+    await trade.league.notarize([to_b])  # followed by now: nothing to catch up below
+
+    reads: list[str] = []
+    fetch = PostgresEventStore.fetch
+
+    async def counted(store: PostgresEventStore, query: str, *args: object) -> list[Row]:
+        if "notary.prints" in query:
+            reads.append(query)
+        return await fetch(store, query, *args)
+
+    monkeypatch.setattr(PostgresEventStore, "fetch", counted)
+    certificates = Certificates(monkeypatch)
+    answer = await trade.league.notarize([hop(to_b, b, c, T0 + 1)])
+    assert answer.recorded == 1
+    assert certificates.verified == 0
+    assert len(reads) == 1
