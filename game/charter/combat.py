@@ -78,22 +78,27 @@ def block_options(s: State, defender: int) -> list[tuple[int, int]]:
     """(blocker, attacker) pairs open to ``defender``: any of their entities against any attack
     on them or their locations, committed or not; a structure only against attackers of the
     location it is constructed on (Defense and defeat). A blocker blocks one attacker (C-15)."""
-    defs, ctrl, host, bond = s.defs, s.ctrl, s.host, s.bond
+    types, ctrl, host, bond, place = s.tables.type, s.ctrl, s.host, s.bond, s.place
     busy = {b for b, _ in s.blocks}
-    mine = [
-        (a, t, k)
-        for a, t, k in s.attackers
-        if (t == defender if k else s.place[t] == BOARD and ctrl[t] == defender)
-    ]
+    mine = []  # the attacks on the defender or their locations (plain loops: no cells)
+    for attack in s.attackers:
+        t = attack[1]
+        if t == defender if attack[2] else place[t] == BOARD and ctrl[t] == defender:
+            mine.append(attack)
     out: list[tuple[int, int]] = []
+    if not mine:
+        return out
     for c in s.board:
         if ctrl[c] != defender or c in busy:
             continue
-        t = defs[c].type
-        if t == ENTITY:
-            out.extend((c, a) for a, _, _ in mine)
-        elif t == STRUCTURE and bond[c] == CONSTRUCTED:
-            out.extend((c, a) for a, tgt, k in mine if not k and tgt == host[c])
+        kind = types[c]
+        if kind == ENTITY:
+            for a, _, _ in mine:
+                out.append((c, a))
+        elif kind == STRUCTURE and bond[c] == CONSTRUCTED:
+            for a, tgt, k in mine:
+                if not k and tgt == host[c]:
+                    out.append((c, a))
     return out
 
 

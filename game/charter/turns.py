@@ -166,13 +166,10 @@ def priority_actions(s: State, p: int) -> list[int]:
             if tables.self_interrupt_cards.isdisjoint(hand):
                 hand = []
             else:
-                self_interrupt = tables.self_interrupt
-                hand = [c for c in hand if self_interrupt[c]]
-    granted = tables.any_grants_activated and any(
-        tables.grants_activated[g] for g in board if s.bond[g] == ANCHORED
-    )
-    if granted:
-        sources = [c for c in board if ctrl[c] == p]
+                hand = _self_interrupt_cards(tables.self_interrupt, hand)
+    # (No comprehension in this function reads its locals: each would make them cells.)
+    if tables.any_grants_activated and _granting(s):
+        sources = _controlled(board, ctrl, p)
     else:
         # The few cards of the game with such an ability, in board order.
         among = tables.activated_cards if standard else tables.interrupt_cards
@@ -198,11 +195,7 @@ def priority_actions(s: State, p: int) -> list[int]:
                 continue
             seen.add(k)
             # Ability keywords: Interrupt names its own card, or every card its term matches.
-            if not (
-                standard
-                or self_interrupt[c]
-                or any(matches(s, sel, c, reader) for sel, reader in terms)
-            ):
+            if not (standard or self_interrupt[c] or _termed(s, terms, c)):
                 continue
             d = defs[c]
             price = d.price
@@ -265,6 +258,25 @@ def priority_actions(s: State, p: int) -> list[int]:
     return out
 
 
+def _self_interrupt_cards(self_interrupt: tuple[bool, ...], hand: list[int]) -> list[int]:
+    return [c for c in hand if self_interrupt[c]]
+
+
+def _granting(s: State) -> bool:
+    """Whether an anchored card grants its host an activated ability (Ability keywords)."""
+    grants, bond = s.tables.grants_activated, s.bond
+    return any(grants[g] for g in s.board if bond[g] == ANCHORED)
+
+
+def _controlled(board: list[int], ctrl: list[int], p: int) -> list[int]:
+    return [c for c in board if ctrl[c] == p]
+
+
+def _termed(s: State, terms: list[tuple[Selector, int]], card: int) -> bool:
+    """Whether an Interrupt term in force names ``card`` (Ability keywords)."""
+    return any(matches(s, sel, card, reader) for sel, reader in terms)
+
+
 def _silent(s: State, p: int) -> bool:
     """A quick sufficient test that ``p``, holding priority outside standard speed, can only
     pass (:func:`priority_actions` would offer nothing else): no granted activated ability in
@@ -286,8 +298,7 @@ def _silent(s: State, p: int) -> bool:
         return True
     playable: list[int] = []
     if not tables.self_interrupt_cards.isdisjoint(hand):
-        self_interrupt = tables.self_interrupt
-        playable = [c for c in hand if self_interrupt[c]]
+        playable = _self_interrupt_cards(tables.self_interrupt, hand)
     for b in tables.term_cards:
         if place[b] == BOARD:
             reader = ctrl[b]
@@ -401,7 +412,7 @@ def take(s: State, action: int, legal: tuple[int, ...] = ()) -> None:
         declare_attack(s, a, b, action >> 21 & 255)
         if legal:
             # attack_options less the attacker now committed: nothing else moved (Combat).
-            s._legal = tuple([x for x in legal if x >> 5 & 255 != a or x == ATTACKS_DONE])
+            s._legal = _without(legal, a, ATTACKS_DONE)
     elif kind == PLAY:
         s.hands[p].remove(a)
         s.place[a] = STACK
@@ -427,7 +438,7 @@ def take(s: State, action: int, legal: tuple[int, ...] = ()) -> None:
             s.blocked.append(b)
         if legal:
             # block_options less the blocker now busy (C-15): nothing else moved.
-            s._legal = tuple([x for x in legal if x >> 5 & 255 != a or x == BLOCKS_DONE])
+            s._legal = _without(legal, a, BLOCKS_DONE)
     elif kind == BLOCKS_DONE:
         _next_defender(s, s.pending[2] if s.pending else ())
     elif kind == PRODUCE:
@@ -457,6 +468,11 @@ def take(s: State, action: int, legal: tuple[int, ...] = ()) -> None:
     elif kind == TARGET:
         choose_target(s, a)
     run(s)
+
+
+def _without(legal: tuple[int, ...], card: int, done: int) -> tuple[int, ...]:
+    """``legal`` less the actions whose first argument is ``card`` (``done`` kept)."""
+    return tuple([x for x in legal if x >> 5 & 255 != card or x == done])
 
 
 def after_payment(s: State, payer: int, then: tuple[Any, ...]) -> None:
@@ -654,7 +670,9 @@ def _after_damage(s: State) -> None:
 
 def _next_defender(s: State, rest: tuple[int, ...]) -> None:
     """The next attacked player declares blockers; one with none to declare is skipped."""
-    rest = tuple(p for p in rest if s.alive[p])
+    alive = s.alive
+    if not all(alive):
+        rest = tuple([p for p in rest if alive[p]])
     options: list[tuple[int, int]] = []
     while rest:
         options = block_options(s, rest[0])
