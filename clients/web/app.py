@@ -7,50 +7,21 @@ import asyncio
 import contextlib
 import webbrowser
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from aiohttp import web
 
-from clients.web.security import Guard, guarded
-
-if TYPE_CHECKING:
-    from clients.web.booths import Confirm, Job
-    from clients.web.tables import Drill, Sitting
+from clients.web import booths, tables
+from clients.web.launch import WEB, Web
+from clients.web.security import guarded
 
 #: The only address ``cz web`` listens on.
 HOST = "127.0.0.1"
 STATIC = Path(__file__).parent / "static"
 
 
-@dataclass(slots=True)
-class Web:
-    """One launch's state, in this process only: the guard, the passphrase once unlocked,
-    the confirmations shown and not yet clicked, the signings under way, the table being
-    played, the drills shown."""
-
-    guard: Guard = field(default_factory=Guard)
-    passphrase: str = ""
-    confirms: dict[str, Confirm] = field(default_factory=dict)
-    jobs: dict[str, Job] = field(default_factory=dict)
-    sitting: Sitting | None = None
-    drills: dict[str, Drill] = field(default_factory=dict)
-    #: One move at the table at a time (two tabs, or a double click, never interleave).
-    at_the_table: asyncio.Lock = field(default_factory=asyncio.Lock)
-
-
-WEB = web.AppKey("cz_web", Web)
-
-
-def state(request: web.Request) -> Web:
-    return request.app[WEB]
-
-
 def make_app(launch: Web) -> web.Application:
     """The application of one launch (its guard's port is set once the server listens)."""
-    from clients.web import booths, tables
-
     app = web.Application(middlewares=[guarded(launch.guard)], client_max_size=1 << 20)
     app[WEB] = launch
     app.router.add_routes(booths.routes)

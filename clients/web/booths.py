@@ -15,13 +15,12 @@ from __future__ import annotations
 import asyncio
 import secrets
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from aiohttp import web
 
-from clients.web.app import Web, state
 from clients.web.calls import Answer, Watched, run
+from clients.web.launch import Confirm, Job, Web, state
 from clients.web.render import page
 
 routes = web.RouteTableDef()
@@ -30,31 +29,6 @@ routes = web.RouteTableDef()
 MAX_CONFIRMS = 32
 #: The largest pasted text read (a slip, a card, a save code).
 MAX_PASTE = 256 * 1024
-
-
-@dataclass(frozen=True, slots=True)
-class Confirm:
-    """A signing shown to the player and not yet clicked: what is signed, to whom, and the
-    ``cz`` command that signs it."""
-
-    title: str
-    signed: tuple[str, ...]
-    to: str
-    button: str
-    argv: tuple[str, ...]
-    stdin: str = ""
-    #: A slip is written: shown in a box to copy.
-    slip: bool = False
-
-
-@dataclass(slots=True)
-class Job:
-    """A confirmed signing under way (the league asked, a proof of work paid): the command's
-    task and its progress, shown by ``/jobs/ID`` until it answers, then its outcome."""
-
-    confirm: Confirm
-    progress: Watched
-    task: asyncio.Task[Answer]
 
 
 def _see(location: str) -> web.Response:

@@ -17,7 +17,6 @@ import asyncio
 import re
 import secrets
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -37,19 +36,18 @@ from clients.cz_session import opened_wallet
 from clients.cz_table import (
     HELP,
     RULES,
-    Move,
     card_lines,
     read_record,
     verdict_lines,
     why_lines,
 )
 from clients.wallet import WalletHome
-from clients.web.app import state
 from clients.web.calls import with_wallet
+from clients.web.launch import state
 from clients.web.render import page
+from clients.web.sitting import YOU, Drill, Sitting
 from game.window import actions as A
 from game.window import format_action, parse_action, reckon
-from game.window.ai.player import AIPlayer
 from game.window.ai.roster import opponent_for
 from game.window.campaign import (
     ROMAN,
@@ -80,76 +78,9 @@ from ledger.errors import LedgerError
 
 routes = web.RouteTableDef()
 
-#: The player sits first at every venue (M-12), as at ``cz play``.
-YOU = 0
 #: Practice drills kept at once.
 MAX_DRILLS = 16
 _RECORD_NAME = re.compile(r"^[A-Za-z0-9._:-]{1,200}\.json$")
-
-
-@dataclass(slots=True)
-class Drill:
-    """A drill shown: its pattern and when its page was first served (monotonic seconds)."""
-
-    pattern: Pattern
-    shown_at: float | None = None
-
-    def clock(self) -> float:
-        if self.shown_at is None:
-            self.shown_at = time.monotonic()
-        return self.shown_at
-
-
-@dataclass(slots=True)
-class Sitting:
-    """A table being played here: the venue, the deal, the position, the moves so far."""
-
-    venue: Venue
-    seed: int
-    table: Table
-    state: State
-    opponent: AIPlayer
-    actions: list[str] = field(default_factory=list)
-    moves: list[tuple[str, str]] = field(default_factory=list)
-    #: How many moves the player had seen at their last click (the replies since are new).
-    seen: int = 0
-    last: Move | None = None
-    drill: Drill | None = None
-    drills: int = 0
-    #: At the close: what was recorded and paid, or why it could not be.
-    closed: dict[str, Any] | None = None
-
-    @property
-    def seats(self) -> tuple[str, str]:
-        return ("you", self.venue.name) if YOU == 0 else (self.venue.name, "you")
-
-    def take(self, action: int, actor: str) -> None:
-        text = format_action(self.state, action)
-        before = self.state.clone()
-        self.state.apply(action)
-        self.actions.append(text)
-        self.moves.append((actor, text))
-        self.last = Move(before, action, actor)
-
-    def advance(self) -> None:
-        """The opponent's moves (and its drills) until the player must decide, a drill of the
-        player's is set, or the table closes."""
-        while not self.state.is_over:
-            player = self.state.current_player
-            if player == CHANCE:
-                assert self.state.pending is not None  # a chance node is a pending drill
-                if self.state.pending[1] == YOU:
-                    if self.drill is None:
-                        self.drills += 1
-                        pattern = generate_pattern(f"play:{self.seed}:drill:{self.drills}")
-                        self.drill = Drill(pattern)
-                    return
-                success = self.opponent.answer_drill() is DrillOutcome.SUCCESS
-                self.take(A.encode(A.DRILL, 1 if success else 0), "the drill")
-            elif player == YOU:
-                return
-            else:
-                self.take(self.opponent.decide(self.state), self.venue.name)
 
 
 def _show(request: web.Request, template: str, status: int = 200, **context: Any) -> web.Response:

@@ -11,7 +11,8 @@ import aiohttp
 import pytest
 from aiohttp.test_utils import TestServer
 
-from clients.web.app import Web, make_app
+from clients.web.app import make_app
+from clients.web.launch import Web
 from clients.web.security import Guard
 
 

@@ -12,7 +12,7 @@ import re
 import aiohttp
 
 from clients.wallet import WalletHome
-from clients.web.app import Web
+from clients.web.launch import Web
 from clients.web.security import CSP
 from tests.clients.web.conftest import base, cookie, same_origin
 

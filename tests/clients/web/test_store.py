@@ -11,7 +11,7 @@ import re
 import aiohttp
 
 from clients.wallet import Wallet
-from clients.web.app import Web
+from clients.web.launch import Web
 from game.window.economy.prints import Print
 from ledger.savecode import MINIMUM_KDF, seal_save_code
 from tests.clients.web.conftest import base, same_origin

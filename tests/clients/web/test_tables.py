@@ -13,8 +13,8 @@ import re
 
 import aiohttp
 
-from clients.web.app import Web
-from clients.web.tables import Sitting
+from clients.web.launch import Web
+from clients.web.sitting import Sitting
 from game.window.ai.roster import opponent_for
 from game.window.campaign import Venue, convene
 from tests.clients.web.conftest import base, same_origin

@@ -13,7 +13,7 @@ import pytest
 
 from clients.cz_public import current
 from clients.wallet import WalletHome
-from clients.web.app import Web
+from clients.web.launch import Web
 from services.kernel.database import scratch_database
 from tests.clients.web.conftest import base, same_origin
 from tests.harness.league import InProcessLeague, init_league, served_in_process

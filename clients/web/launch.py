@@ -1,0 +1,62 @@
+"""One launch of ``cz web``: its state, in this process only (the guard, the passphrase once
+unlocked, the confirmations shown and the signings under way, the table and the drills), and
+how a handler reaches it."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+
+from aiohttp import web
+
+from clients.web.calls import Answer, Watched
+from clients.web.security import Guard
+from clients.web.sitting import Drill, Sitting
+
+
+@dataclass(frozen=True, slots=True)
+class Confirm:
+    """A signing shown to the player and not yet clicked: what is signed, to whom, and the
+    ``cz`` command that signs it."""
+
+    title: str
+    signed: tuple[str, ...]
+    to: str
+    button: str
+    argv: tuple[str, ...]
+    stdin: str = ""
+    #: A slip is written: shown in a box to copy.
+    slip: bool = False
+
+
+@dataclass(slots=True)
+class Job:
+    """A confirmed signing under way (the league asked, a proof of work paid): the command's
+    task and its progress, shown by ``/jobs/ID`` until it answers, then its outcome."""
+
+    confirm: Confirm
+    progress: Watched
+    task: asyncio.Task[Answer]
+
+
+@dataclass(slots=True)
+class Web:
+    """One launch's state, in this process only: the guard, the passphrase once unlocked,
+    the confirmations shown and not yet clicked, the signings under way, the table being
+    played, the drills shown."""
+
+    guard: Guard = field(default_factory=Guard)
+    passphrase: str = ""
+    confirms: dict[str, Confirm] = field(default_factory=dict)
+    jobs: dict[str, Job] = field(default_factory=dict)
+    sitting: Sitting | None = None
+    drills: dict[str, Drill] = field(default_factory=dict)
+    #: One move at the table at a time (two tabs, or a double click, never interleave).
+    at_the_table: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+
+WEB = web.AppKey("cz_web", Web)
+
+
+def state(request: web.Request) -> Web:
+    return request.app[WEB]
