@@ -9,9 +9,10 @@ already get from fresh networks).
 
 One process keeps its buckets in memory (:class:`TokenBuckets`). Several workers of one
 service (``league serve --workers N``) share theirs in the service's schema
-(:class:`SharedBuckets`, one statement a request), so a source spreading its connections
-over the workers gets the published rate, not N times it. Either is spent the same way,
-``await buckets.spend(source, n)``, before the request costs the service anything else.
+(:class:`SharedBuckets`, one statement a request, or a batch of a busy source's), so a
+source spreading its connections over the workers gets the published rate, not N times it.
+Either is spent the same way, ``await buckets.spend(source, n)``, before the request costs
+the service anything else.
 """
 
 from __future__ import annotations
@@ -159,7 +160,13 @@ FORGET = (
 
 class SharedBuckets:
     """The same buckets as :class:`TokenBuckets`, kept in ``store``'s schema so every
-    worker of the service spends from one: bucket ``name`` (e.g. ``claims``)."""
+    worker of the service spends from one: bucket ``name`` (e.g. ``claims``).
+
+    Spends of one source that arrive while a statement of that source is in flight wait for
+    it and are then taken together, in one statement of their sum: granted, each is granted;
+    refused (the bucket holds less than the sum), each is spent again alone in arrival order,
+    as it would have been one by one. A busy source so costs a statement a batch rather than
+    a request, and the bucket ends as it would have spent one request at a time."""
 
     def __init__(
         self, store: EventStore, name: str, *, per_minute: int, burst: int, what: str = "prints"
@@ -171,20 +178,72 @@ class SharedBuckets:
         self.what = what
         self._spend = SPEND.replace("{s}", store.schema)
         self._holds = HOLDS.replace("{s}", store.schema)
+        #: Per source, the spends waiting for the statement in flight (count, answer).
+        self._waiting: dict[str, list[tuple[int, asyncio.Future[None]]]] = {}
+        #: The tasks taking each source's spends (kept referenced until they finish).
+        self._takers: dict[str, asyncio.Task[None]] = {}
 
     async def spend(self, source: str, count: int) -> None:
         if count > self.burst:
             raise _too_many(count, self.burst, self.what)
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiting.setdefault(source, []).append((count, future))
+        if source not in self._takers:
+            self._takers[source] = asyncio.create_task(self._take(source))
+        await future
+
+    async def _take(self, source: str) -> None:
+        """Take ``source``'s waiting spends, a batch a statement, until none waits."""
+        try:
+            while waiting := self._waiting.pop(source, None):
+                try:
+                    await self._settle(source, waiting)
+                except Exception as exc:
+                    for _, future in waiting:
+                        if not future.done():
+                            future.set_exception(exc)
+                except BaseException:
+                    for _, future in waiting:
+                        future.cancel()
+                    raise
+        finally:
+            del self._takers[source]
+            for _, future in self._waiting.pop(source, []):  # cancelled while waiting
+                if not future.done():
+                    future.cancel()
+
+    async def _settle(self, source: str, waiting: list[tuple[int, asyncio.Future[None]]]) -> None:
+        total = sum(count for count, _ in waiting)
+        if len(waiting) > 1 and total <= self.burst and await self._spent(source, total):
+            for _, future in waiting:
+                if not future.done():
+                    future.set_result(None)
+            return
+        for count, future in waiting:
+            refusal = (
+                None if await self._spent(source, count) else await self._refusal(source, count)
+            )
+            if future.done():
+                continue
+            if refusal is None:
+                future.set_result(None)
+            else:
+                future.set_exception(refusal)
+
+    async def _spent(self, source: str, count: int) -> bool:
+        """Spend ``count`` of ``source``'s bucket in one statement; False (spending nothing)
+        if it holds less."""
         left = await self.store.fetchval(
             self._spend, self.name, source, float(self.burst), float(count), self.rate
         )
-        if left is not None:
-            return
+        return left is not None
+
+    async def _refusal(self, source: str, count: int) -> RateLimited:
         holds = await self.store.fetchval(
             self._holds, self.name, source, float(self.burst), self.rate
         )
         wait = max(1, math.ceil((count - float(holds or 0.0)) / self.rate))
-        raise _too_fast(source, self.what, self.rate, self.burst, wait)
+        return _too_fast(source, self.what, self.rate, self.burst, wait)
 
 
 #: Seconds between two sweeps of the shared buckets that are full again.

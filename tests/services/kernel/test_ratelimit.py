@@ -5,6 +5,7 @@ answer."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 
 import asyncpg
@@ -110,3 +111,36 @@ def test_one_worker_keeps_its_buckets_in_memory(stores: tuple[PostgresEventStore
     assert isinstance(kept, TokenBuckets)
     shared = source_buckets(stores[0], "stamps", per_minute=60, burst=3, what="prints", shared=True)
     assert isinstance(shared, SharedBuckets)
+
+
+async def test_a_busy_sources_spends_are_taken_a_batch_a_statement(
+    stores: tuple[PostgresEventStore, ...], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Spends of one source arriving while its statement is in flight are taken together in
+    one statement (a busy source costs a statement a batch, not a request), and a batch the
+    bucket cannot hold whole is spent again one by one in arrival order: the bucket grants
+    and refuses exactly what it would one request at a time."""
+    store = stores[0]
+    statements = 0
+    spend = store.fetchval
+
+    async def counted(query: str, *args: object) -> object:
+        nonlocal statements
+        statements += 1
+        return await spend(query, *args)
+
+    monkeypatch.setattr(store, "fetchval", counted)
+    # A token a minute: the test's own time refills nothing that changes an answer.
+    buckets = SharedBuckets(store, "claims", per_minute=1, burst=10)
+    await asyncio.gather(*(buckets.spend("203.0.113.0/24", 1) for _ in range(8)))
+    assert statements == 1  # eight asked at once: one statement
+    statements = 0
+    answers = await asyncio.gather(
+        *(buckets.spend("203.0.113.0/24", 1) for _ in range(4)), return_exceptions=True
+    )
+    # Four cannot be spent together from the two left: one by one, in arrival order.
+    assert answers[:2] == [None, None]
+    assert all(isinstance(answer, RateLimited) for answer in answers[2:])
+    assert statements == 7  # the batch refused, 1, 1, then two refused (each with its wait)
+    left = await store.fetchval("SELECT tokens FROM mint.source_buckets WHERE bucket = 'claims'")
+    assert 0 <= left < 1
