@@ -118,6 +118,8 @@ def candidates(s: State, sel: Selector, chooser: int) -> list[int]:
     """Every card of class ``sel`` for ``chooser`` (board and stack in their order)."""
     types, mask = s.tables.type, sel.types
     if sel.zone == "board":
+        if sel.anchored and ANCHORED not in s.bond:
+            return []  # nothing is anchored anywhere
         # Every board card stands on the board: :func:`matches` without its zone test, the
         # type and controller tests first (plain loops: cheaper than comprehensions here).
         found = []
@@ -131,26 +133,24 @@ def candidates(s: State, sel: Selector, chooser: int) -> list[int]:
             for c in s.board:
                 if mask >> types[c] & 1 and (ctrl[c] == chooser) == mine:
                     found.append(c)
-        if not found:
-            return found
-        if sel.anchored is not None:
-            bond, anchored = s.bond, sel.anchored
-            found = [c for c in found if (bond[c] == ANCHORED) == anchored]
-        if sel.committed is not None:
-            committed, wanted = s.committed, sel.committed
-            found = [c for c in found if bool(committed[c]) == wanted]
-        if sel.name is not None or sel.min_value > 0:  # a resource value is never negative
-            defs, name, least = s.defs, sel.name, sel.min_value
-            found = [
-                c
-                for c in found
-                if (name is None or defs[c].name == name) and defs[c].value >= least
-            ]
+        if found and (
+            sel.anchored is not None
+            or sel.committed is not None
+            or sel.name is not None
+            or sel.min_value > 0  # a resource value is never negative
+        ):
+            return [c for c in found if matches(s, sel, c, chooser)]
         return found
+    return _off_board(s, sel, chooser)
+
+
+def _off_board(s: State, sel: Selector, chooser: int) -> list[int]:
+    """:func:`candidates` on the stack (its cards, bottom first) or in the hands."""
     if sel.zone == "stack":
         pool = [item[1] for item in s.stack if item[0] == 0]
     else:
         pool = [c for h in s.hands for c in h]
+    types, mask = s.tables.type, sel.types
     return [c for c in pool if mask >> types[c] & 1 and matches(s, sel, c, chooser)]
 
 
@@ -303,12 +303,10 @@ def check(s: State) -> None:
         if doomed:
             continue
         if sizes:
-            place = s.place
-            over = [
-                loc
-                for loc, size in sizes.items()
-                if place[loc] == BOARD and types[loc] == LOCATION and size > extent(s, loc)
-            ]
+            place, over = s.place, []
+            for loc, size in sizes.items():
+                if place[loc] == BOARD and types[loc] == LOCATION and size > extent(s, loc):
+                    over.append(loc)
             if over:
                 loc = min(over, key=s.board.index)  # the first in board order
                 if not s.is_over:

@@ -154,10 +154,12 @@ def can_pay_from(
     if price.consume:
         chosen: set[int] = set()
         for sel in price.consume:
-            options = [c for c in consumable(s, sel, payer, source) if c not in chosen]
-            if not options:
+            for c in consumable(s, sel, payer, source):
+                if c not in chosen:
+                    chosen.add(c)  # the first one left
+                    break
+            else:
                 return False
-            chosen.add(options[0])
     return True
 
 
@@ -217,11 +219,16 @@ def _resource_options(
         wanted = {i for i, _ in need}
         made = producers(s, payer, source, wanted)
         produces = s.tables.produces
+        paid: list[tuple[str, int]] = []
         for i in sorted(wanted):
-            # Only the pool can fill this identity's requirement: nothing to choose.
-            if pool[i] and not any(i in produces[c] for c in made):
-                return [("pay", i)]
-        paid = [("pay", i) for i in sorted(wanted) if pool[i]]
+            if pool[i]:
+                for c in made:
+                    if i in produces[c]:
+                        break
+                else:
+                    # Only the pool can fill this identity's requirement: nothing to choose.
+                    return [("pay", i)]
+                paid.append(("pay", i))
         return paid + [("produce", c) for c in made]
     held = [i for i, k in enumerate(pool) if k]
     made = producers(s, payer, source)

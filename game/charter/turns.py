@@ -34,7 +34,16 @@ from game.charter.actions import (
     UPKEEP,
     USE,
 )
-from game.charter.board import abilities_of, ability_at, candidates, check, destroy, leave, matches
+from game.charter.board import (
+    abilities_of,
+    ability_at,
+    candidates,
+    check,
+    destroy,
+    leave,
+    matches,
+    structures_on,
+)
 from game.charter.cards import ACTIVATED, ANY, INTERRUPT, LOCATION, YOU, Ability, Selector
 from game.charter.cards import RESERVE as RESERVE_SPEED
 from game.charter.combat import (
@@ -101,6 +110,9 @@ _PASS = (A.PASS,)
 # ----------------------------------------------------------------------------- legal actions
 
 
+_PAY_KINDS = {"produce": PRODUCE, "pay": PAY, "consume": CONSUME}
+
+
 def legal_actions(s: State) -> tuple[int, ...]:
     p = s.pending
     if p is None:
@@ -110,8 +122,7 @@ def legal_actions(s: State) -> tuple[int, ...]:
     if tag == P_MULLIGAN:
         return (A.KEEP, A.MULLIGAN)
     if tag == P_PAY:
-        kinds = {"produce": A.PRODUCE, "pay": A.PAY, "consume": A.CONSUME}
-        return tuple(enc(kinds[what], x) for what, x in choices(s))
+        return tuple([_PAY_KINDS[what] | x << 5 for what, x in choices(s)])
     if tag == P_UPKEEP:
         out = []
         for c in p[2]:
@@ -127,15 +138,13 @@ def legal_actions(s: State) -> tuple[int, ...]:
     if tag == P_BLOCK:
         return (BLOCKS_DONE, *[BLOCK | b << 5 | a << 13 for b, a in block_options(s, seat)])
     if tag == P_DIVIDE:
-        deal = DEAL | p[2] << 5
-        return tuple([deal | r << 13 for r in p[3]])
+        return tuple([DEAL | p[2] << 5 | r << 13 for r in p[3]])
     if tag == P_TARGET:
         sel = ability_at(s, p[3]).chooses
         assert sel is not None
-        return tuple(enc(A.TARGET, c) for c in trigger_targets(s, p[2], seat, sel))
+        return tuple([TARGET | c << 5 for c in trigger_targets(s, p[2], seat, sel)])
     assert tag == P_SUPPORT
-    host, bond = s.host, s.bond
-    return tuple(enc(A.UNSUPPORT, c) for c in s.board if host[c] == p[2] and bond[c] == 1)
+    return tuple([UNSUPPORT | c << 5 for c in structures_on(s, p[2])])
 
 
 def priority_actions(s: State, p: int) -> list[int]:
@@ -382,10 +391,14 @@ def ability_choices(s: State, a: Ability, card: int, p: int) -> list[int]:
         # Attach moves it to a new host, never one anchored beneath it (C-31).
         host = s.host
         if card in host:  # something stands on it: look beneath
-            found = [c for c in found if c != host[card] and not _beneath(s, c, card)]
+            found = _not_beneath(s, found, card)
         elif host[card] in found:
             found.remove(host[card])
     return found
+
+
+def _not_beneath(s: State, found: list[int], card: int) -> list[int]:
+    return [c for c in found if c != s.host[card] and not _beneath(s, c, card)]
 
 
 def _beneath(s: State, c: int, card: int) -> bool:
