@@ -169,14 +169,18 @@ def recompute_control(s: State) -> None:
 def recompute_statics(s: State) -> None:
     """The standing facts in force: attribute changes and withheld releases (Static
     abilities: a term that is not the card itself names every matching card)."""
-    statics, host, bond = s.tables.statics, s.host, s.bond
+    tables, place = s.tables, s.place
+    for c in tables.static_cards:
+        if place[c] == BOARD:
+            break
+    else:  # no card on the board states one
+        s.boost, s.withheld = {}, frozenset()
+        return
+    statics, host, bond = tables.statics, s.host, s.bond
     holders = []
     for c in s.board:
         if statics[c]:
             holders.append(c)
-    if not holders:
-        s.boost, s.withheld = {}, frozenset()
-        return
     boost: dict[int, tuple[int, int, int, int]] = {}
     withheld: set[int] = set()
     for c in holders:

@@ -28,7 +28,7 @@ def attack_options(s: State) -> list[tuple[int, int, int]]:
             ready.append(c)
     if s.attackers:
         declared = {a for a, _, _ in s.attackers}
-        ready = [c for c in ready if c not in declared]
+        ready = _undeclared(ready, declared)
     if not ready:
         return []
     held: dict[int, list[int]] = {}  # seat -> the locations it controls, in board order
@@ -45,6 +45,14 @@ def attack_options(s: State) -> list[tuple[int, int, int]]:
             targets.extend((loc, 0) for loc in locations)
         else:
             targets.append((p, 1))
+    return _pairs(ready, targets)
+
+
+def _undeclared(ready: list[int], declared: set[int]) -> list[int]:
+    return [c for c in ready if c not in declared]
+
+
+def _pairs(ready: list[int], targets: list[tuple[int, int]]) -> list[tuple[int, int, int]]:
     return [(a, t, is_seat) for a in ready for t, is_seat in targets]
 
 

@@ -50,6 +50,7 @@ class Tables:
     play_class: tuple[Selector | None, ...]  # card id -> the class it chooses (PLAY_CLASS)
     # card id -> the static effects it states: (ability, True if granted to its host)
     statics: tuple[tuple[tuple[Ability, bool], ...], ...]
+    static_cards: tuple[int, ...]  # the card ids that state one
     turn_start: tuple[bool, ...]  # card id -> has a turn_start trigger
     upkeep: tuple[bool, ...]  # card id -> carries a maintenance obligation
     # Some class of the game other than an Interrupt term names cards in hand: a player's
@@ -185,6 +186,7 @@ def build_tables(defs: tuple[CardDef, ...]) -> Tables:
         play_kind=tuple(k for k, _ in plays),
         play_class=tuple(sel for _, sel in plays),
         statics=tuple(_statics(d) for d in defs),
+        static_cards=tuple(c for c, d in enumerate(defs) if _statics(d)),
         turn_start=tuple("turn_start" in r[4] for r in rows),
         upkeep=tuple(d.maintenance is not None for d in defs),
         reads_hands=any(sel.zone == "hand" for d in defs for sel in _selectors(d)),
