@@ -25,7 +25,7 @@ from ledger.certificates import Certificate, PrintCertificate
 from ledger.checkpoint import Checkpoint
 from ledger.encoding import decode_b64, encode_b64
 from ledger.endorsements import Chain
-from ledger.errors import LedgerError, NotStamped, RetryLater, StaleIssueError
+from ledger.errors import LedgerError, NotStamped, RetryLater, SchemaError, StaleIssueError
 from ledger.events import (
     MINT_EVENTS,
     TREASURY_EVENTS,
@@ -120,15 +120,25 @@ async def apply_mint_page(tx: StoreTransaction, events: Sequence[Event]) -> None
         await tx.execute(INSERT_PRINT_RETURNS, *_columns(returned, 6))
 
 
+#: The treasury's events the notary records: notes issued and returned.
+NOTE_EVENTS = frozenset((NoteIssued.TYPE, NoteReturned.TYPE))
+
+
 async def apply_treasury_page(tx: StoreTransaction, events: Sequence[Event]) -> None:
     """Record the issues and returns of notes a verified page of the treasury's feed holds.
 
     In log order a note's return always follows its issue, and both land in the same page or
-    the issue in an earlier one, so the issues are inserted first.
+    the issue in an earlier one, so the issues are inserted first. A purchase's own steps
+    (most of a buy's events, the largest bodies) tell the notary nothing: their type is
+    checked, their bodies are not parsed.
     """
     issued = []
     returned = []
     for event in events:
+        if event.type not in NOTE_EVENTS:
+            if event.type not in TREASURY_EVENTS:
+                raise SchemaError(f"event {event.seq} has the unknown type {event.type!r}")
+            continue
         body = parse_event(event, TREASURY_EVENTS)
         if isinstance(body, NoteIssued):
             issued.append(_issued_row(body.certificate, event))

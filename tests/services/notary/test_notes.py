@@ -11,6 +11,7 @@ after every test.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from dataclasses import replace
 
 import pytest
 from aiohttp.test_utils import TestServer
@@ -20,13 +21,15 @@ from ledger.certificates import NoteCertificate
 from ledger.checkpoint import Checkpoint, log_verifier
 from ledger.encoding import decode_b64
 from ledger.endorsements import Chain, endorse
-from ledger.events import NoteReturned
+from ledger.errors import SchemaError
+from ledger.events import PURCHASE_EVENTS, NoteReturned
 from ledger.keys import PublicKey, SigningKey
 from ledger.merkle import verify_inclusion
 from services.kernel.founding import load_service_key
 from services.kernel.settings import LeagueSettings
 from services.notary.app import NOTARY as NOTARY_KEY
 from services.notary.app import NOTARY_LOG
+from services.notary.following import apply_treasury_page
 from services.notary.projection import PROJECTION as NOTARY_PROJECTION
 from services.treasury.app import TREASURY_LOG
 from services.treasury.projection import PROJECTION as TREASURY_PROJECTION
@@ -252,3 +255,25 @@ async def test_the_notary_follows_every_issue_and_return_once(
         ("CZ-M25-000001", 2),
         ("CZ-M5-000001", 1),
     ]
+
+
+async def test_a_purchases_own_steps_are_not_parsed_by_the_notary(
+    faucet: Faucet, server: TestServer
+) -> None:
+    """The notary takes the notes' issues and returns from the treasury's feed; a purchase's
+    own steps (most of a buy's events, the largest bodies) tell it nothing, so their type is
+    checked and their bodies are not parsed (the page they are in is bound to its leaf hashes
+    and the treasury's signed checkpoint before it is applied); a type the treasury never
+    logs still refuses the page."""
+    await claim_note(faucet, SigningKey.generate())
+    (issued,) = [e for e in await server.app[TREASURY_LOG].read() if e.type == "note-issued"]
+    steps = [
+        replace(issued, seq=1000 + k, type=step.TYPE, body={"read": "never"})
+        for k, step in enumerate(PURCHASE_EVENTS)
+    ]
+    store = server.app[NOTARY_LOG]
+    async with store.transaction() as tx:
+        await apply_treasury_page(tx, steps)
+    with pytest.raises(SchemaError, match="unknown type 'print-stamped'"):
+        async with store.transaction() as tx:
+            await apply_treasury_page(tx, [replace(issued, type="print-stamped")])
