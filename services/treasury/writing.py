@@ -41,6 +41,9 @@ Build = Callable[["Group"], Awaitable[list[Planned]]]
 #: Refusals a build may raise before it plans anything: they fail its submission alone.
 REFUSED = (RetryLater, RequestIdReused, RunExhaustedError, StaleIssueError, ChainError)
 
+#: Returned notes a group reads at least per denomination, for the closings after the first.
+RETURNED_AHEAD = 32
+
 #: What the openings of a group read, for all of them in one round trip.
 READ_OPENINGS = """
 SELECT
@@ -108,6 +111,10 @@ class Group:
     _priors: dict[str, bytes] = field(default_factory=dict)
     _notes: dict[str, tuple[int, str | None, str | None]] = field(default_factory=dict)
     _returns: dict[tuple[str, int], str] = field(default_factory=dict)
+    #: The returned notes read so far, per denomination (as the transaction began), and
+    #: whether that is every one the reserve holds.
+    _returned_rows: dict[int, list[tuple[int, int]]] = field(default_factory=dict)
+    _returned_all: dict[int, bool] = field(default_factory=dict)
 
     @property
     def next_seq(self) -> int:
@@ -198,6 +205,24 @@ class Group:
                 print_returned = found_return
         return Opening(prior, notes, print_returned)
 
+    async def _returned(self, wanted: Counter[int]) -> dict[int, list[tuple[int, int]]]:
+        """``tables.returned_notes`` as the transaction began, read once for the group's
+        closings: the first read takes more than it is asked (:data:`RETURNED_AHEAD` a
+        denomination at least), a later one asking beyond what was read reads again. Nothing
+        but the group writes the notes under the log's lock, and :meth:`returned_notes`
+        lays the group's own changes over these rows."""
+        short = {
+            d: k
+            for d, k in wanted.items()
+            if k > len(self._returned_rows.get(d, ())) and not self._returned_all.get(d, False)
+        }
+        if short:
+            ask = Counter({d: max(2 * k, RETURNED_AHEAD) for d, k in short.items()})
+            for d, notes in (await tables.returned_notes(self.tx, ask)).items():
+                self._returned_rows[d] = notes
+                self._returned_all[d] = len(notes) < ask[d]
+        return {d: self._returned_rows.get(d, [])[:k] for d, k in wanted.items()}
+
     async def returned_notes(self, wanted: Counter[int]) -> dict[int, list[tuple[int, int]]]:
         """Up to ``wanted[d]`` notes of each denomination ``d`` in the reserve that were
         issued before, lowest number first, as (number, issue of the last issue): as
@@ -211,9 +236,7 @@ class Group:
             (d, number): (issue, holder) for d, number, issue, holder in self.changes.notes.values()
         }
         reissued = Counter(d for (d, _), (_, holder) in touched.items() if holder is not None)
-        rows = await tables.returned_notes(
-            self.tx, Counter({d: k + reissued[d] for d, k in wanted.items()})
-        )
+        rows = await self._returned(Counter({d: k + reissued[d] for d, k in wanted.items()}))
         for d, notes in rows.items():
             for number, issue in notes:
                 if (d, number) not in touched:

@@ -9,6 +9,7 @@ test.
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 
 import pytest
@@ -20,9 +21,12 @@ from ledger.certificates import NoteCertificate
 from ledger.endorsements import Chain, endorse
 from ledger.events import TREASURY_EVENTS, PurchaseOpened, parse_event
 from ledger.keys import PublicKey, SigningKey
+from services.eventlog import Row
 from services.kernel.settings import LeagueSettings
 from services.mint.app import MINT_LOG
+from services.treasury import tables
 from services.treasury.app import TREASURY_LOG
+from services.treasury.writing import Group
 from tests.harness.buying import (
     faucet,
     league,
@@ -305,3 +309,32 @@ async def test_a_source_buying_too_fast_is_refused(
         assert statuses == [422, 422, 429]
         assert problem["type"] == "/problems/rate-limited"
         assert (await server.app[TREASURY_LOG].head()).size == 1  # the claim alone
+
+
+async def test_a_groups_closings_read_the_returned_notes_once(
+    faucet: Faucet, league: LeagueClient, server: TestServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The closings of one transaction of the purchase writer read the reserve's returned
+    notes once (more than the first asks, for those after it), each then seeing what it
+    would have read alone: the same notes, lowest number first."""
+    buyer = SigningKey.generate()
+    paid = [to_treasury(faucet, c, buyer) for c in await notes_of(faucet, buyer, 50)]
+    bought = await league.buy(purchase(faucet, buyer, "Tally", paid, "buy-returns-01"))
+    assert bought.outcome == "delivered"  # the two M25 paid are back in the reserve
+    store = server.app[TREASURY_LOG]
+    async with store.transaction() as tx:
+        first_seq = await tx.lock()
+        alone = await tables.returned_notes(tx, Counter({25: 2}))
+        reads = 0
+        fetch = tx.fetch
+
+        async def counted(query: str, *args: object) -> list[Row]:
+            nonlocal reads
+            reads += query == tables.RETURNED
+            return await fetch(query, *args)
+
+        monkeypatch.setattr(tx, "fetch", counted)
+        group = Group(tx, first_seq, tx.now)
+        assert await group.returned_notes(Counter({25: 1})) == {25: alone[25][:1]}
+        assert await group.returned_notes(Counter({25: 2})) == alone
+        assert reads == 1
