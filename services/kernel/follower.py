@@ -6,7 +6,8 @@ and where:
 - **the checkpoint** (:meth:`FeedFollower._checkpoint`, :meth:`~FeedFollower._check_extends`):
   signed by that service's key (from the league manifest), of that service's origin, and a
   consistent extension of the last checkpoint this follower verified (a consistency proof
-  from the service, checked here);
+  from the service, checked here; or, when the follower stands exactly at that checkpoint,
+  the first page's own proof below, whose tree is built on it);
 - **each event** (:meth:`FeedFollower._verified_page`): at the next ``seq`` (no gap, no
   repeat), its leaf recomputed from its content (the canonical leaf bytes,
   :mod:`ledger.leaf`) equal to the leaf hash served beside it, so the leaf hash binds the
@@ -230,12 +231,17 @@ class FeedFollower:
         """
         checkpoint = await self._checkpoint()
         position = await self.position()
-        await self._check_extends(position, checkpoint)
+        # Standing exactly at the last checkpoint verified, the first page proves the new one
+        # extends it (the page's tree is built on that very edge): no proof asked for that.
+        deferred = _at_checkpoint(position) and position.next_seq < checkpoint.size
+        if not deferred:
+            await self._check_extends(position, checkpoint)
         applied = 0
         while position.next_seq < checkpoint.size:
-            events, edge, nodes = await self._verified_page(position, checkpoint)
+            events, edge, nodes = await self._verified_page(position, checkpoint, deferred)
             position = await self._apply(position, events, edge, nodes, checkpoint)
             applied += len(events)
+            deferred = False
         if position.checkpoint is None or position.checkpoint.size < checkpoint.size:
             position = await self._apply(position, [], position.edge, [], checkpoint)
         self._latest = position
@@ -312,11 +318,14 @@ class FeedFollower:
             )
 
     async def _verified_page(
-        self, position: Position, checkpoint: Checkpoint
+        self, position: Position, checkpoint: Checkpoint, deferred: bool = False
     ) -> tuple[list[Event], CompactRange, list[Node]]:
         """The next page, every event bound to its leaf hash, the Merkle edge after it,
         itself proven a prefix of ``checkpoint``'s tree, and (when proving) the page's
-        leaves and the subtrees they complete."""
+        leaves and the subtrees they complete. ``deferred``: the page starts at the last
+        checkpoint verified, whose extension to ``checkpoint`` was not proven apart (the
+        page's proof proves it); a page that fails is then checked against it first, so
+        an inconsistent checkpoint is named as such."""
         wanted = min(self.page, checkpoint.size - position.next_seq)
         feed = await self.league.events(position.next_seq - 1, wanted, service=self.source)
         served = feed.events[:wanted]
@@ -339,6 +348,8 @@ class FeedFollower:
         try:
             await self._prove_prefix(edge.size, edge.root(), checkpoint)
         except (VerificationError, LeagueProblem) as exc:
+            if deferred:
+                await self._check_extends(position, checkpoint)
             await self._refuse(
                 f"events {position.next_seq}..{edge.size - 1} are not the history "
                 f"its checkpoint signs: {exc.diagnostics()}",
@@ -420,6 +431,13 @@ class FeedFollower:
             )
         self._edge_kept = self.prove
         return Position(edge.size, edge, reached)
+
+
+def _at_checkpoint(position: Position) -> bool:
+    """Whether ``position`` stands exactly at its checkpoint: the edge of as many events as
+    the checkpoint signs, folding to its root."""
+    trusted = position.checkpoint
+    return trusted is not None and LogTree.of(position.edge).matches(trusted)
 
 
 def edge_subtrees(edge: CompactRange) -> list[Node]:

@@ -573,3 +573,37 @@ async def test_an_older_checkpoint_is_stale_not_a_contradiction(
         assert await follower(notary, lagging, manifest).catch_up() == 0
     assert await pool.fetchval("SELECT count(*) FROM notary.feed_evidence") == 0
     assert (await follower(notary, league, manifest).position()).next_seq == 4
+
+
+async def test_standing_at_its_checkpoint_the_first_page_proves_the_next_one(
+    league: LeagueClient,
+    notary: PostgresEventStore,
+    pool: asyncpg.Pool,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A follower standing exactly at the last checkpoint it verified asks no consistency
+    proof of it: the next page's tree is built on that very edge, so the page proven part of
+    the new checkpoint proves the new checkpoint extends the old (a page that reaches it
+    needs no proof at all); one that stops short of it is proven once."""
+    manifest = await league.manifest()
+    await stamp(league, manifest, 3)
+    await checkpoint_covering(league, 3)
+    following = follower(notary, league, manifest)
+    assert await following.catch_up() == 3
+    asked: list[tuple[int, int]] = []
+    consistency_proof = league.consistency_proof
+
+    async def counted(first: int, second: int, **where: str) -> object:
+        asked.append((first, second))
+        return await consistency_proof(first, second, **where)
+
+    monkeypatch.setattr(league, "consistency_proof", counted)
+    await stamp(league, manifest, 2)
+    await checkpoint_covering(league, 5)
+    assert await following.catch_up() == 2  # one page, to the checkpoint
+    assert asked == []
+    await stamp(league, manifest, 4)
+    await checkpoint_covering(league, 9)
+    assert await following.catch_up() == 4  # pages of three: the first stops short
+    assert asked == [(8, 9)]
+    assert await applied(pool) == list(range(9))
