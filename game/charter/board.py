@@ -139,9 +139,13 @@ def candidates(s: State, sel: Selector, chooser: int) -> list[int]:
             or sel.name is not None
             or sel.min_value > 0  # a resource value is never negative
         ):
-            return [c for c in found if matches(s, sel, c, chooser)]
+            return _matching(s, sel, found, chooser)
         return found
     return _off_board(s, sel, chooser)
+
+
+def _matching(s: State, sel: Selector, cards: list[int], chooser: int) -> list[int]:
+    return [c for c in cards if matches(s, sel, c, chooser)]
 
 
 def _off_board(s: State, sel: Selector, chooser: int) -> list[int]:

@@ -192,13 +192,14 @@ def resolve_damage(s: State) -> None:
         if place[pair[0]] == BOARD and place[pair[1]] == BOARD:
             shares[pair] = get(pair, 0) + 1
     blocked = set(s.blocked)  # an attacker blocked stays blocked (C-24)
-    hit_players = {
-        t
-        for a, t, k in s.attackers
-        if k and a not in blocked and s.ctrl[a] != t and strength(s, a) > 0  # C-32
-    }
+    ctrl, hit_players = s.ctrl, set()
+    for a, t, k in s.attackers:
+        if k and a not in blocked and ctrl[a] != t and strength(s, a) > 0:  # C-32
+            hit_players.add(t)
     # Damage is reduced against the resilience each receiver has before any of it lands.
-    dealt = [(r, pts - resilience(s, r)) for (_, r), pts in shares.items()]
+    dealt = []
+    for (_, r), pts in shares.items():
+        dealt.append((r, pts - resilience(s, r)))
     for receiver, amount in dealt:
         if amount > 0:
             s.damage[receiver] += amount

@@ -243,10 +243,15 @@ def release(s: State, card: int) -> None:
         queue_triggers(s, card, "releases")
     s.committed[card] = 0
     if s.deferred:
-        waiting = [d for d in s.deferred if d[0] == card]
-        if waiting:
-            s.deferred = [d for d in s.deferred if d[0] != card]
-            s.triggers.extend(waiting)
+        _fire_deferred(s, card)
+
+
+def _fire_deferred(s: State, card: int) -> None:
+    """The reserve effects set aside on ``card`` fire as it releases (ruling C-08)."""
+    waiting = [d for d in s.deferred if d[0] == card]
+    if waiting:
+        s.deferred = [d for d in s.deferred if d[0] != card]
+        s.triggers.extend(waiting)
 
 
 def draw(s: State, seat: int, count: int) -> None:

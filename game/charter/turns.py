@@ -138,7 +138,8 @@ def legal_actions(s: State) -> tuple[int, ...]:
     if tag == P_BLOCK:
         return (BLOCKS_DONE, *[BLOCK | b << 5 | a << 13 for b, a in block_options(s, seat)])
     if tag == P_DIVIDE:
-        return tuple([DEAL | p[2] << 5 | r << 13 for r in p[3]])
+        deal = DEAL | p[2] << 5
+        return tuple([deal | r << 13 for r in p[3]])
     if tag == P_TARGET:
         sel = ability_at(s, p[3]).chooses
         assert sel is not None
@@ -377,7 +378,10 @@ def play_choices(s: State, card: int, p: int) -> list[int]:
         return found
     sel = tables.play_class[card]
     assert sel is not None
-    return [c for c in candidates(s, sel, p) if c != card]
+    found = candidates(s, sel, p)
+    if card in found:
+        found.remove(card)
+    return found
 
 
 def ability_choices(s: State, a: Ability, card: int, p: int) -> list[int]:
