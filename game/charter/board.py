@@ -299,13 +299,12 @@ def check(s: State) -> None:
                     continue
                 sizes[host[c]] = sizes.get(host[c], 0) + sizes_of[c]
             hurt = damage[c]
-            # Combat: counters beyond integrity destroy (integrity(), inline).
-            if (
-                hurt
-                and t in DAMAGEABLE
-                and hurt > max(0, defs[c].integrity + boost.get(c, _NO_BOOST)[2])
-            ):
-                doomed.append(c)
+            # Combat: counters beyond integrity destroy (integrity(), inline: with counters
+            # on it, above max(0, x) is above x).
+            if hurt and t in DAMAGEABLE:
+                changed = boost.get(c) if boost else None
+                if hurt > defs[c].integrity + (changed[2] if changed else 0):
+                    doomed.append(c)
         for c in doomed:
             destroy(s, c)
         if doomed:
