@@ -29,7 +29,7 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from ledger.errors import LedgerError, Overloaded
 from ledger.leaf import NewEvent
-from services.eventlog import EventLogError, EventStore, StoreTransaction
+from services.eventlog import Event, EventLogError, EventStore, StoreTransaction
 from services.kernel.projections import Projection
 
 R = TypeVar("R")
@@ -152,22 +152,26 @@ async def run_group(
     read: Callable[[Locked], Awaitable[S]],
     decide: Callable[[Locked, S], tuple[D, Sequence[A]]],
     record: Callable[[StoreTransaction, D], Awaitable[None]] | None = None,
+    appended: Callable[[D, Sequence[Event]], None] | None = None,
 ) -> list[A]:
     """One group's transaction (the module's docstring): its answers, in order.
 
     ``read`` reads the state under the lock; ``decide`` (run in a worker thread: it signs)
     turns it into a decision and an answer (or a refusal) per request; the decision's events
     are appended, its changes projected and, with ``record``, what replays need kept, all in
-    one transaction.
+    one transaction. ``appended`` is handed the events as appended (their seqs and leaf
+    hashes), before the answers are.
     """
     async with store.transaction() as tx:
         next_seq = await tx.lock()
         locked = Locked(tx, next_seq, tx.now.astimezone(UTC))
         state = await read(locked)
         decision, answers = await asyncio.to_thread(decide, locked, state)
-        appended = await tx.append_batch(decision.events)
-        if appended and appended[0].seq != next_seq:
-            raise EventLogError(f"the log appended at seq {appended[0].seq}, not {next_seq}")
+        events = await tx.append_batch(decision.events)
+        if events and events[0].seq != next_seq:
+            raise EventLogError(f"the log appended at seq {events[0].seq}, not {next_seq}")
+        if appended is not None:
+            appended(decision, events)
         await projection.write(tx, decision.changes)
         if record is not None:
             await record(tx, decision)

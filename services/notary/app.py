@@ -68,7 +68,7 @@ async def notarize(request: web.Request, body: NotarizeRequest) -> NotarizeAnswe
         recorded = await request.app[WRITER].record(submitted)
     except Conflicted as conflicted:
         return await _conflict(request, conflicted)
-    made = await receipts.of(recorded.seqs)
+    made = await receipts.of(recorded.seqs, recorded.fresh)
     return NotarizeAnswer(receipts=[made[seq] for seq in recorded.seqs], recorded=recorded.recorded)
 
 

@@ -47,15 +47,17 @@ from ledger.errors import (
 from ledger.events import ConflictRefused, EventBody, HopRecorded
 from ledger.fraud import FraudProof
 from ledger.keys import SigningKey
-from ledger.leaf import NewEvent
+from ledger.leaf import Event, NewEvent
 from ledger.limits import MAX_ENDORSEMENT_BATCH, MAX_NEW_HOPS_PER_CHAIN
 from ledger.manifest import LeagueManifest
 from ledger.print_runs import MISPRINT_SERIAL
+from ledger.wire import hash_text
 from services.eventlog import EventStore
 from services.kernel.writer import GroupWriter, Locked, run_group
 from services.notary import tables
 from services.notary.following import IssuerLink, check_notes, check_prints
 from services.notary.projection import PROJECTION, NotaryChanges, NotaryProjection
+from services.notary.receipts import Fresh
 from services.notary.tables import ItemState, RecordedHop
 
 #: Most hops decided in one transaction; requests beyond wait for the next one.
@@ -178,10 +180,13 @@ async def submit(notary: Notary, request: NotarizeRequest) -> Submitted:
 
 @dataclass(frozen=True, slots=True)
 class Recorded:
-    """A request decided: the event of each of its hops, chain by chain, in hop order."""
+    """A request decided: the event of each of its hops, chain by chain, in hop order, and
+    what the receipts of the hops its transaction recorded say (``receipts.Fresh``, by
+    seq: filled once the events are appended, before the answer is given)."""
 
     seqs: tuple[int, ...]
     recorded: int
+    fresh: Mapping[int, Fresh] = field(default_factory=dict)
 
 
 @dataclass
@@ -194,6 +199,17 @@ class HopDecision:
     items: dict[str, ItemState]
     events: list[NewEvent] = field(default_factory=list)
     changes: NotaryChanges = field(default_factory=NotaryChanges)
+    #: Each hop recorded, by seq: serial, issue, hop, the endorsement's hash and the holder
+    #: after it; its receipt's facts once its event is appended (:meth:`appended`).
+    said: dict[int, tuple[str, int, int, str, str]] = field(default_factory=dict)
+    fresh: dict[int, Fresh] = field(default_factory=dict)
+
+    def appended(self, events: Sequence[Event]) -> None:
+        """The group's events as appended: each recorded hop's leaf hash is known now."""
+        for event in events:
+            said = self.said.get(event.seq)
+            if said is not None:
+                self.fresh[event.seq] = Fresh(*said, event.leaf_hash)
 
     def decide(
         self, submitted: Submitted
@@ -229,7 +245,9 @@ class HopDecision:
             e = body.endorsement
             item = self.items[e.serial]
             seq = self._append(item, body)
-            item.hops[(body.issue, e.hop)] = RecordedHop(e, e.hash(), seq)
+            digest = e.hash()
+            item.hops[(body.issue, e.hop)] = RecordedHop(e, digest, seq)
+            self.said[seq] = (e.serial, body.issue, e.hop, hash_text(digest), e.to)
             NotaryProjection.recorded(self.changes, body, seq)
         return Recorded(
             tuple(
@@ -238,6 +256,7 @@ class HopDecision:
                 for e in chain.endorsements
             ),
             len(new),
+            self.fresh,
         )
 
     def _refuse(
@@ -275,7 +294,9 @@ async def notarize_group(
         decision = HopDecision(locked.next_seq, items)
         return decision, [decision.decide(submitted) for submitted in group]
 
-    return await run_group(notary.store, PROJECTION, read, decide)
+    return await run_group(
+        notary.store, PROJECTION, read, decide, appended=lambda d, events: d.appended(events)
+    )
 
 
 class Writer:

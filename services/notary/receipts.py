@@ -9,13 +9,17 @@ re-submission gets the same receipt, byte for byte.
 Receipts are made in batches, not per request: every request asking while a batch is being
 made joins the next one, and a batch costs one read of the receipts kept, one wait for a
 covering checkpoint, one read of the events, one pass over the inclusion proofs (every
-subtree they need in one query) and one insert, whatever the number of requests in it.
+subtree they need in one query) and one insert, whatever the number of requests in it. The
+hops a request has just recorded come with what their receipts say (:class:`Fresh`, from the
+transaction that appended them): no receipt of theirs can be kept yet, and their events are
+not read back; should another request's batch keep one first, the insert says so and the
+kept one is everyone's.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from pydantic import ValidationError
@@ -37,6 +41,20 @@ COVERING_TIMEOUT = 10.0
 MAX_BATCH_RECEIPTS = 4096
 
 
+@dataclass(frozen=True, slots=True)
+class Fresh:
+    """What the receipt of a hop just recorded says of it, as the transaction that appended
+    its ``hop-recorded`` event knows it: the serial, issue and hop, the endorsement's hash,
+    the holder after it, and the event's leaf hash."""
+
+    serial: str
+    issue: int
+    hop: int
+    endorsement: str
+    to: str
+    leaf_hash: bytes
+
+
 @dataclass(eq=False)
 class _Batch:
     """The receipts asked for by the requests that joined one batch, and its outcome."""
@@ -44,6 +62,8 @@ class _Batch:
     done: asyncio.Future[dict[int, Receipt]]
     seqs: set[int] = field(default_factory=set)
     askers: int = 0
+    #: The hops just recorded among ``seqs``, with what their receipts say.
+    fresh: dict[int, Fresh] = field(default_factory=dict)
 
 
 @dataclass(eq=False)
@@ -65,13 +85,17 @@ class Receipts:
     checkpointer: Checkpointer
     _batching: _Batching = field(default_factory=_Batching, init=False, repr=False, compare=False)
 
-    async def of(self, seqs: Iterable[int]) -> dict[int, Receipt]:
+    async def of(
+        self, seqs: Iterable[int], fresh: Mapping[int, Fresh] | None = None
+    ) -> dict[int, Receipt]:
         """The receipt of each ``hop-recorded`` event in ``seqs`` (made now if need be), made
-        or read in one batch with those of every request asking meanwhile."""
+        or read in one batch with those of every request asking meanwhile; ``fresh``: the
+        hops the caller has just recorded (of these seqs or more)."""
         wanted = set(seqs)
         if not wanted:
             return {}
-        batch = self._join(wanted)
+        own = {} if fresh is None else {seq: fresh[seq] for seq in wanted if seq in fresh}
+        batch = self._join(wanted, own)
         try:
             made = await asyncio.shield(batch.done)
         except Overloaded:
@@ -80,10 +104,10 @@ class Receipts:
             if batch.askers == 1:
                 raise
             # Another request's seqs may be what failed the batch: ask again alone.
-            made = await self._receipts(sorted(wanted))
+            made = await self._receipts(sorted(wanted), own)
         return {seq: made[seq] for seq in wanted}
 
-    def _join(self, wanted: set[int]) -> _Batch:
+    def _join(self, wanted: set[int], fresh: dict[int, Fresh]) -> _Batch:
         """The batch ``wanted`` is added to: the one still taking requests, or a new one
         (whose task waits for the batch being made to finish)."""
         batching = self._batching
@@ -96,6 +120,7 @@ class Receipts:
             batching.tasks.add(task)
             task.add_done_callback(batching.tasks.discard)
         batch.seqs |= wanted
+        batch.fresh.update(fresh)
         batch.askers += 1
         return batch
 
@@ -105,7 +130,7 @@ class Receipts:
             if self._batching.open is batch:
                 self._batching.open = None
             try:
-                made = await self._receipts(sorted(batch.seqs))
+                made = await self._receipts(sorted(batch.seqs), batch.fresh)
             except asyncio.CancelledError:
                 batch.done.cancel()
                 raise
@@ -114,12 +139,14 @@ class Receipts:
             else:
                 batch.done.set_result(made)
 
-    async def _receipts(self, wanted: list[int]) -> dict[int, Receipt]:
-        """The receipts of ``wanted`` (sorted): those kept, and the rest made now."""
-        found = await self._stored(wanted)
+    async def _receipts(self, wanted: list[int], fresh: Mapping[int, Fresh]) -> dict[int, Receipt]:
+        """The receipts of ``wanted`` (sorted): those kept, and the rest made now (a hop just
+        recorded has none kept yet)."""
+        older = [seq for seq in wanted if seq not in fresh]
+        found = await self._stored(older) if older else {}
         missing = [seq for seq in wanted if seq not in found]
         if missing:
-            found.update(await self._make(missing))
+            found.update(await self._make(missing, fresh))
         return found
 
     async def _stored(self, seqs: list[int]) -> dict[int, Receipt]:
@@ -128,9 +155,10 @@ class Receipts:
         )
         return {row[0]: _kept(row[0], row[1]) for row in rows}
 
-    async def _make(self, seqs: list[int]) -> dict[int, Receipt]:
+    async def _make(self, seqs: list[int], fresh: Mapping[int, Fresh]) -> dict[int, Receipt]:
         """Make and keep the receipts of ``seqs`` (sorted) against one checkpoint covering
-        them: their events in one read, their inclusion proofs in another."""
+        them: the events of those not ``fresh`` in one read, the inclusion proofs in
+        another."""
         checkpoint = await self.checkpointer.covering(max(seqs) + 1, COVERING_TIMEOUT)
         if checkpoint is None:
             raise Overloaded(
@@ -138,36 +166,40 @@ class Receipts:
                 "request again for their receipts",
                 retry_after=1,
             )
-        events = await self.store.events(seqs)
-        if len(events) != len(seqs):
-            absent = sorted(set(seqs) - {event.seq for event in events})
-            raise EventLogError(f"no event at {absent[0]} of the notary's log")
+        older = [seq for seq in seqs if seq not in fresh]
+        said = dict(fresh)
+        if older:
+            events = await self.store.events(older)
+            if len(events) != len(older):
+                absent = sorted(set(older) - {event.seq for event in events})
+                raise EventLogError(f"no event at {absent[0]} of the notary's log")
+            said.update((event.seq, _recorded(event)) for event in events)
         proofs = await self.store.inclusion_proofs(seqs, checkpoint.size)
         made: dict[int, Receipt] = {}
-        for event, proof in zip(events, proofs, strict=True):
-            serial, issue, hop, endorsement, to = _recorded(event)
-            made[event.seq] = Receipt.sign(
+        for seq, proof in zip(seqs, proofs, strict=True):
+            hop = said[seq]
+            made[seq] = Receipt.sign(
                 self.key,
                 origin=self.store.origin,
-                serial=serial,
-                issue=issue,
-                hop=hop,
-                endorsement=endorsement,
-                to=to,
-                index=event.seq,
-                leaf_hash=encode_b64(event.leaf_hash),
+                serial=hop.serial,
+                issue=hop.issue,
+                hop=hop.hop,
+                endorsement=hop.endorsement,
+                to=hop.to,
+                index=seq,
+                leaf_hash=encode_b64(hop.leaf_hash),
                 checkpoint=str(checkpoint),
                 proof=[encode_b64(h) for h in proof],
             )
-        # Two answers may make the same receipt at once: the first kept is everyone's.
-        async with self.store.transaction() as tx:
-            rows = await tx.fetch(
-                "INSERT INTO notary.receipts (seq, receipt) SELECT w.q, w.r::jsonb"
-                " FROM unnest($1::bigint[], $2::text[]) AS w(q, r) ON CONFLICT (seq) DO NOTHING"
-                " RETURNING seq",
-                list(made),
-                [receipt.model_dump_json() for receipt in made.values()],
-            )
+        # Two answers may make the same receipt at once: the first kept is everyone's (one
+        # statement: no transaction around it).
+        rows = await self.store.fetch(
+            "INSERT INTO notary.receipts (seq, receipt) SELECT w.q, w.r::jsonb"
+            " FROM unnest($1::bigint[], $2::text[]) AS w(q, r) ON CONFLICT (seq) DO NOTHING"
+            " RETURNING seq",
+            list(made),
+            [receipt.model_dump_json() for receipt in made.values()],
+        )
         kept = {row[0] for row in rows}
         lost = [seq for seq in seqs if seq not in kept]
         if lost:
@@ -175,7 +207,7 @@ class Receipts:
         return made
 
 
-def _recorded(event: Event) -> tuple[object, object, object, str, object]:
+def _recorded(event: Event) -> Fresh:
     """What a receipt says of a ``hop-recorded`` event: its serial, issue, hop, the hash of
     its endorsement and the holder after it, taken from the event's body as the log keeps it
     (the endorsement's wire form, validated and verified when it was recorded, hashed here as
@@ -185,12 +217,13 @@ def _recorded(event: Event) -> tuple[object, object, object, str, object]:
         raise SchemaError(f"event {event.seq} is a {event.type!r}, not a {HopRecorded.TYPE!r}")
     try:
         endorsement = event.body["endorsement"]
-        return (
+        return Fresh(
             endorsement["serial"],
             event.body["issue"],
             endorsement["hop"],
             hash_text(object_hash(Endorsement.KIND, endorsement)),
             endorsement["to"],
+            event.leaf_hash,
         )
     except (KeyError, TypeError) as exc:
         raise EventLogError(f"event {event.seq} is not a hop recorded: {exc!r}") from None

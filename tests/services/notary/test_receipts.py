@@ -11,7 +11,7 @@ import pytest
 from aiohttp.test_utils import TestServer
 
 from ledger.keys import SigningKey
-from services.eventlog import EventLogError, EventStore
+from services.eventlog import EventLogError, EventStore, PostgresEventStore
 from services.notary.app import RECEIPTS
 from services.notary.receipts import Receipts
 from tests.harness.trading import T0, Trade, hop
@@ -54,7 +54,8 @@ async def test_receipts_asked_for_at_once_are_made_in_one_pass(
 ) -> None:
     """Twenty requests asking at once for a receipt not yet made each are answered by one
     batch: one read of the receipts kept, one of the events, one inclusion-proof pass and
-    one insert, not one of each per request; every receipt checks offline."""
+    one insert (a statement: no transaction), not one of each per request; every receipt
+    checks offline."""
     seqs = await recorded_without_receipts(trade, server, 20)
     kept = server.app[RECEIPTS]
     counted = Counted(kept.store)
@@ -62,7 +63,7 @@ async def test_receipts_asked_for_at_once_are_made_in_one_pass(
 
     answers = await asyncio.gather(*(receipts.of([seq]) for seq in seqs))
 
-    assert counted.calls == {"fetch": 1, "events": 1, "inclusion_proofs": 1, "transaction": 1}
+    assert counted.calls == {"fetch": 2, "events": 1, "inclusion_proofs": 1}
     for seq, answer in zip(seqs, answers, strict=True):
         assert list(answer) == [seq]
         assert answer[seq].index == seq
@@ -87,3 +88,36 @@ async def test_a_request_whose_seq_fails_the_batch_fails_alone(
     good[seq].check(trade.notary_key)
     with pytest.raises(EventLogError):
         await receipts.of([nowhere])
+
+
+async def test_the_hops_a_request_recorded_are_not_read_back_for_their_receipts(
+    trade: Trade, server: TestServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The receipts of the hops a request has just recorded are made from what the
+    transaction that appended them knows (serial, issue, hop, endorsement, holder, leaf
+    hash): neither their events nor kept receipts are read, and they are the receipts a
+    re-submission reads back, byte for byte, every one checking offline."""
+    store = server.app[RECEIPTS].store
+    calls: Counter[str] = Counter()
+    for name in ("events", "fetch"):
+        real = getattr(PostgresEventStore, name)
+
+        def counting(real: Any, name: str) -> Any:
+            async def counted(self: PostgresEventStore, first: Any, *args: Any) -> Any:
+                if self is store and (name != "fetch" or "notary.receipts" in first):
+                    calls[name if name != "fetch" else first.split()[0].lower()] += 1
+                return await real(self, first, *args)
+
+            return counted
+
+        monkeypatch.setattr(PostgresEventStore, name, counting(real, name))
+    a = SigningKey.generate()
+    chains = [hop(await trade.stamp(a, "Tally"), a, SigningKey.generate(), T0)]
+    answer = await trade.league.notarize(chains)
+    assert calls == {"insert": 1}  # no event read back, no kept receipt looked for
+    (receipt,) = answer.receipts
+    receipt.check(trade.notary_key)
+    again = await trade.league.notarize(chains)
+    assert again.receipts == answer.receipts
+    assert again.recorded == 0
+    assert calls == {"insert": 1, "select": 1}  # the re-submission's: read back as kept
