@@ -14,7 +14,9 @@ import platformdirs
 
 from auditor.errors import AuditorError
 from auditor.run import AuditProgress, audit_offline, audit_url, service_urls
+from auditor.tables import audit_tables
 from ledger.address import address_of
+from ledger.audit.tables import Referee
 from ledger.keys import PublicKey
 
 
@@ -23,9 +25,11 @@ def default_audit_dir() -> Path:
     return Path(platformdirs.user_data_dir("the-window-league-audit", appauthor=False))
 
 
-def audit(args: argparse.Namespace) -> None:
+def audit(args: argparse.Namespace, referee: Referee | None = None) -> None:
     """Run the audit ``args`` ask for (``league audit``'s options) and print its report on
-    stdout, its progress on stderr; raise at the first violation or bad input."""
+    stdout, its progress on stderr; raise at the first violation or bad input. With a
+    ``referee`` (the game's), a league served at a URL has its witnessed tables replayed too
+    (:mod:`auditor.tables`)."""
     given = {"mint": args.mint, "treasury": args.treasury, "notary": args.notary}
     online = args.url is not None or any(given.values())
     if online == (args.offline is not None):
@@ -68,6 +72,10 @@ def audit(args: argparse.Namespace) -> None:
         )
     for line in outcome.report.lines():
         print(f"  {line}")
+    if referee is not None and args.offline is None:
+        tables = asyncio.run(audit_tables(outcome.url, outcome.root, referee))
+        for line in tables.lines() if tables is not None else ["tables: the manifest names none"]:
+            print(f"  {line}")
     if args.save is not None:
         print(
             f"saved every answer in {args.save} (audit it again with "

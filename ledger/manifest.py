@@ -49,6 +49,9 @@ Count = Annotated[int, Field(ge=0, le=1_000_000)]
 MAX_URL_CHARS = 512
 #: The services whose URLs a manifest may name.
 SERVICE_NAMES = ("mint", "treasury", "notary")
+#: Every service a league runs: those, and the tables service (its key named in the
+#: manifest, outside the manifest's id; it answers at the league's URL).
+LEAGUE_SERVICES = (*SERVICE_NAMES, "tables")
 
 
 def check_service_url(text: str) -> str:

@@ -11,6 +11,7 @@
     league rebuild [SERVICE ...]                   rebuild projections from the logs
     league openapi [SERVICE] [--write | --check]   the services' OpenAPI documents
     league audit URL [--save DIR] | --offline DIR  audit a league from its feeds (or saved)
+    league tables enroll                           add the tables key to an older league
 
 Every failure is one line on stderr and exit status 2.
 """
@@ -28,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from ledger.errors import LedgerError
-from ledger.manifest import SERVICE_NAMES
+from ledger.manifest import LEAGUE_SERVICES, SERVICE_NAMES
 from services.kernel.errors import LeagueError
 from services.league.context import settings_of
 from services.league.database_commands import (
@@ -43,6 +44,7 @@ from services.league.database_commands import (
     migrate,
 )
 from services.league.log_commands import cmd_rebuild, cmd_verify
+from services.league.tables_commands import add_parser as add_tables_parser
 
 # Everything else is imported by the command that uses it: `league --help` (and a command
 # that needs no database) loads neither alembic, sqlalchemy, asyncpg nor aiohttp, nor the
@@ -124,7 +126,8 @@ def _print_keys(manifest: LeagueManifest) -> None:
 
     for role in ROLES:
         key = getattr(manifest, role)
-        print(f"  {role:<9} {address_of(PublicKey.from_text(key))}  {key}")
+        if key is not None:  # a league founded before the tables service names none
+            print(f"  {role:<9} {address_of(PublicKey.from_text(key))}  {key}")
 
 
 def _print_urls(manifest: LeagueManifest) -> None:
@@ -165,6 +168,18 @@ def cmd_serve(args: argparse.Namespace) -> int:
             f"{settings.manifest_path} (see docs/operations.md)",
             file=sys.stderr,
         )
+    if not args.services:
+        from services.kernel.founding import load_manifest
+        from services.league.registry import keyed
+
+        names = keyed(load_manifest(settings), names)
+        for name in SERVICES:
+            if name not in names:
+                print(
+                    f"the manifest names no {name} key: serving without the {name} "
+                    f"(`league {name} enroll` adds it; see docs/operations.md)",
+                    file=sys.stderr,
+                )
     with home_lock(settings.data_dir, restoring=False):  # no restore while it serves
         return _serve(settings, names)
 
@@ -269,8 +284,9 @@ def cmd_openapi(args: argparse.Namespace) -> None:
 
 def cmd_audit(args: argparse.Namespace) -> None:
     from auditor.cli import audit
+    from game.window.witnessed import referee
 
-    audit(args)
+    audit(args, referee)
 
 
 # -- parser ------------------------------------------------------------------------------------
@@ -395,7 +411,7 @@ def build_parser() -> argparse.ArgumentParser:
         "services",
         nargs="*",
         metavar="SERVICE",
-        help=f"services to run: {', '.join(SERVICE_NAMES)} (default: all)",
+        help=f"services to run: {', '.join(LEAGUE_SERVICES)} (default: all)",
     )
     serve.add_argument("--host", help="address to listen on (default 127.0.0.1, LEAGUE_HOST)")
     serve.add_argument("--port", type=int, help="port (default 8080, LEAGUE_PORT; 0 picks one)")
@@ -432,14 +448,16 @@ def build_parser() -> argparse.ArgumentParser:
         "services",
         nargs="*",
         metavar="SERVICE",
-        help=f"services to rebuild: {', '.join(SERVICE_NAMES)} (default: all)",
+        help=f"services to rebuild: {', '.join(LEAGUE_SERVICES)} (default: all)",
     )
     rebuild_parser.add_argument("--check", action="store_true", help="compare only; change nothing")
     _passphrase_option(rebuild_parser, "the passphrase of armored keys")
     rebuild_parser.set_defaults(run=cmd_rebuild)
 
     openapi = commands.add_parser("openapi", help="print, write or check the OpenAPI documents")
-    openapi.add_argument("service", nargs="?", choices=list(SERVICE_NAMES), help="one service only")
+    openapi.add_argument(
+        "service", nargs="?", choices=list(LEAGUE_SERVICES), help="one service only"
+    )
     mode = openapi.add_mutually_exclusive_group()
     mode.add_argument("--write", action="store_true", help="write docs/openapi/<service>.json")
     mode.add_argument(
@@ -517,6 +535,7 @@ def build_parser() -> argparse.ArgumentParser:
         "(default: the user's data directory)",
     )
     audit.set_defaults(run=cmd_audit)
+    add_tables_parser(commands, OneLineParser)
     return parser
 
 

@@ -20,12 +20,15 @@ if TYPE_CHECKING:
 
 def cmd_verify(args: argparse.Namespace) -> None:
     from services.kernel.founding import load_manifest, load_service_key, read_passphrase
-    from services.league.registry import PROJECTIONS
+    from services.league.registry import PROJECTIONS, keyed
 
     settings = settings_of(args).with_database()
     manifest = load_manifest(settings)
     passphrase = read_passphrase(settings)
-    keys = {name: load_service_key(settings, manifest, name, passphrase) for name in PROJECTIONS}
+    keys = {
+        name: load_service_key(settings, manifest, name, passphrase)
+        for name in keyed(manifest, PROJECTIONS)  # an older league's tables are not kept
+    }
     for line in asyncio.run(_verify(settings, manifest, keys)):
         print(line)
 
@@ -85,7 +88,7 @@ async def _verify(
 def cmd_rebuild(args: argparse.Namespace) -> None:
     from ledger.words import plural
     from services.kernel.founding import load_manifest, load_service_key, read_passphrase
-    from services.league.registry import PROJECTIONS
+    from services.league.registry import PROJECTIONS, keyed
 
     names = args.services or list(PROJECTIONS)
     unknown = [name for name in names if name not in PROJECTIONS]
@@ -96,6 +99,8 @@ def cmd_rebuild(args: argparse.Namespace) -> None:
     settings = settings_of(args).with_database()
     manifest = load_manifest(settings)
     passphrase = read_passphrase(settings)
+    if not args.services:  # an older league's tables are not kept
+        names = keyed(manifest, names)
     keys = {name: load_service_key(settings, manifest, name, passphrase) for name in names}
     reports = asyncio.run(_rebuild(settings.database, manifest, keys, commit=not args.check))
     differed = False

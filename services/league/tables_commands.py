@@ -15,7 +15,7 @@ import argparse
 import json
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from services.kernel.errors import LeagueError
 from services.league.context import settings_of
@@ -75,7 +75,7 @@ def replace_manifest(path: Path, manifest: LeagueManifest) -> None:
 
 
 def add_parser(
-    commands: argparse._SubParsersAction[argparse.ArgumentParser],
+    commands: argparse._SubParsersAction[Any],
     parser_class: type[argparse.ArgumentParser],
 ) -> None:
     """``league tables ...`` (its subcommands' parsers of ``parser_class``)."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ledger.manifest import SERVICE_NAMES
+from ledger.manifest import LEAGUE_SERVICES
 from services.kernel import founding
 from services.league import cli
 from services.league.registry import PROJECTIONS, SERVICES
@@ -39,10 +39,10 @@ def test_help_loads_no_database_driver_nor_service() -> None:
 
 
 def test_the_listed_services_are_the_registry() -> None:
-    """The names the parser lists (``ledger.manifest.SERVICE_NAMES``, for serve, rebuild and
+    """The names the parser lists (``ledger.manifest.LEAGUE_SERVICES``, for serve, rebuild and
     openapi) are the services the registry serves and the projections it rebuilds."""
-    assert tuple(SERVICES) == SERVICE_NAMES
-    assert tuple(PROJECTIONS) == SERVICE_NAMES
+    assert tuple(SERVICES) == LEAGUE_SERVICES
+    assert tuple(PROJECTIONS) == LEAGUE_SERVICES
 
 
 def test_the_default_name_is_founding_s() -> None:
