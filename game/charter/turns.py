@@ -99,7 +99,7 @@ from game.charter.state import (
     STACK,
     State,
 )
-from game.charter.tables import PLAY_CLASS, PLAY_LOCATION, PLAY_NONE
+from game.charter.tables import PLAY_CLASS, PLAY_LOCATION, PLAY_NONE, Tables
 
 if TYPE_CHECKING:
     pass
@@ -158,18 +158,7 @@ def priority_actions(s: State, p: int) -> list[int]:
     ctrl = s.ctrl
     terms: list[tuple[Selector, int]] = []  # Interrupt terms in force, with their reader
     if not standard:
-        for b in tables.term_cards:
-            if place[b] == BOARD:
-                reader = ctrl[b]
-                for a in tables.terms[b]:
-                    sel = a.target
-                    assert sel is not None
-                    # Only a term reaching p's hand can let p play a card (C-25: read from
-                    # the Interrupt card's controller; a hand holds its owner's cards).
-                    if sel.zone == "hand" and (
-                        sel.controller == ANY or (reader == p) == (sel.controller == YOU)
-                    ):
-                        terms.append((sel, reader))
+        terms = _hand_terms(tables, place, ctrl, p)
         # Only interrupt speed open and no Interrupt term in force: skip what can never be
         # played.
         if not terms:
@@ -282,6 +271,26 @@ def _controlled(board: list[int], ctrl: list[int], p: int) -> list[int]:
     return [c for c in board if ctrl[c] == p]
 
 
+def _hand_terms(
+    tables: Tables, place: list[int], ctrl: list[int], p: int
+) -> list[tuple[Selector, int]]:
+    """The Interrupt terms in force that reach ``p``'s hand, each with its reader: only such a
+    term can let ``p`` play a card there (C-25: read from the Interrupt card's controller; a
+    hand holds its owner's cards)."""
+    terms: list[tuple[Selector, int]] = []
+    for b in tables.term_cards:
+        if place[b] == BOARD:
+            reader = ctrl[b]
+            for a in tables.terms[b]:
+                sel = a.target
+                assert sel is not None
+                if sel.zone == "hand" and (
+                    sel.controller == ANY or (reader == p) == (sel.controller == YOU)
+                ):
+                    terms.append((sel, reader))
+    return terms
+
+
 def _termed(s: State, terms: list[tuple[Selector, int]], card: int) -> bool:
     """Whether an Interrupt term in force names ``card`` (Ability keywords)."""
     return any(matches(s, sel, card, reader) for sel, reader in terms)
@@ -309,22 +318,12 @@ def _silent(s: State, p: int) -> bool:
     playable: list[int] = []
     if not tables.self_interrupt_cards.isdisjoint(hand):
         playable = _self_interrupt_cards(tables.self_interrupt, hand)
-    for b in tables.term_cards:
-        if place[b] == BOARD:
-            reader = ctrl[b]
-            for a in tables.terms[b]:
-                sel = a.target
-                assert sel is not None
-                # As in priority_actions: only a term reaching p's hand (C-25; a hand holds
-                # its owner's cards) can name a card there.
-                if sel.zone != "hand" or (
-                    sel.controller != ANY and (reader == p) != (sel.controller == YOU)
-                ):
-                    continue
-                mask, types = sel.types, tables.type
-                for c in hand:
-                    if mask >> types[c] & 1 and matches(s, sel, c, reader):
-                        playable.append(c)  # a term naming a card in p's hand
+    types = tables.type
+    for sel, reader in _hand_terms(tables, place, ctrl, p):
+        mask = sel.types
+        for c in hand:
+            if mask >> types[c] & 1 and matches(s, sel, c, reader):
+                playable.append(c)  # a term naming a card in p's hand
     if not playable:
         return True
     have = None
