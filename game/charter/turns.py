@@ -319,10 +319,10 @@ def _silent(s: State, p: int) -> bool:
     if not tables.self_interrupt_cards.isdisjoint(hand):
         playable = _self_interrupt_cards(tables.self_interrupt, hand)
     types = tables.type
-    for sel, reader in _hand_terms(tables, place, ctrl, p):
-        mask = sel.types
+    for term, reader in _hand_terms(tables, place, ctrl, p):
+        mask = term.types
         for c in hand:
-            if mask >> types[c] & 1 and matches(s, sel, c, reader):
+            if mask >> types[c] & 1 and matches(s, term, c, reader):
                 playable.append(c)  # a term naming a card in p's hand
     if not playable:
         return True
