@@ -86,6 +86,16 @@ async def _read(request: web.Request, *argv: str) -> tuple[Any, str | None]:
 # -- home and Topbar ----------------------------------------------------------------------
 
 
+async def _collection(request: web.Request, title: str) -> dict[str, Any] | web.Response:
+    """The wallet's collection for a Vault button, or the page that refuses ``title`` (no
+    wallet, a locked one, no league set: cz's own refusal)."""
+    collection, refusal = await _read(request, "collection")
+    if collection is None:
+        return _show(request, "refused.html", status=409, title=title, refusal=refusal)
+    collection_: dict[str, Any] = collection
+    return collection_
+
+
 @routes.get("/")
 async def home(request: web.Request) -> web.Response:
     from clients.wallet import WalletHome
@@ -289,11 +299,9 @@ async def vault(request: web.Request) -> web.Response:
 @routes.post("/vault/stamp")
 async def stamp(request: web.Request) -> web.Response:
     """Vault Store → Present for stamping: every unstamped print, to the league's mint."""
-    collection, refusal = await _read(request, "collection")
-    if collection is None:
-        return _show(
-            request, "refused.html", status=409, title="Present for stamping", refusal=refusal
-        )
+    collection = await _collection(request, "Present for stamping")
+    if isinstance(collection, web.Response):
+        return collection
     unstamped = [p for p in collection["prints"] if not p["stamped"]]
     return _confirm(
         request,
@@ -324,9 +332,9 @@ def _mint_of(collection: dict[str, Any], service: str = "mint") -> str:
 async def claim(request: web.Request) -> web.Response:
     """Vault → Claim notes from unstamped marks (the faucet, V.5)."""
     form = await _form(request)
-    collection, refusal = await _read(request, "collection")
-    if collection is None:
-        return _show(request, "refused.html", status=409, title="Claim notes", refusal=refusal)
+    collection = await _collection(request, "Claim notes")
+    if isinstance(collection, web.Response):
+        return collection
     marks = form.get("marks", "").strip()
     argv: tuple[str, ...] = ("notes", "claim", marks) if marks else ("notes", "claim")
     amount = f"M{marks}" if marks else "as many as today's faucet converts"
@@ -346,9 +354,9 @@ async def claim(request: web.Request) -> web.Response:
 async def buy(request: web.Request) -> web.Response:
     """Vault → Buy with notes: a single, or a finish upgrade of a standard print (V.5, L-20)."""
     form = await _form(request)
-    collection, refusal = await _read(request, "collection")
-    if collection is None:
-        return _show(request, "refused.html", status=409, title="Buy", refusal=refusal)
+    collection = await _collection(request, "Buy")
+    if isinstance(collection, web.Response):
+        return collection
     serial, finish = form.get("upgrade", "").strip(), form.get("finish", "gilt")
     if serial:
         argv: tuple[str, ...] = ("buy", "--upgrade", serial, "--finish", finish)
@@ -412,17 +420,17 @@ def _confirm(request: web.Request, confirm: Confirm) -> web.Response:
     return _see(f"/confirm/{ident}")
 
 
+def _no_confirmation(request: web.Request, more: str = "") -> web.Response:
+    """The answer to a confirmation id this launch does not hold (one-time: used or dropped)."""
+    refusal = "no such confirmation (already signed, or shown before a Lock)" + more
+    return _show(request, "refused.html", status=404, title="Confirm", refusal=refusal)
+
+
 @routes.get("/confirm/{ident}")
 async def confirm_page(request: web.Request) -> web.Response:
     confirm = state(request).confirms.get(request.match_info["ident"])
     if confirm is None:
-        return _show(
-            request,
-            "refused.html",
-            status=404,
-            title="Confirm",
-            refusal="no such confirmation (already signed, or shown before a Lock)",
-        )
+        return _no_confirmation(request)
     return _show(request, "confirm.html", confirm=confirm, ident=request.match_info["ident"])
 
 
@@ -431,14 +439,7 @@ async def confirmed(request: web.Request) -> web.Response:
     """The click that signs: the confirmation's command run, once."""
     confirm = state(request).confirms.pop(request.match_info["ident"], None)
     if confirm is None:
-        return _show(
-            request,
-            "refused.html",
-            status=404,
-            title="Confirm",
-            refusal="no such confirmation (already signed, or shown before a Lock); "
-            "nothing was signed",
-        )
+        return _no_confirmation(request, "; nothing was signed")
     launch = state(request)
     progress = Watched()
     task = asyncio.create_task(
