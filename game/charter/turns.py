@@ -272,7 +272,7 @@ def _controlled(board: list[int], ctrl: list[int], p: int) -> list[int]:
 
 
 def _hand_terms(
-    tables: Tables, place: list[int], ctrl: list[int], p: int
+    tables: Tables, place: bytearray, ctrl: list[int], p: int
 ) -> list[tuple[Selector, int]]:
     """The Interrupt terms in force that reach ``p``'s hand, each with its reader: only such a
     term can let ``p`` play a card there (C-25: read from the Interrupt card's controller; a
