@@ -16,7 +16,7 @@ from auditor.errors import AuditorError
 from auditor.run import AuditProgress, audit_offline, audit_url, service_urls
 from auditor.tables import audit_tables
 from ledger.address import address_of
-from ledger.audit.tables import Referee
+from ledger.audit.tables import Referee, TablesReport
 from ledger.keys import PublicKey
 
 
@@ -74,7 +74,7 @@ def audit(args: argparse.Namespace, referee: Referee | None = None) -> None:
         print(f"  {line}")
     if referee is not None and args.offline is None:
         tables = asyncio.run(audit_tables(outcome.url, outcome.root, referee))
-        for line in tables.lines() if tables is not None else ["tables: the manifest names none"]:
+        for line in tables.lines() if isinstance(tables, TablesReport) else [f"tables: {tables}"]:
             print(f"  {line}")
     if args.save is not None:
         print(

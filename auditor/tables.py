@@ -5,23 +5,32 @@ protocol, not the rules)."""
 
 from __future__ import annotations
 
-from apiclient.league import LeagueClient
+from apiclient.league import LeagueClient, LeagueProblem
 from ledger.audit.tables import Referee, TablesChecker, TablesReport
+from ledger.errors import LedgerError, SchemaError
 from ledger.keys import PublicKey
 
 #: Events read per page of the tables' feed.
 PAGE = 1000
 
 
-async def audit_tables(url: str, root: PublicKey, referee: Referee) -> TablesReport | None:
+async def audit_tables(url: str, root: PublicKey, referee: Referee) -> TablesReport | str:
     """Audit the tables log of the league at ``url`` (its manifest signed by ``root``, pinned
-    by the audit of the other logs); None when its manifest names no tables key."""
+    by the audit of the other logs); why not, when its manifest names no tables key or
+    ``url`` serves no tables log (404: a league served without it, as another log not served
+    is left out of the audit)."""
     async with LeagueClient(url) as client:
         manifest = await client.manifest(root)
         if manifest.tables is None:
-            return None
+            return "the manifest names no tables key"
         checker = TablesChecker(manifest, referee)
-        checker.checkpoint(await client.signed_checkpoint(service="tables"))
+        try:
+            checkpoint = await client.signed_checkpoint(service="tables")
+        except LedgerError as exc:
+            if _not_found(exc):
+                return f"{url} serves no tables log"
+            raise
+        checker.checkpoint(checkpoint)
         after = -1
         while True:
             page = await client.events(after, PAGE, service="tables")
@@ -30,3 +39,10 @@ async def audit_tables(url: str, root: PublicKey, referee: Referee) -> TablesRep
             checker.add(page.events)
             after = page.events[-1].seq
         return checker.report()
+
+
+def _not_found(exc: LedgerError) -> bool:
+    """Whether ``exc`` is a 404 (a problem document's, or a gateway's page without one)."""
+    if isinstance(exc, LeagueProblem):
+        return exc.status == 404
+    return isinstance(exc, SchemaError) and "answered 404 " in str(exc)

@@ -43,7 +43,7 @@ from auditor.tables import audit_tables
 from bench.league_setup import percentile, print_table, served_league, workers_text
 from game.window.witnessed import referee, replay_table
 from ledger.api.logs import FeedEvent
-from ledger.audit.tables import TablesChecker
+from ledger.audit.tables import TablesChecker, TablesReport
 from ledger.events import body_as
 from ledger.keys import PublicKey, SigningKey
 from ledger.manifest import LeagueManifest
@@ -160,7 +160,7 @@ async def _run(url: str, tables: int, concurrency: int, workers: int | None) -> 
     start = time.perf_counter()
     offline = _offline(feed)
     offline_seconds = time.perf_counter() - start
-    assert report is not None
+    assert isinstance(report, TablesReport), report
     print_table(
         f"witnessed tables at Chair I, {concurrency} players at once, {workers_text(workers)}",
         [
