@@ -47,6 +47,7 @@ DOMAIN_TAGS: dict[str, bytes] = {
         "table-open",
         "table-seed",
         "table-move",
+        "misprint-award",
     )
 }
 

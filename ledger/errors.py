@@ -173,3 +173,8 @@ class MoveReplayed(OutOfTurn):
 
 class IllegalMove(VerificationError):
     """A move the rules forbid in the table's position, or text that is no move."""
+
+
+class MisprintGone(LedgerError):
+    """The Misprint CZ-TALLY-000 exists exactly once, by award (Book IV.6, V.8): it has been
+    awarded already, to another table."""

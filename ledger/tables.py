@@ -145,6 +145,34 @@ class TableMove(SignedModel):
     action: ActionText
 
 
+class MisprintAward(SignedModel):
+    """The tables service asks the mint for the Misprint for a player's first witnessed
+    Balance at Chair VI or above (Book IV.6), signed by the tables key; the mint awards it
+    once, to the first table it is asked for (V.8), and answers every later award that it is
+    gone."""
+
+    KIND: ClassVar[str] = "misprint-award"
+    WHAT = "Misprint award"
+
+    kind: Literal["misprint-award"]
+    league: LeagueId
+    manifest: HashText
+    #: The table whose close was the Balance, and its player (who gets the certificate).
+    table: TableId
+    player: KeyText
+    venue: VenueText
+
+
+#: The Chairs whose Balance wins the Misprint (IV.6: "your first Balance at Chair VI or above").
+MISPRINT_CHAIRS = VENUES[VENUES.index("chair-VI") :]
+
+
+def wins_misprint(venue: str, verdict: str) -> bool:
+    """Whether a table at ``venue`` closed with the player's ``verdict`` is a Balance that
+    wins the Misprint, if it is still to be had."""
+    return verdict == "balance" and venue in MISPRINT_CHAIRS
+
+
 # -- events ------------------------------------------------------------------------------------
 
 

@@ -23,7 +23,7 @@ from types import MappingProxyType
 from typing import Any
 
 from game.window.economy.collection import Collection
-from game.window.economy.prints import MISPRINT, Finish, Print
+from game.window.economy.prints import Finish, Print
 from game.window.registrars import convene_registrar_table
 from game.window.scoring import Verdict
 from game.window.tables import Holding, Table, convene_base, convene_market
@@ -162,6 +162,8 @@ class Campaign:
     seed: int
     record: tuple[tuple[Venue, Tally], ...] = ()
     collection: Collection = field(default_factory=Collection)
+    #: The first Balance at Chair VI or above is recorded (the Misprint itself is the
+    #: league's to award, L-24; the name is kept so saved campaigns read as they were).
     misprint_paid: bool = False
     draws: int = 0
 
@@ -313,7 +315,11 @@ def _chair_reward(state: Campaign, venue: Venue, result: Verdict) -> tuple[Rewar
         and venue.number >= MISPRINT_FROM_CHAIR
         and not state.misprint_paid
     ):
-        prints.append(MISPRINT)
-        reasons.append("IV.6: the Misprint CZ-TALLY-000 for the first Balance at Chair VI+")
+        # The Balance is recorded, not the card: the Misprint exists exactly once, by award
+        # (V.8), and only the league awards it, to a witnessed Balance (L-24).
+        reasons.append(
+            "IV.6: the first Balance at Chair VI+; the Misprint CZ-TALLY-000 exists once and "
+            "is awarded only at the league's witnessed tables (L-24)"
+        )
         state = replace(state, misprint_paid=True)
     return Reward(marks, tuple(prints), bundles, tuple(reasons)), state

@@ -11,7 +11,20 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ledger.certificates import PrintCertificate
 from ledger.tables import Deal
+
+
+class MisprintOutcome(BaseModel):
+    """The Misprint for a witnessed Balance at Chair VI or above (Book IV.6): awarded (its one
+    certificate), gone (awarded before, to another table), or pending (the mint did not
+    answer; reading the table asks again)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    status: Literal["awarded", "gone", "pending"]
+    certificate: PrintCertificate | None = None
+    detail: str = ""
 
 
 class Closing(BaseModel):
@@ -24,6 +37,9 @@ class Closing(BaseModel):
     verdict: Literal["win", "loss", "balance"] = Field(description="The player's verdict")
     columns: list[list[int]] = Field(
         description="Substance, Form, Holdings of each seat, the player's first"
+    )
+    misprint: MisprintOutcome | None = Field(
+        default=None, description="At a Balance at Chair VI or above: the Misprint's award"
     )
 
 

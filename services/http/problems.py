@@ -69,6 +69,7 @@ PROBLEMS: dict[type[e.LedgerError], ProblemSpec] = {
     e.OutOfTurn: ProblemSpec("out-of-turn", 409),
     e.MoveReplayed: ProblemSpec("move-replayed", 409),
     e.IllegalMove: ProblemSpec("illegal-move", 422),
+    e.MisprintGone: ProblemSpec("misprint-gone", 409),
     store.EventLogError: ProblemSpec("event-log", 500),
     store.StreamConflict: ProblemSpec("stream-conflict", 409),
     store.StoreUnavailable: ProblemSpec("store-unavailable", 503),

@@ -13,6 +13,7 @@ from ledger.errors import (
     ChainError,
     InsufficientWork,
     KeyFormatError,
+    MisprintGone,
     Overloaded,
     RateLimited,
     RequestIdReused,
@@ -25,6 +26,7 @@ from ledger.limits import MAX_REQUEST_BODY_BYTES
 from ledger.manifest import LeagueManifest
 from ledger.print_runs import serial_for
 from ledger.requests import StampRequest
+from ledger.tables import MisprintAward
 from services.eventlog import EventStore
 from services.http.endpoints import Endpoint
 from services.http.logs import read_view
@@ -37,6 +39,7 @@ from services.kernel.settings import LeagueSettings
 from services.mint import tables
 from services.mint.census import census, owner_census
 from services.mint.mint import Mint
+from services.mint.misprint import Awarded, award
 from services.mint.orders import Orderer, outcomes
 from services.mint.stamping import Stamper
 
@@ -103,6 +106,11 @@ ORDER_PROBLEMS = (
     ChainError,
     Overloaded,
 )
+
+
+async def award_misprint(request: web.Request, body: MisprintAward) -> Awarded:
+    return await award(request.app[MINT], body)
+
 
 ENDPOINTS = (
     Endpoint(
@@ -194,6 +202,22 @@ ENDPOINTS = (
         problems=(AddressError,),
     ),
     Endpoint("GET", "/mint/manifest", "The league manifest", read_manifest, LeagueManifest),
+    Endpoint(
+        "POST",
+        "/mint/misprint",
+        "The Misprint CZ-TALLY-000, once, for a witnessed Balance at Chair VI or above",
+        award_misprint,
+        Awarded,
+        body=MisprintAward,
+        problems=(BadSignatureError, KeyFormatError, VerificationError, WrongLeague, MisprintGone),
+        description=(
+            "Takes a misprint-award signed by the tables key (docs/formats.md, 'Witnessed "
+            "tables'). The first award gets the one mint-signed certificate of CZ-TALLY-000, "
+            "outside the census and every run (Book IV.6, V.8), recorded as a print-stamped "
+            "event naming the table; the same table's award again answers the same "
+            "certificate; any other table's is 409 misprint-gone."
+        ),
+    ),
 )
 
 

@@ -15,6 +15,7 @@ from ledger.address import address_of
 from ledger.events import MINT_EVENTS, PrintStamped, parse_event
 from ledger.keys import PublicKey
 from ledger.leaf import Event
+from ledger.print_runs import MISPRINT
 from services.eventlog import StoreTransaction
 from services.kernel.projections import Snapshot, read_tables
 from services.mint.tables import columns
@@ -70,6 +71,8 @@ class MintProjection:
         """What one stamp adds. The stamping transaction calls it with the bodies it has just
         built (their owner's address already known), sparing a parse of what it made."""
         certificate = body.certificate
+        if certificate.finish == MISPRINT:  # outside the census and every run (V.8)
+            return
         owner = certificate.issued_to
         into.runs[(certificate.title, certificate.finish)] += 1
         into.owned[(owner, address, certificate.title, certificate.finish)] += 1

@@ -26,12 +26,14 @@ from services.kernel.compose import compose
 from services.kernel.host import Running, ServiceSpec, Shell
 from services.kernel.ratelimit import SourceBuckets, source_of
 from services.kernel.settings import LeagueSettings
+from services.tables.misprint import Misprints
 from services.tables.playing import Tables, Writer
 
 TABLES = web.AppKey("tables", Tables)
 TABLES_LOG = web.AppKey("tables_log", EventStore)
 WRITER = web.AppKey("tables_writer", Writer)
 SOURCES = web.AppKey("table_sources", SourceBuckets)
+MISPRINTS = web.AppKey("misprints", Misprints)
 
 #: What every signed table request may be refused for.
 SIGNED = (
@@ -55,11 +57,22 @@ async def seed_table(request: web.Request, body: TableSeed) -> TableView:
 
 
 async def move(request: web.Request, body: TableMove) -> TableView:
-    return await request.app[WRITER].submit(body)
+    return await with_misprint(request, await request.app[WRITER].submit(body))
 
 
 async def read_table(request: web.Request) -> TableView:
-    return await request.app[TABLES].table(request.match_info["table"])
+    view = await request.app[TABLES].table(request.match_info["table"])
+    return await with_misprint(request, view)
+
+
+async def with_misprint(request: web.Request, view: TableView) -> TableView:
+    """``view`` with the Misprint's award when it closed with a Balance at Chair VI or above
+    (IV.6; asked of the mint after the close is recorded)."""
+    outcome = await request.app[MISPRINTS].outcome(view)
+    if outcome is None or view.closing is None:
+        return view
+    closing = view.closing.model_copy(update={"misprint": outcome})
+    return view.model_copy(update={"closing": closing})
 
 
 ENDPOINTS = (
@@ -111,7 +124,9 @@ ENDPOINTS = (
             "Takes a table-move request at the table's next ply. The move is applied with the "
             "engine; the opponent's replies (the same seeded search as an offline table) follow "
             "until the player decides again; all of it is one move-played event, and the "
-            "close's table-closed event reveals the secret with the verdict and the columns. "
+            "close's table-closed event reveals the secret with the verdict and the columns "
+            "(and a Balance at Chair VI or above asks the mint for the Misprint, which it "
+            "awards once: closing.misprint). "
             "A ply already played is 409 move-replayed, any other ply or a closed table 409 "
             "out-of-turn, a move the rules forbid 422 illegal-move."
         ),
@@ -137,6 +152,7 @@ async def open_tables(shell: Shell) -> Running:
     shell.app[TABLES] = tables
     shell.app[WRITER] = writer = Writer(tables)
     shell.app[SOURCES] = shell.buckets("tables", what="tables")
+    shell.app[MISPRINTS] = Misprints(shell.manifest, shell.key, shell.settings.service_url("mint"))
     return Running(close=(writer.close,))
 
 

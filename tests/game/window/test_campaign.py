@@ -159,19 +159,22 @@ def test_sealed_bundle_at_every_second_first_clearing() -> None:
     assert state.collection.bundles == 6
 
 
-def test_misprint_for_the_first_balance_at_chair_six_or_above_exactly_once() -> None:
-    """IV.6: the unique Misprint CZ-TALLY-000 for the first Balance at Chair VI or above;
-    never for a Balance below VI, never twice."""
+def test_the_first_balance_at_chair_six_is_recorded_and_no_misprint_made_offline() -> None:
+    """IV.6, V.8, L-24: the first Balance at Chair VI or above is recorded (once; not below
+    VI), and the offline campaign makes no Misprint: it exists once, awarded by the league to
+    a witnessed Balance."""
     state = _cleared_to(5)
     state, low = settle(state, chair(5), B)
-    assert MISPRINT not in low.prints
+    assert not state.misprint_paid
     state, first = settle(state, chair(6), B)
-    assert MISPRINT in first.prints
     assert state.misprint_paid
+    assert any("L-24" in reason for reason in first.reasons)
     state = _play(state, (chair(6), W))
     state, second = settle(state, chair(7), B)
-    assert MISPRINT not in second.prints
-    assert [p for p in state.collection.prints if p == MISPRINT] == [MISPRINT]
+    assert not any("L-24" in reason for reason in second.reasons)
+    for reward in (low, first, second):
+        assert MISPRINT not in reward.prints
+    assert MISPRINT not in state.collection.prints
 
 
 def test_holofoil_zenoseal_for_first_clearing_of_the_twelfth_chair() -> None:
