@@ -152,7 +152,9 @@ async def open_tables(shell: Shell) -> Running:
     shell.app[TABLES] = tables
     shell.app[WRITER] = writer = Writer(tables)
     shell.app[SOURCES] = shell.buckets("tables", what="tables")
-    shell.app[MISPRINTS] = Misprints(shell.manifest, shell.key, shell.settings.service_url("mint"))
+    shell.app[MISPRINTS] = Misprints(
+        shell.manifest, shell.key, shell.store, shell.settings.service_url("mint")
+    )
     return Running(close=(writer.close,))
 
 
