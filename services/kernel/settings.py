@@ -7,9 +7,10 @@ that the read endpoints read from; default the database itself), ``LEAGUE_HOST``
 ``LEAGUE_PORT``, ``LEAGUE_WORKERS`` (worker processes; ``league serve`` defaults to one per core),
 ``LEAGUE_PASSPHRASE_FILE`` when the league's keys are passphrase-armored, ``LEAGUE_KEYS_DIR``
 (where the private keys are, e.g. a container's ``/run/secrets``; default ``LEAGUE_HOME/keys``)
-``MINT_URL``, ``TREASURY_URL`` and ``NOTARY_URL`` (where a service that follows the mint's or
-the treasury's feed reads it, and where the treasury has payments notarized and prints
-stamped; default: the URL the signed manifest names for a service this server does not
+``MINT_URL``, ``TREASURY_URL``, ``NOTARY_URL`` and ``TABLES_URL`` (where a service that follows
+the mint's or the treasury's feed reads it, where the treasury has payments notarized and prints
+stamped, where the tables service asks the mint for the Misprint, and where each witnesses the
+others; default: the URL the signed manifest names for a service this server does not
 serve, else this server's own address) and ``LEAGUE_TRUSTED_PROXIES`` (networks
 of the reverse proxies whose ``X-Forwarded-For`` names the client; default none).
 """
@@ -42,6 +43,7 @@ SOURCES = {
     "mint_url": "MINT_URL",
     "treasury_url": "TREASURY_URL",
     "notary_url": "NOTARY_URL",
+    "tables_url": "TABLES_URL",
 }
 DEFAULT_PORT = 8080
 #: Most worker processes one ``league serve`` starts.
@@ -77,6 +79,8 @@ class LeagueSettings(BaseModel):
     treasury_url: str | None = Field(default=None, repr=False)
     #: Where the notary answers, for the treasury (it has payments notarized).
     notary_url: str | None = Field(default=None, repr=False)
+    #: Where the tables service answers, for the services that witness its log.
+    tables_url: str | None = Field(default=None, repr=False)
     #: The reverse proxies (a gateway) whose ``X-Forwarded-For`` is believed: a request from
     #: one of these networks counts as from the address the proxy names (per-source limits).
     trusted_proxies: tuple[IPv4Network | IPv6Network, ...] = ()
@@ -107,6 +111,7 @@ class LeagueSettings(BaseModel):
             "mint_url": os.environ.get("MINT_URL") or None,
             "treasury_url": os.environ.get("TREASURY_URL") or None,
             "notary_url": os.environ.get("NOTARY_URL") or None,
+            "tables_url": os.environ.get("TABLES_URL") or None,
         }
         values.update({k: v for k, v in overrides.items() if v is not None})
         try:
@@ -149,6 +154,7 @@ class LeagueSettings(BaseModel):
             "mint": self.mint_url,
             "treasury": self.treasury_url,
             "notary": self.notary_url,
+            "tables": self.tables_url,
         }.get(service) or self.peer_urls.get(service)
         if given:
             return given.rstrip("/")

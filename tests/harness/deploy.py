@@ -3,6 +3,7 @@ running the gateway's configuration over loopback ports."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import socket
 import subprocess
@@ -54,7 +55,7 @@ def running_gateway(upstreams: dict[str, int], tmp_path: Path) -> Iterator[str]:
     port (one nothing answers on, for a service missing from ``upstreams``)."""
     assert NGINX is not None
     text = NGINX_CONF.read_text(encoding="utf-8")
-    for name in ("mint", "treasury", "notary"):
+    for name in re.findall(r"^upstream (\w+) \{", text, re.M):
         port = upstreams[name] if name in upstreams else free_port()
         text = text.replace(f"server {name}:8080;", f"server 127.0.0.1:{port};")
     port = free_port()

@@ -61,18 +61,20 @@ def test_trusted_proxies_are_networks_from_league_trusted_proxies(
 def test_each_service_url_comes_from_its_own_setting(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """MINT_URL, TREASURY_URL and NOTARY_URL name where each service answers when it runs in
-    its own process (docs/operations.md "Separate processes"); a service without one is this
-    server's own address."""
+    """MINT_URL, TREASURY_URL, NOTARY_URL and TABLES_URL name where each service answers when
+    it runs in its own process (docs/operations.md "Separate processes", "Running in
+    containers"); a service without one is this server's own address."""
     monkeypatch.setenv("LEAGUE_HOME", str(tmp_path))
     monkeypatch.setenv("LEAGUE_PORT", "8123")
-    for name in ("MINT_URL", "TREASURY_URL", "NOTARY_URL"):
+    for name in ("MINT_URL", "TREASURY_URL", "NOTARY_URL", "TABLES_URL"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("NOTARY_URL", "http://notary:8080/")
     monkeypatch.setenv("TREASURY_URL", "http://treasury:8080")
+    monkeypatch.setenv("TABLES_URL", "http://tables:8080")
     settings = LeagueSettings.from_env()
     assert settings.service_url("notary") == "http://notary:8080"
     assert settings.service_url("treasury") == "http://treasury:8080"
+    assert settings.service_url("tables") == "http://tables:8080"
     assert settings.service_url("mint") == "http://127.0.0.1:8123"
     monkeypatch.setenv("MINT_URL", "http://mint:8080")
     assert LeagueSettings.from_env().service_url("mint") == "http://mint:8080"
@@ -86,7 +88,7 @@ def test_a_peer_answers_where_the_manifest_says_unless_a_setting_overrides(
     (an operator behind NAT) wins over both."""
     monkeypatch.setenv("LEAGUE_HOME", str(tmp_path))
     monkeypatch.setenv("LEAGUE_PORT", "8123")
-    for name in ("MINT_URL", "TREASURY_URL", "NOTARY_URL"):
+    for name in ("MINT_URL", "TREASURY_URL", "NOTARY_URL", "TABLES_URL"):
         monkeypatch.delenv(name, raising=False)
     urls = ServiceUrls(
         mint="https://mint.example",
