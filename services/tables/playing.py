@@ -208,7 +208,7 @@ class Tables:
 
 
 @dataclass
-class Deciding:
+class TableDecision:
     """One transaction's decisions, made in memory against the rows read under the lock."""
 
     tables: Tables
@@ -359,9 +359,9 @@ async def play_group(tables: Tables, group: Sequence[Decided]) -> list[TableView
 
     def decide(
         locked: Locked, read: tuple[dict[str, TableRow], dict[str, WitnessedTable]]
-    ) -> tuple[Deciding, list[TableView | LedgerError]]:
+    ) -> tuple[TableDecision, list[TableView | LedgerError]]:
         rows, playing = read
-        deciding = Deciding(tables, locked.now, locked.next_seq, rows, playing=playing)
+        deciding = TableDecision(tables, locked.now, locked.next_seq, rows, playing=playing)
         return deciding, [deciding.decide(request) for request in group]
 
     try:
