@@ -20,7 +20,7 @@ from typing import Any
 from aiohttp import web
 
 from clients.web.calls import Answer, Watched, run
-from clients.web.launch import Confirm, Job, Web, state
+from clients.web.launch import Confirm, Job, Web, see, state
 from clients.web.render import page
 
 routes = web.RouteTableDef()
@@ -31,12 +31,15 @@ MAX_CONFIRMS = 32
 MAX_PASTE = 256 * 1024
 
 
-def _see(location: str) -> web.Response:
-    return web.Response(status=303, headers={"Location": location})
-
-
 def _show(request: web.Request, template: str, status: int = 200, **context: Any) -> web.Response:
-    return page(template, unlocked=bool(state(request).passphrase), status=status, **context)
+    launch = state(request)
+    return page(
+        template,
+        root=launch.guard.root,
+        unlocked=bool(launch.passphrase),
+        status=status,
+        **context,
+    )
 
 
 async def cz(request: web.Request, *argv: str, stdin: str = "") -> Answer:
@@ -101,7 +104,7 @@ async def home(request: web.Request) -> web.Response:
     from clients.wallet import WalletHome
 
     if not WalletHome.default().exists():
-        return _see("/exchange")
+        return see(request, "/exchange")
     campaign, refusal = await _read(request, "campaign")
     return _show(request, "home.html", campaign=campaign, refusal=refusal)
 
@@ -129,7 +132,7 @@ async def unlock(request: web.Request) -> web.Response:
         )
     state(request).passphrase = phrase
     back = form.get("next", "/")
-    return _see(back if back.startswith("/") and not back.startswith("//") else "/")
+    return see(request, back)
 
 
 @routes.post("/lock")
@@ -137,7 +140,7 @@ async def lock(request: web.Request) -> web.Response:
     launch = state(request)
     launch.passphrase = ""
     launch.confirms.clear()
-    return _see("/topbar")
+    return see(request, "/topbar")
 
 
 @routes.post("/topbar/save")
@@ -417,7 +420,7 @@ def _confirm(request: web.Request, confirm: Confirm) -> web.Response:
         launch.confirms.pop(next(iter(launch.confirms)))
     ident = secrets.token_urlsafe(16)
     launch.confirms[ident] = confirm
-    return _see(f"/confirm/{ident}")
+    return see(request, f"/confirm/{ident}")
 
 
 def _no_confirmation(request: web.Request, more: str = "") -> web.Response:
@@ -449,7 +452,7 @@ async def confirmed(request: web.Request) -> web.Response:
         launch.jobs.pop(next(iter(launch.jobs)))
     ident = secrets.token_urlsafe(16)
     launch.jobs[ident] = Job(confirm, progress, task)
-    return _see(f"/jobs/{ident}")
+    return see(request, f"/jobs/{ident}")
 
 
 @routes.get("/jobs/{ident}")

@@ -20,8 +20,9 @@ engine and league client as every other cz command (and the same refusals).
   Provenance any print's or note's life, every proof checked here
 
 Safe by construction: the server listens on 127.0.0.1 only; each launch has its own
-secret, carried once by the URL printed here (the page then keeps it in a cookie no
-script can read); a request naming another host, or a form of another site, is
+secret, the first part of every page's path (the browser is handed a file of yours,
+0600, that leads there; --no-browser prints the URL); a request without it, naming
+another host, or a form of another site, is
 refused; your key is unlocked only in this process, and nothing is signed without
 your click on a page that names what is signed and to whom. Ctrl-C stops it.
 """
@@ -40,18 +41,30 @@ def _port(text: str) -> int:
 def web(args: argparse.Namespace) -> int:
     """Serve the pages on 127.0.0.1 and open the browser at them (or print the URL)."""
     import asyncio
+    from pathlib import Path
+    from urllib.parse import urlsplit
 
-    from clients.web.app import open_browser, serve
+    from clients.web.app import launch_file, open_browser, serve
+
+    written: list[Path] = []
 
     def ready(url: str) -> None:
-        opened = not args.no_browser and open_browser(url)
-        where = "opened in your browser" if opened else "open it in your browser"
-        sys.stdout.write(f"{url}\n")
+        shown, where = url, "open it in your browser"
+        if not args.no_browser:
+            path = launch_file(url, urlsplit(url).port or 0)
+            written.append(path)
+            if open_browser(path):  # the file's name, never the secret, on a command line
+                shown, where = path.as_uri(), "opened in your browser"
+        sys.stdout.write(f"{shown}\n")
         sys.stdout.flush()
         sys.stderr.write(f"cz web: serving on 127.0.0.1 ({where}); Ctrl-C stops it\n")
         sys.stderr.flush()
 
-    asyncio.run(serve(args.port, ready))
+    try:
+        asyncio.run(serve(args.port, ready))
+    finally:
+        for path in written:
+            path.unlink(missing_ok=True)
     return 0
 
 

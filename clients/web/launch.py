@@ -60,3 +60,11 @@ WEB = web.AppKey("cz_web", Web)
 
 def state(request: web.Request) -> Web:
     return request.app[WEB]
+
+
+def see(request: web.Request, path: str) -> web.Response:
+    """303 to ``path`` (``/…``) of this launch's pages: always under its secret on this
+    origin, never to another host (a path that is not one is taken as the home page)."""
+    if not path.startswith("/") or path.startswith("//") or "\\" in path:
+        path = "/"
+    return web.Response(status=303, headers={"Location": state(request).guard.root + path})

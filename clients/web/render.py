@@ -44,7 +44,10 @@ def topbar(unlocked: bool) -> dict[str, Any]:
     }
 
 
-def page(template: str, *, unlocked: bool, status: int = 200, **context: Any) -> web.Response:
-    """``template`` rendered with ``context`` and the Topbar."""
-    text = environment().get_template(template).render(top=topbar(unlocked), **context)
+def page(
+    template: str, *, root: str, unlocked: bool, status: int = 200, **context: Any
+) -> web.Response:
+    """``template`` rendered with ``context`` and the Topbar; ``root`` is the path every link
+    and form of the launch begins with (its secret)."""
+    text = environment().get_template(template).render(top=topbar(unlocked), root=root, **context)
     return web.Response(status=status, text=text, content_type="text/html", charset="utf-8")

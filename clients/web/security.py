@@ -1,15 +1,21 @@
 """Safe by construction: what every request to ``cz web`` passes before a page answers.
 
-The server binds 127.0.0.1 only (:mod:`clients.web.app`). Each launch draws a secret; the URL
-``cz web`` opens carries it once (``/?key=SECRET``), and the answer to that URL sets it as a
-cookie (HttpOnly, SameSite=Strict, for this port's cookie name) and sends the browser to the
-same page without it. Every other request must carry the cookie. The Host header must name
-this server (127.0.0.1 or localhost at its port): a page of another site that rebinds its DNS
-name to 127.0.0.1 is refused, whatever it sends. Every request that is not a GET or HEAD must
-come with an Origin of this server itself: a form another site (or another port of this
-machine) posts here is refused before it is read, and nothing is ever done by a GET. Every
-answer carries a strict Content-Security-Policy (scripts and styles from this server's
-``/static/`` only, nothing inline, no frames, forms posting only here), and is never cached.
+The server binds 127.0.0.1 only (:mod:`clients.web.app`). Each launch draws a secret, and
+every page, form and redirect lives under it: ``http://127.0.0.1:PORT/SECRET/…`` (a
+capability in the path, as a notebook server's token). A request whose path does not begin
+with this launch's secret is refused, whatever else it carries: no cookie is ever set or
+read (a browser sends 127.0.0.1's cookies to every port of it, so a cookie would hand the
+secret to any listener on another port), and a secret in a query is refused. The pages say
+``Referrer-Policy: same-origin``, so no request to another origin carries the path (not
+no-referrer: under it a browser sends ``Origin: null`` with the page's own forms). Only the
+static files (``/static/``, the script and the stylesheet, nothing of the player's) answer
+without it. The Host header must name this server (127.0.0.1 or localhost at its port): a
+page of another site that rebinds its DNS name to 127.0.0.1 is refused, whatever it sends.
+Every request that is not a GET or HEAD must come with an Origin of this server itself: a
+form another site (or another port of this machine) posts here is refused before it is
+read, and nothing is ever done by a GET. Every answer carries a strict
+Content-Security-Policy (scripts and styles from this server only, nothing inline, no
+frames, forms posting only here), and is never cached.
 """
 
 from __future__ import annotations
@@ -22,8 +28,10 @@ from dataclasses import dataclass, field
 from aiohttp import web
 from aiohttp.typedefs import Middleware
 
-#: The query parameter of the launch URL that carries the secret.
+#: The query parameter that carried the secret before it moved into the path: refused.
 KEY_PARAM = "key"
+#: The public files, served without the secret (nothing of the player's in them).
+PUBLIC = "/static/"
 
 CSP = "; ".join(
     [
@@ -60,9 +68,9 @@ class Guard:
     port: int = 0
 
     @property
-    def cookie(self) -> str:
-        """The cookie's name: one per port, so two launches never read each other's."""
-        return f"cz_web_{self.port}"
+    def root(self) -> str:
+        """The path every page of this launch lives under (no trailing slash)."""
+        return f"/{self.secret}"
 
     @property
     def hosts(self) -> frozenset[str]:
@@ -73,8 +81,13 @@ class Guard:
         return frozenset(f"http://{host}" for host in self.hosts)
 
     def url(self, path: str = "/") -> str:
-        """The launch URL: this server's address with the secret."""
-        return f"http://127.0.0.1:{self.port}{path}?{KEY_PARAM}={self.secret}"
+        """The launch URL: this server's address, the secret as the path's first segment."""
+        return f"http://127.0.0.1:{self.port}{self.root}{path}"
+
+    def admits(self, path: str) -> bool:
+        """Whether ``path`` lies under this launch's secret (``/SECRET`` or ``/SECRET/…``)."""
+        first, _, _ = path.removeprefix("/").partition("/")
+        return path.startswith("/") and self.holds(first)
 
     def holds(self, presented: str | None) -> bool:
         return presented is not None and hmac.compare_digest(
@@ -102,26 +115,11 @@ def guarded(guard: Guard) -> Middleware:
                 return refused(403, "a request that changes anything must come from this page")
             if request.headers.get("Sec-Fetch-Site", "same-origin") != "same-origin":
                 return refused(403, "a request that changes anything must come from this page")
-        presented = request.query.get(KEY_PARAM)
-        if presented is not None:
-            if request.method not in SAFE_METHODS or not guard.holds(presented):
-                return refused(403, "this is not the key cz web printed at its launch")
-            clean = request.rel_url.with_query(
-                [(k, v) for k, v in request.query.items() if k != KEY_PARAM]
-            )
-            answer = web.Response(status=303, headers={**HEADERS, "Location": str(clean)})
-            answer.set_cookie(
-                guard.cookie,
-                guard.secret,
-                httponly=True,
-                samesite="Strict",
-                path="/",
-            )
-            return answer
-        if not guard.holds(request.cookies.get(guard.cookie)):
-            return refused(
-                403, "open the URL cz web printed (it carries this launch's key) in this browser"
-            )
+        if KEY_PARAM in request.query:  # the old launch URL's key: never taken from a query
+            return refused(403, "a key in the query is not taken: open the URL cz web printed")
+        public = request.method in SAFE_METHODS and request.path.startswith(PUBLIC)
+        if not public and not guard.admits(request.raw_path):
+            return refused(403, "open the URL cz web printed (its path carries this launch's key)")
         try:
             response = await handler(request)
         except web.HTTPException as exc:

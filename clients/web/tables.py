@@ -43,7 +43,7 @@ from clients.cz_table import (
 )
 from clients.wallet import WalletHome
 from clients.web.calls import with_wallet
-from clients.web.launch import state
+from clients.web.launch import see, state
 from clients.web.render import page
 from clients.web.sitting import YOU, Drill, Sitting
 from game.window import actions as A
@@ -84,11 +84,14 @@ _RECORD_NAME = re.compile(r"^[A-Za-z0-9._:-]{1,200}\.json$")
 
 
 def _show(request: web.Request, template: str, status: int = 200, **context: Any) -> web.Response:
-    return page(template, unlocked=bool(state(request).passphrase), status=status, **context)
-
-
-def _see(location: str) -> web.Response:
-    return web.Response(status=303, headers={"Location": location})
+    launch = state(request)
+    return page(
+        template,
+        root=launch.guard.root,
+        unlocked=bool(launch.passphrase),
+        status=status,
+        **context,
+    )
 
 
 def _campaign() -> tuple[Campaign, Collection] | None:
@@ -170,7 +173,7 @@ async def play(request: web.Request) -> web.Response:
     sitting = Sitting(venue, seed, table, table.new_state(), opponent_for(venue, seed))
     await asyncio.to_thread(sitting.advance)
     launch.sitting = sitting
-    return _see("/table")
+    return see(request, "/table")
 
 
 def _card(state_: State, table: Table | None, card: int) -> dict[str, Any]:
@@ -221,7 +224,7 @@ def board(state_: State, table: Table | None, seats: tuple[str, str], kind: str)
 async def table_page(request: web.Request) -> web.Response:
     sitting = state(request).sitting
     if sitting is None:
-        return _see("/play")
+        return see(request, "/play")
     s = sitting.state
     legal: list[tuple[int, str]] = []
     if not s.is_over and sitting.drill is None and s.current_player == YOU:
@@ -260,7 +263,7 @@ async def _act(request: web.Request, typed: str) -> web.Response:
     launch = state(request)
     sitting = launch.sitting
     if sitting is None:
-        return _see("/play")
+        return see(request, "/play")
     s = sitting.state
     if (
         s.is_over
@@ -280,7 +283,7 @@ async def _act(request: web.Request, typed: str) -> web.Response:
     sitting.take(int(typed), "you")
     await asyncio.to_thread(sitting.advance)
     await _close(launch.passphrase, sitting)
-    return _see("/table")
+    return see(request, "/table")
 
 
 async def _close(passphrase: str, sitting: Sitting) -> None:
@@ -321,14 +324,14 @@ async def settle_again(request: web.Request) -> web.Response:
     launch = state(request)
     if launch.sitting is not None:
         await _close(launch.passphrase, launch.sitting)
-    return _see("/table")
+    return see(request, "/table")
 
 
 @routes.post("/table/leave")
 async def leave(request: web.Request) -> web.Response:
     """Leave the table: before its close it counts for nothing (L-19)."""
     state(request).sitting = None
-    return _see("/play")
+    return see(request, "/play")
 
 
 def _cells(form: Any) -> Pattern:
@@ -350,7 +353,7 @@ async def _drilled(request: web.Request, answer: Pattern, arrived: float) -> web
     launch = state(request)
     sitting = launch.sitting
     if sitting is None or sitting.drill is None:
-        return _see("/table")
+        return see(request, "/table")
     drill = sitting.drill
     elapsed = arrived - drill.clock()
     outcome = judge(drill.pattern, answer, elapsed)
@@ -363,7 +366,7 @@ async def _drilled(request: web.Request, answer: Pattern, arrived: float) -> web
     )
     await asyncio.to_thread(sitting.advance)
     await _close(launch.passphrase, sitting)
-    return _see("/table")
+    return see(request, "/table")
 
 
 # -- the drill, for practice ---------------------------------------------------------------
@@ -389,14 +392,14 @@ async def drill_start(request: web.Request) -> web.Response:
         drills.pop(next(iter(drills)))
     ident = secrets.token_urlsafe(12)
     drills[ident] = Drill(generate_pattern(secrets.token_hex(16)))
-    return _see(f"/drill/{ident}")
+    return see(request, f"/drill/{ident}")
 
 
 @routes.get("/drill/{ident}")
 async def drill_shown(request: web.Request) -> web.Response:
     drill = state(request).drills.get(request.match_info["ident"])
     if drill is None:
-        return _see("/drill")
+        return see(request, "/drill")
     drill.clock()
     return _show(
         request,
@@ -411,7 +414,7 @@ async def drill_shown(request: web.Request) -> web.Response:
 async def drill_answer(request: web.Request) -> web.Response:
     drill = state(request).drills.pop(request.match_info["ident"], None)
     if drill is None:
-        return _see("/drill")
+        return see(request, "/drill")
     form = await request.post()
     elapsed = time.monotonic() - drill.clock()
     answer = _cells(form)

@@ -1,6 +1,6 @@
 """``cz web``'s application served in this process on 127.0.0.1 (a wallet home of its own,
-empty), and an HTTP client to it that carries the launch's cookie and the page's Origin, as
-the browser does."""
+empty), and an HTTP client to it that asks for the launch's pages under its secret and sends
+the page's Origin, as the browser does."""
 
 from __future__ import annotations
 
@@ -38,14 +38,16 @@ async def http() -> AsyncIterator[aiohttp.ClientSession]:
         yield session
 
 
-def base(guard: Guard) -> str:
+def origin(guard: Guard) -> str:
+    """The server's origin (no path: no secret)."""
     return f"http://127.0.0.1:{guard.port}"
 
 
-def cookie(guard: Guard) -> dict[str, str]:
-    return {"Cookie": f"{guard.cookie}={guard.secret}"}
+def base(guard: Guard) -> str:
+    """Where the launch's pages are: the origin and the secret."""
+    return origin(guard) + guard.root
 
 
 def same_origin(guard: Guard) -> dict[str, str]:
-    """What the page's own form sends: the cookie, its Origin, same-origin."""
-    return {**cookie(guard), "Origin": base(guard), "Sec-Fetch-Site": "same-origin"}
+    """What the page's own form sends: its Origin, same-origin."""
+    return {"Origin": origin(guard), "Sec-Fetch-Site": "same-origin"}

@@ -1,14 +1,20 @@
 """``cz web``'s command: its help teaches the booths and the safety, and costs nothing to
 show (no aiohttp, no pages, no engine: the server is imported only when it runs); a bad port
-is one line and exit status 2."""
+is one line and exit status 2; the browser is handed a 0600 file, never the secret."""
 
 from __future__ import annotations
 
+import os
+import re
+import signal
+import stat
 import subprocess
 import sys
+import urllib.request
 from pathlib import Path
 
 from tests.harness.imports import modules_loaded_after
+from tests.harness.league import clean_env
 
 CZ = Path(sys.executable).parent / "cz"
 
@@ -42,3 +48,42 @@ def test_a_bad_port_is_one_line() -> None:
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1
     assert "a port is from 0" in done.stderr
+
+
+def test_the_browser_is_handed_a_file_never_the_secret(tmp_path: Path) -> None:
+    """``cz web`` opens the browser at a launch file, 0600 in the wallet's home, that leads to
+    the pages: the browser's command line (what ``ps`` shows any local user) holds the file's
+    name, never the launch's secret; the file goes when the server stops (Ctrl-C)."""
+    record = tmp_path / "browser-args"
+    browser = tmp_path / "browser.sh"
+    browser.write_text(f'#!/bin/sh\nprintf "%s\\n" "$0" "$@" >> {record}\n')
+    browser.chmod(0o700)
+    env = {
+        **clean_env(os.environ),
+        "CZ_HOME": str(tmp_path / "home"),
+        "BROWSER": str(browser),
+        "DISPLAY": "",
+    }
+    process = subprocess.Popen(
+        [str(CZ), "web"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        assert process.stdout is not None
+        shown = process.stdout.readline().strip()
+        args = record.read_text().splitlines()
+        assert args[1:] == [shown], args
+        opened = Path(shown.removeprefix("file://"))
+        assert shown.startswith("file://"), shown
+        assert opened.is_file()
+        assert stat.S_IMODE(opened.stat().st_mode) == 0o600
+        assert opened.is_relative_to(tmp_path / "home")
+        url = re.search(r'url=(http://127\.0\.0\.1:\d+/([A-Za-z0-9_-]{43})/)"', opened.read_text())
+        assert url is not None, opened.read_text()
+        secret = url[2]
+        assert all(secret not in arg for arg in args)
+        with urllib.request.urlopen(url[1]) as answer:  # noqa: S310 (http: the file's target)
+            assert answer.status == 200
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.communicate(timeout=60)
+    assert not opened.exists()

@@ -1,6 +1,6 @@
 """README "Play in the browser", run as written: its block typed in a shell in the clone (the
 venv activated, ``cz web --no-browser`` the console script), the URL it prints opened (the
-key exchanged for the cookie), a key struck and the league set through the pages' own forms,
+launch's secret its path), a key struck and the league set through the pages' own forms,
 then every step the section names, "Booth → Button", found on that booth's page as a button,
 link or heading with those words (so a renamed button fails here)."""
 
@@ -88,21 +88,20 @@ async def test_play_in_the_browser_runs_as_written(served: InProcessLeague, tmp_
     assert len(steps()) >= 12
 
     with typed(lines, tmp_path, env) as url:
-        assert re.fullmatch(r"http://127\.0\.0\.1:\d+/\?key=\S+", url), url
-        base = url.split("/?")[0]
-        async with aiohttp.ClientSession(headers={"Origin": base}) as http:
+        assert re.fullmatch(r"http://127\.0\.0\.1:\d+/[A-Za-z0-9_-]{43}/", url), url
+        base = url.rstrip("/")
+        origin = "/".join(url.split("/")[:3])
+        async with aiohttp.ClientSession(headers={"Origin": origin}) as http:
             async with http.get(url, allow_redirects=False) as response:
-                assert response.status == 303
-                cookie = response.cookies
-            jar = {name: morsel.value for name, morsel in cookie.items()}
+                assert response.status == 303  # no wallet yet: to Exchange
 
             async def page(path: str) -> str:
-                async with http.get(base + path, cookies=jar) as response:
+                async with http.get(base + path) as response:
                     assert response.status == 200, path
                     return await response.text()
 
             async def post(path: str, form: dict[str, str]) -> None:
-                async with http.post(base + path, data=form, cookies=jar) as response:
+                async with http.post(base + path, data=form) as response:
                     assert response.status == 200, await response.text()
 
             # No wallet yet: Exchange shows Strike the key (the first step), then it is done.
