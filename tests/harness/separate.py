@@ -23,8 +23,8 @@ from tests.harness.treasury import Faucet
 NAMES = ("mint", "treasury", "notary")
 
 
-def free_ports() -> dict[str, int]:
-    return {name: free_port() for name in NAMES}
+def free_ports(names: tuple[str, ...] = NAMES) -> dict[str, int]:
+    return {name: free_port() for name in names}
 
 
 def urls_of(ports: dict[str, int]) -> dict[str, str]:
@@ -32,9 +32,10 @@ def urls_of(ports: dict[str, int]) -> dict[str, str]:
 
 
 class Separate:
-    """Three `league serve NAME` children, each on its own database and port; each told the
-    others' URLs by MINT_URL, TREASURY_URL and NOTARY_URL, or (``settings=False``) by nothing
-    but the league's manifest."""
+    """A `league serve NAME` child for each of ``names`` (the three of the story by default),
+    each on its own database and port; each told the others' URLs by MINT_URL, TREASURY_URL,
+    NOTARY_URL (and TABLES_URL), or (``settings=False``) by nothing but the league's
+    manifest."""
 
     def __init__(
         self,
@@ -43,11 +44,12 @@ class Separate:
         ports: dict[str, int] | None = None,
         *,
         settings: bool = True,
+        names: tuple[str, ...] = NAMES,
     ) -> None:
-        self.ports = ports or free_ports()
+        self.ports = ports or free_ports(names)
         self.urls = urls_of(self.ports)
         peers = {f"{name.upper()}_URL": url for name, url in self.urls.items()} if settings else {}
-        self.envs = {name: {**home_env, **peers, "DATABASE_URL": databases[name]} for name in NAMES}
+        self.envs = {name: {**home_env, **peers, "DATABASE_URL": databases[name]} for name in names}
         self.children: dict[str, Served] = {}
 
     def start(self, name: str) -> None:

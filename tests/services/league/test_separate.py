@@ -1,8 +1,8 @@
-"""The league as three OS processes on three databases (docs/operations.md "Separate processes"):
-`league serve mint`,
-`league serve treasury` and `league serve notary`, each with its own DATABASE_URL and the
-others' MINT_URL, TREASURY_URL and NOTARY_URL, talking only over HTTP. Stamp at the mint, claim
-and buy at the treasury (its saga calling the notary and the mint), a hop notarized at the
+"""The league as separate OS processes on their own databases (docs/operations.md "Separate
+processes"): `league serve mint`, `league serve treasury`, `league serve notary` (and `league
+serve tables`, whose log the gateway serves too), each with its own DATABASE_URL and the others'
+MINT_URL, TREASURY_URL, NOTARY_URL and TABLES_URL, talking only over HTTP. Stamp at the mint,
+claim and buy at the treasury (its saga calling the notary and the mint), a hop notarized at the
 notary, then `league audit` through the gateway (deploy/nginx.conf: `league audit` takes one URL
 serving every service); any one of them SIGKILLed and restarted on its database loses nothing.
 Skipped where nginx is not installed (the audit needs the one URL)."""
@@ -29,21 +29,23 @@ from tests.harness.served import init_league, league
 from tests.harness.treasury import Faucet
 
 pytestmark = pytest.mark.skipif(NGINX is None, reason="no nginx (apt-get install nginx-light)")
+#: The processes served: the story's three and the tables service, which a new league has.
+SERVED = (*NAMES, "tables")
 
 
 @pytest.fixture
 def separate(tmp_path: Path, server_url: str) -> Iterator[Separate]:
     with ExitStack() as stack:
         databases = {
-            name: stack.enter_context(scratch_database(server_url, f"cz_{name}")) for name in NAMES
+            name: stack.enter_context(scratch_database(server_url, f"cz_{name}")) for name in SERVED
         }
         home_env = init_league(tmp_path / "league", databases["mint"])
-        league_ = Separate(home_env, databases)
-        for name in NAMES:
+        league_ = Separate(home_env, databases, names=SERVED)
+        for name in SERVED:
             migrated = league(league_.envs[name], "migrate")
             assert migrated.returncode == 0, migrated.stderr
         stack.callback(league_.stop)
-        for name in ("mint", "notary", "treasury"):
+        for name in ("mint", "notary", "treasury", "tables"):
             league_.start(name)
         yield league_
 
@@ -56,7 +58,9 @@ async def asked_again(urls: dict[str, str], told: Story) -> None:
         claimed = await faucet.post(told.claim.to_wire())
         assert claimed.replayed is True
         assert claimed.model_copy(update={"replayed": False}) == told.claimed
-        assert await until_answered(session, urls["treasury"], told.buy) == told.bought
+        bought = await until_answered(session, urls["treasury"], told.buy)
+        assert bought.replayed is True
+        assert bought.model_copy(update={"replayed": False}) == told.bought
     hop = endorse(told.stamped, told.seller, told.friend.public, T0)
     async with LeagueClient(urls["notary"]) as notary:
         assert (await notary.notarize([hop])).recorded == 0  # known: nothing new
