@@ -25,7 +25,9 @@ STATIC = Path(__file__).parent / "static"
 def make_app(launch: Web) -> web.Application:
     """The application of one launch, its pages under its secret (its guard's port is set
     once the server listens); the static files public."""
-    app = web.Application(middlewares=[guarded(launch.guard)], client_max_size=1 << 20)
+    app = web.Application(
+        middlewares=[guarded(launch.guard), booths.checked], client_max_size=1 << 20
+    )
     app[WEB] = launch
     root = launch.guard.root  # every page under this launch's secret
     for table in (booths.routes, tables.routes):

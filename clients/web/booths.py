@@ -19,9 +19,11 @@ from typing import Any
 
 from aiohttp import web
 
+from clients.web import values
 from clients.web.calls import Answer, Watched, run
-from clients.web.launch import Confirm, Job, Web, see, state
+from clients.web.launch import Confirm, Done, Job, Web, see, state
 from clients.web.render import page
+from clients.web.security import Handler
 
 routes = web.RouteTableDef()
 
@@ -40,6 +42,16 @@ def _show(request: web.Request, template: str, status: int = 200, **context: Any
         status=status,
         **context,
     )
+
+
+@web.middleware
+async def checked(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """A form's value that is not what it must be (:mod:`clients.web.values`): its page says
+    which, status 400, and nothing was run."""
+    try:
+        return await handler(request)
+    except values.BadValue as exc:
+        return _show(request, "refused.html", status=400, title="Refused", refusal=str(exc))
 
 
 async def cz(request: web.Request, *argv: str, stdin: str = "") -> Answer:
@@ -77,6 +89,42 @@ def _result(
         slip=slip and answer.ok,
         back=back,
         proofs=[],
+    )
+
+
+def _done(
+    request: web.Request,
+    title: str,
+    answer: Answer,
+    *,
+    back: str,
+    proofs: Sequence[dict[str, Any]] = (),
+) -> web.Response:
+    """An action done (or refused) by a POST: its outcome kept, and the browser sent to see
+    it (303 → ``GET /done/ID``), so a reload never does it twice."""
+    kept = state(request).done
+    while len(kept) >= MAX_CONFIRMS:
+        kept.pop(next(iter(kept)))
+    ident = secrets.token_urlsafe(16)
+    kept[ident] = Done(title, answer, back, tuple(proofs))
+    return see(request, f"/done/{ident}")
+
+
+@routes.get("/done/{ident}")
+async def done(request: web.Request) -> web.Response:
+    """An action's outcome, as often as it is reloaded (the action was done once)."""
+    found = state(request).done.get(request.match_info["ident"])
+    if found is None:
+        return _show(request, "refused.html", status=404, title="Done", refusal="no such outcome")
+    return _show(
+        request,
+        "result.html",
+        status=200 if found.answer.ok else 409,
+        title=found.title,
+        answer=found.answer,
+        slip=False,
+        back=found.back,
+        proofs=list(found.proofs),
     )
 
 
@@ -161,15 +209,15 @@ async def load(request: web.Request) -> web.Response:
     answer = await run(argv, passphrase=phrase, stdin=_text(form, "code") + "\n")
     if answer.ok:
         state(request).passphrase = phrase
-    return _result(request, "Load", answer, back="/vault")
+    return _done(request, "Load", answer, back="/vault")
 
 
 @routes.post("/topbar/league")
 async def league_set(request: web.Request) -> web.Response:
     """Topbar → the league: set and pinned on first use (its root key), as cz league set."""
     form = await _form(request)
-    answer = await cz(request, "league", "set", _text(form, "url"))
-    return _result(request, "League set", answer, back="/topbar")
+    answer = await cz(request, "league", "set", "--", values.league_url(_text(form, "url")))
+    return _done(request, "League set", answer, back="/topbar")
 
 
 # -- Exchange -------------------------------------------------------------------------------
@@ -205,7 +253,7 @@ async def strike(request: web.Request) -> web.Response:
     answer = await run(["key", "strike", "--json"], passphrase=phrase)
     if answer.ok:
         state(request).passphrase = phrase
-    return _result(request, "Strike the key", answer, back="/topbar")
+    return _done(request, "Strike the key", answer, back="/topbar")
 
 
 @routes.post("/exchange/send")
@@ -216,7 +264,7 @@ async def send(request: web.Request) -> web.Response:
     from ledger.errors import LedgerError
 
     data = await request.post()
-    items = [str(v) for v in data.getall("item", []) if isinstance(v, str)]
+    items = [values.serial(v, "an item") for v in data.getall("item", []) if isinstance(v, str)]
     card_text = str(data.get("card", "")).strip()
     try:
         card = LedgerCard.from_armor(card_text + "\n")
@@ -243,7 +291,7 @@ async def send(request: web.Request) -> web.Response:
             signed=tuple(f"an endorsement of {serial}" for serial in items),
             to=f"{card.address} (key {card.key}), the ledger card you pasted",
             button="Endorse & write the slip",
-            argv=("send", "--to", "-", *items),
+            argv=("send", "--to", "-", "--", *items),
             stdin=card_text + "\n",
             slip=True,
         ),
@@ -260,16 +308,7 @@ async def import_slip(request: web.Request) -> web.Response:
     if not answer.ok:
         collection, _ = await _read(request, "collection")
         proofs = collection["fraud_proof_list"] if collection else []
-    return _show(
-        request,
-        "result.html",
-        status=200 if answer.ok else 409,
-        title="Import",
-        answer=answer,
-        slip=False,
-        back="/exchange",
-        proofs=proofs,
-    )
+    return _done(request, "Import", answer, back="/exchange", proofs=proofs)
 
 
 @routes.post("/exchange/sync")
@@ -277,7 +316,7 @@ async def sync(request: web.Request) -> web.Response:
     """Exchange → Sync: let go of what the notary records sent on from this key since this
     wallet's save code was written (another device, an older code; L-23). Signs nothing."""
     answer = await cz(request, "sync")
-    return _result(request, "Sync", answer, back="/exchange")
+    return _done(request, "Sync", answer, back="/exchange")
 
 
 # -- Vault ----------------------------------------------------------------------------------
@@ -339,7 +378,9 @@ async def claim(request: web.Request) -> web.Response:
     if isinstance(collection, web.Response):
         return collection
     marks = form.get("marks", "").strip()
-    argv: tuple[str, ...] = ("notes", "claim", marks) if marks else ("notes", "claim")
+    if marks:
+        marks = values.count(marks, "the marks")
+    argv: tuple[str, ...] = ("notes", "claim", "--", marks) if marks else ("notes", "claim")
     amount = f"M{marks}" if marks else "as many as today's faucet converts"
     return _confirm(
         request,
@@ -360,8 +401,10 @@ async def buy(request: web.Request) -> web.Response:
     collection = await _collection(request, "Buy")
     if isinstance(collection, web.Response):
         return collection
-    serial, finish = form.get("upgrade", "").strip(), form.get("finish", "gilt")
+    serial = form.get("upgrade", "").strip()
     if serial:
+        serial = values.serial(serial, "the print to upgrade")
+        finish = values.finish(form.get("finish", "gilt"))
         argv: tuple[str, ...] = ("buy", "--upgrade", serial, "--finish", finish)
         signed: tuple[str, ...] = (
             f"endorsements of the notes that pay a {finish} upgrade, to the treasury's key",
@@ -370,8 +413,8 @@ async def buy(request: web.Request) -> web.Response:
         )
         title = f"Buy a {finish} upgrade of {serial}"
     else:
-        single = form.get("title", "").strip()
-        argv = ("buy", single)
+        single = values.title(form.get("title", ""))
+        argv = ("buy", "--", single)
         signed = (
             f"endorsements of the fewest of your notes that pay for a {single}, to the "
             "treasury's key (the change comes back as new notes)",
@@ -398,17 +441,18 @@ async def store(request: web.Request) -> web.Response:
     what = form.get("what", "")
     argv: Sequence[str]
     if what == "single":
-        argv = ("store", "buy", form.get("title", ""))
+        argv = ("store", "buy", "--", values.title(form.get("title", "")))
     elif what == "upgrade":
-        argv = ("store", "upgrade", form.get("index", ""), form.get("finish", ""))
+        index = values.count(form.get("index", ""), "the print's number")
+        argv = ("store", "upgrade", "--", index, values.finish(form.get("finish", "")))
     elif what == "bundle":
         argv = ("store", "bundle")
     elif what == "open":
         argv = ("bundle", "open")
     else:
-        raise web.HTTPBadRequest(text="no such store button")
+        raise values.BadValue("the store's button", f"{what[:40]!r} is not one")
     answer = await cz(request, *argv)
-    return _result(request, "Store", answer, back="/vault")
+    return _done(request, "Store", answer, back="/vault")
 
 
 # -- confirmations -------------------------------------------------------------------------
@@ -476,6 +520,7 @@ async def job(request: web.Request) -> web.Response:
 @routes.get("/provenance")
 async def provenance(request: web.Request) -> web.Response:
     """The provenance of any print or note, every proof checked here (cz provenance)."""
-    serial = request.query.get("serial", "").strip()[:64]
-    answer = await cz(request, "provenance", serial) if serial else None
+    typed = request.query.get("serial", "").strip()[:64]
+    serial = values.serial(typed) if typed else ""
+    answer = await cz(request, "provenance", "--", serial) if serial else None
     return _show(request, "provenance.html", serial=serial, answer=answer)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
+from typing import Any
 
 from aiohttp import web
 
@@ -39,6 +40,17 @@ class Job:
     task: asyncio.Task[Answer]
 
 
+@dataclass(frozen=True, slots=True)
+class Done:
+    """An action's outcome, kept to be shown by ``GET /done/ID``: the POST that did it
+    answers 303 there, so a reload shows it again and never does it again."""
+
+    title: str
+    answer: Answer
+    back: str
+    proofs: tuple[dict[str, Any], ...] = ()
+
+
 @dataclass(slots=True)
 class Web:
     """One launch's state, in this process only: the guard, the passphrase once unlocked,
@@ -49,6 +61,7 @@ class Web:
     passphrase: str = ""
     confirms: dict[str, Confirm] = field(default_factory=dict)
     jobs: dict[str, Job] = field(default_factory=dict)
+    done: dict[str, Done] = field(default_factory=dict)
     sitting: Sitting | None = None
     drills: dict[str, Drill] = field(default_factory=dict)
     #: One move at the table at a time (two tabs, or a double click, never interleave).

@@ -51,3 +51,34 @@ async def test_the_offline_store_by_its_buttons(launch: Web, http: aiohttp.Clien
     assert len(prints) == 1 + 1 + 3
     assert '<span class="card finish-holofoil">Tally</span>' in vault
     assert "M0 unstamped marks, 1 sealed bundles" in vault
+
+
+async def test_a_reload_never_buys_again(launch: Web, http: aiohttp.ClientSession) -> None:
+    """Vault → Buy a single (the offline store) answers 303 to its outcome: reloading that
+    page (a GET) shows it again and spends nothing more; only one print is bought."""
+    wallet = Wallet.new()
+    wallet.give(marks=90)
+    code = seal_save_code(wallet.to_payload(), PASSPHRASE, MINIMUM_KDF)
+    url, headers = base(launch.guard), same_origin(launch.guard)
+    async with http.post(
+        url + "/topbar/load", data={"code": code, "passphrase": PASSPHRASE}, headers=headers
+    ) as response:
+        assert response.status == 200
+    async with http.post(
+        url + "/vault/store",
+        data={"what": "single", "title": "Pairing"},
+        headers=headers,
+        allow_redirects=False,
+    ) as response:
+        assert response.status == 303
+        outcome = response.headers["Location"]
+    assert outcome.startswith(launch.guard.root + "/done/")
+    origin = url.removesuffix(launch.guard.root)
+    for _ in range(3):  # the player reloads the outcome
+        async with http.get(origin + outcome, headers=headers) as response:
+            assert response.status == 200
+            assert 'id="outcome"' in await response.text()
+    async with http.get(url + "/vault", headers=headers) as response:
+        vault = await response.text()
+    assert "M60 unstamped marks" in vault
+    assert len(re.findall(r'<li class="print unstamped"', vault)) == 1
