@@ -13,8 +13,11 @@ page, of that confirmation's one-time id. Nothing is ever done by a GET.
 from __future__ import annotations
 
 import asyncio
+import re
 import secrets
+import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from aiohttp import web
@@ -31,6 +34,11 @@ routes = web.RouteTableDef()
 MAX_CONFIRMS = 32
 #: The largest pasted text read (a slip, a card, a save code).
 MAX_PASTE = 256 * 1024
+#: Where the slips the pages write are kept (in the wallet's home, mode 0700; each 0600),
+#: and where a dismissed one goes.
+SLIPS_DIR = "slips"
+DISMISSED = "dismissed"
+_SLIP_NAME = re.compile(r"slip-[0-9]{8}T[0-9]{6}Z-[0-9a-f]{8}\.slip")
 
 
 def _show(request: web.Request, template: str, status: int = 200, **context: Any) -> web.Response:
@@ -76,20 +84,45 @@ def _result(
     title: str,
     answer: Answer,
     *,
-    slip: bool = False,
+    slip: str = "",
     back: str = "/",
 ) -> web.Response:
-    """An action's outcome: what cz said, or its refusal (status 409: nothing was done)."""
+    """An action's outcome: what cz said (``slip``: the slip it wrote), or its refusal
+    (status 409: nothing was done)."""
     return _show(
         request,
         "result.html",
         status=200 if answer.ok else 409,
         title=title,
         answer=answer,
-        slip=slip and answer.ok,
+        slip=slip if answer.ok else "",
         back=back,
         proofs=[],
     )
+
+
+def _slips() -> Path:
+    """The folder of the slips the pages write, in the wallet's home (made 0700)."""
+    from clients.wallet import WalletHome
+
+    directory = WalletHome.default().directory / SLIPS_DIR
+    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    return directory
+
+
+def _new_slip() -> Path:
+    """A new slip file's name (written by ``cz send --out``: synced, 0600, before the
+    wallet is saved without the items)."""
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    return _slips() / f"slip-{stamp}-{secrets.token_hex(4)}.slip"
+
+
+def _kept_slips() -> list[dict[str, str]]:
+    """The slips written here and not yet dismissed, newest first: name and text."""
+    found = sorted(
+        (p for p in _slips().glob("slip-*.slip") if _SLIP_NAME.fullmatch(p.name)), reverse=True
+    )
+    return [{"name": p.name, "text": p.read_text(encoding="ascii")} for p in found]
 
 
 def _done(
@@ -122,7 +155,7 @@ async def done(request: web.Request) -> web.Response:
         status=200 if found.answer.ok else 409,
         title=found.title,
         answer=found.answer,
-        slip=False,
+        slip="",
         back=found.back,
         proofs=list(found.proofs),
     )
@@ -232,7 +265,14 @@ async def exchange(request: web.Request) -> web.Response:
         return _show(request, "strike.html", warning=WARNING, refusal=None)
     card, refusal = await _read(request, "card")
     collection, _ = await _read(request, "collection")
-    return _show(request, "exchange.html", card=card, collection=collection, refusal=refusal)
+    return _show(
+        request,
+        "exchange.html",
+        card=card,
+        collection=collection,
+        refusal=refusal,
+        slips=_kept_slips(),
+    )
 
 
 @routes.post("/exchange/strike")
@@ -284,6 +324,7 @@ async def send(request: web.Request) -> web.Response:
             title="Endorse & write the slip",
             refusal="choose the prints or notes to send; nothing was signed",
         )
+    slip = _new_slip()
     return _confirm(
         request,
         Confirm(
@@ -291,11 +332,25 @@ async def send(request: web.Request) -> web.Response:
             signed=tuple(f"an endorsement of {serial}" for serial in items),
             to=f"{card.address} (key {card.key}), the ledger card you pasted",
             button="Endorse & write the slip",
-            argv=("send", "--to", "-", "--", *items),
+            argv=("send", "--to", "-", "--out", str(slip), "--", *items),
             stdin=card_text + "\n",
-            slip=True,
+            slip_file=str(slip),
         ),
     )
+
+
+@routes.post("/exchange/slips/dismiss")
+async def dismiss(request: web.Request) -> web.Response:
+    """Exchange → a kept slip → Dismiss (handed over): it leaves the list, kept in
+    slips/dismissed/."""
+    name = (await _form(request)).get("name", "")
+    found = _slips() / name
+    if not _SLIP_NAME.fullmatch(name) or not found.is_file():
+        raise values.BadValue("the slip", f"{name[:60]!r} is not a kept slip")
+    dismissed = _slips() / DISMISSED
+    dismissed.mkdir(mode=0o700, exist_ok=True)
+    found.rename(dismissed / name)
+    return see(request, "/exchange")
 
 
 @routes.post("/exchange/import")
@@ -511,7 +566,11 @@ async def job(request: web.Request) -> web.Response:
             request, "job.html", title=found.confirm.title, progress=found.progress.progress
         )
     answer = found.task.result()
-    return _result(request, found.confirm.title, answer, slip=found.confirm.slip, back="/vault")
+    slip = ""
+    if found.confirm.slip_file and answer.ok:  # written before the wallet was saved
+        slip = await asyncio.to_thread(Path(found.confirm.slip_file).read_text, "ascii")
+    back = "/exchange" if found.confirm.slip_file else "/vault"
+    return _result(request, found.confirm.title, answer, slip=slip, back=back)
 
 
 # -- Provenance -----------------------------------------------------------------------------

@@ -26,8 +26,9 @@ class Confirm:
     button: str
     argv: tuple[str, ...]
     stdin: str = ""
-    #: A slip is written: shown in a box to copy.
-    slip: bool = False
+    #: A slip is written (``cz send --out``) to this file in the wallet's home: shown in a
+    #: box to copy, and listed on the Exchange page until the player dismisses it.
+    slip_file: str = ""
 
 
 @dataclass(slots=True)
