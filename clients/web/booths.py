@@ -400,15 +400,32 @@ async def stamp(request: web.Request) -> web.Response:
     if isinstance(collection, web.Response):
         return collection
     unstamped = [p for p in collection["prints"] if not p["stamped"]]
+    signed: list[str] = []
+    if collection.get("pending_stamp"):  # a stamp cut short: cz stamp sends it again first
+        signed.append(
+            "nothing new for the stamping request kept in your wallet (signed and sent "
+            "before, its answer not received): it is sent again to finish it, as cz stamp "
+            "does, and nothing is stamped or paid twice"
+        )
+    if unstamped:
+        signed.append(
+            f"a stamping request for your {len(unstamped)} unstamped prints ("
+            + ", ".join(f"{p['title']} {p['finish']}" for p in unstamped)
+            + "), with its proof of work"
+        )
+    if not signed:
+        return _show(
+            request,
+            "refused.html",
+            status=409,
+            title="Present for stamping",
+            refusal="there is no unstamped print to present; nothing was signed",
+        )
     return _confirm(
         request,
         Confirm(
             title="Present for stamping",
-            signed=(
-                f"a stamping request for your {len(unstamped)} unstamped prints ("
-                + ", ".join(f"{p['title']} {p['finish']}" for p in unstamped)
-                + "), with its proof of work",
-            ),
+            signed=tuple(signed),
             to=_mint_of(collection),
             button="Present for stamping",
             argv=("stamp",),
