@@ -25,9 +25,11 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from aiohttp import web
 
 from clients.wallet import Wallet
+from clients.web.app import launch_file, serve
 from game.window.economy.prints import Finish, Print
 from ledger.savecode import MINIMUM_KDF, seal_save_code
 from tests.harness.chromium import Browser, chromium, needs_chromium
@@ -399,3 +401,35 @@ async def test_from_cz_web_to_a_notarized_trade_by_clicks(
             await runner.cleanup()
         await browser.open(f"{base_b}/topbar")
         assert await browser.js("!!document.querySelector('#lock')")  # still unlocked
+
+
+@needs_chromium
+async def test_the_launch_file_leads_the_browser_to_the_pages(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What ``cz web`` hands the browser (a 0600 file of the player's, never the secret)
+    brings a real Chromium to the launch's pages, at the secret's path: no wallet yet, so
+    Exchange → Strike the key."""
+    monkeypatch.setenv("CZ_HOME", str(tmp_path / "home"))
+    stop, listening, urls = asyncio.Event(), asyncio.Event(), []
+
+    def ready(url: str) -> None:
+        urls.append(url)
+        listening.set()
+
+    served = asyncio.create_task(serve(0, ready, stop))
+    try:
+        await asyncio.wait_for(listening.wait(), GUARD_SECONDS)
+        (url,) = urls
+        path = launch_file(url, 1)
+        async with chromium("web") as browser:
+            await browser.open(path.as_uri())
+            for _ in range(GUARD_SECONDS * 20):
+                if str(await browser.js("location.href")).startswith("http"):
+                    break
+                await asyncio.sleep(0.05)
+            assert await browser.js("location.href") == f"{url}exchange"
+            assert "There is no reset" in await text(browser, "#warning")
+    finally:
+        stop.set()
+        await served
