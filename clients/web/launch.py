@@ -5,6 +5,7 @@ how a handler reaches it."""
 from __future__ import annotations
 
 import asyncio
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -70,6 +71,9 @@ class Web:
 
 
 WEB = web.AppKey("cz_web", Web)
+#: A path of this launch's pages: printable URL characters only (no backslash, space, tab or
+#: newline, which a browser would drop or turn into a slash, making ``//host``).
+_PATH = re.compile(r"/[A-Za-z0-9._~!$&'()*+,;=:@%/?-]*")
 
 
 def state(request: web.Request) -> Web:
@@ -79,6 +83,6 @@ def state(request: web.Request) -> Web:
 def see(request: web.Request, path: str) -> web.Response:
     """303 to ``path`` (``/…``) of this launch's pages: always under its secret on this
     origin, never to another host (a path that is not one is taken as the home page)."""
-    if not path.startswith("/") or path.startswith("//") or "\\" in path:
+    if not _PATH.fullmatch(path) or path.startswith("//"):
         path = "/"
     return web.Response(status=303, headers={"Location": state(request).guard.root + path})

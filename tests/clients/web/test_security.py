@@ -93,7 +93,12 @@ async def test_no_redirect_leaves_this_origin(launch: Web, http: aiohttp.ClientS
     same = {"Origin": origin, "Sec-Fetch-Site": "same-origin"}
     async with http.post(origin + root + "/exchange/strike", data=phrase, headers=same) as r:
         assert r.status == 200
-    for nxt in (f"//localhost:{guard.port + 1}/x", "/\\evil.example/", "http://evil.example/"):
+    for nxt in (
+        f"//localhost:{guard.port + 1}/x",
+        "/\\evil.example/",
+        "/\t/evil.example/",
+        "http://evil.example/",
+    ):
         async with http.post(
             origin + root + "/unlock",
             data={"passphrase": PASSPHRASE, "next": nxt},
