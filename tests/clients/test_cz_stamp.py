@@ -7,26 +7,11 @@ import asyncio
 from pathlib import Path
 
 from apiclient.league import LeagueClient
-from clients.wallet import LeaguePin, Wallet
+from clients.wallet import Wallet
 from game.window.economy.prints import Print
-from ledger.api.mint import Stamped
-from ledger.keys import PublicKey
 from ledger.savecode import MINIMUM_KDF, seal_save_code
 from tests.clients.conftest import PASSPHRASE, Player, init_league, one_line_failure, serving
-
-
-async def sent_and_lost(url: str, wallet: Wallet) -> str:
-    """Pin ``wallet`` to the league, present its first print and keep the request as pending,
-    as if cz had died after the mint answered: returns the serial the mint stamped."""
-    async with LeagueClient(url) as client:
-        manifest = await client.manifest()
-        request = await client.stamp_order(wallet.key, manifest, wallet.unstamped()[:1])
-        answer = await client.stamp(request)
-    (item,) = answer.items
-    assert isinstance(item, Stamped)
-    wallet.league = LeaguePin(url, PublicKey.from_text(manifest.root), manifest)
-    wallet.pending = request
-    return item.certificate.serial
+from tests.harness.cz import sent_and_lost
 
 
 def test_a_lost_answer_is_replayed_and_refusals_are_shown(

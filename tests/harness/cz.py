@@ -1,5 +1,6 @@
 """``cz`` run in the test's own process: ``clients.cz.main(argv)`` with its own environment,
-working directory, stdin and captured stdout and stderr, answered like ``subprocess.run``.
+working directory, stdin and captured stdout and stderr, answered like ``subprocess.run``; and a
+wallet left as if cz died after the mint answered its stamp (:func:`sent_and_lost`).
 
 A fresh interpreter per call costs a second of imports; this costs the command. What it
 gives up is what only a real process has (a console script's own exit, a terminal, signals):
@@ -28,7 +29,11 @@ import traceback
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
+from apiclient.league import LeagueClient
 from clients import cz
+from clients.wallet import LeaguePin, Wallet
+from ledger.api.mint import Stamped
+from ledger.keys import PublicKey
 
 
 def run_cz(
@@ -154,3 +159,17 @@ def _streams(stdin: str | None, out: io.BytesIO, err: io.BytesIO) -> Iterator[No
         for stream in streams:
             stream.flush()
             stream.detach()  # the buffers stay open to be read
+
+
+async def sent_and_lost(url: str, wallet: Wallet) -> str:
+    """Pin ``wallet`` to the league, present its first print and keep the request as pending,
+    as if cz had died after the mint answered: returns the serial the mint stamped."""
+    async with LeagueClient(url) as client:
+        manifest = await client.manifest()
+        request = await client.stamp_order(wallet.key, manifest, wallet.unstamped()[:1])
+        answer = await client.stamp(request)
+    (item,) = answer.items
+    assert isinstance(item, Stamped)
+    wallet.league = LeaguePin(url, PublicKey.from_text(manifest.root), manifest)
+    wallet.pending = request
+    return item.certificate.serial

@@ -13,8 +13,8 @@ from clients.web.calls import run
 from clients.web.launch import Web
 from game.window.economy.prints import Print
 from ledger.savecode import MINIMUM_KDF, seal_save_code
-from tests.clients.test_cz_stamp import sent_and_lost
 from tests.clients.web.conftest import base, same_origin
+from tests.harness.cz import sent_and_lost
 from tests.harness.league import InProcessLeague
 
 PASSPHRASE = "correct horse battery staple"
