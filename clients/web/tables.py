@@ -321,9 +321,12 @@ async def _close(passphrase: str, sitting: Sitting) -> None:
 
 @routes.post("/table/settle")
 async def settle_again(request: web.Request) -> web.Response:
+    """Settle a closed table whose settling was refused (a locked wallet): under the table's
+    lock, as every move and close is, so copies of this click settle it once."""
     launch = state(request)
-    if launch.sitting is not None:
-        await _close(launch.passphrase, launch.sitting)
+    async with launch.at_the_table:
+        if launch.sitting is not None:
+            await _close(launch.passphrase, launch.sitting)
     return see(request, "/table")
 
 
