@@ -13,6 +13,7 @@ page, of that confirmation's one-time id. Nothing is ever done by a GET.
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 import secrets
 import time
@@ -117,8 +118,44 @@ def _new_slip() -> Path:
     return _slips() / f"slip-{stamp}-{secrets.token_hex(4)}.slip"
 
 
-def _kept_slips() -> list[dict[str, str]]:
-    """The slips written here and not yet dismissed, newest first: name and text."""
+#: A slip ``cz send --out`` synced and had not yet renamed into place (its temporary name).
+_PARTIAL_SLIP = re.compile(r"\.(slip-[0-9]{8}T[0-9]{6}Z-[0-9a-f]{8}\.slip)\.[0-9]+\.tmp")
+
+
+def _finish_partial_slips(collection: dict[str, Any] | None) -> None:
+    """Slips a crash left under their temporary name (``cz send --out`` syncs the slip, saves
+    the wallet without its items, then renames the slip): one whose items the saved wallet no
+    longer holds was sent, and is put in place to be listed; one whose items it still holds
+    was never sent, and goes (its endorsements must never reach anyone: the items may be sent
+    again, and two signatures at one hop are fraud). Nothing is decided without the wallet's
+    collection."""
+    from ledger.errors import LedgerError
+    from ledger.slips import Slip
+
+    if collection is None:
+        return
+    held = {p["serial"] for p in collection.get("prints", []) if p.get("serial")}
+    held |= {n["serial"] for n in collection.get("note_list", [])}
+    for partial in _slips().glob(".slip-*.tmp"):
+        named = _PARTIAL_SLIP.fullmatch(partial.name)
+        if named is None:
+            continue
+        try:
+            slip = Slip.from_armor(partial.read_text(encoding="ascii"))
+        except (OSError, UnicodeDecodeError, LedgerError):
+            partial.unlink(missing_ok=True)  # torn before it was synced: it was never sent
+            continue
+        serials = {chain.serial for chain in slip.chains}
+        if serials.isdisjoint(held):
+            os.replace(partial, partial.with_name(named[1]))
+        elif serials <= held:
+            partial.unlink()
+
+
+def _kept_slips(collection: dict[str, Any] | None = None) -> list[dict[str, str]]:
+    """The slips written here and not yet dismissed, newest first: name and text (those a
+    crash left half-written settled first, against ``collection``)."""
+    _finish_partial_slips(collection)
     found = sorted(
         (p for p in _slips().glob("slip-*.slip") if _SLIP_NAME.fullmatch(p.name)), reverse=True
     )
@@ -271,7 +308,7 @@ async def exchange(request: web.Request) -> web.Response:
         card=card,
         collection=collection,
         refusal=refusal,
-        slips=_kept_slips(),
+        slips=_kept_slips(collection),
     )
 
 
