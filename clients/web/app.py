@@ -7,6 +7,8 @@ import asyncio
 import contextlib
 import html
 import os
+import signal
+import threading
 import webbrowser
 from collections.abc import Callable
 from pathlib import Path
@@ -44,14 +46,20 @@ async def serve(port: int, ready: Callable[[str], None], stop: asyncio.Event | N
     """Serve on 127.0.0.1:``port`` (0: a free one) until ``stop`` is set (or forever);
     ``ready`` is handed the launch URL once the server listens."""
     launch = Web()
+    stop = stop or asyncio.Event()
+    with contextlib.suppress(NotImplementedError, RuntimeError):  # not the main thread
+        # SIGTERM stops it as Ctrl-C does: the caller's clean-up (the launch file) runs.
+        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
     runner = web.AppRunner(make_app(launch), access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, HOST, port)
     try:
         await site.start()
         launch.guard.port = runner.addresses[0][1]
-        ready(launch.guard.url())
-        await (stop or asyncio.Event()).wait()
+        # In a thread of its own, left behind at the stop: a browser command that stays in
+        # the foreground until it exits must hold neither the pages it opens nor the stop.
+        threading.Thread(target=ready, args=(launch.guard.url(),), daemon=True).start()
+        await stop.wait()
     finally:
         await runner.cleanup()
 

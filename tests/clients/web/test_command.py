@@ -87,3 +87,42 @@ def test_the_browser_is_handed_a_file_never_the_secret(tmp_path: Path) -> None:
         process.send_signal(signal.SIGINT)
         process.communicate(timeout=60)
     assert not opened.exists()
+
+
+def test_a_browser_in_the_foreground_holds_nothing_and_sigterm_cleans_up(
+    tmp_path: Path,
+) -> None:
+    """A browser command that stays in the foreground until it exits (a BROWSER that is not a
+    known browser) does not hold the pages: they answer while it runs; SIGTERM stops cz web
+    as Ctrl-C does, the launch file removed."""
+    record = tmp_path / "browser-args"
+    browser = tmp_path / "browser.sh"
+    # It stays until it exits, its output its own (not cz web's pipes, which the test reads).
+    browser.write_text(
+        f'#!/bin/sh\nprintf "%s\\n" "$@" >> {record}\nexec >/dev/null 2>&1\nsleep 20\n'
+    )
+    browser.chmod(0o700)
+    env = {
+        **clean_env(os.environ),
+        "CZ_HOME": str(tmp_path / "home"),
+        "BROWSER": str(browser),
+        "DISPLAY": "",
+    }
+    process = subprocess.Popen(
+        [str(CZ), "web"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        for _ in range(600):  # a guard against a hung child, not a timing assertion
+            if record.exists() and record.read_text().strip():
+                break
+            subprocess.run(["sleep", "0.05"], check=True)
+        opened = Path(record.read_text().split()[0].removeprefix("file://"))
+        url = re.search(r'url=(http://127\.0\.0\.1:\d+/[A-Za-z0-9_-]{43}/)"', opened.read_text())
+        assert url is not None
+        with urllib.request.urlopen(url[1], timeout=30) as answer:  # noqa: S310
+            assert answer.status == 200
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.communicate(timeout=60)
+    assert process.returncode == 0
+    assert not opened.exists()
