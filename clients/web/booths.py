@@ -25,8 +25,7 @@ from aiohttp import web
 
 from clients.web import values
 from clients.web.calls import Answer, Watched, run
-from clients.web.launch import Confirm, Done, Job, Web, see, state
-from clients.web.render import page
+from clients.web.launch import Confirm, Done, Job, Web, see, show, state
 from clients.web.security import Handler
 
 routes = web.RouteTableDef()
@@ -42,17 +41,6 @@ DISMISSED = "dismissed"
 _SLIP_NAME = re.compile(r"slip-[0-9]{8}T[0-9]{6}Z-[0-9a-f]{8}\.slip")
 
 
-def _show(request: web.Request, template: str, status: int = 200, **context: Any) -> web.Response:
-    launch = state(request)
-    return page(
-        template,
-        root=launch.guard.root,
-        unlocked=bool(launch.passphrase),
-        status=status,
-        **context,
-    )
-
-
 @web.middleware
 async def checked(request: web.Request, handler: Handler) -> web.StreamResponse:
     """A form's value that is not what it must be (:mod:`clients.web.values`): its page says
@@ -60,7 +48,7 @@ async def checked(request: web.Request, handler: Handler) -> web.StreamResponse:
     try:
         return await handler(request)
     except values.BadValue as exc:
-        return _show(request, "refused.html", status=400, title="Refused", refusal=str(exc))
+        return show(request, "refused.html", status=400, title="Refused", refusal=str(exc))
 
 
 async def cz(request: web.Request, *argv: str, stdin: str = "") -> Answer:
@@ -90,7 +78,7 @@ def _result(
 ) -> web.Response:
     """An action's outcome: what cz said (``slip``: the slip it wrote), or its refusal
     (status 409: nothing was done)."""
-    return _show(
+    return show(
         request,
         "result.html",
         status=200 if answer.ok else 409,
@@ -185,8 +173,8 @@ async def done(request: web.Request) -> web.Response:
     """An action's outcome, as often as it is reloaded (the action was done once)."""
     found = state(request).done.get(request.match_info["ident"])
     if found is None:
-        return _show(request, "refused.html", status=404, title="Done", refusal="no such outcome")
-    return _show(
+        return show(request, "refused.html", status=404, title="Done", refusal="no such outcome")
+    return show(
         request,
         "result.html",
         status=200 if found.answer.ok else 409,
@@ -212,7 +200,7 @@ async def _collection(request: web.Request, title: str) -> dict[str, Any] | web.
     wallet, a locked one, no league set: cz's own refusal)."""
     collection, refusal = await _read(request, "collection")
     if collection is None:
-        return _show(request, "refused.html", status=409, title=title, refusal=refusal)
+        return show(request, "refused.html", status=409, title=title, refusal=refusal)
     collection_: dict[str, Any] = collection
     return collection_
 
@@ -224,12 +212,12 @@ async def home(request: web.Request) -> web.Response:
     if not WalletHome.default().exists():
         return see(request, "/exchange")
     campaign, refusal = await _read(request, "campaign")
-    return _show(request, "home.html", campaign=campaign, refusal=refusal)
+    return show(request, "home.html", campaign=campaign, refusal=refusal)
 
 
 @routes.get("/topbar")
 async def topbar_page(request: web.Request) -> web.Response:
-    return _show(request, "topbar.html", refusal=None)
+    return show(request, "topbar.html", refusal=None)
 
 
 @routes.post("/unlock")
@@ -245,9 +233,7 @@ async def unlock(request: web.Request) -> web.Response:
     try:
         await asyncio.to_thread(unseal, home.read_code(), phrase)
     except LedgerError as exc:
-        return _show(
-            request, "topbar.html", status=403, refusal=exc.diagnostics().split(":", 1)[-1]
-        )
+        return show(request, "topbar.html", status=403, refusal=exc.diagnostics().split(":", 1)[-1])
     state(request).passphrase = phrase
     back = form.get("next", "/")
     return see(request, back)
@@ -267,7 +253,7 @@ async def save(request: web.Request) -> web.Response:
     form = await _form(request)
     answer = await run(["save", "--json"], passphrase=form.get("passphrase", ""))
     code = answer.json()["code"] if answer.ok else None
-    return _show(request, "saved.html", status=200 if answer.ok else 409, answer=answer, code=code)
+    return show(request, "saved.html", status=200 if answer.ok else 409, answer=answer, code=code)
 
 
 @routes.post("/topbar/load")
@@ -299,10 +285,10 @@ async def exchange(request: web.Request) -> web.Response:
     from clients.wallet import WalletHome
 
     if not WalletHome.default().exists():
-        return _show(request, "strike.html", warning=WARNING, refusal=None)
+        return show(request, "strike.html", warning=WARNING, refusal=None)
     card, refusal = await _read(request, "card")
     collection, _ = await _read(request, "collection")
-    return _show(
+    return show(
         request,
         "exchange.html",
         card=card,
@@ -320,7 +306,7 @@ async def strike(request: web.Request) -> web.Response:
     form = await _form(request)
     phrase, again = form.get("passphrase", ""), form.get("again", "")
     if phrase != again:
-        return _show(
+        return show(
             request,
             "strike.html",
             status=409,
@@ -346,7 +332,7 @@ async def send(request: web.Request) -> web.Response:
     try:
         card = LedgerCard.from_armor(card_text + "\n")
     except LedgerError as exc:
-        return _show(
+        return show(
             request,
             "refused.html",
             status=409,
@@ -354,7 +340,7 @@ async def send(request: web.Request) -> web.Response:
             refusal=f"not a ledger card: {exc.diagnostics()}; nothing was signed",
         )
     if not items:
-        return _show(
+        return show(
             request,
             "refused.html",
             status=409,
@@ -420,7 +406,7 @@ async def vault(request: web.Request) -> web.Response:
     store, _ = await _read(request, "store")
     from ledger.catalog import PLAYING
 
-    return _show(
+    return show(
         request,
         "vault.html",
         collection=collection,
@@ -451,7 +437,7 @@ async def stamp(request: web.Request) -> web.Response:
             + "), with its proof of work"
         )
     if not signed:
-        return _show(
+        return show(
             request,
             "refused.html",
             status=409,
@@ -579,7 +565,7 @@ def _confirm(request: web.Request, confirm: Confirm) -> web.Response:
 def _no_confirmation(request: web.Request, more: str = "") -> web.Response:
     """The answer to a confirmation id this launch does not hold (one-time: used or dropped)."""
     refusal = "no such confirmation (already signed, or shown before a Lock)" + more
-    return _show(request, "refused.html", status=404, title="Confirm", refusal=refusal)
+    return show(request, "refused.html", status=404, title="Confirm", refusal=refusal)
 
 
 @routes.get("/confirm/{ident}")
@@ -587,7 +573,7 @@ async def confirm_page(request: web.Request) -> web.Response:
     confirm = state(request).confirms.get(request.match_info["ident"])
     if confirm is None:
         return _no_confirmation(request)
-    return _show(request, "confirm.html", confirm=confirm, ident=request.match_info["ident"])
+    return show(request, "confirm.html", confirm=confirm, ident=request.match_info["ident"])
 
 
 @routes.post("/confirm/{ident}")
@@ -614,9 +600,9 @@ async def job(request: web.Request) -> web.Response:
     itself each second; once answered, its outcome."""
     found = state(request).jobs.get(request.match_info["ident"])
     if found is None:
-        return _show(request, "refused.html", status=404, title="Working", refusal="no such job")
+        return show(request, "refused.html", status=404, title="Working", refusal="no such job")
     if not found.task.done():
-        return _show(
+        return show(
             request, "job.html", title=found.confirm.title, progress=found.progress.progress
         )
     answer = found.task.result()
@@ -636,4 +622,4 @@ async def provenance(request: web.Request) -> web.Response:
     typed = request.query.get("serial", "").strip()[:64]
     serial = values.serial(typed) if typed else ""
     answer = await cz(request, "provenance", "--", serial) if serial else None
-    return _show(request, "provenance.html", serial=serial, answer=answer)
+    return show(request, "provenance.html", serial=serial, answer=answer)

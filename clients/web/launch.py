@@ -12,6 +12,7 @@ from typing import Any
 from aiohttp import web
 
 from clients.web.calls import Answer, Watched
+from clients.web.render import page
 from clients.web.security import Guard
 from clients.web.sitting import Drill, Sitting
 
@@ -78,6 +79,19 @@ _PATH = re.compile(r"/[A-Za-z0-9._~!$&'()*+,;=:@%/?-]*")
 
 def state(request: web.Request) -> Web:
     return request.app[WEB]
+
+
+def show(request: web.Request, template: str, status: int = 200, **context: Any) -> web.Response:
+    """The page ``template`` of this launch: its links under its secret, the wallet's lock
+    shown."""
+    launch = state(request)
+    return page(
+        template,
+        root=launch.guard.root,
+        unlocked=bool(launch.passphrase),
+        status=status,
+        **context,
+    )
 
 
 def see(request: web.Request, path: str) -> web.Response:

@@ -43,8 +43,7 @@ from clients.cz_table import (
 )
 from clients.wallet import WalletHome
 from clients.web.calls import with_wallet
-from clients.web.launch import see, state
-from clients.web.render import page
+from clients.web.launch import see, show, state
 from clients.web.sitting import YOU, Drill, Sitting
 from game.window import actions as A
 from game.window import format_action, parse_action, reckon
@@ -81,17 +80,6 @@ routes = web.RouteTableDef()
 #: Practice drills kept at once.
 MAX_DRILLS = 16
 _RECORD_NAME = re.compile(r"^[A-Za-z0-9._:-]{1,200}\.json$")
-
-
-def _show(request: web.Request, template: str, status: int = 200, **context: Any) -> web.Response:
-    launch = state(request)
-    return page(
-        template,
-        root=launch.guard.root,
-        unlocked=bool(launch.passphrase),
-        status=status,
-        **context,
-    )
 
 
 def _campaign() -> tuple[Campaign, Collection] | None:
@@ -132,7 +120,7 @@ async def play_page(request: web.Request) -> web.Response:
             if venue.kind in ("chair", "registrar"):
                 number = venue.number if venue.kind == "chair" else venue.card_set.value
                 venues.append({"value": f"{venue.kind}-{number}", "name": venue.name})
-    return _show(
+    return show(
         request,
         "play.html",
         next=None if nxt is None else {"name": nxt.name, "table": _table_kind(nxt)},
@@ -150,7 +138,7 @@ async def play(request: web.Request) -> web.Response:
     launch = state(request)
     found = _campaign()
     if not launch.passphrase or found is None:
-        return _show(
+        return show(
             request,
             "refused.html",
             status=409,
@@ -169,7 +157,7 @@ async def play(request: web.Request) -> web.Response:
         )
         table = convene(venue, seed, portfolio)
     except LedgerError as exc:
-        return _show(request, "refused.html", status=409, title="Play", refusal=exc.diagnostics())
+        return show(request, "refused.html", status=409, title="Play", refusal=exc.diagnostics())
     sitting = Sitting(venue, seed, table, table.new_state(), opponent_for(venue, seed))
     await asyncio.to_thread(sitting.advance)
     launch.sitting = sitting
@@ -234,7 +222,7 @@ async def table_page(request: web.Request) -> web.Response:
         sitting.drill.clock()
         drill = _drill_view(sitting.drill)
     verdict = verdict_lines(s, sitting.seats) if s.is_over else None
-    return _show(
+    return show(
         request,
         "table.html",
         sitting=sitting,
@@ -272,7 +260,7 @@ async def _act(request: web.Request, typed: str) -> web.Response:
         or not typed.isdigit()
         or int(typed) not in s.legal_actions()
     ):
-        return _show(
+        return show(
             request,
             "refused.html",
             status=409,
@@ -385,7 +373,7 @@ def _drill_view(drill: Drill) -> dict[str, Any]:
 
 @routes.get("/drill")
 async def drill_page(request: web.Request) -> web.Response:
-    return _show(request, "drill.html", ident=None, drill=None, outcome=None)
+    return show(request, "drill.html", ident=None, drill=None, outcome=None)
 
 
 @routes.post("/drill")
@@ -404,7 +392,7 @@ async def drill_shown(request: web.Request) -> web.Response:
     if drill is None:
         return see(request, "/drill")
     drill.clock()
-    return _show(
+    return show(
         request,
         "drill.html",
         ident=request.match_info["ident"],
@@ -422,7 +410,7 @@ async def drill_answer(request: web.Request) -> web.Response:
     elapsed = time.monotonic() - drill.clock()
     answer = _cells(form)
     outcome = judge(drill.pattern, answer, elapsed)
-    return _show(
+    return show(
         request,
         "drill.html",
         ident=None,
@@ -456,7 +444,7 @@ async def drill_css(request: web.Request) -> web.Response:
 @routes.get("/card")
 async def card(request: web.Request) -> web.Response:
     name = request.query.get("name", "")[:64]
-    return _show(request, "card.html", name=name, lines=card_lines(name) if name else [])
+    return show(request, "card.html", name=name, lines=card_lines(name) if name else [])
 
 
 # -- records and replays --------------------------------------------------------------------
@@ -469,7 +457,7 @@ def _records() -> list[Path]:
 
 @routes.get("/tables")
 async def tables(request: web.Request) -> web.Response:
-    return _show(request, "tables.html", records=[p.name for p in _records()])
+    return show(request, "tables.html", records=[p.name for p in _records()])
 
 
 @routes.get("/tables/{name}")
@@ -492,9 +480,9 @@ async def replay(request: web.Request) -> web.Response:
             moves.append(("the drill" if player == CHANCE else seats[player], text))
             position.apply(action)
     except LedgerError as exc:
-        return _show(request, "refused.html", status=409, title="Replay", refusal=exc.diagnostics())
+        return show(request, "refused.html", status=409, title="Replay", refusal=exc.diagnostics())
     over = position.is_over
-    return _show(
+    return show(
         request,
         "replay.html",
         name=name,
