@@ -107,7 +107,21 @@ def _new_slip() -> Path:
 
 
 #: A slip ``cz send --out`` synced and had not yet renamed into place (its temporary name).
-_PARTIAL_SLIP = re.compile(r"\.(slip-[0-9]{8}T[0-9]{6}Z-[0-9a-f]{8}\.slip)\.[0-9]+\.tmp")
+_PARTIAL_SLIP = re.compile(r"\.(slip-[0-9]{8}T[0-9]{6}Z-[0-9a-f]{8}\.slip)\.([0-9]+)\.tmp")
+
+
+def _writing(pid: int) -> bool:
+    """Whether the process ``pid`` that named a temporary slip may still be writing it: this
+    process (a send under way here) or any other that is alive."""
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # alive, another user's
+    return True
 
 
 def _finish_partial_slips(collection: dict[str, Any] | None) -> None:
@@ -116,7 +130,9 @@ def _finish_partial_slips(collection: dict[str, Any] | None) -> None:
     longer holds was sent, and is put in place to be listed; one whose items it still holds
     was never sent, and goes (its endorsements must never reach anyone: the items may be sent
     again, and two signatures at one hop are fraud). Nothing is decided without the wallet's
-    collection."""
+    collection, nor while the process that named the file may still be writing it (a send
+    under way here saves the wallet, then renames its slip: taking the slip meanwhile would
+    lose the items)."""
     from ledger.errors import LedgerError
     from ledger.slips import Slip
 
@@ -126,7 +142,7 @@ def _finish_partial_slips(collection: dict[str, Any] | None) -> None:
     held |= {n["serial"] for n in collection.get("note_list", [])}
     for partial in _slips().glob(".slip-*.tmp"):
         named = _PARTIAL_SLIP.fullmatch(partial.name)
-        if named is None:
+        if named is None or _writing(int(named[2])):
             continue
         try:
             slip = Slip.from_armor(partial.read_text(encoding="ascii"))

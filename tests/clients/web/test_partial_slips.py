@@ -6,6 +6,8 @@ reach anyone, or the items, sent again, would carry two signatures at one hop: V
 
 from __future__ import annotations
 
+import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -27,16 +29,30 @@ def test_a_sent_slip_is_put_in_place_and_an_unsent_one_goes(
 ) -> None:
     monkeypatch.setenv("CZ_HOME", str(tmp_path / "home"))
     folder = _slips()
-    sent = folder / ".slip-20261204T050000Z-0000abcd.slip.4242.tmp"
-    unsent = folder / ".slip-20261204T050100Z-0000beef.slip.4243.tmp"
+    gone = dead_pid()  # the writer a crash ended
+    sent = folder / f".slip-20261204T050000Z-0000abcd.slip.{gone}.tmp"
+    unsent = folder / f".slip-20261204T050100Z-0000beef.slip.{gone}.tmp"
     sent.write_text(slip_of("CZ-MODEL-A-0001"), encoding="ascii")
     unsent.write_text(slip_of("CZ-MODEL-A-0002"), encoding="ascii")
-    torn = folder / ".slip-20261204T050200Z-0000cafe.slip.4244.tmp"
+    torn = folder / f".slip-20261204T050200Z-0000cafe.slip.{gone}.tmp"
     torn.write_text("-----BEGIN CZ SLIP-----\n", encoding="ascii")
+    # A send under way in this process: its slip is written, its wallet not yet saved.
+    writing = folder / f".slip-20261204T050300Z-0000f00d.slip.{os.getpid()}.tmp"
+    writing.write_text(slip_of("CZ-MODEL-A-0002"), encoding="ascii")
 
     _finish_partial_slips(None)  # no collection: nothing decided
-    assert {p.name for p in folder.iterdir()} == {sent.name, unsent.name, torn.name}
+    assert {p.name for p in folder.iterdir()} == {sent.name, unsent.name, torn.name, writing.name}
 
     held = {"prints": [{"serial": "CZ-MODEL-A-0002", "stamped": True}], "note_list": []}
     _finish_partial_slips(held)
-    assert sorted(p.name for p in folder.iterdir()) == ["slip-20261204T050000Z-0000abcd.slip"]
+    assert sorted(p.name for p in folder.iterdir()) == [
+        writing.name,  # left to its writer
+        "slip-20261204T050000Z-0000abcd.slip",
+    ]
+
+
+def dead_pid() -> int:
+    """The pid of a process that has ended."""
+    child = subprocess.Popen(["true"])
+    child.wait()
+    return child.pid
