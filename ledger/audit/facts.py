@@ -23,8 +23,9 @@ from ledger.api.logs import Feed, FeedEvent
 from ledger.api.treasury import purchase_price
 from ledger.canonical import domain_tag
 from ledger.certificates import NoteCertificate, PrintCertificate
+from ledger.encoding import decode_b64url, is_canonical_b64url
 from ledger.endorsements import Endorsement
-from ledger.errors import BadSignatureError, LedgerError, VerificationError
+from ledger.errors import BadSignatureError, DecodeError, LedgerError, VerificationError
 from ledger.events import (
     MINT_EVENTS,
     NOTARY_EVENTS,
@@ -44,7 +45,7 @@ from ledger.events import (
     PurchaseStep,
     parse_event,
 )
-from ledger.keys import PublicKey
+from ledger.keys import SIGNATURE_SIZE, PublicKey
 from ledger.manifest import LeagueManifest
 from ledger.wire import MAX_SAFE_INTEGER, hash_text
 
@@ -365,22 +366,12 @@ def _canonical(value: Any) -> bytes:
     return data
 
 
-_FROM_URL = bytes.maketrans(b"-_", b"+/")
-_TO_URL = bytes.maketrans(b"+/", b"-_")
-
-
 def _signature(text: object) -> bytes:
-    # base64.urlsafe_b64decode and its encoding back, without their per-call set-up.
-    if type(text) is not str or len(text) != 86:
+    """An event's signature, when it is canonical base64url of 64 bytes (the reference path
+    names anything else)."""
+    if not is_canonical_b64url(text, SIGNATURE_SIZE):
         raise _Slow
-    try:
-        data = text.encode("ascii")
-        raw = binascii.a2b_base64(data.translate(_FROM_URL) + b"==")
-    except (binascii.Error, ValueError):
-        raise _Slow from None
-    if binascii.b2a_base64(raw, newline=False).translate(_TO_URL)[:86] != data:
-        raise _Slow
-    return raw
+    return decode_b64url(str(text), length=SIGNATURE_SIZE)
 
 
 class _Pending(NamedTuple):
@@ -486,10 +477,8 @@ def _reference(setup: _Setup, service: str, key: PublicKey, item: FeedEvent) -> 
 
 def _verifies(key: PublicKey, signing: bytes, sig: str) -> bool:
     try:
-        key.verify_raw(
-            signing, binascii.a2b_base64(sig.encode("ascii").translate(_FROM_URL) + b"==")
-        )
-    except (BadSignatureError, binascii.Error, ValueError):
+        key.verify_raw(signing, decode_b64url(sig, length=SIGNATURE_SIZE))
+    except (BadSignatureError, DecodeError):
         return False
     return True
 
