@@ -16,7 +16,7 @@ from ledger.events import EventBody, parse_event
 from ledger.leaf import Event
 from ledger.tables import TABLES_EVENTS, MovePlayed, TableClosed, TableDealt, TableOpened
 from services.eventlog import EventStore, StoreTransaction
-from services.kernel.projections import Snapshot
+from services.kernel.projections import Snapshot, read_tables
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,8 +118,8 @@ class TablesProjection:
         await tx.execute("DELETE FROM tables.tables")
 
     async def snapshot(self, tx: StoreTransaction) -> Snapshot:
-        rows = await tx.fetch(f"SELECT {COLUMNS} FROM tables.tables")  # noqa: S608
-        return {"tables.tables": frozenset(tuple(row) for row in rows)}
+        every = f"SELECT {COLUMNS} FROM tables.tables"  # noqa: S608 (the columns: a constant)
+        return await read_tables(tx, {"tables.tables": every})
 
 
 PROJECTION = TablesProjection()
