@@ -1,6 +1,19 @@
-"""What the book's scenarios (test_book_crosscheck_*.py) share: positions written by hand,
-the closed table, hands and spoils read back, a refusal that moves nothing, the verdicts, and
-I.8's every-certificate-somewhere. Mechanical only: no reading of the book lives here."""
+"""Books I, II, III and VI read again, clause by clause, as scenarios: a second pair of eyes.
+
+Each test builds a position through the engine's public API only (a deal with ``from_deal``
+or a hand-written cz-position/1 read by ``from_json``), plays actions in the notation of
+docs/formats.md, and compares the position, the columns, the verdict, the set of legal
+actions or the refusal with the book's own words, worked out by hand from the text (never
+read back from the engine). The scenarios and their expected results are worked out apart
+from the other window tests, so the two readings do not share a mistake; the mechanical
+helpers (write a position document, play notation) hold no reading and are shared with them
+(tests/game/window/tables.py, tests/game/window/crosscheck.py). Where the engine and the
+book part ways, the reading chosen is in docs/rulings.md.
+
+This module holds what the scenarios (test_book_crosscheck*.py) share: positions written by
+hand, the closed table, hands and spoils read back, a refusal that moves nothing, the
+verdicts, and I.8's every-certificate-somewhere. Mechanical only: no reading of the book
+lives here."""
 
 from __future__ import annotations
 

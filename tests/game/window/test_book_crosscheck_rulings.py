@@ -1,18 +1,6 @@
-"""Books I, II, III and VI read again, clause by clause, as scenarios: a second pair of eyes.
-
-Each test builds a position through the engine's public API only (a deal with ``from_deal``
-or a hand-written cz-position/1 read by ``from_json``), plays actions in the notation of
-docs/formats.md, and compares the position, the columns, the verdict, the set of legal
-actions or the refusal with the book's own words, worked out by hand from the text (never
-read back from the engine). The scenarios and their expected results are worked out apart
-from the other window tests, so the two readings do not share a mistake; the mechanical
-helpers (write a position document, play notation) hold no reading and are shared with them
-(tests/game/window/tables.py, tests/game/window/crosscheck.py). Where the engine and the
-book part ways, the reading chosen is in docs/rulings.md.
-
-This file: the rulings and the corners: zones, R-02 and R-11, the deciding seat, Q-09
-deals, costs, records, orders.
-"""
+"""The rulings and the corners read again as scenarios: zones, R-02 and R-11, the deciding seat,
+Q-09 deals, costs, records, orders. How they are built and why they are worked out apart:
+tests/game/window/crosscheck.py."""
 
 from __future__ import annotations
 
