@@ -50,13 +50,11 @@ def test_a_bad_port_is_one_line() -> None:
     assert "a port is from 0" in done.stderr
 
 
-def test_the_browser_is_handed_a_file_never_the_secret(tmp_path: Path) -> None:
-    """``cz web`` opens the browser at a launch file, 0600 in the wallet's home, that leads to
-    the pages: the browser's command line (what ``ps`` shows any local user) holds the file's
-    name, never the launch's secret; the file goes when the server stops (Ctrl-C)."""
-    record = tmp_path / "browser-args"
+def web_with_browser(tmp_path: Path, script: str) -> subprocess.Popen[str]:
+    """``cz web`` started with a wallet home in ``tmp_path`` and, as its BROWSER, a shell
+    script of ``script``'s lines."""
     browser = tmp_path / "browser.sh"
-    browser.write_text(f'#!/bin/sh\nprintf "%s\\n" "$0" "$@" >> {record}\n')
+    browser.write_text(f"#!/bin/sh\n{script}")
     browser.chmod(0o700)
     env = {
         **clean_env(os.environ),
@@ -64,9 +62,17 @@ def test_the_browser_is_handed_a_file_never_the_secret(tmp_path: Path) -> None:
         "BROWSER": str(browser),
         "DISPLAY": "",
     }
-    process = subprocess.Popen(
+    return subprocess.Popen(
         [str(CZ), "web"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
+
+
+def test_the_browser_is_handed_a_file_never_the_secret(tmp_path: Path) -> None:
+    """``cz web`` opens the browser at a launch file, 0600 in the wallet's home, that leads to
+    the pages: the browser's command line (what ``ps`` shows any local user) holds the file's
+    name, never the launch's secret; the file goes when the server stops (Ctrl-C)."""
+    record = tmp_path / "browser-args"
+    process = web_with_browser(tmp_path, f'printf "%s\\n" "$0" "$@" >> {record}\n')
     try:
         assert process.stdout is not None
         shown = process.stdout.readline().strip()
@@ -96,20 +102,9 @@ def test_a_browser_in_the_foreground_holds_nothing_and_sigterm_cleans_up(
     known browser) does not hold the pages: they answer while it runs; SIGTERM stops cz web
     as Ctrl-C does, the launch file removed."""
     record = tmp_path / "browser-args"
-    browser = tmp_path / "browser.sh"
     # It stays until it exits, its output its own (not cz web's pipes, which the test reads).
-    browser.write_text(
-        f'#!/bin/sh\nprintf "%s\\n" "$@" >> {record}\nexec >/dev/null 2>&1\nsleep 20\n'
-    )
-    browser.chmod(0o700)
-    env = {
-        **clean_env(os.environ),
-        "CZ_HOME": str(tmp_path / "home"),
-        "BROWSER": str(browser),
-        "DISPLAY": "",
-    }
-    process = subprocess.Popen(
-        [str(CZ), "web"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    process = web_with_browser(
+        tmp_path, f'printf "%s\\n" "$@" >> {record}\nexec >/dev/null 2>&1\nsleep 20\n'
     )
     try:
         for _ in range(600):  # a guard against a hung child, not a timing assertion
