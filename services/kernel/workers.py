@@ -39,6 +39,7 @@ import os
 import signal
 import socket
 import sys
+import threading
 import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext, suppress
@@ -94,11 +95,29 @@ Serve = Callable[[int, Callable[[], None]], int]
 def _die_with(supervisor: int) -> None:
     """Ask the kernel to send this worker SIGTERM when its supervisor dies (Linux), so a
     supervisor killed outright leaves no worker serving on its own; a worker whose supervisor
-    is already gone exits now."""
+    is already gone exits now. The supervisor's deadline is kept too: a worker orphaned and
+    still running :data:`STOP_GRACE` seconds later (a shutdown that hangs) is killed by its
+    own watch (:func:`watch_supervisor`), as the supervisor would have killed it."""
     with suppress(OSError, AttributeError):
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
     if os.getppid() != supervisor:
         raise SystemExit(1)  # the worker's way out (services/kernel/workers.py _start)
+    watch_supervisor(supervisor, STOP_GRACE)
+
+
+def watch_supervisor(supervisor: int, grace: float, every: float = 0.5) -> threading.Thread:
+    """A daemon thread that, once this process's parent is no longer ``supervisor``, gives it
+    ``grace`` seconds to finish, then kills it (SIGKILL: nothing left to wait for)."""
+
+    def watch() -> None:
+        while os.getppid() == supervisor:
+            time.sleep(every)
+        time.sleep(grace)
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    thread = threading.Thread(target=watch, name="supervisor-watch", daemon=True)
+    thread.start()
+    return thread
 
 
 @dataclass

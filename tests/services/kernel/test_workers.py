@@ -18,6 +18,7 @@ import os
 import random
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -207,3 +208,32 @@ def test_the_per_source_limit_holds_across_workers(
     finally:
         with contextlib.suppress(subprocess.TimeoutExpired):
             server.stop()
+
+
+ORPHAN = """
+import os, signal, sys, time
+from services.kernel.workers import watch_supervisor
+supervisor = os.getpid()
+child = os.fork()
+if child == 0:
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a shutdown that hangs
+    watch_supervisor(supervisor, 0.2, every=0.05)
+    while True:
+        time.sleep(1)
+print(child, flush=True)
+os._exit(0)
+"""
+
+
+def test_an_orphaned_worker_that_hangs_is_killed_after_the_grace() -> None:
+    """A worker whose supervisor is gone and whose shutdown hangs (it ignores SIGTERM here)
+    does not serve on: its own watch kills it once the grace the supervisor would have given
+    is over."""
+    started = subprocess.run(
+        [sys.executable, "-c", ORPHAN], capture_output=True, text=True, timeout=GUARD_SECONDS
+    )
+    orphan = int(started.stdout.split()[0])
+    deadline = time.monotonic() + GUARD_SECONDS
+    while _alive(orphan):
+        assert time.monotonic() < deadline, f"worker {orphan} outlived its supervisor"
+        time.sleep(0.05)
