@@ -46,6 +46,7 @@ DOMAIN_TAGS: dict[str, bytes] = {
         "note-set",
         "table-open",
         "table-seed",
+        "table-join",
         "table-move",
         "misprint-award",
     )

@@ -171,6 +171,11 @@ class MoveReplayed(OutOfTurn):
     """A move at a ply the table has already played: each ply is played once."""
 
 
+class TimedOut(OutOfTurn):
+    """A request after the table's move clock ran out (docs/formats.md "The move clock"): the
+    table is abandoned and settles nothing (L-19, L-31)."""
+
+
 class IllegalMove(VerificationError):
     """A move the rules forbid in the table's position, or text that is no move."""
 

@@ -33,6 +33,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Annotated, ClassVar, Literal
 
 from pydantic import Field
@@ -62,7 +63,11 @@ VENUES = (
         for r in ("I", "II", "III", "IV", "V", "VI", "VII", "VIII", "IX", "X", "XI", "XII")
     ),
 )
+#: The venues of a duel (two keys at one table, no AI): a base table and a market table.
+DUEL_VENUES = ("duel-base", "duel-market")
 VenueText = Annotated[str, Field(pattern="^(" + "|".join(VENUES) + ")$")]
+#: Where a table opens: a venue with its AI, or a duel's.
+TableVenueText = Annotated[str, Field(pattern="^(" + "|".join((*VENUES, *DUEL_VENUES)) + ")$")]
 #: Most actions of one table (a table closes within 60 turns; decisions inside actions and
 #: drills add a few): a bound on what a table's replay reads.
 MAX_TABLE_ACTIONS = 1_000
@@ -75,6 +80,16 @@ MAX_ACTIONS_PER_MOVE = 200
 PLAYER_SEAT = 0
 OPPONENT_SEAT = 1
 
+#: The move clock (docs/formats.md, "The move clock"): seconds a table waits for the request
+#: it waits for, counted from its last event; then the table is abandoned and settles nothing
+#: (docs/rulings.md L-19, L-31). A duel waits longer for its second key.
+MOVE_CLOCK_SECONDS = 300
+JOIN_CLOCK_SECONDS = 900
+#: A duel's join code: 8 characters of 32 without look-alikes (no 0, 1, I, O): 40 bits.
+CODE_ALPHABET = "23456789ABCDEFGHJKLMNPQRSTUVWXYZ"
+CODE_LENGTH = 8
+CodeText = Annotated[str, Field(pattern=r"^[2-9A-HJ-NP-Z]{8}$")]
+
 ActionText = Annotated[str, Field(min_length=1, max_length=MAX_ACTION_CHARS)]
 Ply = Annotated[int, Field(ge=0, le=MAX_TABLE_ACTIONS)]
 Column = Annotated[int, Field(ge=0, le=1_000)]
@@ -82,6 +97,8 @@ Column = Annotated[int, Field(ge=0, le=1_000)]
 _COMMITMENT = b"CZ1/table-commitment\n"
 _DEAL = b"CZ1/table-deal\n"
 _SECRET = b"CZ1/table-secret\n"
+_DUEL_DEAL = b"CZ1/duel-deal\n"
+_DUEL_CODE = b"CZ1/duel-code\n"
 SECRET_SIZE = 32
 
 
@@ -102,7 +119,7 @@ class TableOpen(SignedModel):
     #: Unix seconds when the player signed; too far from the service's clock is stale.
     time: UnixTime
     player: KeyText
-    venue: VenueText
+    venue: TableVenueText
 
     def table_id(self) -> str:
         """The id of the table this request opens: 16 bytes of its hash, in hex."""
@@ -127,10 +144,26 @@ class TableSeed(SignedModel):
     seed: HashText
 
 
+class TableJoin(SignedModel):
+    """A second key takes the other seat of a duel, naming the join code its opener was
+    given (docs/formats.md, "Duels")."""
+
+    KIND: ClassVar[str] = "table-join"
+    WHAT = "table-join request"
+
+    kind: Literal["table-join"]
+    league: LeagueId
+    manifest: HashText
+    time: UnixTime
+    player: KeyText
+    code: CodeText
+
+
 class TableMove(SignedModel):
-    """One move of the player: ``action`` at ply ``ply`` (the number of actions the table has
-    taken before it), signed by the player's key. At a No-Go drill of the player's the action
-    is the answer, three rows of 0/1 (``101/010/001``), judged by the service's clock."""
+    """One move: ``action`` at ply ``ply`` (the number of actions the table has taken before
+    it), signed by the key at the seat that decides (at a duel, either player's, as the engine
+    says). At a No-Go drill of a human the action is the answer, three rows of 0/1
+    (``101/010/001``), judged by the service's clock."""
 
     KIND: ClassVar[str] = "table-move"
     WHAT = "table-move request"
@@ -195,6 +228,32 @@ class TableOpened(EventBody):
         return table_stream(self.table)
 
 
+class TableJoined(EventBody):
+    """A duel's second key seated (seat 1), by its signed :class:`TableJoin`."""
+
+    TYPE: ClassVar[str] = "table-joined"
+    WHAT = "table-joined event"
+
+    table: TableId
+    request: TableJoin
+
+    def stream(self) -> str:
+        return table_stream(self.table)
+
+
+class TableSeeded(EventBody):
+    """A duel's first seed taken (either player's): the deal waits for the other's."""
+
+    TYPE: ClassVar[str] = "table-seeded"
+    WHAT = "table-seeded event"
+
+    table: TableId
+    request: TableSeed
+
+    def stream(self) -> str:
+        return table_stream(self.table)
+
+
 class Deal(WireModel):
     """The deal as convened: each seat's hand and the market (titles as printed)."""
 
@@ -226,9 +285,10 @@ class TableDealt(EventBody):
 
 
 class MovePlayed(EventBody):
-    """One move of the player and what followed it: ``actions`` in notation, the player's
-    first (a drill answer recorded as its judged outcome), then the opponent's, up to the
-    player's next decision or the close."""
+    """One move and what followed it: ``actions`` in notation, the mover's first (a drill
+    answer recorded as its judged outcome), then the AI's, up to a human's next decision or
+    the close (at a duel, the move alone). ``arrived``: when the request reached the service
+    (Unix milliseconds, its clock read first): the move clock and a drill are judged on it."""
 
     TYPE: ClassVar[str] = "move-played"
     WHAT = "move-played event"
@@ -239,6 +299,10 @@ class MovePlayed(EventBody):
     actions: Annotated[
         tuple[ActionText, ...], WireTuple, Field(min_length=1, max_length=MAX_ACTIONS_PER_MOVE)
     ]
+    #: Absent from moves recorded before arrival times were (their recorded_at stands).
+    arrived: Annotated[int, Field(ge=0)] | None = Field(
+        default=None, exclude_if=lambda arrived: arrived is None
+    )
 
     def stream(self) -> str:
         return table_stream(self.table)
@@ -266,13 +330,54 @@ class TableClosed(EventBody):
         return table_stream(self.table)
 
 
+class TableAbandoned(EventBody):
+    """The move clock ran out (docs/rulings.md L-19, L-31): the table ends without a verdict
+    and settles nothing. The secret is revealed (the table as far as it went replays, a
+    duel's join code checks); ``waiting`` is what it waited for and ``seat`` whose request
+    (the key; none while a duel waited for its second key)."""
+
+    TYPE: ClassVar[str] = "table-abandoned"
+    WHAT = "table-abandoned event"
+
+    table: TableId
+    secret: HashText
+    waiting: Literal["seed", "join", "move", "drill"]
+    seat: KeyText | None = Field(default=None, exclude_if=lambda seat: seat is None)
+
+    def stream(self) -> str:
+        return table_stream(self.table)
+
+
 #: The tables log's event types.
 TABLES_EVENTS: Mapping[str, type[EventBody]] = {
     TableOpened.TYPE: TableOpened,
+    TableJoined.TYPE: TableJoined,
+    TableSeeded.TYPE: TableSeeded,
     TableDealt.TYPE: TableDealt,
     MovePlayed.TYPE: MovePlayed,
     TableClosed.TYPE: TableClosed,
+    TableAbandoned.TYPE: TableAbandoned,
 }
+
+
+@dataclass(frozen=True, slots=True)
+class DuelSeats:
+    """What a duel's log records before its deal, besides the open: the second key's join and
+    the first of the two seeds (``table-dealt`` brings the other)."""
+
+    joined: TableJoined
+    seeded: TableSeeded
+
+
+def is_duel(venue: str) -> bool:
+    """Whether a table at ``venue`` is a duel (two keys; no AI, no rewards: L-33)."""
+    return venue in DUEL_VENUES
+
+
+def clock_for(waiting: str) -> int:
+    """Seconds the move clock gives a table waiting for ``waiting`` (``join``, ``seed``,
+    ``move``, ``drill``), from its last event."""
+    return JOIN_CLOCK_SECONDS if waiting == "join" else MOVE_CLOCK_SECONDS
 
 
 # -- the fair deal -----------------------------------------------------------------------------
@@ -293,6 +398,24 @@ def deal_seed(table: str, secret: bytes, player_seed: bytes) -> int:
     """The table's seed (63 bits): the deal, the opponent's decisions and the drills."""
     digest = hashlib.sha256(_DEAL + table.encode("ascii") + b"\n" + secret + player_seed).digest()
     return int.from_bytes(digest[:8], "big") >> 1
+
+
+def duel_seed(table: str, secret: bytes, seeds: tuple[bytes, bytes]) -> int:
+    """A duel's seed (63 bits) from the secret and both players' seeds, the opener's (seat
+    0) first whichever came first: none of the three chose it."""
+    message = _DUEL_DEAL + table.encode("ascii") + b"\n" + secret + seeds[0] + seeds[1]
+    return int.from_bytes(hashlib.sha256(message).digest()[:8], "big") >> 1
+
+
+def duel_code(table: str, secret: bytes) -> str:
+    """A duel's join code: 40 bits of ``SHA-256("CZ1/duel-code\\n" ‖ table ‖ "\\n" ‖ secret)``
+    in :data:`CODE_ALPHABET`, 5 bits a character. Unknowable without the secret until the
+    join records it; checkable by anyone once the secret is revealed."""
+    digest = hashlib.sha256(_DUEL_CODE + table.encode("ascii") + b"\n" + secret).digest()
+    bits = int.from_bytes(digest[:5], "big")
+    return "".join(
+        CODE_ALPHABET[(bits >> (5 * (CODE_LENGTH - 1 - i))) & 31] for i in range(CODE_LENGTH)
+    )
 
 
 def reveals(opened: TableOpened, secret_text: str) -> bytes:

@@ -1,16 +1,19 @@
-"""A witnessed table: one table at the league, played by a person against the venue's AI, as the
-tables service plays it and as an auditor replays it (docs/formats.md, "Witnessed tables").
+"""A witnessed table: one table at the league, played by a person against the venue's AI or by two
+people (a duel), as the tables service plays it and as an auditor replays it (docs/formats.md,
+"Witnessed tables", "Duels").
 
 The table's seed (``ledger.tables.deal_seed``) convenes it exactly as an offline table of that
 seed at that venue (``game.window.campaign.convene``) and seats the same AI
 (``game.window.ai.roster.opponent_for``), so the opponent's every decision is the one the
 offline table would make: the same search, the same budget, the same die, asked in the same
-order. The player sits first (I.5), as at ``cz play``.
+order. The player sits first (I.5), as at ``cz play``. A duel (``duel-base``, ``duel-market``)
+convenes the base or market table of its seed with no AI: both seats are people, the opener
+first (docs/rulings.md L-30), and each move is the one of the seat the engine says decides.
 
-The player's own No-Go drill (IV.4) is judged here from its pattern, drawn from the table's
-seed (nobody knows it before the drill starts: the seed is secret until the close), the
-answer, and the seconds the service's clock counted between the event that started the drill
-and the one that answers it.
+A human's own No-Go drill (IV.4) is judged here from its pattern, drawn from the table's seed
+(nobody knows it before the drill starts: the seed is secret until the close), the answer, and
+the seconds the service's clock counted between the event that started the drill and the
+answer's arrival (:func:`drill_elapsed`).
 
 Pure: the service and the auditor call the same functions.
 """
@@ -19,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 
 from game.window import actions as A
 from game.window.ai.player import AIPlayer
@@ -32,10 +35,35 @@ from game.window.scoring import reckon
 from game.window.state import CHANCE, State
 from game.window.tables import Table
 from ledger.errors import LedgerError, SchemaError
-from ledger.tables import MovePlayed, TableDealt, TableOpened, deal_seed, seed_bytes
+from ledger.tables import (
+    DuelSeats,
+    MovePlayed,
+    TableDealt,
+    TableOpened,
+    deal_seed,
+    duel_seed,
+    is_duel,
+    seed_bytes,
+)
 
 PLAYER = 0
 OPPONENT = 1
+#: The base and market venues whose tables a duel convenes (no AI sits at them).
+DUEL_CONVENES = {"duel-base": clerk(1), "duel-market": Venue("assessor")}
+
+
+def drill_elapsed(started: datetime, arrived: datetime) -> float:
+    """Seconds a drill's answer took: from the event that started the drill to the answer's
+    arrival at the service (none if it arrived before: a guess, judged at once)."""
+    return max(0.0, (arrived - started).total_seconds())
+
+
+def arrival(move: MovePlayed, recorded_at: datetime) -> datetime:
+    """When ``move``'s request reached the service: its recorded ``arrived`` (older moves have
+    none: their event's time)."""
+    if move.arrived is None:
+        return recorded_at
+    return datetime.fromtimestamp(move.arrived / 1000, UTC)
 
 
 class WitnessMismatch(LedgerError):
@@ -63,17 +91,39 @@ class WitnessedTable:
     seed: int
     table: Table
     state: State
-    ai: AIPlayer
+    #: The AI across the player (None at a duel: both seats are people).
+    ai: AIPlayer | None
     actions: list[str] = field(default_factory=list)
-    #: The player's drills started so far (the n-th one's pattern is drawn from n).
+    #: The humans' drills started so far (the n-th one's pattern is drawn from n).
     drills: int = 0
 
     @classmethod
     def convene(cls, venue_name: str, seed: int) -> WitnessedTable:
         """The table of ``seed`` at ``venue_name``, before its first move."""
+        if is_duel(venue_name):
+            venue = DUEL_CONVENES[venue_name]
+            table = convene(venue, seed)
+            return cls(venue, seed, table, table.new_state(), None)
         venue = venue_of(venue_name)
         table = convene(venue, seed)
         return cls(venue, seed, table, table.new_state(), opponent_for(venue, seed))
+
+    def human(self, seat: int) -> bool:
+        """Whether a person sits at ``seat`` (the player's; both at a duel)."""
+        return seat == PLAYER or self.ai is None
+
+    @property
+    def decider(self) -> int | None:
+        """The seat whose request the table waits for: the seat that decides, or whose
+        drill is pending; None once closed."""
+        state = self.state
+        if state.is_over:
+            return None
+        if self.drilling:
+            pending = state.pending
+            assert pending is not None
+            return int(pending[1])
+        return state.current_player
 
     @property
     def ply(self) -> int:
@@ -86,21 +136,21 @@ class WitnessedTable:
 
     @property
     def drilling(self) -> bool:
-        """Whether the player's No-Go drill is pending: the next move answers it."""
+        """Whether a human's No-Go drill is pending: the next move answers it."""
         state = self.state
         return state.current_player == CHANCE and (
-            state.pending is not None and state.pending[1] == PLAYER
+            state.pending is not None and self.human(state.pending[1])
         )
 
     def pattern(self) -> Pattern:
-        """The pattern of the player's pending drill."""
+        """The pattern of the pending human drill."""
         if not self.drilling:
-            raise SchemaError("no drill of the player's is pending")
+            raise SchemaError("no drill of a player's is pending")
         return generate_pattern(f"witnessed:{self.seed}:{self.drills + 1}")
 
     def play(self, text: str, elapsed: float | None = None) -> list[str]:
-        """The player's move ``text`` (at a pending drill: the answer, ``elapsed`` seconds
-        after it started), then the opponent's replies until the player decides again or the
+        """The deciding human's move ``text`` (at a pending drill: the answer, ``elapsed``
+        seconds after it started), then the AI's replies until a human decides again or the
         table closes: every action taken, in notation. An illegal move (or a move when the
         table waits for nobody) raises :class:`IllegalActionError` and changes nothing."""
         state = self.state
@@ -112,7 +162,7 @@ class WitnessedTable:
             self.drills += 1
             action = A.encode(A.DRILL, 1 if outcome is DrillOutcome.SUCCESS else 0)
         else:
-            if state.current_player != PLAYER:
+            if not self.human(state.current_player):
                 raise IllegalActionError(text, state.turn + 1, "it is not the player's decision")
             try:
                 action = parse_action(state, text)
@@ -123,20 +173,19 @@ class WitnessedTable:
         return taken
 
     def replies(self) -> list[str]:
-        """The opponent's actions (and its drills) until the player decides or the close."""
+        """The AI's actions (and its drills) until a human decides or the close."""
         taken: list[str] = []
         state = self.state
+        ai = self.ai
         while not state.is_over:
             seat = state.current_player
-            if seat == CHANCE:
-                if self.drilling:
-                    break
-                success = self.ai.answer_drill() is DrillOutcome.SUCCESS
-                action = A.encode(A.DRILL, 1 if success else 0)
-            elif seat == PLAYER:
+            if ai is None or self.drilling or (seat != CHANCE and self.human(seat)):
                 break
+            if seat == CHANCE:
+                success = ai.answer_drill() is DrillOutcome.SUCCESS
+                action = A.encode(A.DRILL, 1 if success else 0)
             else:
-                action = self.ai.decide(state)
+                action = ai.decide(state)
             taken.append(self._take(action))
         return taken
 
@@ -178,10 +227,32 @@ def check_move(
         )
 
 
-def convene_dealt(opened: TableOpened, dealt: TableDealt, secret: bytes) -> WitnessedTable:
+def seat_keys(opened: TableOpened, duel: DuelSeats | None) -> tuple[str, str | None]:
+    """The keys at the table's seats: the opener's first (I.5; L-30), then the joiner's (none
+    at a table against the AI)."""
+    return opened.request.player, duel.joined.request.player if duel is not None else None
+
+
+def table_seed(
+    opened: TableOpened, dealt: TableDealt, secret: bytes, duel: DuelSeats | None = None
+) -> int:
+    """The seed the table is convened from: the secret and the player's seed, or at a duel
+    the secret and both players' seeds, the opener's first (``ledger.tables.duel_seed``)."""
+    if duel is None:
+        return deal_seed(opened.table, secret, seed_bytes(dealt.request))
+    first, second = seat_keys(opened, duel)
+    seeds = {r.player: seed_bytes(r) for r in (duel.seeded.request, dealt.request)}
+    if set(seeds) != {first, second}:
+        raise WitnessMismatch(f"duel {opened.table}'s two seeds are not its two players'")
+    return duel_seed(opened.table, secret, (seeds[first], seeds[str(second)]))
+
+
+def convene_dealt(
+    opened: TableOpened, dealt: TableDealt, secret: bytes, duel: DuelSeats | None = None
+) -> WitnessedTable:
     """The table ``opened`` and ``dealt`` convene under ``secret``, its deal checked against
     the one the log recorded."""
-    seed = deal_seed(opened.table, secret, seed_bytes(dealt.request))
+    seed = table_seed(opened, dealt, secret, duel)
     table = WitnessedTable.convene(opened.request.venue, seed)
     kind, hands, market = table.deal()
     recorded = dealt.deal
@@ -193,17 +264,37 @@ def convene_dealt(opened: TableOpened, dealt: TableDealt, secret: bytes) -> Witn
     return table
 
 
+def check_seat(table: WitnessedTable, keys: tuple[str, str | None], mover: str) -> None:
+    """:class:`OutOfTurnMove` unless ``mover`` is the key at the seat whose request the table
+    waits for (a decision inside an action is the seat the engine names; a drill, the
+    drilling human's)."""
+    seat = table.decider
+    if seat is None:
+        raise OutOfTurnMove("the table has closed; it takes no more moves")
+    if keys[seat] != mover:
+        raise OutOfTurnMove(
+            f"at ply {table.ply} the table waits for seat {seat} ({keys[seat]}); {mover} "
+            f"signed the move"
+        )
+
+
+class OutOfTurnMove(WitnessMismatch):
+    """A move signed by a key that is not the deciding seat's."""
+
+
 def replay_table(
     opened: TableOpened,
     dealt: TableDealt,
     dealt_at: datetime,
     moves: Sequence[tuple[MovePlayed, datetime]],
     secret: bytes,
+    duel: DuelSeats | None = None,
 ) -> WitnessedTable:
     """The table a log's events record, replayed: the deal checked, then every move (at its
-    ply, each recorded action the one the table takes; a drill judged on the seconds between
-    the event that started it and the one that answers it)."""
-    table = convene_dealt(opened, dealt, secret)
+    ply, signed by the deciding seat's key, each recorded action the one the table takes; a
+    drill judged on the seconds from the event that started it to the answer's arrival)."""
+    table = convene_dealt(opened, dealt, secret, duel)
+    keys = seat_keys(opened, duel)
     before = dealt_at
     for move, at in moves:
         if move.ply != table.ply:
@@ -211,7 +302,8 @@ def replay_table(
                 f"a move of table {opened.table} is recorded at ply {move.ply}; the table "
                 f"was at ply {table.ply}"
             )
-        elapsed = (at - before).total_seconds() if table.drilling else None
+        check_seat(table, keys, move.request.player)
+        elapsed = drill_elapsed(before, arrival(move, at)) if table.drilling else None
         try:
             check_move(table, move.request.action, move.actions, elapsed)
         except WitnessMismatch:
@@ -228,10 +320,11 @@ def referee(
     dealt_at: datetime,
     moves: Sequence[tuple[MovePlayed, datetime]],
     secret: bytes,
+    duel: DuelSeats | None = None,
 ) -> tuple[str, tuple[tuple[int, int, int], tuple[int, int, int]]]:
     """The auditor's referee (``ledger.audit.tables.Referee``): a closed table replayed, its
-    player's verdict and both seats' columns."""
-    table = replay_table(opened, dealt, dealt_at, moves, secret)
+    first seat's verdict and both seats' columns."""
+    table = replay_table(opened, dealt, dealt_at, moves, secret, duel)
     if not table.closed:
         raise WitnessMismatch(
             f"table {opened.table} is recorded closed; replayed, it is still in play at ply "

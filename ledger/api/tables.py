@@ -7,6 +7,7 @@ move) what that move took.
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -34,9 +35,11 @@ class Closing(BaseModel):
 
     secret: str = Field(description="The service's secret, base64url: it opens the commitment")
     seed: int = Field(description="The table's seed, derived from both halves of the deal")
-    verdict: Literal["win", "loss", "balance"] = Field(description="The player's verdict")
+    verdict: Literal["win", "loss", "balance"] = Field(
+        description="The player's verdict (at a duel, the opener's: the first seat's)"
+    )
     columns: list[list[int]] = Field(
-        description="Substance, Form, Holdings of each seat, the player's first"
+        description="Substance, Form, Holdings of each seat, the player's (the opener's) first"
     )
     misprint: MisprintOutcome | None = Field(
         default=None, description="At a Balance at Chair VI or above: the Misprint's award"
@@ -50,11 +53,29 @@ class TableView(BaseModel):
 
     table: str = Field(description="The table's id (hex)")
     venue: str
-    player: str = Field(description="The player's key")
+    player: str = Field(description="The player's key (at a duel, the opener's: seat 0)")
+    opponent: str | None = Field(
+        default=None, description="At a duel, the second key (seat 1), once it has joined"
+    )
     commitment: str = Field(description="The service's commitment to its secret")
-    waiting: Literal["seed", "move", "drill", "closed"] = Field(
-        description="What the table waits for: the player's seed, a move, the answer to the "
-        "player's No-Go drill, or nothing (closed)"
+    code: str | None = Field(
+        default=None,
+        description="A duel's join code: only in the answer to the request that opened it",
+    )
+    waiting: Literal["join", "seed", "move", "drill", "closed", "abandoned"] = Field(
+        description="What the table waits for: a duel's second key, a seed, a move, the "
+        "answer to a human's No-Go drill, or nothing (closed; abandoned when its move clock "
+        "ran out, settling nothing)"
+    )
+    turn: str | None = Field(
+        default=None,
+        description="The key whose request the table waits for (none: either player's seed, "
+        "a join, or nothing)",
+    )
+    deadline: datetime | None = Field(
+        default=None,
+        description="When the move clock runs out: a request that arrives later is refused "
+        "(timed-out) and the table is abandoned",
     )
     ply: int = Field(description="Actions taken so far: the ply of the next move")
     deal: Deal | None = Field(default=None, description="The deal, once the seed is in")
@@ -63,11 +84,12 @@ class TableView(BaseModel):
         default_factory=list, description="The actions this request took (a move's answer)"
     )
     legal: list[str] = Field(
-        default_factory=list, description="The player's legal actions when a move is awaited"
+        default_factory=list, description="The deciding seat's legal actions at a move"
     )
     drill: str | None = Field(
         default=None,
-        description="The pattern of the player's pending No-Go drill (IV.4): answer it within "
-        "the drill's time, counted by the service's clock from the event that started it",
+        description="The pattern of the pending No-Go drill (IV.4), shown only once it has "
+        "started: answer it within the drill's time, counted by the service's clock from the "
+        "event that started it to the answer's arrival",
     )
     closing: Closing | None = None

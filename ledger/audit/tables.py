@@ -7,12 +7,18 @@ it checks of every table:
 
 - ``table-opened``: the player's signed open request, addressed to this league and manifest,
   its hash the table's id; the table opened once;
-- ``table-dealt``: the player's signed seed, naming the commitment the open event published;
-- ``move-played``: the player's signed move at the table's next ply, on a dealt, open table;
-- ``table-closed``: a secret that opens the commitment; then the **referee** replays the table
-  from the secret and the player's seed (the deal recorded, every action of every move, the
+- ``table-joined`` (a duel): the second key's signed join, not the opener's, once;
+- ``table-seeded`` and ``table-dealt``: each player's signed seed, naming the commitment the
+  open event published (at a duel, one seed of each of its two keys);
+- ``move-played``: a signed move of one of the table's players at the table's next ply, on a
+  dealt, open table, arrived within the move clock of the table's last event;
+- ``table-closed``: a secret that opens the commitment (and a duel's join code that its
+  secret derives); then the **referee** replays the table from the secret and the seeds (the
+  deal recorded, every move signed by the seat the engine says decides, every action, the
   opponent's replies by the same seeded search, each drill judged on the log's own times) and
-  reckons its verdict and columns, which must be those the close recorded.
+  reckons its verdict and columns, which must be those the close recorded;
+- ``table-abandoned``: recorded after the move clock of the table's last event ran out, its
+  secret opening the commitment (and deriving a duel's join code).
 
 The referee is the game's (``game.window.witnessed``), handed in by the caller: this package
 knows the protocol, not the rules. A table still open at the end of the log is checked as far
@@ -23,7 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Protocol
 
 from ledger.api.logs import FeedEvent
@@ -36,10 +42,17 @@ from ledger.keys import PublicKey
 from ledger.manifest import LeagueManifest
 from ledger.tables import (
     TABLES_EVENTS,
+    DuelSeats,
     MovePlayed,
+    TableAbandoned,
     TableClosed,
     TableDealt,
+    TableJoined,
     TableOpened,
+    TableSeeded,
+    clock_for,
+    duel_code,
+    is_duel,
     reveals,
 )
 
@@ -57,17 +70,40 @@ class Referee(Protocol):
         dealt_at: datetime,
         moves: Sequence[tuple[MovePlayed, datetime]],
         secret: bytes,
+        duel: DuelSeats | None = None,
     ) -> tuple[str, tuple[tuple[int, int, int], tuple[int, int, int]]]: ...
 
 
 @dataclass
 class _Table:
     opened: TableOpened
+    #: When its last event was recorded (its move clock runs from there).
+    last_at: datetime
+    joined: TableJoined | None = None
+    seeded: TableSeeded | None = None
     dealt: tuple[TableDealt, datetime] | None = None
     moves: list[tuple[MovePlayed, datetime]] = field(default_factory=list)
     #: The next move's ply, as far as the log's moves tell it (each move's actions added).
     ply: int = 0
     closed: bool = False
+    abandoned: bool = False
+
+    @property
+    def duel(self) -> bool:
+        return is_duel(self.opened.request.venue)
+
+    def players(self) -> tuple[str, ...]:
+        joined = (self.joined.request.player,) if self.joined is not None else ()
+        return (self.opened.request.player, *joined)
+
+    def within(self, waiting: str, at: datetime) -> None:
+        """:class:`_Wrong` unless ``at`` is within the move clock for ``waiting``."""
+        clock = clock_for(waiting)
+        if (at - self.last_at).total_seconds() > clock:
+            raise _Wrong(
+                f"table {self.opened.table} takes its {waiting} {at - self.last_at} after its "
+                f"last event, past its {clock} s move clock"
+            )
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,13 +116,15 @@ class TablesReport:
     moves: int
     verdicts: dict[str, int]
     checkpoints: int
+    #: Tables abandoned when their move clock ran out (no verdict: L-19, L-31).
+    abandoned: int = 0
 
     def lines(self) -> list[str]:
         counted = ", ".join(f"{n} {v}" for v, n in sorted(self.verdicts.items())) or "none"
         return [
             f"tables: {self.events} events to {self.checkpoints} checkpoints; {self.tables} "
             f"tables, {self.replayed} closed and replayed with the engine ({self.moves} "
-            f"moves; verdicts: {counted})"
+            f"moves; verdicts: {counted}); {self.abandoned} abandoned by the move clock"
         ]
 
 
@@ -104,6 +142,7 @@ class TablesChecker:
         self.moves = 0
         self.verdicts: dict[str, int] = {}
         self.replayed = 0
+        self.abandoned = 0
 
     def checkpoint(self, checkpoint: Checkpoint) -> None:
         """A checkpoint the service serves: its root matched when the log reaches its size."""
@@ -135,46 +174,114 @@ class TablesChecker:
             )
             if request.table_id() != body.table:
                 raise _Wrong(f"table {body.table} is not the id of the request that opened it")
-            self.tables[body.table] = _Table(body)
+            self.tables[body.table] = _Table(body, at)
             return
-        if not isinstance(body, TableDealt | MovePlayed | TableClosed):
+        if not isinstance(
+            body, TableJoined | TableSeeded | TableDealt | MovePlayed | TableClosed | TableAbandoned
+        ):
             raise _Wrong(f"not a tables event: {type(body).__name__}")
         table = self.tables.get(body.table)
         if table is None:
             raise _Wrong(f"table {body.table} was never opened")
-        if table.closed:
-            raise _Wrong(f"table {body.table} has closed; its log goes on")
-        player = table.opened.request.player
-        if isinstance(body, TableDealt):
-            seed = body.request
-            if table.dealt is not None:
-                raise _Wrong(f"table {body.table} is dealt twice")
-            self._signed_by(player, seed.player, body.table)
-            seed.verify(_public(seed.player))
-            manifest.check_addressed("tables service", "the seed", seed.league, seed.manifest)
-            if seed.table != body.table or seed.commitment != table.opened.commitment:
-                raise _Wrong(f"table {body.table}'s seed answers another table or commitment")
-            table.dealt = (body, at)
+        if table.closed or table.abandoned:
+            raise _Wrong(f"table {body.table} has ended; its log goes on")
+        if isinstance(body, TableAbandoned):
+            self._abandoned(table, body, at)
+        elif isinstance(body, TableJoined | TableSeeded | TableDealt):
+            self._seated(table, body, at)
+        elif isinstance(body, MovePlayed):
+            self._moved(table, body, at)
+        else:
+            self._closed(table, body)
+        table.last_at = at
+
+    def _seated(
+        self, table: _Table, body: TableJoined | TableSeeded | TableDealt, at: datetime
+    ) -> None:
+        manifest = self.manifest
+        if isinstance(body, TableJoined):
+            join = body.request
+            if not table.duel or table.joined is not None:
+                raise _Wrong(f"table {body.table} is no duel waiting for its second key")
+            table.within("join", at)
+            join.verify(_public(join.player))
+            manifest.check_addressed("tables service", "the join", join.league, join.manifest)
+            if join.player == table.opened.request.player:
+                raise _Wrong(f"duel {body.table} is joined by its opener's own key")
+            table.joined = body
             return
+        if table.dealt is not None:
+            raise _Wrong(f"table {body.table} is dealt twice")
+        if table.duel and table.joined is None:
+            raise _Wrong(f"duel {body.table} takes a seed before its second key joined")
+        table.within("seed", at)
+        seed = body.request
+        if seed.player not in table.players():
+            raise _Wrong(f"table {body.table} takes a seed of {seed.player}, not a player of it")
+        seed.verify(_public(seed.player))
+        manifest.check_addressed("tables service", "the seed", seed.league, seed.manifest)
+        if seed.table != body.table or seed.commitment != table.opened.commitment:
+            raise _Wrong(f"table {body.table}'s seed answers another table or commitment")
+        if isinstance(body, TableSeeded):
+            if not table.duel or table.seeded is not None:
+                raise _Wrong(f"table {body.table} takes a first seed twice, or is no duel")
+            table.seeded = body
+            return
+        if table.duel and (table.seeded is None or table.seeded.request.player == seed.player):
+            raise _Wrong(f"duel {body.table} is dealt without one seed of each of its players")
+        table.dealt = (body, at)
+
+    def _moved(self, table: _Table, body: MovePlayed, at: datetime) -> None:
         if table.dealt is None:
             raise _Wrong(f"table {body.table} is played before it is dealt")
-        if isinstance(body, MovePlayed):
-            move = body.request
-            self._signed_by(player, move.player, body.table)
-            move.verify(_public(move.player))
-            manifest.check_addressed("tables service", "the move", move.league, move.manifest)
-            if move.table != body.table or move.ply != body.ply or body.ply != table.ply:
-                raise _Wrong(
-                    f"table {body.table}'s move at ply {body.ply} answers ply {move.ply} of "
-                    f"table {move.table}; the table was at ply {table.ply}"
-                )
-            table.moves.append((body, at))
-            table.ply += len(body.actions)
-            self.moves += 1
-            return
-        secret = reveals(table.opened, body.secret)
+        move = body.request
+        if move.player not in table.players():
+            raise _Wrong(
+                f"table {body.table} is played by {table.players()}; a move of "
+                f"{move.player} is in it"
+            )
+        move.verify(_public(move.player))
+        self.manifest.check_addressed("tables service", "the move", move.league, move.manifest)
+        if move.table != body.table or move.ply != body.ply or body.ply != table.ply:
+            raise _Wrong(
+                f"table {body.table}'s move at ply {body.ply} answers ply {move.ply} of "
+                f"table {move.table}; the table was at ply {table.ply}"
+            )
+        if body.arrived is not None:
+            table.within("move", datetime.fromtimestamp(body.arrived / 1000, UTC))
+        table.moves.append((body, at))
+        table.ply += len(body.actions)
+        self.moves += 1
+
+    def _revealed(self, table: _Table, secret_text: str) -> bytes:
+        """The secret ``secret_text`` if it opens the table's commitment (and derives a
+        joined duel's code)."""
+        secret = reveals(table.opened, secret_text)
+        table_id = table.opened.table
+        if table.joined is not None and table.joined.request.code != duel_code(table_id, secret):
+            raise _Wrong(f"duel {table_id} was joined with a code its secret does not derive")
+        return secret
+
+    def _abandoned(self, table: _Table, body: TableAbandoned, at: datetime) -> None:
+        self._revealed(table, body.secret)
+        clock = clock_for(body.waiting)
+        if (at - table.last_at).total_seconds() <= clock:
+            raise _Wrong(
+                f"table {body.table} is abandoned {at - table.last_at} after its last event, "
+                f"within its {clock} s move clock"
+            )
+        table.abandoned = True
+        self.abandoned += 1
+
+    def _closed(self, table: _Table, body: TableClosed) -> None:
+        if table.dealt is None:
+            raise _Wrong(f"table {body.table} closes before it is dealt")
+        secret = self._revealed(table, body.secret)
         dealt, dealt_at = table.dealt
-        verdict, columns = self.referee(table.opened, dealt, dealt_at, table.moves, secret)
+        duel = None
+        if table.joined is not None and table.seeded is not None:
+            duel = DuelSeats(table.joined, table.seeded)
+        verdict, columns = self.referee(table.opened, dealt, dealt_at, table.moves, secret, duel)
         if (verdict, columns) != (body.verdict, body.columns):
             raise _Wrong(
                 f"table {body.table} closes as a {body.verdict} with columns {body.columns}; "
@@ -183,11 +290,6 @@ class TablesChecker:
         table.closed = True
         self.replayed += 1
         self.verdicts[verdict] = self.verdicts.get(verdict, 0) + 1
-
-    @staticmethod
-    def _signed_by(player: str, named: str, table: str) -> None:
-        if named != player:
-            raise _Wrong(f"table {table} is played by {player}; a request of {named} is in it")
 
     def report(self) -> TablesReport:
         """Every checkpoint reached; the report."""
@@ -199,6 +301,7 @@ class TablesChecker:
             moves=self.moves,
             verdicts=dict(self.verdicts),
             checkpoints=finished.checkpoints,
+            abandoned=self.abandoned,
         )
 
 

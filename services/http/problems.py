@@ -68,6 +68,7 @@ PROBLEMS: dict[type[e.LedgerError], ProblemSpec] = {
     e.UnknownTable: ProblemSpec("unknown-table", 404),
     e.OutOfTurn: ProblemSpec("out-of-turn", 409),
     e.MoveReplayed: ProblemSpec("move-replayed", 409),
+    e.TimedOut: ProblemSpec("timed-out", 409),
     e.IllegalMove: ProblemSpec("illegal-move", 422),
     e.MisprintGone: ProblemSpec("misprint-gone", 409),
     store.EventLogError: ProblemSpec("event-log", 500),

@@ -13,26 +13,29 @@ from ledger.errors import (
     OutOfTurn,
     RateLimited,
     StaleRequest,
+    TimedOut,
     UnknownKindError,
     UnknownTable,
     VerificationError,
     WrongLeague,
 )
 from ledger.limits import MAX_REQUEST_BODY_BYTES
-from ledger.tables import TableMove, TableOpen, TableSeed
+from ledger.tables import TableJoin, TableMove, TableOpen, TableSeed
 from services.eventlog import EventStore
 from services.http.endpoints import Endpoint
 from services.kernel.compose import compose
 from services.kernel.host import Running, ServiceSpec, Shell
 from services.kernel.ratelimit import SourceBuckets, source_of
 from services.kernel.settings import LeagueSettings
+from services.tables.clock import Sweeper
 from services.tables.misprint import Misprints
-from services.tables.playing import Tables, Writer
+from services.tables.playing import Tables, Writer, arrival_now
 
 TABLES = web.AppKey("tables", Tables)
 TABLES_LOG = web.AppKey("tables_log", EventStore)
 WRITER = web.AppKey("tables_writer", Writer)
 SOURCES = web.AppKey("table_sources", SourceBuckets)
+SWEEPER = web.AppKey("tables_sweeper", Sweeper)
 MISPRINTS = web.AppKey("misprints", Misprints)
 
 #: What every signed table request may be refused for.
@@ -52,12 +55,19 @@ async def open_table(request: web.Request, body: TableOpen) -> TableView:
     return await request.app[WRITER].submit(body)
 
 
+async def join_table(request: web.Request, body: TableJoin) -> TableView:
+    # A join costs the source as an open does: a code is not found by trying codes.
+    await request.app[SOURCES].spend(source_of(request.remote), 1)
+    return await request.app[WRITER].submit(body)
+
+
 async def seed_table(request: web.Request, body: TableSeed) -> TableView:
     return await request.app[WRITER].submit(body)
 
 
 async def move(request: web.Request, body: TableMove) -> TableView:
-    return await with_misprint(request, await request.app[WRITER].submit(body))
+    arrived = arrival_now()  # first: the clock and a drill are judged on it
+    return await with_misprint(request, await request.app[WRITER].submit(body, arrived))
 
 
 async def read_table(request: web.Request) -> TableView:
@@ -89,10 +99,30 @@ ENDPOINTS = (
             "Takes a table-open request signed by the player's ledger key (docs/formats.md, "
             "\"Witnessed tables\"). The table's id is 16 bytes of the request's hash; the "
             "table-opened event publishes the service's commitment to its secret before the "
-            "player brings its seed. The same request again answers the same table. Tables "
-            "opened per source (an IPv4 /24 or IPv6 /56) are limited as stamps are, at the "
+            "player brings its seed. The same request again answers the same table. At a "
+            "duel's venue (duel-base, duel-market) the answer carries the join code for the "
+            "second key, in this answer only (the same request again answers the table "
+            "without it: the request is public in the feed). Tables opened (and duels "
+            "joined) per source (an IPv4 /24 or IPv6 /56) are limited as stamps are, at the "
             "manifest's source_prints_per_minute in bursts of source_prints_burst (429 "
             "rate-limited with Retry-After)."
+        ),
+    ),
+    Endpoint(
+        "POST",
+        "/tables/join",
+        "Take a duel's second seat with its join code",
+        join_table,
+        TableView,
+        body=TableJoin,
+        problems=(*SIGNED, RateLimited, UnknownTable, OutOfTurn, TimedOut),
+        max_body=MAX_REQUEST_BODY_BYTES,
+        description=(
+            "Takes a table-join request signed by the second key, naming the join code the "
+            'opener was given (docs/formats.md, "Duels"). The answer shows the duel, its '
+            "commitment and that it waits for both seeds. No duel waiting for the code is 404 "
+            "unknown-table; the opener's own key 409 out-of-turn; the same join again answers "
+            "the same duel. Joins cost the source's bucket as opens do."
         ),
     ),
     Endpoint(
@@ -102,13 +132,14 @@ ENDPOINTS = (
         seed_table,
         TableView,
         body=TableSeed,
-        problems=(*SIGNED, UnknownTable, OutOfTurn),
+        problems=(*SIGNED, UnknownTable, OutOfTurn, TimedOut),
         max_body=MAX_REQUEST_BODY_BYTES,
         description=(
             "Takes a table-seed request naming the commitment the player saw and 32 bytes of "
             "its own. The deal is convened from the seed both halves make (neither side chose "
             "it) and recorded in the table-dealt event; the answer shows the deal and the "
-            "player's legal actions (the player sits first)."
+            "player's legal actions (the player sits first). At a duel each player sends one "
+            "(the first is recorded in table-seeded; the deal comes from the secret and both)."
         ),
     ),
     Endpoint(
@@ -118,17 +149,21 @@ ENDPOINTS = (
         move,
         TableView,
         body=TableMove,
-        problems=(*SIGNED, UnknownTable, OutOfTurn, MoveReplayed, IllegalMove),
+        problems=(*SIGNED, UnknownTable, OutOfTurn, MoveReplayed, TimedOut, IllegalMove),
         max_body=MAX_REQUEST_BODY_BYTES,
         description=(
-            "Takes a table-move request at the table's next ply. The move is applied with the "
-            "engine; the opponent's replies (the same seeded search as an offline table) follow "
-            "until the player decides again; all of it is one move-played event, and the "
+            "Takes a table-move request at the table's next ply, signed by the key of the seat "
+            "that decides (at a duel, as the answer's turn says). The move is applied with the "
+            "engine; the opponent's replies (the same seeded search as an offline table; none "
+            "at a duel) follow until a human decides again; all of it is one move-played "
+            "event, with the request's arrival time (the move clock and a drill are judged on "
+            "it), and the "
             "close's table-closed event reveals the secret with the verdict and the columns "
             "(and a Balance at Chair VI or above asks the mint for the Misprint, which it "
             "awards once: closing.misprint). "
-            "A ply already played is 409 move-replayed, any other ply or a closed table 409 "
-            "out-of-turn, a move the rules forbid 422 illegal-move."
+            "A ply already played is 409 move-replayed, any other ply, the other seat's move or "
+            "a closed table 409 out-of-turn, a move after the move clock ran out 409 "
+            "timed-out, a move the rules forbid 422 illegal-move."
         ),
     ),
     Endpoint(
@@ -139,8 +174,9 @@ ENDPOINTS = (
         TableView,
         problems=(UnknownTable,),
         description=(
-            "The table as its log holds it; at a drill of the player's, the pattern (the "
-            "drill's time runs from the event that started it)."
+            "The table as its log holds it, what it waits for, whose turn and when its move "
+            "clock runs out; at a pending drill, the pattern (the drill's time runs from the "
+            "event that started it); never a duel's join code."
         ),
     ),
 )
@@ -151,11 +187,12 @@ async def open_tables(shell: Shell) -> Running:
     tables = Tables(shell.manifest, shell.key, shell.store)
     shell.app[TABLES] = tables
     shell.app[WRITER] = writer = Writer(tables)
+    shell.app[SWEEPER] = sweeper = Sweeper(tables, writer)
     shell.app[SOURCES] = shell.buckets("tables", what="tables")
     shell.app[MISPRINTS] = Misprints(
         shell.manifest, shell.key, shell.store, shell.settings.service_url("mint")
     )
-    return Running(close=(writer.close,))
+    return Running(leader=(sweeper.run,), close=(writer.close,))
 
 
 SPEC = ServiceSpec(

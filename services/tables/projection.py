@@ -3,7 +3,9 @@
 :meth:`TablesProjection.apply` is pure: what one event changes of its table's row. The
 playing transaction applies it to the rows it read for the events it appends; ``league
 rebuild`` folds the whole log through the same function (``services.kernel.projections``).
-See migration 0013.
+See migrations 0013 and 0014 (a duel's second key and first seed; ``tables.duel_codes``, the
+join codes of duels, which the log does not hold until the join: the opening transaction writes
+them beside the row, derived from the service's key, and a rebuild leaves them be).
 """
 
 from __future__ import annotations
@@ -14,7 +16,16 @@ from datetime import datetime
 
 from ledger.events import EventBody, parse_event
 from ledger.leaf import Event
-from ledger.tables import TABLES_EVENTS, MovePlayed, TableClosed, TableDealt, TableOpened
+from ledger.tables import (
+    TABLES_EVENTS,
+    MovePlayed,
+    TableAbandoned,
+    TableClosed,
+    TableDealt,
+    TableJoined,
+    TableOpened,
+    TableSeeded,
+)
 from services.eventlog import EventStore, StoreTransaction
 from services.kernel.projections import Snapshot, read_tables
 
@@ -27,7 +38,7 @@ class TableRow:
     player: str
     venue: str
     commitment: str
-    status: str  # "opened", "dealt" or "closed"
+    status: str  # "opened", "joined" (a duel's second key seated), "dealt", "closed", "abandoned"
     #: Actions taken at the table (the next move's ply).
     plies: int
     #: Events of the table's stream (its version).
@@ -35,25 +46,39 @@ class TableRow:
     #: When its last event was recorded (a pending drill's clock starts there).
     last_at: datetime
     verdict: str | None = None
+    #: A duel's second key (seat 1), once joined.
+    opponent: str | None = None
+    #: At a duel, the key whose seed is in while the other's is awaited.
+    seeded: str | None = None
 
 
 @dataclass
 class TablesChanges:
-    """The rows some events leave, by table."""
+    """The rows some events leave, by table, and the join codes of duels opened."""
 
     rows: dict[str, TableRow] = field(default_factory=dict)
+    codes: dict[str, str] = field(default_factory=dict)
 
 
-COLUMNS = "table_id, player, venue, commitment, status, plies, events, last_at, verdict"
+COLUMNS = (
+    "table_id, player, venue, commitment, status, plies, events, last_at, verdict, opponent, seeded"
+)
 
 WRITE = f"""
 INSERT INTO tables.tables AS t ({COLUMNS})
 SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int[],
-                     $7::int[], $8::timestamptz[], $9::text[])
+                     $7::int[], $8::timestamptz[], $9::text[], $10::text[], $11::text[])
 ON CONFLICT (table_id) DO UPDATE SET
     status = excluded.status, plies = excluded.plies, events = excluded.events,
-    last_at = excluded.last_at, verdict = excluded.verdict
+    last_at = excluded.last_at, verdict = excluded.verdict, opponent = excluded.opponent,
+    seeded = excluded.seeded
 """  # noqa: S608 (constant columns)
+#: A duel's code, the newest duel's should two waiting duels ever draw the same 40 bits.
+WRITE_CODES = """
+INSERT INTO tables.duel_codes (code, table_id)
+SELECT * FROM unnest($1::text[], $2::text[])
+ON CONFLICT (code) DO UPDATE SET table_id = excluded.table_id
+"""
 
 
 class TablesProjection:
@@ -84,23 +109,37 @@ class TablesProjection:
                 at,
             )
         else:
-            if not isinstance(body, TableDealt | MovePlayed | TableClosed):
+            if not isinstance(
+                body,
+                TableJoined | TableSeeded | TableDealt | MovePlayed | TableClosed | TableAbandoned,
+            ):
                 raise TypeError(f"not a tables event: {type(body).__name__}")
             before = rows[body.table]
             row = replace(before, events=before.events + 1, last_at=at)
-            if isinstance(body, TableDealt):
-                row = replace(row, status="dealt")
+            if isinstance(body, TableJoined):
+                row = replace(row, status="joined", opponent=body.request.player)
+            elif isinstance(body, TableSeeded):
+                row = replace(row, seeded=body.request.player)
+            elif isinstance(body, TableDealt):
+                row = replace(row, status="dealt", seeded=None)
             elif isinstance(body, MovePlayed):
                 row = replace(row, plies=row.plies + len(body.actions))
-            else:
+            elif isinstance(body, TableClosed):
                 row = replace(row, status="closed", verdict=body.verdict)
+            else:
+                row = replace(row, status="abandoned")
         rows[row.table_id] = row
         return row
 
     async def write(self, tx: StoreTransaction, changes: TablesChanges) -> None:
+        if changes.codes:
+            await tx.execute(WRITE_CODES, list(changes.codes), list(changes.codes.values()))
         if not changes.rows:
             return
         rows = list(changes.rows.values())
+        done = [r.table_id for r in rows if r.status in ("closed", "abandoned")]
+        if done:  # the code's table has ended (a joined duel's answers its joiner again)
+            await tx.execute("DELETE FROM tables.duel_codes WHERE table_id = ANY($1::text[])", done)
         await tx.execute(
             WRITE,
             [r.table_id for r in rows],
@@ -112,6 +151,8 @@ class TablesProjection:
             [r.events for r in rows],
             [r.last_at for r in rows],
             [r.verdict for r in rows],
+            [r.opponent for r in rows],
+            [r.seeded for r in rows],
         )
 
     async def reset(self, tx: StoreTransaction) -> None:

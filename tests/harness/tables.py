@@ -17,7 +17,7 @@ from aiohttp.test_utils import TestServer
 
 from ledger.keys import SigningKey
 from ledger.manifest import LeagueManifest
-from ledger.tables import TableMove, TableOpen, TableSeed
+from ledger.tables import TableJoin, TableMove, TableOpen, TableSeed
 from ledger.wire import hash_text
 from services.kernel.founding import load_manifest
 from services.kernel.keyring import key_path, read_key
@@ -68,6 +68,8 @@ class Player:
     url: str
     table: str = ""
     commitment: str = ""
+    #: A duel's join code, as the open answered it to its opener.
+    code: str = ""
 
     async def post(self, path: str, body: dict[str, Any]) -> Answer:
         async with (
@@ -95,6 +97,18 @@ class Player:
         answer = await self.post("/tables/open", request.to_wire())
         assert answer.status == 200, answer
         self.table, self.commitment = answer.body["table"], answer.body["commitment"]
+        self.code = answer.body.get("code") or ""
+        return answer
+
+    def join_request(self, code: str) -> TableJoin:
+        request: TableJoin = self.signed(TableJoin, code=code)
+        return request
+
+    async def join(self, code: str) -> Answer:
+        """Take a duel's second seat with ``code`` (the table and commitment kept)."""
+        answer = await self.post("/tables/join", self.join_request(code).to_wire())
+        if answer.status == 200:
+            self.table, self.commitment = answer.body["table"], answer.body["commitment"]
         return answer
 
     async def seed(self) -> Answer:
@@ -154,3 +168,37 @@ async def played_out_from(player: Player, view: dict[str, Any]) -> dict[str, Any
         view = answer.body
     assert view["waiting"] == "closed"
     return view
+
+
+def next_action(view: dict[str, Any]) -> str:
+    """The first legal action, or at a drill the pattern shown (answered at once)."""
+    action: str = view["drill"] if view["waiting"] == "drill" else view["legal"][0]
+    return action
+
+
+async def duel_played_out(players: dict[str, Player], view: dict[str, Any]) -> dict[str, Any]:
+    """A dealt duel played from ``view`` to its close, each move by the key whose turn the
+    view names (``players`` by key), the first legal action each time."""
+    while view["waiting"] in ("move", "drill"):
+        answer = await players[view["turn"]].move(view["ply"], next_action(view))
+        assert answer.status == 200, answer
+        view = answer.body
+    assert view["waiting"] == "closed", view
+    return view
+
+
+async def duel_dealt(opener: Player, joiner: Player, venue: str = "duel-base") -> dict[str, Any]:
+    """A duel opened by ``opener``, joined by ``joiner`` with the code, both seeds in: the
+    dealt view."""
+    opened = await opener.open(venue)
+    assert opened.body["waiting"] == "join", opened
+    assert opener.code, opened
+    joined = await joiner.join(opener.code)
+    assert joined.status == 200, joined
+    first = await opener.seed()
+    assert first.status == 200, first
+    assert first.body["waiting"] == "seed", first
+    assert first.body["turn"] == joiner.key.public.to_text()
+    dealt = await joiner.seed()
+    assert dealt.status == 200, dealt
+    return dealt.body

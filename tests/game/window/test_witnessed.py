@@ -76,3 +76,32 @@ def test_a_recorded_move_the_table_does_not_play_is_named() -> None:
     edited = [*taken[:-1], "collect" if taken[-1] != "collect" else "accelerate"]
     with pytest.raises(WitnessMismatch, match="the log records"):
         check_move(reference, move, edited, None)
+
+
+def test_a_duel_has_no_ai_and_each_move_is_the_deciding_seats() -> None:
+    """A duel convenes the base (or market) table of its seed with no AI: a move takes only
+    itself, the deciding seat alternates as the engine says, and a move signed by the other
+    seat's key is refused (docs/rulings.md L-30)."""
+    from game.window.tables import convene_base
+    from game.window.witnessed import OutOfTurnMove, check_seat
+
+    table = WitnessedTable.convene("duel-base", 777)
+    offline = convene_base(777)
+    assert table.ai is None
+    assert table.deal() == ("base", offline.hands, offline.market)
+    keys = ("opener", "joiner")
+    seats = []
+    while not table.closed and table.ply < 12:
+        seat = table.decider
+        assert seat is not None
+        seats.append(seat)
+        with pytest.raises(OutOfTurnMove):
+            check_seat(table, keys, keys[1 - seat])
+        check_seat(table, keys, keys[seat])
+        text = table.pattern().notation() if table.drilling else first_legal(table)
+        assert len(table.play(text, 0.0 if table.drilling else None)) == 1
+    assert seats[0] == 0
+    assert 1 in seats
+    market = WitnessedTable.convene("duel-market", 777)
+    assert market.deal()[0] == "market"
+    assert market.ai is None

@@ -1,0 +1,77 @@
+"""The move clock's sweep (docs/formats.md, "The move clock"): a leader-only task that abandons
+every table whose clock has run out.
+
+Every :data:`SWEEP_SECONDS` the log's leader (``services.kernel.leadership``) reads the tables
+still in play whose last event is older than the shortest clock, and hands each to the writer
+as an :class:`~services.tables.playing.Abandon`: under the log's lock the table's clock is
+judged again (a move may have come in meanwhile) and, run out, a ``table-abandoned`` event
+ends it without a verdict (L-19, L-31). Abandoning twice is impossible (the second finds the
+table ended), so two leaders overlapping for a heartbeat cost a refusal, never an event.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from datetime import timedelta
+
+from ledger import tables as protocol
+from ledger.errors import LedgerError
+from services.tables.playing import Tables, Writer
+
+log = logging.getLogger(__name__)
+
+#: Seconds between two sweeps.
+SWEEP_SECONDS = 5.0
+#: Most tables abandoned by one sweep (the next sweep takes the rest).
+MAX_SWEEP = 256
+
+#: Tables in play past their clock: ``$1`` the cut-off of a move's clock, ``$2`` a join's.
+OVERDUE = """
+SELECT table_id FROM tables.tables
+WHERE status IN ('opened', 'joined', 'dealt')
+  AND last_at < GREATEST($1::timestamptz, $2::timestamptz)
+  AND (last_at < $2::timestamptz OR status <> 'opened' OR NOT venue = ANY($3::text[]))
+ORDER BY last_at LIMIT $4
+"""
+
+
+class Sweeper:
+    """The leader's sweep of tables whose move clock ran out."""
+
+    def __init__(self, tables: Tables, writer: Writer) -> None:
+        self.tables = tables
+        self.writer = writer
+        #: Tables abandoned by this worker (a figure for the operator and tests).
+        self.abandoned = 0
+
+    async def run(self) -> None:
+        """Sweep every :data:`SWEEP_SECONDS` until cancelled."""
+        while True:
+            try:
+                await self.sweep()
+            except (OSError, LedgerError) as exc:
+                log.warning("the move clock's sweep failed: %s", exc)
+            await asyncio.sleep(SWEEP_SECONDS)
+
+    async def sweep(self) -> int:
+        """Abandon the tables whose clock has run out now; how many."""
+        now = await self.tables.store.now()
+        rows = await self.tables.store.fetch(
+            OVERDUE,
+            now - timedelta(seconds=protocol.MOVE_CLOCK_SECONDS),
+            now - timedelta(seconds=protocol.JOIN_CLOCK_SECONDS),
+            list(protocol.DUEL_VENUES),
+            MAX_SWEEP,
+        )
+        done = 0
+        for (table,) in rows:
+            try:
+                await self.writer.abandon(table)
+            except LedgerError:  # a move came in meanwhile, or the table ended
+                continue
+            done += 1
+        self.abandoned += done
+        if done:
+            log.info("the move clock abandoned %d tables", done)
+        return done

@@ -1,0 +1,94 @@
+"""The move clock (docs/formats.md "The move clock", docs/rulings.md L-19, L-31): a move that
+arrives after its table's clock is refused ``timed-out``; the leader's sweep abandons every
+table past its clock (a duel never joined among them) with a ``table-abandoned`` event that
+settles nothing; the audit accepts the abandonments only after the clock. The published clock
+is minutes; these tests shorten the protocol's constants (``ledger.tables``) to a second."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from aiohttp.test_utils import TestServer
+
+from apiclient.league import LeagueClient
+from game.window.witnessed import referee
+from ledger import tables as protocol
+from ledger.audit import AuditFailure
+from ledger.audit.tables import TablesChecker
+from ledger.events import body_as
+from ledger.tables import TableAbandoned, reveals, table_stream
+from services.kernel.settings import LeagueSettings
+from services.tables.app import MISPRINTS, SWEEPER, TABLES_LOG
+from tests.harness.tables import player_at
+
+#: The shortened clock (seconds) and a wait past it.
+CLOCK = 1
+PAST = 1.2
+
+
+async def test_the_clock_refuses_a_late_move_and_the_sweep_abandons_settling_nothing(
+    settings: LeagueSettings, server: TestServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past the clock a move is 409 timed-out (nothing recorded); one sweep abandons the dealt
+    table and the duel nobody joined, not a table opened since; the abandoned tables show no
+    verdict and pay no Misprint, the duel's code joins nothing, and a second sweep finds
+    nothing (L-31)."""
+    monkeypatch.setattr(protocol, "MOVE_CLOCK_SECONDS", CLOCK)
+    monkeypatch.setattr(protocol, "JOIN_CLOCK_SECONDS", CLOCK)
+    player, opener = player_at(settings, server), player_at(settings, server)
+    fresh, joiner = player_at(settings, server), player_at(settings, server)
+    await player.open("clerk-1")
+    view = (await player.seed()).body
+    assert view["deadline"] is not None
+    moved = await player.move(view["ply"], view["legal"][0])
+    assert moved.status == 200, moved
+    view = moved.body
+    await opener.open("duel-base")
+    await asyncio.sleep(PAST)
+    await fresh.open("clerk-2")  # within its clock: the sweep leaves it
+
+    store = server.app[TABLES_LOG]
+    version = await store.stream_version(table_stream(player.table))
+    late = await player.move(view["ply"], view["legal"][0])
+    assert (late.status, late.problem) == (409, "timed-out")  # L-31
+    assert await store.stream_version(table_stream(player.table)) == version
+
+    sweeper = server.app[SWEEPER]
+    assert await sweeper.sweep() == 2
+    assert await sweeper.sweep() == 0
+    for who, waited in ((player, "move"), (opener, "join")):
+        shown = (await who.get(f"/tables/table/{who.table}")).body
+        assert shown["waiting"] == "abandoned"
+        assert shown["closing"] is None
+        assert shown["deadline"] is None
+        events = await store.read_stream(table_stream(who.table))
+        assert [e.type for e in events].count("table-closed") == 0
+        abandoned = body_as(events[-1], TableAbandoned)
+        assert abandoned.waiting == waited
+        reveals(body_as(events[0], protocol.TableOpened), abandoned.secret)
+    abandoned_move = body_as(
+        (await store.read_stream(table_stream(player.table)))[-1], TableAbandoned
+    )
+    assert abandoned_move.seat == player.key.public.to_text()
+    assert (await player.get(f"/tables/table/{fresh.table}")).status == 200
+    assert (await fresh.get(f"/tables/table/{fresh.table}")).body["waiting"] == "seed"
+    answer = await joiner.join(opener.code)
+    assert (answer.status, answer.problem) == (404, "unknown-table")
+    again = await player.move(view["ply"], view["legal"][0])
+    assert (again.status, again.problem) == (409, "timed-out")
+    shown = await server.app[MISPRINTS].outcome(
+        await server.app[SWEEPER].tables.table(player.table)
+    )
+    assert shown is None  # nothing settled, nothing paid
+
+    async with LeagueClient(player.url) as league:
+        feed = (await league.events(-1, 1000, service="tables")).events
+    checker = TablesChecker(player.manifest, referee)
+    checker.add(feed)
+    assert checker.report().abandoned == 2
+    # The same log judged on the published clock: abandoned within it, the audit fails.
+    monkeypatch.setattr(protocol, "MOVE_CLOCK_SECONDS", 300)
+    monkeypatch.setattr(protocol, "JOIN_CLOCK_SECONDS", 900)
+    with pytest.raises(AuditFailure, match="within its"):
+        TablesChecker(player.manifest, referee).add(feed)
