@@ -21,6 +21,7 @@ from pydantic import ValidationError
 
 from ledger.api.logs import Feed, FeedEvent
 from ledger.api.treasury import purchase_price
+from ledger.audit.reward_facts import Rewarded, rewarded_fact
 from ledger.canonical import domain_tag
 from ledger.certificates import NoteCertificate, PrintCertificate
 from ledger.encoding import decode_b64url, is_canonical_b64url
@@ -43,6 +44,7 @@ from ledger.events import (
     PurchaseClosed,
     PurchaseOpened,
     PurchaseStep,
+    RewardPaid,
     parse_event,
 )
 from ledger.keys import SIGNATURE_SIZE, PublicKey
@@ -205,7 +207,7 @@ class Step(NamedTuple):
     foreign: tuple[str, ...] = ()
 
 
-Fact = Stamped | Hop | Refused | Issued | Returned | Step
+Fact = Stamped | Hop | Refused | Issued | Returned | Step | Rewarded
 
 
 @dataclass(frozen=True, slots=True)
@@ -594,6 +596,8 @@ def _facts(
         )
     if isinstance(body, PurchaseStep):
         return _step(setup.manifest, seq, stream, version, leaf_hash, body)
+    if isinstance(body, RewardPaid):
+        return rewarded_fact(setup.manifest, seq, stream, version, leaf_hash, body)
     raise VerificationError(f"an event of type {body.TYPE!r} is not audited")  # pragma: no cover
 
 

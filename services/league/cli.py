@@ -284,9 +284,10 @@ def cmd_openapi(args: argparse.Namespace) -> None:
 
 def cmd_audit(args: argparse.Namespace) -> None:
     from auditor.cli import audit
+    from game.window.rewards import WitnessedCampaigns
     from game.window.witnessed import referee
 
-    audit(args, referee)
+    audit(args, referee, WitnessedCampaigns)
 
 
 # -- parser ------------------------------------------------------------------------------------

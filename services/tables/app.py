@@ -28,12 +28,14 @@ from services.kernel.ratelimit import SourceBuckets, source_of
 from services.kernel.settings import LeagueSettings
 from services.tables.misprint import Misprints
 from services.tables.playing import Tables, Writer
+from services.tables.rewards import Rewards, settle_reward
 
 TABLES = web.AppKey("tables", Tables)
 TABLES_LOG = web.AppKey("tables_log", EventStore)
 WRITER = web.AppKey("tables_writer", Writer)
 SOURCES = web.AppKey("table_sources", SourceBuckets)
 MISPRINTS = web.AppKey("misprints", Misprints)
+REWARDS = web.AppKey("rewards", Rewards)
 
 #: What every signed table request may be refused for.
 SIGNED = (
@@ -57,7 +59,10 @@ async def seed_table(request: web.Request, body: TableSeed) -> TableView:
 
 
 async def move(request: web.Request, body: TableMove) -> TableView:
-    return await with_misprint(request, await request.app[WRITER].submit(body))
+    view = await request.app[WRITER].submit(body)
+    if view.closing is not None:
+        await settle_reward(request.app[REWARDS], view.table)
+    return await with_misprint(request, view)
 
 
 async def read_table(request: web.Request) -> TableView:
@@ -155,7 +160,10 @@ async def open_tables(shell: Shell) -> Running:
     shell.app[MISPRINTS] = Misprints(
         shell.manifest, shell.key, shell.store, shell.settings.service_url("mint")
     )
-    return Running(close=(writer.close,))
+    shell.app[REWARDS] = rewards = Rewards(
+        shell.manifest, shell.key, shell.store, shell.settings.service_url("treasury")
+    )
+    return Running(leader=(rewards.run,), close=(writer.close,))
 
 
 SPEC = ServiceSpec(
