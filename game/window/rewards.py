@@ -35,9 +35,11 @@ from game.window.campaign import (
 from game.window.economy.bundles import open_bundle
 from game.window.scoring import Verdict
 from ledger.api.rewards import RewardDue, RewardPrint
-from ledger.manifest import Policies
+from ledger.errors import InsufficientWork
+from ledger.keys import SigningKey
+from ledger.manifest import LeagueManifest, Policies
 from ledger.tables import TableOpen
-from ledger.work import challenge, meets
+from ledger.work import challenge, meets, solve
 
 #: Every venue by its name (``clerk-2``, ``chair-VI``, ``registrar-lettered``).
 VENUES: dict[str, Venue] = {venue.name: venue for venue in all_venues()}
@@ -71,6 +73,35 @@ def carries_work(policies: Policies, request: TableOpen) -> bool:
         return False
     price = table_work(policies, request.venue)
     return meets(challenge(request.to_wire()), 0, request.work, price)
+
+
+def check_work(policies: Policies, request: TableOpen) -> None:
+    """Refuse (:class:`InsufficientWork`) an open request whose work does not meet its venue's
+    price: a request without work is a table that pays nothing (L-28), one with too little
+    is a player's mistake, said before the table is played."""
+    if request.work is not None and not carries_work(policies, request):
+        raise InsufficientWork(
+            f"work: the nonce is not worth the {table_work(policies, request.venue)} expected "
+            f"hashes a rewarded table at {request.venue} costs (game.window.rewards.table_work)"
+        )
+
+
+def worked_open(
+    key: SigningKey, manifest: LeagueManifest, *, venue: str, request_id: str, at: int
+) -> TableOpen:
+    """``key``'s signed request to open a table at ``venue`` carrying the venue's proof of
+    work, solved here (``ledger.work.solve``: ``table_work`` hashes on average)."""
+    fields: dict[str, object] = {
+        "league": manifest.league,
+        "manifest": manifest.hash_text(),
+        "request_id": request_id,
+        "time": at,
+        "player": key.public.to_text(),
+        "venue": venue,
+    }
+    draft = TableOpen.sign(key, **fields)
+    nonce = solve(challenge(draft.to_wire()), 0, table_work(manifest.policies, venue))
+    return TableOpen.sign(key, **fields, work=nonce)
 
 
 def bundle_seed(seed: int, n: int) -> str:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 
-from pydantic import Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from ledger.api.treasury import Answer, OrderAnswer
 from ledger.certificates import NoteCertificate
@@ -110,3 +110,25 @@ class RewardAnswer(Answer):
     paid: int = Field(description="The seq of the treasury's reward-paid event")
     notes: list[NoteCertificate]
     prints: list[OrderAnswer]
+
+
+class RewardOutcome(BaseModel):
+    """A closed table's reward, as the tables service answers it (``closing.reward``): paid
+    (the notes and each print's stamp or refusal), nothing (nothing was due: a loss, a venue
+    the player's witnessed campaign had not opened, a table opened without its proof of
+    work), or pending (the treasury did not pay yet; the service asks again by itself)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    status: Literal["paid", "nothing", "pending"]
+    due: RewardDue | None = Field(default=None, description="What the table pays its player")
+    paid: int | None = Field(
+        default=None, description="The seq of the treasury's reward-paid event"
+    )
+    notes: list[NoteCertificate] = Field(
+        default_factory=list, description="The notes issued to the player, as certificates"
+    )
+    prints: list[OrderAnswer] = Field(
+        default_factory=list, description="The mint's answer to each print's order"
+    )
+    detail: str = ""

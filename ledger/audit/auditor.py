@@ -80,6 +80,7 @@ class Auditor(MintChecker, TreasuryChecker, NotaryChecker):
             self._verified += verifications(fact)
             if isinstance(fact, Stamped):
                 self._stamped(log, fact)
+                self._reward_stamped(log, fact)
             elif isinstance(fact, Hop):
                 self._hop(log, fact)
             elif isinstance(fact, Refused):

@@ -100,6 +100,8 @@ class Stamped(NamedTuple):
     reissue: str | None = None
     #: Its version in the print's stream.
     version: int = 1
+    #: Stamped on the treasury's order (``ordered``): the order id (a reward's names its table).
+    ordered: str | None = None
 
 
 class Hop(NamedTuple):
@@ -543,6 +545,7 @@ def _facts(
             late,
             body.order_id if isinstance(body, PrintReissued) else None,
             version,
+            body.request_id if isinstance(body, PrintStamped) and body.ordered else None,
         )
     if isinstance(body, HopRecorded):
         e = body.endorsement

@@ -36,6 +36,8 @@ class Rewarded(NamedTuple):
     due: RewardDue
     #: (serial, issue, denomination, receiver, hash_text of the certificate's signing bytes).
     notes: tuple[tuple[str, int, int, str, str], ...]
+    #: The mint orders: (order id, owner, title, finish).
+    orders: tuple[tuple[str, str, str, str], ...]
     #: Why it fails before the stateful checks (a signature, an order that is not the due's).
     early: str | None
 
@@ -87,6 +89,7 @@ def rewarded_fact(
         )
         for n in body.notes
     )
+    orders = tuple((o.order_id, o.owner, o.title, o.finish) for o in body.orders)
     return Rewarded(
-        seq, leaf_hash, stream, version, order.table, order.player, order.due, notes, early
+        seq, leaf_hash, stream, version, order.table, order.player, order.due, notes, orders, early
     )

@@ -9,7 +9,9 @@ Two halves, paired by table:
   to the order's player and each issued after it as ``note-issued`` reason ``reward`` with the
   table's id, and its mint orders signed by the treasury, one per print of the due in order,
   to the player (``reward.<table>.<k>``); a ``note-issued`` of reason ``reward`` that no
-  ``reward-paid`` listed fails. The payments found are :attr:`~RewardsChecker.rewards_paid`;
+  ``reward-paid`` listed fails, and so does a print the mint stamped on a reward's order id
+  (``reward.<table>.<k>``) that no ``reward-paid`` ordered, or stamped twice. The payments
+  found are :attr:`~RewardsChecker.rewards_paid`;
 - the tables' (:class:`RewardsAudit`, fed by :class:`ledger.audit.tables.TablesChecker`): each
   closed table's due, by the player's witnessed campaign replayed (the game's, handed in as
   the referee is); every ``table-rewarded`` of a closed table, once, its due exactly the
@@ -24,8 +26,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from ledger.api.rewards import RewardDue, reward_stream
-from ledger.audit.facts import AuditFailure, Issued
+from ledger.api.rewards import RewardDue, reward_stream, rewarded_table
+from ledger.audit.facts import AuditFailure, Issued, Stamped
 from ledger.audit.reward_facts import PaidReward, Rewarded
 from ledger.audit.state import _Log, _State
 from ledger.errors import LedgerError
@@ -62,6 +64,8 @@ class RewardsChecker(_State):
             )
         for serial, issue, _, _, digest in fact.notes:
             self._reward_notes[(serial, issue)] = (fact.table, digest)
+        for order_id, owner, title, finish in fact.orders:
+            self._reward_orders[order_id] = (owner, title, finish)
         self._rewards[fact.table] = PaidReward(fact.seq, fact.player, fact.due)
 
     def _reward_issued(self, log: _Log, fact: Issued) -> None:
@@ -74,7 +78,24 @@ class RewardsChecker(_State):
                 f"reward, which no reward-paid event lists",
             )
 
+    def _reward_stamped(self, log: _Log, fact: Stamped) -> None:
+        """A print the mint stamped on a treasury order: one of a reward's, once."""
+        if fact.ordered is None or rewarded_table(fact.ordered) is None:
+            return
+        if fact.ordered in self._reward_stamps:
+            raise log.fail(fact.seq, f"the reward print {fact.ordered} is stamped twice")
+        self._reward_stamps[fact.ordered] = (fact.issued_to, fact.title, fact.finish, fact.seq)
+
     def _check_rewards(self) -> None:
+        for order_id, (owner, title, finish, seq) in self._reward_stamps.items():
+            if self._reward_orders.get(order_id) != (owner, title, finish):
+                raise AuditFailure(
+                    "mint",
+                    seq,
+                    f"a {finish} {title} is stamped to {owner} on order {order_id}, in table "
+                    f"{rewarded_table(order_id)}'s name, and no reward-paid of the treasury "
+                    f"ordered it",
+                )
         if self._reward_notes:
             (serial, issue), (table, _) = next(iter(self._reward_notes.items()))
             raise AuditFailure(

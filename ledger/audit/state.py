@@ -318,6 +318,10 @@ class _State:
     #: listed, (serial, issue) -> (table, certificate digest), until their issue is read.
     _rewards: dict[str, PaidReward] = field(init=False, default_factory=dict)
     _reward_notes: dict[tuple[str, int], tuple[str, str]] = field(init=False, default_factory=dict)
+    #: The treasury's reward orders, order id -> (owner, title, finish), and the mint's prints
+    #: stamped on a reward's order id, order id -> (owner, title, finish, the mint's seq).
+    _reward_orders: dict[str, tuple[str, str, str]] = field(init=False, default_factory=dict)
+    _reward_stamps: dict[str, tuple[str, str, str, int]] = field(init=False, default_factory=dict)
 
     def __post_init__(self) -> None:
         try:

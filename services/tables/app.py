@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from game.window.rewards import check_work
 from ledger.api.tables import TableView
 from ledger.errors import (
     BadSignatureError,
     IllegalMove,
+    InsufficientWork,
     KeyFormatError,
     MoveReplayed,
     OutOfTurn,
@@ -28,7 +30,7 @@ from services.kernel.ratelimit import SourceBuckets, source_of
 from services.kernel.settings import LeagueSettings
 from services.tables.misprint import Misprints
 from services.tables.playing import Tables, Writer
-from services.tables.rewards import Rewards, settle_reward
+from services.tables.rewards import Rewards, with_reward
 
 TABLES = web.AppKey("tables", Tables)
 TABLES_LOG = web.AppKey("tables_log", EventStore)
@@ -51,6 +53,7 @@ SIGNED = (
 async def open_table(request: web.Request, body: TableOpen) -> TableView:
     # The source's bucket first: every table costs the service its opponent's thinking.
     await request.app[SOURCES].spend(source_of(request.remote), 1)
+    check_work(request.app[TABLES].manifest.policies, body)  # one hash (L-28)
     return await request.app[WRITER].submit(body)
 
 
@@ -60,14 +63,12 @@ async def seed_table(request: web.Request, body: TableSeed) -> TableView:
 
 async def move(request: web.Request, body: TableMove) -> TableView:
     view = await request.app[WRITER].submit(body)
-    if view.closing is not None:
-        await settle_reward(request.app[REWARDS], view.table)
-    return await with_misprint(request, view)
+    return await with_misprint(request, await with_reward(request.app[REWARDS], view))
 
 
 async def read_table(request: web.Request) -> TableView:
     view = await request.app[TABLES].table(request.match_info["table"])
-    return await with_misprint(request, view)
+    return await with_misprint(request, await with_reward(request.app[REWARDS], view))
 
 
 async def with_misprint(request: web.Request, view: TableView) -> TableView:
@@ -88,7 +89,7 @@ ENDPOINTS = (
         open_table,
         TableView,
         body=TableOpen,
-        problems=(*SIGNED, RateLimited),
+        problems=(*SIGNED, RateLimited, InsufficientWork),
         max_body=MAX_REQUEST_BODY_BYTES,
         description=(
             "Takes a table-open request signed by the player's ledger key (docs/formats.md, "
@@ -97,7 +98,10 @@ ENDPOINTS = (
             "player brings its seed. The same request again answers the same table. Tables "
             "opened per source (an IPv4 /24 or IPv6 /56) are limited as stamps are, at the "
             "manifest's source_prints_per_minute in bursts of source_prints_burst (429 "
-            "rate-limited with Retry-After)."
+            "rate-limited with Retry-After). A table pays its reward (docs/economy.md) only "
+            "when its request carries work: a nonce bound to it worth the manifest's "
+            "table_work_per_mark per mark its venue pays at most; less is 422 "
+            "insufficient-work, none is a table that pays nothing."
         ),
     ),
     Endpoint(

@@ -12,8 +12,9 @@ Every closed table is settled once, in the tables log's order of closes:
    the treasury's ``reward-paid`` event (None when nothing was due). A second record of the
    same table is refused by the log's stream versions.
 
-The move that closes a table settles it before it is answered; whatever a crash or a silent
-treasury left unsettled, the leader's resumer settles on start-up and every
+The move that closes a table settles it before it is answered, and the answer carries the
+reward (``closing.reward``: the notes and the prints, or nothing, or pending); whatever a
+crash or a silent treasury left unsettled, the leader's resumer settles on start-up and every
 :data:`RESUME_INTERVAL` seconds (a SIGKILL between the close and the payment, or between the
 payment and its record: the order is the same, the treasury answers it the same, and nothing
 is paid twice).
@@ -25,13 +26,15 @@ import asyncio
 import contextlib
 import json
 import logging
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
 
 from game.window.rewards import WitnessedCampaigns
-from ledger.api.rewards import RewardAnswer, RewardDue, RewardOrder
+from ledger.api.rewards import RewardAnswer, RewardDue, RewardOrder, RewardOutcome
+from ledger.api.tables import TableView
 from ledger.errors import LedgerError, RetryLater
 from ledger.keys import SigningKey
 from ledger.manifest import LeagueManifest
@@ -45,6 +48,8 @@ log = logging.getLogger(__name__)
 RESUME_INTERVAL = 2.0
 #: Most unsettled tables one round settles.
 RESUME_BATCH = 200
+#: Tables whose treasury answer is kept for their reads.
+MAX_ANSWERS = 4096
 #: How long one reward order to the treasury may take (seconds).
 PAY_TIMEOUT = 30.0
 
@@ -101,6 +106,8 @@ class Rewards:
         self.treasury_url = treasury_url
         #: One settling at a time per table in this process.
         self._locks: dict[str, asyncio.Lock] = {}
+        #: The treasury's answers of the latest tables paid or read (reads ask it no more).
+        self._answers: OrderedDict[str, RewardAnswer] = OrderedDict()
 
     async def due(self, table: str) -> tuple[str, TableOpen, str, RewardDue] | None:
         """(player, open request, verdict, due) of ``table``, None until it closed."""
@@ -123,6 +130,67 @@ class Rewards:
                 found = (player, opened, verdict, due)
         return found
 
+    async def order(self, table: str) -> tuple[str, RewardDue, RewardOrder | None] | None:
+        """(player, due, the signed order of the due when it is something) of ``table``, None
+        until it closed. The same table's order is the same bytes however often it is signed
+        (Ed25519 is deterministic): the treasury answers it the same."""
+        found = await self.due(table)
+        if found is None:
+            return None
+        player, opened, verdict, due = found
+        if due.nothing:
+            return player, due, None
+        order = RewardOrder.sign(
+            self.key,
+            league=self.manifest.league,
+            manifest=self.manifest.hash_text(),
+            table=table,
+            player=player,
+            venue=opened.venue,
+            verdict=verdict,
+            due=due,
+        )
+        return player, due, order
+
+    async def outcome(self, table: str) -> RewardOutcome:
+        """The reward of closed ``table`` for its answer: settled now if it is not yet; the
+        treasury's answer (the notes and the prints) as it paid it, or, read later, as it
+        answers the same order again (kept for the latest :data:`MAX_ANSWERS` tables)."""
+        try:
+            settled = await self.settle(table)
+        except LedgerError as exc:
+            return RewardOutcome(status="pending", detail=exc.diagnostics())
+        if settled is None:
+            return RewardOutcome(status="pending", detail="the close is not recorded yet")
+        record = settled.record
+        if record.paid is None:
+            return RewardOutcome(status="nothing", due=record.due)
+        answer = settled.answer or self._answers.get(table)
+        if answer is None:
+            try:
+                found = await self.order(table)
+                if found is None or found[2] is None:  # pragma: no cover (recorded paid)
+                    raise RetryLater(f"table {table}'s order is gone", 60)
+                answer = await self._ask(found[2])
+            except LedgerError as exc:
+                return RewardOutcome(
+                    status="paid",
+                    due=record.due,
+                    paid=record.paid,
+                    detail=f"paid; the treasury's answer is not at hand: {exc.diagnostics()}",
+                )
+        self._answers[table] = answer
+        self._answers.move_to_end(table)
+        while len(self._answers) > MAX_ANSWERS:
+            self._answers.popitem(last=False)
+        return RewardOutcome(
+            status="paid",
+            due=record.due,
+            paid=record.paid,
+            notes=answer.notes,
+            prints=answer.prints,
+        )
+
     async def settle(self, table: str) -> Settled | None:
         """Settle ``table``'s reward (see the module): None while it is open; RetryLater when
         the treasury does not pay now (the resumer asks again)."""
@@ -138,23 +206,11 @@ class Rewards:
         row = await self.store.fetchrow(SETTLED, reward_stream(table))
         if row is not None:
             return Settled(TableRewarded.from_wire(row[0]))
-        found = await self.due(table)
+        found = await self.order(table)
         if found is None:
             return None
-        player, opened, verdict, due = found
-        answer = None
-        if not due.nothing:
-            order = RewardOrder.sign(
-                self.key,
-                league=self.manifest.league,
-                manifest=self.manifest.hash_text(),
-                table=table,
-                player=player,
-                venue=opened.venue,
-                verdict=verdict,
-                due=due,
-            )
-            answer = await self._ask(order)
+        player, due, order = found
+        answer = None if order is None else await self._ask(order)
         record = TableRewarded(
             table=table, player=player, due=due, paid=None if answer is None else answer.paid
         )
@@ -218,10 +274,10 @@ class Rewards:
             await asyncio.sleep(interval)
 
 
-async def settle_reward(rewards: Rewards, table: str) -> None:
-    """Settle the reward of ``table``, which just closed, before its close is answered; a
-    treasury that does not pay now leaves it to the resumer (the close stands)."""
-    try:
-        await rewards.settle(table)
-    except LedgerError as exc:
-        log.warning("table %s's reward waits for the resumer: %s", table, exc.diagnostics())
+async def with_reward(rewards: Rewards, view: TableView) -> TableView:
+    """``view`` with its table's reward when it closed (``closing.reward``): settled first if
+    it is not yet (a move's close is settled before it is answered)."""
+    if view.closing is None:
+        return view
+    closing = view.closing.model_copy(update={"reward": await rewards.outcome(view.table)})
+    return view.model_copy(update={"closing": closing})

@@ -8,12 +8,11 @@ import secrets
 import time
 from typing import Any
 
-from game.window.rewards import table_work
+from game.window.rewards import worked_open
 from ledger.keys import SigningKey
 from ledger.manifest import LeagueManifest
-from ledger.tables import Deal, TableClosed, TableDealt, TableOpen, TableOpened, TableSeed
+from ledger.tables import Deal, TableClosed, TableDealt, TableOpened, TableSeed
 from ledger.wire import hash_text
-from ledger.work import challenge, solve
 from services.eventlog import EventStore
 from services.tables.projection import PROJECTION, TablesChanges
 from tests.harness.tables import Player, played_out
@@ -22,24 +21,15 @@ from tests.harness.tables import Player, played_out
 MAX_TRIES = 40
 
 
-def worked_open(key: SigningKey, manifest: LeagueManifest, venue: str) -> TableOpen:
-    """A table-open request of ``key`` at ``venue`` carrying the venue's proof of work."""
-    fields: dict[str, Any] = {
-        "league": manifest.league,
-        "manifest": manifest.hash_text(),
-        "request_id": secrets.token_hex(8),
-        "time": int(time.time()),
-        "player": key.public.to_text(),
-        "venue": venue,
-    }
-    draft = TableOpen.sign(key, **fields)
-    nonce = solve(challenge(draft.to_wire()), 0, table_work(manifest.policies, venue))
-    return TableOpen.sign(key, **fields, work=nonce)
-
-
 async def open_worked(player: Player, venue: str) -> None:
     """``player`` opens a table at ``venue`` with its proof of work."""
-    request = worked_open(player.key, player.manifest, venue)
+    request = worked_open(
+        player.key,
+        player.manifest,
+        venue=venue,
+        request_id=secrets.token_hex(8),
+        at=int(time.time()),
+    )
     answer = await player.post("/tables/open", request.to_wire())
     assert answer.status == 200, answer
     player.table, player.commitment = answer.body["table"], answer.body["commitment"]
@@ -61,7 +51,9 @@ async def record_close(
 ) -> str:
     """A table of ``key`` at ``venue`` (with its work) recorded opened, dealt and closed with
     ``verdict`` in the tables log, as the service records them, with its row; its id."""
-    request = worked_open(key, manifest, venue)
+    request = worked_open(
+        key, manifest, venue=venue, request_id=secrets.token_hex(8), at=int(time.time())
+    )
     table = request.table_id()
     opened = TableOpened(
         table=table, request=request, commitment=hash_text(secrets.token_bytes(32))

@@ -7,16 +7,20 @@ another order for a paid table is refused."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import aiohttp
 from aiohttp.test_utils import TestServer
 
+from game.window.rewards import table_work
 from ledger.api.mint import Stamped
 from ledger.api.rewards import RewardAnswer, RewardDue, RewardOrder, reward_stream
 from ledger.events import NoteIssued, RewardPaid
 from ledger.keys import SigningKey
 from ledger.rewards import TableRewarded
+from ledger.tables import TableOpen
+from ledger.work import challenge, meets
 from services.eventlog import EventStore
 from services.kernel.founding import load_manifest
 from services.kernel.keyring import read_key
@@ -69,7 +73,10 @@ async def test_a_clerk_table_settled_pays_its_marks_as_notes_once(
     the table is a 409."""
     async with composed(settings, [MINT, TREASURY, TABLES]) as server:
         player = player_of(settings, server)
-        await play_to(player, "clerk-1", ("win", "balance"))
+        view = await play_to(player, "clerk-1", ("win", "balance"))
+        reward = view["closing"]["reward"]
+        assert reward["status"] == "paid"
+        assert sum(n["denomination"] for n in reward["notes"]) == 10
         tables_log, treasury_log = server.app[TABLES_LOG], server.app[TREASURY_LOG]
         record = await rewarded(tables_log, player.table)
         assert record is not None
@@ -97,6 +104,9 @@ async def test_a_clerk_table_settled_pays_its_marks_as_notes_once(
         assert status == 409, body
         assert body["type"].endswith("request-id-reused")
         assert (await paid_in_treasury(treasury_log, player.table))[1] == 10
+        # Reading the table shows the same payment (the treasury's answer kept).
+        shown = await player.get(f"/tables/table/{player.table}")
+        assert shown.body["closing"]["reward"] == reward
         # The service settling the table again finds it settled: nothing more.
         settled = await server.app[REWARDS].settle(player.table)
         assert settled is not None
@@ -118,7 +128,8 @@ async def test_a_loss_and_a_table_without_work_pay_nothing(settings: LeagueSetti
         assert await paid_in_treasury(treasury_log, player.table) == ([], 0)
 
         await player.open("clerk-3")  # no work
-        await played_out(player)
+        closed = await played_out(player)
+        assert closed["closing"]["reward"]["status"] == "nothing"
         record = await rewarded(tables_log, player.table)
         assert record is not None
         assert record.due.nothing
@@ -168,3 +179,29 @@ async def test_a_chair_first_clearing_pays_its_bundle_as_stamped_prints(
             f"reward.{table}.%",
         )
         assert sorted(r[0] for r in mint_rows) == [f"reward.{table}.{k}" for k in range(3)]
+
+
+async def test_an_open_with_too_little_work_is_refused(settings: LeagueSettings) -> None:
+    """# L-28: a table-open whose nonce is not worth its venue's price is 422
+    insufficient-work, before a table is opened (none without work is refused: it pays
+    nothing)."""
+    manifest = load_manifest(settings)
+    async with composed(settings, [TABLES]) as server:
+        player = player_of(settings, server)
+        key = player.key
+        fields: dict[str, Any] = {
+            "league": manifest.league,
+            "manifest": manifest.hash_text(),
+            "request_id": "too-little-work",
+            "time": int(time.time()),
+            "player": key.public.to_text(),
+            "venue": "chair-XII",
+        }
+        bound = challenge(TableOpen.sign(key, **fields).to_wire())
+        price = table_work(manifest.policies, "chair-XII")
+        nonce = next(n for n in range(1000) if not meets(bound, 0, n, price))
+        request = TableOpen.sign(key, **fields, work=nonce)
+        answer = await player.post("/tables/open", request.to_wire())
+        assert answer.status == 422, answer
+        assert answer.problem == "insufficient-work"
+        assert not await server.app[TABLES_LOG].read(-1, 10)

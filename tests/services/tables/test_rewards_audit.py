@@ -6,6 +6,7 @@ tables key signed for a table that earned nothing fails it (overpaid)."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import aiohttp
@@ -15,7 +16,8 @@ from apiclient.league import LeagueClient
 from game.window.rewards import WitnessedCampaigns
 from game.window.witnessed import referee
 from ledger.api.logs import FeedEvent
-from ledger.api.rewards import RewardDue, RewardOrder
+from ledger.api.rewards import RewardDue, RewardOrder, reward_order_id
+from ledger.api.treasury import mint_order
 from ledger.audit import AuditFailure, Auditor
 from ledger.audit.report import AuditReport
 from ledger.audit.reward_facts import PaidReward
@@ -29,9 +31,10 @@ from services.kernel.founding import load_manifest
 from services.kernel.keyring import read_key
 from services.kernel.settings import LeagueSettings
 from services.mint.app import SERVICE as MINT
+from services.tables.app import REWARDS, TABLES_LOG
 from services.tables.app import SERVICE as TABLES
 from services.treasury.app import SERVICE as TREASURY
-from tests.harness.rewards import play_to
+from tests.harness.rewards import play_to, record_close
 from tests.harness.serving import composed
 from tests.harness.tables import Player
 
@@ -147,3 +150,45 @@ async def test_paid_rewards_pass_the_audit_and_edited_unpaid_or_overpaid_ones_fa
         report = audit_logs(manifest, logs["mint"], logs["treasury"])
         with pytest.raises(AuditFailure, match="paid 100 marks in table"):
             audit_tables(manifest, logs["tables"], report.rewards)
+
+
+async def test_reward_prints_pass_the_audit_and_a_print_in_a_tables_name_unordered_fails(
+    settings: LeagueSettings,
+) -> None:
+    """# IV.6, L-26, L-29: Chair II's first clearing paid three stamped prints: the mint's and
+    the treasury's audit pass, each print matched with the treasury's order; a fourth print
+    the treasury's key ordered straight from the mint under that table's reward order ids
+    (no reward-paid ordered it) fails the audit as paid in the table's name."""
+    manifest = load_manifest(settings)
+    async with composed(settings, [MINT, TREASURY, TABLES]) as server:
+        url = str(server.make_url(""))
+        store, rewards = server.app[TABLES_LOG], server.app[REWARDS]
+        key = SigningKey.generate()
+        for venue in ("clerk-1", "clerk-2", "clerk-3", "assessor", "chair-I", "chair-II"):
+            table = await record_close(store, manifest, key, venue, "win")
+            assert await rewards.settle(table) is not None
+        logs = await feeds(url)
+        report = audit_logs(manifest, logs["mint"], logs["treasury"])
+        assert len(report.rewards[table].due.prints) == 3
+
+        treasury_key = read_key(settings.keys_dir, "treasury", None)
+        extra = mint_order(
+            treasury_key,
+            manifest,
+            order_id=reward_order_id(table, 3),
+            owner=key.public.to_text(),
+            title=report.rewards[table].due.prints[0].title,
+            finish="standard",
+            at=int(time.time()),
+        )
+        async with (
+            aiohttp.ClientSession() as session,
+            session.post(url + "/mint/orders", json=extra.to_wire()) as answer,
+        ):
+            assert answer.status == 200, await answer.text()
+        logs = await feeds(url)
+        with pytest.raises(
+            AuditFailure, match="no reward-paid of the treasury ordered it"
+        ) as failed:
+            audit_logs(manifest, logs["mint"], logs["treasury"])
+        assert failed.value.service == "mint"
