@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from ledger.api.tables import TableView
+from ledger.api.logs import FeedEvent
+from ledger.api.tables import TableEvents, TableView
 from ledger.errors import (
     BadSignatureError,
     IllegalMove,
@@ -19,7 +20,7 @@ from ledger.errors import (
     WrongLeague,
 )
 from ledger.limits import MAX_REQUEST_BODY_BYTES
-from ledger.tables import TableMove, TableOpen, TableSeed
+from ledger.tables import TableMove, TableOpen, TableSeed, table_stream
 from services.eventlog import EventStore
 from services.http.endpoints import Endpoint
 from services.kernel.compose import compose
@@ -28,6 +29,7 @@ from services.kernel.ratelimit import SourceBuckets, source_of
 from services.kernel.settings import LeagueSettings
 from services.tables.misprint import Misprints
 from services.tables.playing import Tables, Writer
+from services.tables.projection import read_rows
 
 TABLES = web.AppKey("tables", Tables)
 TABLES_LOG = web.AppKey("tables_log", EventStore)
@@ -63,6 +65,15 @@ async def move(request: web.Request, body: TableMove) -> TableView:
 async def read_table(request: web.Request) -> TableView:
     view = await request.app[TABLES].table(request.match_info["table"])
     return await with_misprint(request, view)
+
+
+async def table_events(request: web.Request) -> TableEvents:
+    table = request.match_info["table"]
+    store = request.app[TABLES].store
+    if table not in await read_rows(store, [table]):
+        raise UnknownTable(f"no table {table} was opened here")
+    events = await store.read_stream(table_stream(table))
+    return TableEvents(table=table, events=[FeedEvent.of(event) for event in events])
 
 
 async def with_misprint(request: web.Request, view: TableView) -> TableView:
@@ -141,6 +152,22 @@ ENDPOINTS = (
         description=(
             "The table as its log holds it; at a drill of the player's, the pattern (the "
             "drill's time runs from the event that started it)."
+        ),
+    ),
+    Endpoint(
+        "GET",
+        "/tables/table/{table}/events",
+        "One witnessed table's events, signed: to check the reveal and replay the table",
+        table_events,
+        TableEvents,
+        problems=(UnknownTable,),
+        description=(
+            "The table's stream of the tables log (table-opened, table-dealt, each "
+            "move-played, table-closed), each event as the feed serves it: its leaf hash and "
+            "the tables key's signature. A table's stream is bounded by its actions "
+            "(MAX_TABLE_ACTIONS). With them the player checks the revealed secret against the "
+            "commitment and replays the whole table, drills judged on the log's own times "
+            "(game.window.witnessed.replay_table), as cz play --league does at the close."
         ),
     ),
 )
