@@ -24,15 +24,17 @@ from services.eventlog import EventStore
 from services.http.endpoints import Endpoint
 from services.kernel.compose import compose
 from services.kernel.host import Running, ServiceSpec, Shell
-from services.kernel.ratelimit import SourceBuckets, source_of
+from services.kernel.ratelimit import SourceBuckets, source_buckets, source_of
 from services.kernel.settings import LeagueSettings
 from services.tables.misprint import Misprints
 from services.tables.playing import Tables, Writer
+from services.tables.reading import READS_BURST, READS_PER_MINUTE
 
 TABLES = web.AppKey("tables", Tables)
 TABLES_LOG = web.AppKey("tables_log", EventStore)
 WRITER = web.AppKey("tables_writer", Writer)
 SOURCES = web.AppKey("table_sources", SourceBuckets)
+READS = web.AppKey("table_reads", SourceBuckets)
 MISPRINTS = web.AppKey("misprints", Misprints)
 
 #: What every signed table request may be refused for.
@@ -48,8 +50,9 @@ SIGNED = (
 
 async def open_table(request: web.Request, body: TableOpen) -> TableView:
     # The source's bucket first: every table costs the service its opponent's thinking.
-    await request.app[SOURCES].spend(source_of(request.remote), 1)
-    return await request.app[WRITER].submit(body)
+    source = source_of(request.remote)
+    await request.app[SOURCES].spend(source, 1)
+    return await request.app[WRITER].submit(body, source)
 
 
 async def seed_table(request: web.Request, body: TableSeed) -> TableView:
@@ -57,11 +60,14 @@ async def seed_table(request: web.Request, body: TableSeed) -> TableView:
 
 
 async def move(request: web.Request, body: TableMove) -> TableView:
-    return await with_misprint(request, await request.app[WRITER].submit(body))
+    source = source_of(request.remote)
+    return await with_misprint(request, await request.app[WRITER].submit(body, source))
 
 
 async def read_table(request: web.Request) -> TableView:
-    view = await request.app[TABLES].table(request.match_info["table"])
+    source = source_of(request.remote)
+    await request.app[READS].spend(source, 1)
+    view = await request.app[WRITER].read(request.match_info["table"], source)
     return await with_misprint(request, view)
 
 
@@ -118,7 +124,7 @@ ENDPOINTS = (
         move,
         TableView,
         body=TableMove,
-        problems=(*SIGNED, UnknownTable, OutOfTurn, MoveReplayed, IllegalMove),
+        problems=(*SIGNED, UnknownTable, OutOfTurn, MoveReplayed, IllegalMove, RateLimited),
         max_body=MAX_REQUEST_BODY_BYTES,
         description=(
             "Takes a table-move request at the table's next ply. The move is applied with the "
@@ -128,7 +134,10 @@ ENDPOINTS = (
             "(and a Balance at Chair VI or above asks the mint for the Misprint, which it "
             "awards once: closing.misprint). "
             "A ply already played is 409 move-replayed, any other ply or a closed table 409 "
-            "out-of-turn, a move the rules forbid 422 illegal-move."
+            "out-of-turn, a move the rules forbid 422 illegal-move. The opponent's thinking "
+            "takes one of the service's few thinking slots, shared round-robin between "
+            "sources when all are busy; a source with too many moves already waiting for one "
+            "is 429 rate-limited."
         ),
     ),
     Endpoint(
@@ -137,10 +146,14 @@ ENDPOINTS = (
         "One witnessed table: its deal, every action, what it waits for",
         read_table,
         TableView,
-        problems=(UnknownTable,),
+        problems=(UnknownTable, RateLimited),
         description=(
             "The table as its log holds it; at a drill of the player's, the pattern (the "
-            "drill's time runs from the event that started it)."
+            "drill's time runs from the event that started it). A closed table is read from "
+            "its events; a table in play that this process does not hold is replayed once, in "
+            "one of the service's thinking slots. Reads per source are limited to "
+            f"{READS_PER_MINUTE} a minute in bursts of {READS_BURST} (429 rate-limited with "
+            "Retry-After)."
         ),
     ),
 )
@@ -152,6 +165,14 @@ async def open_tables(shell: Shell) -> Running:
     shell.app[TABLES] = tables
     shell.app[WRITER] = writer = Writer(tables)
     shell.app[SOURCES] = shell.buckets("tables", what="tables")
+    shell.app[READS] = source_buckets(
+        shell.store,
+        "table-reads",
+        what="table reads",
+        shared=shell.settings.workers > 1,
+        per_minute=READS_PER_MINUTE,
+        burst=READS_BURST,
+    )
     shell.app[MISPRINTS] = Misprints(
         shell.manifest, shell.key, shell.store, shell.settings.service_url("mint")
     )
