@@ -25,16 +25,17 @@ from services.eventlog import EventStore
 from services.http.endpoints import Endpoint
 from services.kernel.compose import compose
 from services.kernel.host import Running, ServiceSpec, Shell
-from services.kernel.ratelimit import SourceBuckets, source_of
+from services.kernel.ratelimit import SourceBuckets, source_buckets, source_of
 from services.kernel.settings import LeagueSettings
 from services.tables.misprint import Misprints
 from services.tables.playing import Tables, Writer
-from services.tables.projection import read_rows
+from services.tables.reading import READS_BURST, READS_PER_MINUTE
 
 TABLES = web.AppKey("tables", Tables)
 TABLES_LOG = web.AppKey("tables_log", EventStore)
 WRITER = web.AppKey("tables_writer", Writer)
 SOURCES = web.AppKey("table_sources", SourceBuckets)
+READS = web.AppKey("table_reads", SourceBuckets)
 MISPRINTS = web.AppKey("misprints", Misprints)
 
 #: What every signed table request may be refused for.
@@ -50,8 +51,9 @@ SIGNED = (
 
 async def open_table(request: web.Request, body: TableOpen) -> TableView:
     # The source's bucket first: every table costs the service its opponent's thinking.
-    await request.app[SOURCES].spend(source_of(request.remote), 1)
-    return await request.app[WRITER].submit(body)
+    source = source_of(request.remote)
+    await request.app[SOURCES].spend(source, 1)
+    return await request.app[WRITER].submit(body, source)
 
 
 async def seed_table(request: web.Request, body: TableSeed) -> TableView:
@@ -59,20 +61,22 @@ async def seed_table(request: web.Request, body: TableSeed) -> TableView:
 
 
 async def move(request: web.Request, body: TableMove) -> TableView:
-    return await with_misprint(request, await request.app[WRITER].submit(body))
+    source = source_of(request.remote)
+    return await with_misprint(request, await request.app[WRITER].submit(body, source))
 
 
 async def read_table(request: web.Request) -> TableView:
-    view = await request.app[TABLES].table(request.match_info["table"])
+    source = source_of(request.remote)
+    await request.app[READS].spend(source, 1)
+    view = await request.app[WRITER].read(request.match_info["table"], source)
     return await with_misprint(request, view)
 
 
 async def table_events(request: web.Request) -> TableEvents:
-    table = request.match_info["table"]
-    store = request.app[TABLES].store
-    if table not in await read_rows(store, [table]):
-        raise UnknownTable(f"no table {table} was opened here")
-    events = await store.read_stream(table_stream(table))
+    await request.app[READS].spend(source_of(request.remote), 1)
+    tables = request.app[TABLES]
+    table = (await tables.row(request.match_info["table"])).table_id
+    events = await tables.store.read_stream(table_stream(table))
     return TableEvents(table=table, events=[FeedEvent.of(event) for event in events])
 
 
@@ -129,7 +133,7 @@ ENDPOINTS = (
         move,
         TableView,
         body=TableMove,
-        problems=(*SIGNED, UnknownTable, OutOfTurn, MoveReplayed, IllegalMove),
+        problems=(*SIGNED, UnknownTable, OutOfTurn, MoveReplayed, IllegalMove, RateLimited),
         max_body=MAX_REQUEST_BODY_BYTES,
         description=(
             "Takes a table-move request at the table's next ply. The move is applied with the "
@@ -139,7 +143,10 @@ ENDPOINTS = (
             "(and a Balance at Chair VI or above asks the mint for the Misprint, which it "
             "awards once: closing.misprint). "
             "A ply already played is 409 move-replayed, any other ply or a closed table 409 "
-            "out-of-turn, a move the rules forbid 422 illegal-move."
+            "out-of-turn, a move the rules forbid 422 illegal-move. The opponent's thinking "
+            "takes one of the service's few thinking slots, shared round-robin between "
+            "sources when all are busy; a source with too many moves already waiting for one "
+            "is 429 rate-limited."
         ),
     ),
     Endpoint(
@@ -148,10 +155,14 @@ ENDPOINTS = (
         "One witnessed table: its deal, every action, what it waits for",
         read_table,
         TableView,
-        problems=(UnknownTable,),
+        problems=(UnknownTable, RateLimited),
         description=(
             "The table as its log holds it; at a drill of the player's, the pattern (the "
-            "drill's time runs from the event that started it)."
+            "drill's time runs from the event that started it). A closed table is read from "
+            "its events; a table in play that this process does not hold is replayed once, in "
+            "one of the service's thinking slots. Reads per source are limited to "
+            f"{READS_PER_MINUTE} a minute in bursts of {READS_BURST} (429 rate-limited with "
+            "Retry-After)."
         ),
     ),
     Endpoint(
@@ -160,14 +171,15 @@ ENDPOINTS = (
         "One witnessed table's events, signed: to check the reveal and replay the table",
         table_events,
         TableEvents,
-        problems=(UnknownTable,),
+        problems=(UnknownTable, RateLimited),
         description=(
             "The table's stream of the tables log (table-opened, table-dealt, each "
             "move-played, table-closed), each event as the feed serves it: its leaf hash and "
             "the tables key's signature. A table's stream is bounded by its actions "
             "(MAX_TABLE_ACTIONS). With them the player checks the revealed secret against the "
             "commitment and replays the whole table, drills judged on the log's own times "
-            "(game.window.witnessed.replay_table), as cz play --league does at the close."
+            "(game.window.witnessed.replay_table), as cz play --league does at the close. "
+            "Counted against the source's reads of tables, as GET /tables/table/{table} is."
         ),
     ),
 )
@@ -179,6 +191,14 @@ async def open_tables(shell: Shell) -> Running:
     shell.app[TABLES] = tables
     shell.app[WRITER] = writer = Writer(tables)
     shell.app[SOURCES] = shell.buckets("tables", what="tables")
+    shell.app[READS] = source_buckets(
+        shell.store,
+        "table-reads",
+        what="table reads",
+        shared=shell.settings.workers > 1,
+        per_minute=READS_PER_MINUTE,
+        burst=READS_BURST,
+    )
     shell.app[MISPRINTS] = Misprints(
         shell.manifest, shell.key, shell.store, shell.settings.service_url("mint")
     )
