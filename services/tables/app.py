@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from ledger.api.tables import TableView
+from ledger.api.logs import FeedEvent
+from ledger.api.tables import TableEvents, TableView
 from ledger.errors import (
     BadPortfolio,
     BadSignatureError,
@@ -25,22 +26,24 @@ from ledger.errors import (
 )
 from ledger.limits import MAX_REQUEST_BODY_BYTES
 from ledger.portfolios import check_portfolio
-from ledger.tables import TableMove, TableOpen, TableSeed
+from ledger.tables import TableMove, TableOpen, TableSeed, table_stream
 from services.eventlog import EventStore
 from services.http.endpoints import Endpoint
 from services.kernel.compose import compose
 from services.kernel.host import Running, ServiceSpec, Shell
-from services.kernel.ratelimit import SourceBuckets, source_of
+from services.kernel.ratelimit import SourceBuckets, source_buckets, source_of
 from services.kernel.settings import LeagueSettings
 from services.tables.misprint import Misprints
 from services.tables.playing import Tables, Writer, verify
 from services.tables.portfolios import Holdings
 from services.tables.projection import read_rows
+from services.tables.reading import READS_BURST, READS_PER_MINUTE
 
 TABLES = web.AppKey("tables", Tables)
 TABLES_LOG = web.AppKey("tables_log", EventStore)
 WRITER = web.AppKey("tables_writer", Writer)
 SOURCES = web.AppKey("table_sources", SourceBuckets)
+READS = web.AppKey("table_reads", SourceBuckets)
 MISPRINTS = web.AppKey("misprints", Misprints)
 HOLDINGS = web.AppKey("holdings", Holdings)
 
@@ -57,7 +60,8 @@ SIGNED = (
 
 async def open_table(request: web.Request, body: TableOpen) -> TableView:
     # The source's bucket first: every table costs the service its opponent's thinking.
-    await request.app[SOURCES].spend(source_of(request.remote), 1)
+    source = source_of(request.remote)
+    await request.app[SOURCES].spend(source, 1)
     tables = request.app[TABLES]
     check_portfolio(tables.manifest, body.venue, body.portfolio)
     if body.portfolio is not None:
@@ -66,7 +70,7 @@ async def open_table(request: web.Request, body: TableOpen) -> TableView:
         verify(body)
         if body.table_id() not in await read_rows(tables.store, [body.table_id()]):
             await request.app[HOLDINGS].check(body)
-    return await request.app[WRITER].submit(body)
+    return await request.app[WRITER].submit(body, source)
 
 
 async def seed_table(request: web.Request, body: TableSeed) -> TableView:
@@ -74,12 +78,23 @@ async def seed_table(request: web.Request, body: TableSeed) -> TableView:
 
 
 async def move(request: web.Request, body: TableMove) -> TableView:
-    return await with_misprint(request, await request.app[WRITER].submit(body))
+    source = source_of(request.remote)
+    return await with_misprint(request, await request.app[WRITER].submit(body, source))
 
 
 async def read_table(request: web.Request) -> TableView:
-    view = await request.app[TABLES].table(request.match_info["table"])
+    source = source_of(request.remote)
+    await request.app[READS].spend(source, 1)
+    view = await request.app[WRITER].read(request.match_info["table"], source)
     return await with_misprint(request, view)
+
+
+async def table_events(request: web.Request) -> TableEvents:
+    await request.app[READS].spend(source_of(request.remote), 1)
+    tables = request.app[TABLES]
+    table = (await tables.row(request.match_info["table"])).table_id
+    events = await tables.store.read_stream(table_stream(table))
+    return TableEvents(table=table, events=[FeedEvent.of(event) for event in events])
 
 
 async def with_misprint(request: web.Request, view: TableView) -> TableView:
@@ -150,7 +165,7 @@ ENDPOINTS = (
         move,
         TableView,
         body=TableMove,
-        problems=(*SIGNED, UnknownTable, OutOfTurn, MoveReplayed, IllegalMove),
+        problems=(*SIGNED, UnknownTable, OutOfTurn, MoveReplayed, IllegalMove, RateLimited),
         max_body=MAX_REQUEST_BODY_BYTES,
         description=(
             "Takes a table-move request at the table's next ply. The move is applied with the "
@@ -160,7 +175,10 @@ ENDPOINTS = (
             "(and a Balance at Chair VI or above asks the mint for the Misprint, which it "
             "awards once: closing.misprint). "
             "A ply already played is 409 move-replayed, any other ply or a closed table 409 "
-            "out-of-turn, a move the rules forbid 422 illegal-move."
+            "out-of-turn, a move the rules forbid 422 illegal-move. The opponent's thinking "
+            "takes one of the service's few thinking slots, shared round-robin between "
+            "sources when all are busy; a source with too many moves already waiting for one "
+            "is 429 rate-limited."
         ),
     ),
     Endpoint(
@@ -169,10 +187,31 @@ ENDPOINTS = (
         "One witnessed table: its deal, every action, what it waits for",
         read_table,
         TableView,
-        problems=(UnknownTable,),
+        problems=(UnknownTable, RateLimited),
         description=(
             "The table as its log holds it; at a drill of the player's, the pattern (the "
-            "drill's time runs from the event that started it)."
+            "drill's time runs from the event that started it). A closed table is read from "
+            "its events; a table in play that this process does not hold is replayed once, in "
+            "one of the service's thinking slots. Reads per source are limited to "
+            f"{READS_PER_MINUTE} a minute in bursts of {READS_BURST} (429 rate-limited with "
+            "Retry-After)."
+        ),
+    ),
+    Endpoint(
+        "GET",
+        "/tables/table/{table}/events",
+        "One witnessed table's events, signed: to check the reveal and replay the table",
+        table_events,
+        TableEvents,
+        problems=(UnknownTable, RateLimited),
+        description=(
+            "The table's stream of the tables log (table-opened, table-dealt, each "
+            "move-played, table-closed), each event as the feed serves it: its leaf hash and "
+            "the tables key's signature. A table's stream is bounded by its actions "
+            "(MAX_TABLE_ACTIONS). With them the player checks the revealed secret against the "
+            "commitment and replays the whole table, drills judged on the log's own times "
+            "(game.window.witnessed.replay_table), as cz play --league does at the close. "
+            "Counted against the source's reads of tables, as GET /tables/table/{table} is."
         ),
     ),
 )
@@ -184,6 +223,14 @@ async def open_tables(shell: Shell) -> Running:
     shell.app[TABLES] = tables
     shell.app[WRITER] = writer = Writer(tables)
     shell.app[SOURCES] = shell.buckets("tables", what="tables")
+    shell.app[READS] = source_buckets(
+        shell.store,
+        "table-reads",
+        what="table reads",
+        shared=shell.settings.workers > 1,
+        per_minute=READS_PER_MINUTE,
+        burst=READS_BURST,
+    )
     shell.app[MISPRINTS] = Misprints(
         shell.manifest, shell.key, shell.store, shell.settings.service_url("mint")
     )

@@ -28,7 +28,8 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -71,6 +72,7 @@ from services.eventlog import EventLogError, EventStore
 from services.kernel.answered import MAX_CLOCK_SKEW
 from services.kernel.writer import GroupWriter, Locked, run_group
 from services.tables.projection import PROJECTION, TableRow, TablesChanges, read_rows
+from services.tables.reading import FairSlots, Replays, closed_view
 
 log = logging.getLogger(__name__)
 
@@ -113,6 +115,7 @@ class Tables:
     key: SigningKey
     store: EventStore
     live: OrderedDict[str, WitnessedTable] = field(default_factory=OrderedDict)
+    replays: Replays = field(default_factory=Replays)
 
     def secret(self, table: str) -> bytes:
         return table_secret(self.key, self.manifest.league, table)
@@ -135,6 +138,9 @@ class Tables:
         if played is not None and played.ply == row.plies:
             self.live.move_to_end(row.table_id)
             return played
+        return await self.replays.once(row.table_id, lambda: self._replay(row))
+
+    async def _replay(self, row: TableRow) -> WitnessedTable:
         events = await self.store.read_stream(table_stream(row.table_id))
         opened = body_as(events[0], TableOpened)
         dealt = body_as(events[1], TableDealt)
@@ -201,12 +207,12 @@ class Tables:
             closing=closing,
         )
 
-    async def table(self, table: str) -> TableView:
-        """``GET /tables/{table}``."""
+    async def row(self, table: str) -> TableRow:
+        """The row of ``table`` (:class:`UnknownTable` when it was never opened here)."""
         row = (await read_rows(self.store, [table])).get(table)
         if row is None:
             raise UnknownTable(f"no table {table} was opened here")
-        return self.view(row, await self.in_play(row))
+        return row
 
 
 @dataclass
@@ -411,6 +417,7 @@ class Writer:
         self.tables = tables
         #: One lock per table with a move in this process, and how many moves hold or await it.
         self.locks: dict[str, tuple[asyncio.Lock, list[int]]] = {}
+        self.thinking = FairSlots()
         self.writer: GroupWriter[Decided, TableView] = GroupWriter(
             self._group,
             units=lambda _: 1,
@@ -422,32 +429,58 @@ class Writer:
     async def _group(self, group: Sequence[Decided]) -> list[TableView | LedgerError]:
         return await play_group(self.tables, group)
 
-    async def submit(self, request: Request) -> TableView:
-        """Verify ``request``'s signature, then wait for its group's decision."""
-        verify(request)
-        if not isinstance(request, TableMove):
-            return await self.writer.submit(request)
-        lock, users = self.locks.setdefault(request.table, (asyncio.Lock(), [0]))
+    @asynccontextmanager
+    async def _table(self, table: str) -> AsyncIterator[None]:
+        """Hold ``table``'s lock in this process (its moves and reads, one at a time)."""
+        lock, users = self.locks.setdefault(table, (asyncio.Lock(), [0]))
         users[0] += 1
         try:
             async with lock:
-                return await self._move(request)
+                yield
         finally:
             users[0] -= 1
             if not users[0]:
-                del self.locks[request.table]
+                del self.locks[table]
 
-    async def _move(self, request: TableMove) -> TableView:
+    async def submit(self, request: Request, source: str = "local") -> TableView:
+        """Verify ``request``'s signature, then wait for its group's decision (a move's
+        thinking in one of the process's slots, fairly shared between sources)."""
+        verify(request)
+        if not isinstance(request, TableMove):
+            return await self.writer.submit(request)
+        async with self._table(request.table):
+            return await self._move(request, source)
+
+    async def read(self, table: str, source: str = "local") -> TableView:
+        """``GET /tables/table/{table}``: a closed table from its events, a table in play as
+        this process holds it, or replayed (in a thinking slot, once for all who ask)."""
+        tables = self.tables
+        row = await tables.row(table)
+        if row.status != "closed":
+            async with self._table(table):
+                row = await tables.row(table)  # as the table's last move in this process left it
+                if row.status != "closed":
+                    played = tables.live.get(table) if row.status == "dealt" else None
+                    if row.status == "dealt" and (played is None or played.ply != row.plies):
+                        async with self.thinking.hold(source):
+                            played = await tables.in_play(row)
+                    return tables.view(row, played)
+        return closed_view(row, await tables.store.read_stream(table_stream(table)))
+
+    async def _move(self, request: TableMove, source: str) -> TableView:
         tables = self.tables
         row = (await read_rows(tables.store, [request.table])).get(request.table)
         ready = row is not None and row.status == "dealt" and row.player == request.player
-        played = await tables.in_play(row) if row is not None and ready else None
-        if played is None or played.drilling or row is None or request.ply != row.plies:
-            return await self.writer.submit(request)  # decided (or refused) under the lock
-        try:
-            taken = await asyncio.to_thread(played.play, request.action)
-        except LedgerError as exc:  # nothing taken: the table is as it was
-            raise IllegalMove(exc.diagnostics()) from None
+        if row is None or not ready or request.ply != row.plies:
+            return await self.writer.submit(request)  # refused under the lock
+        async with self.thinking.hold(source):
+            played = await tables.in_play(row)
+            if played is None or played.drilling:
+                return await self.writer.submit(request)  # decided under the lock
+            try:
+                taken = await asyncio.to_thread(played.play, request.action)
+            except LedgerError as exc:  # nothing taken: the table is as it was
+                raise IllegalMove(exc.diagnostics()) from None
         try:
             return await self.writer.submit(Played(request, played, tuple(taken)))
         except BaseException:
