@@ -29,9 +29,12 @@ from services.kernel.founding import load_manifest
 from services.kernel.keyring import read_key
 from services.kernel.settings import LeagueSettings
 from services.tables.app import TABLES_LOG
+from tests.harness.founding import TEST_POLICIES
 from tests.harness.mint import checkpoint_covering
 from tests.harness.portfolios import EIGHT, Holder, holder_at
-from tests.harness.tables import played_out, played_out_from
+from tests.harness.ports import free_port
+from tests.harness.serving import closing
+from tests.harness.tables import played_out, played_out_from, serve
 from tests.services.tables.test_audit import audited, edited
 
 
@@ -211,14 +214,11 @@ async def test_a_print_traded_away_while_its_table_is_open_leaves_the_table_to_p
     assert (await player.open_with("registrar-begotten", portfolio)).problem == "not-holder"
 
 
-async def test_a_notary_that_does_not_answer_refuses_the_open_for_now(
-    settings: LeagueSettings, server: TestServer
-) -> None:
-    """The tables service alone (no notary at its address): eight prints signed by the
-    league's mint cannot be checked, so the open is 503 retry-later and records nothing."""
-    player = Holder(SigningKey.generate(), load_manifest(settings), str(server.make_url("")))
+def mint_signed(settings: LeagueSettings, player: Holder) -> list[PrintCertificate]:
+    """Eight certificates signed to ``player`` by the league's mint key, as the mint signs
+    them (no mint served: the tables service alone)."""
     mint = read_key(settings.keys_dir, "mint", None)
-    portfolio = [
+    return [
         PrintCertificate.sign(
             mint,
             serial=f"CZ-{title.upper()}-0001",
@@ -232,8 +232,37 @@ async def test_a_notary_that_does_not_answer_refuses_the_open_for_now(
         )
         for n, title in enumerate(EIGHT)
     ]
-    request = player.open_request("registrar-lettered", portfolio)
+
+
+async def test_a_notary_that_does_not_answer_refuses_the_open_for_now(
+    settings: LeagueSettings, server: TestServer
+) -> None:
+    """The tables service alone (no notary at its address): eight prints signed by the
+    league's mint cannot be checked, so the open is 503 retry-later and records nothing."""
+    player = Holder(SigningKey.generate(), load_manifest(settings), str(server.make_url("")))
+    request = player.open_request("registrar-lettered", mint_signed(settings, player))
     answer = await player.send_open(request)
     assert (answer.status, answer.problem) == (503, "retry-later")
     store = server.app[TABLES_LOG]
     assert await store.stream_version(table_stream(request.table_id())) == 0
+
+
+async def test_a_source_out_of_tables_is_refused_before_the_notary_is_asked(
+    make_settings: Callable[..., LeagueSettings],
+) -> None:
+    """A script with a thousand keys opening Registrar tables from one source makes the
+    notary read eight records per table only while the source's table bucket lasts: past
+    its burst, the open is 429 rate-limited before any read (with no notary at the tables
+    service's address, a read would make it 503)."""
+    policies = TEST_POLICIES.model_copy(
+        update={"source_prints_per_minute": 1, "source_prints_burst": 1}
+    )
+    settings = make_settings(policies=policies).model_copy(update={"port": free_port()})
+    async with closing(await serve(settings)) as server:
+        url = str(server.make_url(""))
+        first, second = (
+            Holder(SigningKey.generate(), load_manifest(settings), url) for _ in range(2)
+        )
+        assert (await first.open_with("clerk-1", None)).status == 200
+        answer = await second.open_with("registrar-lettered", mint_signed(settings, second))
+        assert (answer.status, answer.problem) == (429, "rate-limited")
