@@ -7,12 +7,17 @@ from aiohttp import web
 from ledger.api.logs import FeedEvent
 from ledger.api.tables import TableEvents, TableView
 from ledger.errors import (
+    BadPortfolio,
     BadSignatureError,
     IllegalMove,
     KeyFormatError,
     MoveReplayed,
+    NotHolder,
+    NotStamped,
     OutOfTurn,
     RateLimited,
+    RetryLater,
+    StaleIssueError,
     StaleRequest,
     UnknownKindError,
     UnknownTable,
@@ -20,6 +25,7 @@ from ledger.errors import (
     WrongLeague,
 )
 from ledger.limits import MAX_REQUEST_BODY_BYTES
+from ledger.portfolios import check_portfolio
 from ledger.tables import TableMove, TableOpen, TableSeed, table_stream
 from services.eventlog import EventStore
 from services.http.endpoints import Endpoint
@@ -28,7 +34,9 @@ from services.kernel.host import Running, ServiceSpec, Shell
 from services.kernel.ratelimit import SourceBuckets, source_buckets, source_of
 from services.kernel.settings import LeagueSettings
 from services.tables.misprint import Misprints
-from services.tables.playing import Tables, Writer
+from services.tables.playing import Tables, Writer, verify
+from services.tables.portfolios import Holdings
+from services.tables.projection import read_rows
 from services.tables.reading import READS_BURST, READS_PER_MINUTE
 
 TABLES = web.AppKey("tables", Tables)
@@ -37,6 +45,7 @@ WRITER = web.AppKey("tables_writer", Writer)
 SOURCES = web.AppKey("table_sources", SourceBuckets)
 READS = web.AppKey("table_reads", SourceBuckets)
 MISPRINTS = web.AppKey("misprints", Misprints)
+HOLDINGS = web.AppKey("holdings", Holdings)
 
 #: What every signed table request may be refused for.
 SIGNED = (
@@ -53,6 +62,14 @@ async def open_table(request: web.Request, body: TableOpen) -> TableView:
     # The source's bucket first: every table costs the service its opponent's thinking.
     source = source_of(request.remote)
     await request.app[SOURCES].spend(source, 1)
+    tables = request.app[TABLES]
+    check_portfolio(tables.manifest, body.venue, body.portfolio)
+    if body.portfolio is not None:
+        # A Registrar's table: its player holds each print now, as the notary records it
+        # (L-38), asked once the request is known to be the player's and not yet opened.
+        verify(body)
+        if body.table_id() not in await read_rows(tables.store, [body.table_id()]):
+            await request.app[HOLDINGS].check(body)
     return await request.app[WRITER].submit(body, source)
 
 
@@ -98,7 +115,15 @@ ENDPOINTS = (
         open_table,
         TableView,
         body=TableOpen,
-        problems=(*SIGNED, RateLimited),
+        problems=(
+            *SIGNED,
+            RateLimited,
+            BadPortfolio,
+            NotStamped,
+            StaleIssueError,
+            NotHolder,
+            RetryLater,
+        ),
         max_body=MAX_REQUEST_BODY_BYTES,
         description=(
             "Takes a table-open request signed by the player's ledger key (docs/formats.md, "
@@ -107,7 +132,14 @@ ENDPOINTS = (
             "player brings its seed. The same request again answers the same table. Tables "
             "opened per source (an IPv4 /24 or IPv6 /56) are limited as stamps are, at the "
             "manifest's source_prints_per_minute in bursts of source_prints_burst (429 "
-            "rate-limited with Retry-After)."
+            "rate-limited with Retry-After). At a Registrar's venue (registrar-lettered, "
+            "-begotten, -counted, -sealed) the request brings the player's portfolio (Book "
+            "IV.3): eight mint-signed print certificates of distinct titles of this league "
+            "(422 bad-portfolio, not-stamped, wrong-league otherwise), each the print's current "
+            "issue (409 stale-issue) held by the player as the notary records it at the open "
+            "(409 not-holder; 503 retry-later when the notary does not answer); a portfolio at "
+            "any other venue is 422 bad-portfolio. The table is dealt from it, and the prints "
+            "stay their holder's (docs/rulings.md L-38)."
         ),
     ),
     Endpoint(
@@ -202,7 +234,8 @@ async def open_tables(shell: Shell) -> Running:
     shell.app[MISPRINTS] = Misprints(
         shell.manifest, shell.key, shell.store, shell.settings.service_url("mint")
     )
-    return Running(close=(writer.close,))
+    shell.app[HOLDINGS] = holdings = Holdings(shell.settings.service_url("notary"))
+    return Running(close=(writer.close, holdings.close))
 
 
 SPEC = ServiceSpec(

@@ -10,7 +10,8 @@ off the event loop):
 
 - ``table-open``: a new table, its commitment in the ``table-opened`` event; the same request
   again answers the same table;
-- ``table-seed``: the deal, from the secret and the player's seed, in ``table-dealt``;
+- ``table-seed``: the deal, from the secret and the player's seed, in ``table-dealt`` (at a
+  Registrar's, from the portfolio its open event recorded, read under the lock);
 - ``table-move``: the move at the table's next ply, with the opponent's replies, in
   ``move-played``; at the close ``table-closed`` reveals the secret with the verdict and the
   columns.
@@ -49,6 +50,7 @@ from ledger.events import EventBody, body_as
 from ledger.keys import PublicKey, SigningKey
 from ledger.leaf import NewEvent
 from ledger.manifest import LeagueManifest
+from ledger.portfolios import takes_portfolio
 from ledger.tables import (
     Deal,
     MovePlayed,
@@ -225,6 +227,8 @@ class TableDecision:
     changes: TablesChanges = field(default_factory=TablesChanges)
     #: The tables in play, by id: those read under the lock, and those dealt here.
     playing: dict[str, WitnessedTable] = field(default_factory=dict)
+    #: The open events of the Registrars' tables this group deals (their portfolios).
+    opened: dict[str, TableOpened] = field(default_factory=dict)
 
     def decide(self, request: Decided) -> TableView | LedgerError:
         try:
@@ -288,7 +292,12 @@ class TableDecision:
             )
         secret = self.tables.secret(row.table_id)
         seed = deal_seed(row.table_id, secret, seed_bytes(request))
-        played = WitnessedTable.convene(row.venue, seed)
+        opened = self.opened.get(row.table_id)
+        played = (
+            WitnessedTable.opened(opened, seed)  # a Registrar's: the player's portfolio (IV.3)
+            if opened is not None
+            else WitnessedTable.convene(row.venue, seed)
+        )
         kind, hands, market = played.deal()
         deal = Deal.from_wire({"table": kind, "hands": hands, "market": market})
         row = self._append(row.table_id, TableDealt(table=row.table_id, request=request, deal=deal))
@@ -351,8 +360,10 @@ async def play_group(tables: Tables, group: Sequence[Decided]) -> list[TableView
         for r in group
     ]
     moved = [r.table for r in group if isinstance(r, TableMove)]
+    seeded = [r.table for r in group if isinstance(r, TableSeed)]
+    Read = tuple[dict[str, TableRow], dict[str, WitnessedTable], dict[str, TableOpened]]
 
-    async def read(locked: Locked) -> tuple[dict[str, TableRow], dict[str, WitnessedTable]]:
+    async def read(locked: Locked) -> Read:
         rows = await read_rows(locked.tx, wanted)
         playing = {}
         for table in moved:
@@ -361,13 +372,13 @@ async def play_group(tables: Tables, group: Sequence[Decided]) -> list[TableView
             played = await tables.in_play(row) if row is not None and dealt else None
             if played is not None:
                 playing[table] = played
-        return rows, playing
+        return rows, playing, await portfolios_opened(tables, rows, seeded)
 
-    def decide(
-        locked: Locked, read: tuple[dict[str, TableRow], dict[str, WitnessedTable]]
-    ) -> tuple[TableDecision, list[TableView | LedgerError]]:
-        rows, playing = read
-        deciding = TableDecision(tables, locked.now, locked.next_seq, rows, playing=playing)
+    def decide(locked: Locked, read: Read) -> tuple[TableDecision, list[TableView | LedgerError]]:
+        rows, playing, opened = read
+        deciding = TableDecision(
+            tables, locked.now, locked.next_seq, rows, playing=playing, opened=opened
+        )
         return deciding, [deciding.decide(request) for request in group]
 
     try:
@@ -377,6 +388,20 @@ async def play_group(tables: Tables, group: Sequence[Decided]) -> list[TableView
         tables.forget(wanted)
         raise
     return answers
+
+
+async def portfolios_opened(
+    tables: Tables, rows: dict[str, TableRow], seeded: Sequence[str]
+) -> dict[str, TableOpened]:
+    """The open events of the tables among ``seeded`` that wait for their seed at a
+    Registrar's venue: each is dealt from the portfolio its open request brought (IV.3)."""
+    opened = {}
+    for table in seeded:
+        row = rows.get(table)
+        if row is not None and row.status == "opened" and takes_portfolio(row.venue):
+            events = await tables.store.read_stream(table_stream(table))
+            opened[table] = body_as(events[0], TableOpened)
+    return opened
 
 
 class Writer:
