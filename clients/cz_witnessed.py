@@ -436,6 +436,12 @@ def _refuse_offline_options(args: argparse.Namespace) -> None:
             )
     if args.portfolio:
         raise SchemaError("the league serves no Registrar's table yet: --portfolio has no place")
+    if args.league and args.league.startswith("registrar-"):
+        raise SchemaError(
+            f"a Registrar's table at the league ({args.league}) is played with your eight "
+            "stamped prints, which cz play --league does not bring yet: a clerk's, the "
+            "Assessor's or a Chair's table it does"
+        )
     if args.league and args.league not in VENUES:
         raise SchemaError(f"no witnessed table sits at {args.league!r}: one of {', '.join(VENUES)}")
 

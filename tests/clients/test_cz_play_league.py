@@ -196,6 +196,7 @@ def test_an_unfinished_table_is_resumed_before_a_new_one(
     [
         (("play", "--league", "clerk-9"), "no witnessed table sits at 'clerk-9'"),
         (("play", "--league"), "name a venue"),
+        (("play", "--league", "registrar-lettered"), "eight stamped prints"),
         (("play", "--league", "clerk-1", "--seed", "3"), "--seed is for an offline table"),
         (("play", "--league", "--resume", "ab" * 16), "no table"),
     ],
