@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from aiohttp.test_utils import TestServer
 
-from apiclient.league import LeagueClient
+from apiclient.league import LeagueClient, stamp_request
 from game.window.campaign import convene, registrar
 from game.window.registrars import HOUSE_TITLES
 from game.window.tables import Holding
@@ -22,19 +22,26 @@ from ledger.audit import AuditFailure
 from ledger.catalog import BY_NAME, CardSet
 from ledger.certificates import PrintCertificate
 from ledger.encoding import decode_b64url
+from ledger.endorsements import Chain
 from ledger.events import body_as
 from ledger.keys import SigningKey
 from ledger.tables import MovePlayed, TableDealt, TableOpened, table_stream
 from services.kernel.founding import load_manifest
 from services.kernel.keyring import read_key
 from services.kernel.settings import LeagueSettings
+from services.mint.app import SERVICE as MINT
+from services.notary.app import SERVICE as NOTARY
+from services.tables.app import SERVICE as TABLES
 from services.tables.app import TABLES_LOG
+from services.treasury.app import SERVICE as TREASURY
 from tests.harness.founding import TEST_POLICIES
 from tests.harness.mint import checkpoint_covering
 from tests.harness.portfolios import EIGHT, Holder, holder_at
 from tests.harness.ports import free_port
-from tests.harness.serving import closing
+from tests.harness.serving import closing, composed
 from tests.harness.tables import played_out, played_out_from, serve
+from tests.harness.treasury import checked_faucet
+from tests.harness.upgrading import RICH, paid, to_mint, upgrade
 from tests.services.tables.test_audit import audited, edited
 
 
@@ -266,3 +273,39 @@ async def test_a_source_out_of_tables_is_refused_before_the_notary_is_asked(
         assert (await first.open_with("clerk-1", None)).status == 200
         answer = await second.open_with("registrar-lettered", mint_signed(settings, second))
         assert (answer.status, answer.problem) == (429, "rate-limited")
+
+
+async def test_a_print_issued_again_is_brought_by_its_current_certificate(
+    make_settings: Callable[..., LeagueSettings],
+) -> None:
+    """L-20, L-38: a print returned for an upgrade and handed back (its run out) is issued
+    again; its first certificate is history, refused 409 stale-issue; its current one, still
+    the player's, opens the table."""
+    settings = make_settings(policies=RICH).model_copy(update={"port": free_port()})
+    async with (
+        composed(settings, [MINT, TREASURY, NOTARY, TABLES]) as server,
+        checked_faucet(settings, server) as faucet,
+    ):
+        player = holder_at(settings, server)
+        portfolio = await player.stamp()
+        async with LeagueClient(player.url) as league:
+            gilts = [(EIGHT[0], "gilt")] * 2  # the gilt run (two in these runs) taken
+            await league.stamp(stamp_request(SigningKey.generate(), faucet.manifest, gilts))
+            standard = Chain(certificate=portfolio[0], endorsements=())
+            answer = await league.buy(
+                upgrade(
+                    faucet,
+                    player.key,
+                    EIGHT[0],
+                    "gilt",
+                    to_mint(faucet, standard, player.key),
+                    await paid(faucet, player.key, 100),
+                    "up-portfolio-01",
+                )
+            )
+        again = answer.returned
+        assert isinstance(again, PrintCertificate)
+        assert (again.serial, again.issue) == (portfolio[0].serial, 2)
+        stale = await player.open_with("registrar-sealed", portfolio)
+        assert (stale.status, stale.problem) == (409, "stale-issue")
+        assert (await player.open_with("registrar-sealed", [again, *portfolio[1:]])).status == 200
