@@ -24,13 +24,16 @@ from datetime import datetime
 from game.window import actions as A
 from game.window.ai.player import AIPlayer
 from game.window.ai.roster import opponent_for
-from game.window.campaign import ROMAN, Venue, chair, clerk, convene
+from game.window.campaign import ROMAN, Venue, chair, clerk, convene, registrar
 from game.window.drill import DrillOutcome, Pattern, generate_pattern, judge, parse_pattern
+from game.window.economy.prints import Finish, Print
 from game.window.errors import IllegalActionError, NotationError
 from game.window.notation import format_action, parse_action
 from game.window.scoring import reckon
 from game.window.state import CHANCE, State
-from game.window.tables import Table
+from game.window.tables import Holding, Table
+from ledger.catalog import ARCHIVE_SETS, CardSet
+from ledger.certificates import PrintCertificate
 from ledger.errors import LedgerError, SchemaError
 from ledger.tables import MovePlayed, TableDealt, TableOpened, deal_seed, seed_bytes
 
@@ -44,12 +47,14 @@ class WitnessMismatch(LedgerError):
 
 def venue_of(name: str) -> Venue:
     """The venue a table-open request names: ``clerk-1``…``clerk-4``, ``assessor``,
-    ``chair-I``…``chair-XII``."""
+    ``registrar-lettered``…``registrar-sealed``, ``chair-I``…``chair-XII``."""
     kind, _, number = name.partition("-")
     if kind == "clerk" and number.isdigit():
         return clerk(int(number))
     if kind == "assessor" and not number:
         return Venue("assessor")
+    if kind == "registrar" and number in {s.value for s in ARCHIVE_SETS}:
+        return registrar(CardSet(number))
     if kind == "chair" and number in ROMAN[1:]:
         return chair(ROMAN.index(number))
     raise SchemaError(f"no witnessed table sits at {name!r}")
@@ -69,11 +74,22 @@ class WitnessedTable:
     drills: int = 0
 
     @classmethod
-    def convene(cls, venue_name: str, seed: int) -> WitnessedTable:
-        """The table of ``seed`` at ``venue_name``, before its first move."""
+    def convene(
+        cls, venue_name: str, seed: int, portfolio: Sequence[PrintCertificate] = ()
+    ) -> WitnessedTable:
+        """The table of ``seed`` at ``venue_name``, before its first move; at a Registrar's,
+        convened from the player's ``portfolio`` (IV.3) as an offline table of that seed with
+        those prints is (``game.window.registrars``)."""
         venue = venue_of(venue_name)
-        table = convene(venue, seed)
+        table = convene(venue, seed, holdings(portfolio))
         return cls(venue, seed, table, table.new_state(), opponent_for(venue, seed))
+
+    @classmethod
+    def opened(cls, opened: TableOpened, seed: int) -> WitnessedTable:
+        """The table ``opened`` opens, dealt from ``seed``: its venue, and its portfolio at a
+        Registrar's."""
+        request = opened.request
+        return cls.convene(request.venue, seed, request.portfolio or ())
 
     @property
     def ply(self) -> int:
@@ -159,6 +175,15 @@ class WitnessedTable:
         return self.table.kind, self.table.hands, self.table.market
 
 
+def holdings(portfolio: Sequence[PrintCertificate]) -> tuple[Holding, ...]:
+    """The player's portfolio as the engine deals it: each title carried by its stamped print,
+    whose finish travels with it (IV.3)."""
+    return tuple(
+        Holding(c.title, Print(c.title, Finish(c.finish), stamped=True, serial=c.serial))
+        for c in portfolio
+    )
+
+
 def check_move(
     table: WitnessedTable, request: str, recorded: Sequence[str], elapsed: float | None
 ) -> None:
@@ -182,7 +207,7 @@ def convene_dealt(opened: TableOpened, dealt: TableDealt, secret: bytes) -> Witn
     """The table ``opened`` and ``dealt`` convene under ``secret``, its deal checked against
     the one the log recorded."""
     seed = deal_seed(opened.table, secret, seed_bytes(dealt.request))
-    table = WitnessedTable.convene(opened.request.venue, seed)
+    table = WitnessedTable.opened(opened, seed)
     kind, hands, market = table.deal()
     recorded = dealt.deal
     if (kind, hands, market) != (recorded.table, recorded.hands, recorded.market):

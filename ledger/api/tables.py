@@ -11,6 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ledger.api.logs import FeedEvent
 from ledger.api.rewards import RewardOutcome
 from ledger.certificates import PrintCertificate
 from ledger.tables import Deal
@@ -76,3 +77,16 @@ class TableView(BaseModel):
         "the drill's time, counted by the service's clock from the event that started it",
     )
     closing: Closing | None = None
+
+
+class TableEvents(BaseModel):
+    """``GET /tables/table/{table}/events``: the table's stream of the tables log, in order,
+    each event as the signed feed serves it (its leaf hash and the tables key's signature), so
+    the player checks the close's reveal and replays the table with the log's own times."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    table: str = Field(description="The table's id (hex)")
+    events: list[FeedEvent] = Field(
+        description="table-opened, table-dealt, every move-played, table-closed: in order"
+    )

@@ -6,7 +6,10 @@ matched against its signed checkpoints as every log's is, :class:`~ledger.audit.
 it checks of every table:
 
 - ``table-opened``: the player's signed open request, addressed to this league and manifest,
-  its hash the table's id; the table opened once;
+  its hash the table's id; the table opened once; at a Registrar's venue its portfolio, eight
+  mint-signed prints of distinct titles of this league (``ledger.portfolios``; the holder of
+  each at the open is the notary's record at that moment, which no log fixes: L-39), from
+  which the referee deals the table;
 - ``table-dealt``: the player's signed seed, naming the commitment the open event published;
 - ``move-played``: the player's signed move at the table's next ply, on a dealt, open table;
 - ``table-closed``: a secret that opens the commitment; then the **referee** replays the table
@@ -36,6 +39,7 @@ from ledger.errors import LedgerError
 from ledger.events import parse_event
 from ledger.keys import PublicKey
 from ledger.manifest import LeagueManifest
+from ledger.portfolios import check_portfolio
 from ledger.rewards import TABLES_REWARD_EVENTS, Campaigns, TableRewarded
 from ledger.tables import (
     TABLES_EVENTS,
@@ -157,6 +161,9 @@ class TablesChecker:
             )
             if request.table_id() != body.table:
                 raise _Wrong(f"table {body.table} is not the id of the request that opened it")
+            # A Registrar's portfolio: eight mint-signed prints of distinct titles, of this
+            # league (who held them at the open is the notary's record then: L-39).
+            check_portfolio(manifest, request.venue, request.portfolio)
             self.tables[body.table] = _Table(body)
             return
         if not isinstance(body, TableDealt | MovePlayed | TableClosed):

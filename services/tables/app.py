@@ -5,15 +5,21 @@ from __future__ import annotations
 from aiohttp import web
 
 from game.window.rewards import check_work
-from ledger.api.tables import TableView
+from ledger.api.logs import FeedEvent
+from ledger.api.tables import TableEvents, TableView
 from ledger.errors import (
+    BadPortfolio,
     BadSignatureError,
     IllegalMove,
     InsufficientWork,
     KeyFormatError,
     MoveReplayed,
+    NotHolder,
+    NotStamped,
     OutOfTurn,
     RateLimited,
+    RetryLater,
+    StaleIssueError,
     StaleRequest,
     UnknownKindError,
     UnknownTable,
@@ -21,23 +27,29 @@ from ledger.errors import (
     WrongLeague,
 )
 from ledger.limits import MAX_REQUEST_BODY_BYTES
-from ledger.tables import TableMove, TableOpen, TableSeed
+from ledger.portfolios import check_portfolio
+from ledger.tables import TableMove, TableOpen, TableSeed, table_stream
 from services.eventlog import EventStore
 from services.http.endpoints import Endpoint
 from services.kernel.compose import compose
 from services.kernel.host import Running, ServiceSpec, Shell
-from services.kernel.ratelimit import SourceBuckets, source_of
+from services.kernel.ratelimit import SourceBuckets, source_buckets, source_of
 from services.kernel.settings import LeagueSettings
 from services.tables.misprint import Misprints
-from services.tables.playing import Tables, Writer
+from services.tables.playing import Tables, Writer, verify
+from services.tables.portfolios import Holdings
+from services.tables.projection import read_rows
+from services.tables.reading import READS_BURST, READS_PER_MINUTE
 from services.tables.rewards import Rewards, with_reward
 
 TABLES = web.AppKey("tables", Tables)
 TABLES_LOG = web.AppKey("tables_log", EventStore)
 WRITER = web.AppKey("tables_writer", Writer)
 SOURCES = web.AppKey("table_sources", SourceBuckets)
+READS = web.AppKey("table_reads", SourceBuckets)
 MISPRINTS = web.AppKey("misprints", Misprints)
 REWARDS = web.AppKey("rewards", Rewards)
+HOLDINGS = web.AppKey("holdings", Holdings)
 
 #: What every signed table request may be refused for.
 SIGNED = (
@@ -52,9 +64,18 @@ SIGNED = (
 
 async def open_table(request: web.Request, body: TableOpen) -> TableView:
     # The source's bucket first: every table costs the service its opponent's thinking.
-    await request.app[SOURCES].spend(source_of(request.remote), 1)
-    check_work(request.app[TABLES].manifest.policies, body)  # one hash (L-28)
-    return await request.app[WRITER].submit(body)
+    source = source_of(request.remote)
+    await request.app[SOURCES].spend(source, 1)
+    tables = request.app[TABLES]
+    check_work(tables.manifest.policies, body)  # one hash (L-28)
+    check_portfolio(tables.manifest, body.venue, body.portfolio)
+    if body.portfolio is not None:
+        # A Registrar's table: its player holds each print now, as the notary records it
+        # (L-38), asked once the request is known to be the player's and not yet opened.
+        verify(body)
+        if body.table_id() not in await read_rows(tables.store, [body.table_id()]):
+            await request.app[HOLDINGS].check(body)
+    return await request.app[WRITER].submit(body, source)
 
 
 async def seed_table(request: web.Request, body: TableSeed) -> TableView:
@@ -62,13 +83,24 @@ async def seed_table(request: web.Request, body: TableSeed) -> TableView:
 
 
 async def move(request: web.Request, body: TableMove) -> TableView:
-    view = await request.app[WRITER].submit(body)
+    source = source_of(request.remote)
+    view = await request.app[WRITER].submit(body, source)
     return await with_misprint(request, await with_reward(request.app[REWARDS], view))
 
 
 async def read_table(request: web.Request) -> TableView:
-    view = await request.app[TABLES].table(request.match_info["table"])
+    source = source_of(request.remote)
+    await request.app[READS].spend(source, 1)
+    view = await request.app[WRITER].read(request.match_info["table"], source)
     return await with_misprint(request, await with_reward(request.app[REWARDS], view))
+
+
+async def table_events(request: web.Request) -> TableEvents:
+    await request.app[READS].spend(source_of(request.remote), 1)
+    tables = request.app[TABLES]
+    table = (await tables.row(request.match_info["table"])).table_id
+    events = await tables.store.read_stream(table_stream(table))
+    return TableEvents(table=table, events=[FeedEvent.of(event) for event in events])
 
 
 async def with_misprint(request: web.Request, view: TableView) -> TableView:
@@ -89,7 +121,16 @@ ENDPOINTS = (
         open_table,
         TableView,
         body=TableOpen,
-        problems=(*SIGNED, RateLimited, InsufficientWork),
+        problems=(
+            *SIGNED,
+            RateLimited,
+            InsufficientWork,
+            BadPortfolio,
+            NotStamped,
+            StaleIssueError,
+            NotHolder,
+            RetryLater,
+        ),
         max_body=MAX_REQUEST_BODY_BYTES,
         description=(
             "Takes a table-open request signed by the player's ledger key (docs/formats.md, "
@@ -98,9 +139,16 @@ ENDPOINTS = (
             "player brings its seed. The same request again answers the same table. Tables "
             "opened per source (an IPv4 /24 or IPv6 /56) are limited as stamps are, at the "
             "manifest's source_prints_per_minute in bursts of source_prints_burst (429 "
-            "rate-limited with Retry-After). A table pays its reward (docs/economy.md) only "
-            "when its request carries work: a nonce bound to it worth the manifest's "
-            "table_work_per_mark per mark its venue pays at most; less is 422 "
+            "rate-limited with Retry-After). At a Registrar's venue (registrar-lettered, "
+            "-begotten, -counted, -sealed) the request brings the player's portfolio (Book "
+            "IV.3): eight mint-signed print certificates of distinct titles of this league "
+            "(422 bad-portfolio, not-stamped, wrong-league otherwise), each the print's current "
+            "issue (409 stale-issue) held by the player as the notary records it at the open "
+            "(409 not-holder; 503 retry-later when the notary does not answer); a portfolio at "
+            "any other venue is 422 bad-portfolio. The table is dealt from it, and the prints "
+            "stay their holder's (docs/rulings.md L-38). A table pays its reward "
+            "(docs/economy.md) only when its request carries work: a nonce bound to it worth "
+            "the manifest's table_work_per_mark per mark its venue pays at most; less is 422 "
             "insufficient-work, none is a table that pays nothing."
         ),
     ),
@@ -127,7 +175,7 @@ ENDPOINTS = (
         move,
         TableView,
         body=TableMove,
-        problems=(*SIGNED, UnknownTable, OutOfTurn, MoveReplayed, IllegalMove),
+        problems=(*SIGNED, UnknownTable, OutOfTurn, MoveReplayed, IllegalMove, RateLimited),
         max_body=MAX_REQUEST_BODY_BYTES,
         description=(
             "Takes a table-move request at the table's next ply. The move is applied with the "
@@ -137,7 +185,10 @@ ENDPOINTS = (
             "(and a Balance at Chair VI or above asks the mint for the Misprint, which it "
             "awards once: closing.misprint). "
             "A ply already played is 409 move-replayed, any other ply or a closed table 409 "
-            "out-of-turn, a move the rules forbid 422 illegal-move."
+            "out-of-turn, a move the rules forbid 422 illegal-move. The opponent's thinking "
+            "takes one of the service's few thinking slots, shared round-robin between "
+            "sources when all are busy; a source with too many moves already waiting for one "
+            "is 429 rate-limited."
         ),
     ),
     Endpoint(
@@ -146,10 +197,31 @@ ENDPOINTS = (
         "One witnessed table: its deal, every action, what it waits for",
         read_table,
         TableView,
-        problems=(UnknownTable,),
+        problems=(UnknownTable, RateLimited),
         description=(
             "The table as its log holds it; at a drill of the player's, the pattern (the "
-            "drill's time runs from the event that started it)."
+            "drill's time runs from the event that started it). A closed table is read from "
+            "its events; a table in play that this process does not hold is replayed once, in "
+            "one of the service's thinking slots. Reads per source are limited to "
+            f"{READS_PER_MINUTE} a minute in bursts of {READS_BURST} (429 rate-limited with "
+            "Retry-After)."
+        ),
+    ),
+    Endpoint(
+        "GET",
+        "/tables/table/{table}/events",
+        "One witnessed table's events, signed: to check the reveal and replay the table",
+        table_events,
+        TableEvents,
+        problems=(UnknownTable, RateLimited),
+        description=(
+            "The table's stream of the tables log (table-opened, table-dealt, each "
+            "move-played, table-closed), each event as the feed serves it: its leaf hash and "
+            "the tables key's signature. A table's stream is bounded by its actions "
+            "(MAX_TABLE_ACTIONS). With them the player checks the revealed secret against the "
+            "commitment and replays the whole table, drills judged on the log's own times "
+            "(game.window.witnessed.replay_table), as cz play --league does at the close. "
+            "Counted against the source's reads of tables, as GET /tables/table/{table} is."
         ),
     ),
 )
@@ -161,13 +233,22 @@ async def open_tables(shell: Shell) -> Running:
     shell.app[TABLES] = tables
     shell.app[WRITER] = writer = Writer(tables)
     shell.app[SOURCES] = shell.buckets("tables", what="tables")
+    shell.app[READS] = source_buckets(
+        shell.store,
+        "table-reads",
+        what="table reads",
+        shared=shell.settings.workers > 1,
+        per_minute=READS_PER_MINUTE,
+        burst=READS_BURST,
+    )
     shell.app[MISPRINTS] = Misprints(
         shell.manifest, shell.key, shell.store, shell.settings.service_url("mint")
     )
+    shell.app[HOLDINGS] = holdings = Holdings(shell.settings.service_url("notary"))
     shell.app[REWARDS] = rewards = Rewards(
         shell.manifest, shell.key, shell.store, shell.settings.service_url("treasury")
     )
-    return Running(leader=(rewards.run,), close=(writer.close,))
+    return Running(leader=(rewards.run,), close=(writer.close, holdings.close))
 
 
 SPEC = ServiceSpec(

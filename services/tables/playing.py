@@ -10,7 +10,8 @@ off the event loop):
 
 - ``table-open``: a new table, its commitment in the ``table-opened`` event; the same request
   again answers the same table;
-- ``table-seed``: the deal, from the secret and the player's seed, in ``table-dealt``;
+- ``table-seed``: the deal, from the secret and the player's seed, in ``table-dealt`` (at a
+  Registrar's, from the portfolio its open event recorded, read under the lock);
 - ``table-move``: the move at the table's next ply, with the opponent's replies, in
   ``move-played``; at the close ``table-closed`` reveals the secret with the verdict and the
   columns.
@@ -27,7 +28,8 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -48,6 +50,7 @@ from ledger.events import EventBody, body_as
 from ledger.keys import PublicKey, SigningKey
 from ledger.leaf import NewEvent
 from ledger.manifest import LeagueManifest
+from ledger.portfolios import takes_portfolio
 from ledger.tables import (
     Deal,
     MovePlayed,
@@ -69,6 +72,7 @@ from services.eventlog import EventLogError, EventStore
 from services.kernel.answered import MAX_CLOCK_SKEW
 from services.kernel.writer import GroupWriter, Locked, run_group
 from services.tables.projection import PROJECTION, TableRow, TablesChanges, read_rows
+from services.tables.reading import FairSlots, Replays, closed_view
 
 log = logging.getLogger(__name__)
 
@@ -111,6 +115,7 @@ class Tables:
     key: SigningKey
     store: EventStore
     live: OrderedDict[str, WitnessedTable] = field(default_factory=OrderedDict)
+    replays: Replays = field(default_factory=Replays)
 
     def secret(self, table: str) -> bytes:
         return table_secret(self.key, self.manifest.league, table)
@@ -133,6 +138,9 @@ class Tables:
         if played is not None and played.ply == row.plies:
             self.live.move_to_end(row.table_id)
             return played
+        return await self.replays.once(row.table_id, lambda: self._replay(row))
+
+    async def _replay(self, row: TableRow) -> WitnessedTable:
         events = await self.store.read_stream(table_stream(row.table_id))
         opened = body_as(events[0], TableOpened)
         dealt = body_as(events[1], TableDealt)
@@ -199,12 +207,12 @@ class Tables:
             closing=closing,
         )
 
-    async def table(self, table: str) -> TableView:
-        """``GET /tables/{table}``."""
+    async def row(self, table: str) -> TableRow:
+        """The row of ``table`` (:class:`UnknownTable` when it was never opened here)."""
         row = (await read_rows(self.store, [table])).get(table)
         if row is None:
             raise UnknownTable(f"no table {table} was opened here")
-        return self.view(row, await self.in_play(row))
+        return row
 
 
 @dataclass
@@ -219,6 +227,8 @@ class TableDecision:
     changes: TablesChanges = field(default_factory=TablesChanges)
     #: The tables in play, by id: those read under the lock, and those dealt here.
     playing: dict[str, WitnessedTable] = field(default_factory=dict)
+    #: The open events of the Registrars' tables this group deals (their portfolios).
+    opened: dict[str, TableOpened] = field(default_factory=dict)
 
     def decide(self, request: Decided) -> TableView | LedgerError:
         try:
@@ -282,7 +292,12 @@ class TableDecision:
             )
         secret = self.tables.secret(row.table_id)
         seed = deal_seed(row.table_id, secret, seed_bytes(request))
-        played = WitnessedTable.convene(row.venue, seed)
+        opened = self.opened.get(row.table_id)
+        played = (
+            WitnessedTable.opened(opened, seed)  # a Registrar's: the player's portfolio (IV.3)
+            if opened is not None
+            else WitnessedTable.convene(row.venue, seed)
+        )
         kind, hands, market = played.deal()
         deal = Deal.from_wire({"table": kind, "hands": hands, "market": market})
         row = self._append(row.table_id, TableDealt(table=row.table_id, request=request, deal=deal))
@@ -345,8 +360,10 @@ async def play_group(tables: Tables, group: Sequence[Decided]) -> list[TableView
         for r in group
     ]
     moved = [r.table for r in group if isinstance(r, TableMove)]
+    seeded = [r.table for r in group if isinstance(r, TableSeed)]
+    Read = tuple[dict[str, TableRow], dict[str, WitnessedTable], dict[str, TableOpened]]
 
-    async def read(locked: Locked) -> tuple[dict[str, TableRow], dict[str, WitnessedTable]]:
+    async def read(locked: Locked) -> Read:
         rows = await read_rows(locked.tx, wanted)
         playing = {}
         for table in moved:
@@ -355,13 +372,13 @@ async def play_group(tables: Tables, group: Sequence[Decided]) -> list[TableView
             played = await tables.in_play(row) if row is not None and dealt else None
             if played is not None:
                 playing[table] = played
-        return rows, playing
+        return rows, playing, await portfolios_opened(tables, rows, seeded)
 
-    def decide(
-        locked: Locked, read: tuple[dict[str, TableRow], dict[str, WitnessedTable]]
-    ) -> tuple[TableDecision, list[TableView | LedgerError]]:
-        rows, playing = read
-        deciding = TableDecision(tables, locked.now, locked.next_seq, rows, playing=playing)
+    def decide(locked: Locked, read: Read) -> tuple[TableDecision, list[TableView | LedgerError]]:
+        rows, playing, opened = read
+        deciding = TableDecision(
+            tables, locked.now, locked.next_seq, rows, playing=playing, opened=opened
+        )
         return deciding, [deciding.decide(request) for request in group]
 
     try:
@@ -371,6 +388,20 @@ async def play_group(tables: Tables, group: Sequence[Decided]) -> list[TableView
         tables.forget(wanted)
         raise
     return answers
+
+
+async def portfolios_opened(
+    tables: Tables, rows: dict[str, TableRow], seeded: Sequence[str]
+) -> dict[str, TableOpened]:
+    """The open events of the tables among ``seeded`` that wait for their seed at a
+    Registrar's venue: each is dealt from the portfolio its open request brought (IV.3)."""
+    opened = {}
+    for table in seeded:
+        row = rows.get(table)
+        if row is not None and row.status == "opened" and takes_portfolio(row.venue):
+            events = await tables.store.read_stream(table_stream(table))
+            opened[table] = body_as(events[0], TableOpened)
+    return opened
 
 
 class Writer:
@@ -386,6 +417,7 @@ class Writer:
         self.tables = tables
         #: One lock per table with a move in this process, and how many moves hold or await it.
         self.locks: dict[str, tuple[asyncio.Lock, list[int]]] = {}
+        self.thinking = FairSlots()
         self.writer: GroupWriter[Decided, TableView] = GroupWriter(
             self._group,
             units=lambda _: 1,
@@ -397,32 +429,58 @@ class Writer:
     async def _group(self, group: Sequence[Decided]) -> list[TableView | LedgerError]:
         return await play_group(self.tables, group)
 
-    async def submit(self, request: Request) -> TableView:
-        """Verify ``request``'s signature, then wait for its group's decision."""
-        verify(request)
-        if not isinstance(request, TableMove):
-            return await self.writer.submit(request)
-        lock, users = self.locks.setdefault(request.table, (asyncio.Lock(), [0]))
+    @asynccontextmanager
+    async def _table(self, table: str) -> AsyncIterator[None]:
+        """Hold ``table``'s lock in this process (its moves and reads, one at a time)."""
+        lock, users = self.locks.setdefault(table, (asyncio.Lock(), [0]))
         users[0] += 1
         try:
             async with lock:
-                return await self._move(request)
+                yield
         finally:
             users[0] -= 1
             if not users[0]:
-                del self.locks[request.table]
+                del self.locks[table]
 
-    async def _move(self, request: TableMove) -> TableView:
+    async def submit(self, request: Request, source: str = "local") -> TableView:
+        """Verify ``request``'s signature, then wait for its group's decision (a move's
+        thinking in one of the process's slots, fairly shared between sources)."""
+        verify(request)
+        if not isinstance(request, TableMove):
+            return await self.writer.submit(request)
+        async with self._table(request.table):
+            return await self._move(request, source)
+
+    async def read(self, table: str, source: str = "local") -> TableView:
+        """``GET /tables/table/{table}``: a closed table from its events, a table in play as
+        this process holds it, or replayed (in a thinking slot, once for all who ask)."""
+        tables = self.tables
+        row = await tables.row(table)
+        if row.status != "closed":
+            async with self._table(table):
+                row = await tables.row(table)  # as the table's last move in this process left it
+                if row.status != "closed":
+                    played = tables.live.get(table) if row.status == "dealt" else None
+                    if row.status == "dealt" and (played is None or played.ply != row.plies):
+                        async with self.thinking.hold(source):
+                            played = await tables.in_play(row)
+                    return tables.view(row, played)
+        return closed_view(row, await tables.store.read_stream(table_stream(table)))
+
+    async def _move(self, request: TableMove, source: str) -> TableView:
         tables = self.tables
         row = (await read_rows(tables.store, [request.table])).get(request.table)
         ready = row is not None and row.status == "dealt" and row.player == request.player
-        played = await tables.in_play(row) if row is not None and ready else None
-        if played is None or played.drilling or row is None or request.ply != row.plies:
-            return await self.writer.submit(request)  # decided (or refused) under the lock
-        try:
-            taken = await asyncio.to_thread(played.play, request.action)
-        except LedgerError as exc:  # nothing taken: the table is as it was
-            raise IllegalMove(exc.diagnostics()) from None
+        if row is None or not ready or request.ply != row.plies:
+            return await self.writer.submit(request)  # refused under the lock
+        async with self.thinking.hold(source):
+            played = await tables.in_play(row)
+            if played is None or played.drilling:
+                return await self.writer.submit(request)  # decided under the lock
+            try:
+                taken = await asyncio.to_thread(played.play, request.action)
+            except LedgerError as exc:  # nothing taken: the table is as it was
+                raise IllegalMove(exc.diagnostics()) from None
         try:
             return await self.writer.submit(Played(request, played, tuple(taken)))
         except BaseException:
