@@ -81,8 +81,10 @@ def audit(
     for line in outcome.report.lines():
         print(f"  {line}")
     if referee is not None and args.offline is None:
+        report = outcome.report
+        treasury = next((s.events for s in report.services if s.service == "treasury"), None)
         tables = asyncio.run(
-            audit_tables(outcome.url, outcome.root, referee, campaigns, outcome.report.rewards)
+            audit_tables(outcome.url, outcome.root, referee, campaigns, report.rewards, treasury)
         )
         for line in tables.lines() if isinstance(tables, TablesReport) else [f"tables: {tables}"]:
             print(f"  {line}")

@@ -116,13 +116,21 @@ class WitnessedCampaigns:
         self.policies = policies
         self.campaigns: dict[str, Campaign] = {}
 
+    def state(self, player: str) -> Campaign:
+        """``player``'s witnessed campaign so far."""
+        return self.campaigns.get(player) or Campaign(CAMPAIGN_SEED)
+
+    def restore(self, player: str, campaign: Campaign) -> None:
+        """Go on from ``campaign``, ``player``'s witnessed campaign up to some close."""
+        self.campaigns[player] = campaign
+
     def settle(self, opened: TableOpen, verdict: str, seed: int) -> RewardDue:
         """Settle the table ``opened`` opened, closed with the player's ``verdict`` and dealt
         from ``seed``; its due."""
         venue = VENUES.get(opened.venue)
         if venue is None or not carries_work(self.policies, opened):
             return RewardDue()
-        state = self.campaigns.get(opened.player) or Campaign(CAMPAIGN_SEED)
+        state = self.state(opened.player)
         if not state.is_open(venue):
             return RewardDue()
         state, reward = settle(state, venue, Verdict(verdict))

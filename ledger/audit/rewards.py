@@ -113,6 +113,8 @@ class RewardsAudit:
     campaigns: Campaigns | None = None
     #: The treasury's payments, by table (None: the treasury's log was not audited with it).
     paid: Mapping[str, PaidReward] | None = None
+    #: How many events of the treasury's log were audited for ``paid`` (None: all there are).
+    paid_upto: int | None = None
     #: Each closed table's player and due (its due None without campaigns).
     closed: dict[str, tuple[str, RewardDue | None]] = field(default_factory=dict)
     settled: dict[str, TableRewarded] = field(default_factory=dict)
@@ -145,15 +147,29 @@ class RewardsAudit:
         self.settled[table] = body
 
     def finish(self) -> tuple[int, int]:
-        """Every closed table settled, every payment its due; (tables paid, marks paid)."""
+        """Every closed table settled, every payment its due; (tables paid, marks paid).
+
+        The treasury's log is read before the tables log (by ``league audit``), so a league
+        audited while it plays may show a table's record naming a payment past the treasury's
+        log as audited (``paid_upto``: not checked this time), or a payment whose record the
+        tables service has not appended yet (accepted when it is exactly the closed table's
+        due); a closed table whose due is neither recorded nor paid is unpaid."""
+        paid = self.paid
         for table, (_, due) in self.closed.items():
-            if table not in self.settled and (due is None or not due.nothing):
-                what = "its reward" if due is None else _said(due)
-                raise LedgerError(f"table {table} closed and {what} is unpaid: no reward recorded")
+            if table in self.settled or (due is not None and due.nothing):
+                continue
+            if paid is not None and table in paid and due is not None:
+                continue  # its record is on its way: the payment is checked below
+            what = "its reward" if due is None else _said(due)
+            raise LedgerError(f"table {table} closed and {what} is unpaid: no reward recorded")
         marks = 0
-        if self.paid is not None:
-            for table, payment in self.paid.items():
+        if paid is not None:
+            for table, payment in paid.items():
                 record = self.settled.get(table)
+                player, due = self.closed.get(table, (None, None))
+                if record is None and (player, due) == (payment.player, payment.due):
+                    marks += payment.due.marks  # the table's due, its record on its way
+                    continue
                 if record is None or record.paid != payment.seq:
                     raise LedgerError(
                         f"the treasury paid {_said(payment.due)} in table {table}'s name "
@@ -167,13 +183,16 @@ class RewardsAudit:
                     )
                 marks += payment.due.marks
             for table, record in self.settled.items():
-                if record.paid is not None and table not in self.paid:
-                    raise LedgerError(
-                        f"table {table}'s reward is recorded paid at the treasury's event "
-                        f"{record.paid}, which pays no such table"
-                    )
-        paid = sum(1 for record in self.settled.values() if record.paid is not None)
-        return paid, marks
+                if record.paid is None or table in paid:
+                    continue
+                if self.paid_upto is not None and record.paid >= self.paid_upto:
+                    continue  # paid after the treasury's log was read: the next audit checks it
+                raise LedgerError(
+                    f"table {table}'s reward is recorded paid at the treasury's event "
+                    f"{record.paid}, which pays no such table"
+                )
+        count = sum(1 for record in self.settled.values() if record.paid is not None)
+        return count, marks
 
 
 def _said(due: RewardDue) -> str:

@@ -114,6 +114,7 @@ class TablesChecker:
         referee: Referee,
         campaigns: Campaigns | None = None,
         paid: Mapping[str, PaidReward] | None = None,
+        paid_upto: int | None = None,
     ) -> None:
         if manifest.tables is None:
             raise AuditFailure(SERVICE, None, "the league manifest names no tables key")
@@ -126,7 +127,7 @@ class TablesChecker:
         self.verdicts: dict[str, int] = {}
         self.replayed = 0
         #: The rewards: each closed table's due (by ``campaigns``), paired with ``paid``.
-        self.rewards = RewardsAudit(campaigns, paid)
+        self.rewards = RewardsAudit(campaigns, paid, paid_upto)
 
     def checkpoint(self, checkpoint: Checkpoint) -> None:
         """A checkpoint the service serves: its root matched when the log reaches its size."""

@@ -32,10 +32,11 @@ from typing import Any
 
 import aiohttp
 
+from game.window.campaign import Campaign
 from game.window.rewards import WitnessedCampaigns
 from ledger.api.rewards import RewardAnswer, RewardDue, RewardOrder, RewardOutcome
 from ledger.api.tables import TableView
-from ledger.errors import LedgerError, RetryLater
+from ledger.errors import LedgerError, RetryLater, VerificationError
 from ledger.keys import SigningKey
 from ledger.manifest import LeagueManifest
 from ledger.rewards import TableRewarded, reward_stream
@@ -48,20 +49,24 @@ log = logging.getLogger(__name__)
 RESUME_INTERVAL = 2.0
 #: Most unsettled tables one round settles.
 RESUME_BATCH = 200
+#: Players whose witnessed campaign is kept between their closes.
+MAX_CAMPAIGNS = 4096
 #: Tables whose treasury answer is kept for their reads.
 MAX_ANSWERS = 4096
+#: The treasury's answers that say "not now" (not served here yet, a timeout, too many).
+TRANSIENT = (404, 408, 429)
 #: How long one reward order to the treasury may take (seconds).
 PAY_TIMEOUT = 30.0
 
-#: A player's closes up to the close at seq $2, in log order: table, venue's open request,
-#: verdict, the dealt event's body.
+#: A player's closes after seq $2 up to the close at seq $3, in log order: table, its open
+#: request, verdict, the dealt event's body.
 PLAYER_CLOSES = """
 SELECT e.body->>'table', o.body->'request', e.body->>'verdict', d.body::text
 FROM tables.events e
 JOIN tables.tables t ON t.table_id = e.body->>'table'
 JOIN tables.events o ON o.stream = 'table/' || t.table_id AND o.stream_version = 1
 JOIN tables.events d ON d.stream = 'table/' || t.table_id AND d.stream_version = 2
-WHERE e.type = 'table-closed' AND t.player = $1 AND e.seq <= $2
+WHERE e.type = 'table-closed' AND t.player = $1 AND e.seq > $2 AND e.seq <= $3
 ORDER BY e.seq
 """
 #: The close of one table: its seq and player.
@@ -106,17 +111,27 @@ class Rewards:
         self.treasury_url = treasury_url
         #: One settling at a time per table in this process.
         self._locks: dict[str, asyncio.Lock] = {}
+        #: Each recent player's witnessed campaign after its close at a seq.
+        self._campaigns: OrderedDict[str, tuple[int, Campaign]] = OrderedDict()
         #: The treasury's answers of the latest tables paid or read (reads ask it no more).
         self._answers: OrderedDict[str, RewardAnswer] = OrderedDict()
 
     async def due(self, table: str) -> tuple[str, TableOpen, str, RewardDue] | None:
-        """(player, open request, verdict, due) of ``table``, None until it closed."""
+        """(player, open request, verdict, due) of ``table``, None until it closed. The
+        player's campaign is folded from its first close, or from the latest close this
+        process folded it to (kept for :data:`MAX_CAMPAIGNS` players: closes are settled in
+        the log's order, so each close is folded once)."""
         close = await self.store.fetchrow(CLOSE_OF, table)
         if close is None:
             return None
         seq, player = close
-        rows = await self.store.fetch(PLAYER_CLOSES, player, seq)
         campaigns = WitnessedCampaigns(self.manifest.policies)
+        after = -1
+        kept = self._campaigns.get(player)
+        if kept is not None and kept[0] < seq:
+            after = kept[0]
+            campaigns.restore(player, kept[1])
+        rows = await self.store.fetch(PLAYER_CLOSES, player, after, seq)
         found: tuple[str, TableOpen, str, RewardDue] | None = None
         for closed, opened_text, verdict, dealt_text in rows:
             opened = TableOpen.from_wire(json.loads(opened_text))
@@ -128,6 +143,11 @@ class Rewards:
             due = campaigns.settle(opened, verdict, seed)
             if closed == table:
                 found = (player, opened, verdict, due)
+        if found is not None:
+            self._campaigns[player] = (seq, campaigns.state(player))
+            self._campaigns.move_to_end(player)
+            while len(self._campaigns) > MAX_CAMPAIGNS:
+                self._campaigns.popitem(last=False)
         return found
 
     async def order(self, table: str) -> tuple[str, RewardDue, RewardOrder | None] | None:
@@ -244,10 +264,14 @@ class Rewards:
             detail: Any = None
             with contextlib.suppress(ValueError, AttributeError):
                 detail = json.loads(text).get("detail")
-            raise RetryLater(
-                f"the treasury answered table {order.table}'s reward {status}: {detail}", 5
-            )
-        answer = RewardAnswer.model_validate_json(text)
+            said = f"the treasury answered table {order.table}'s reward {status}: {detail}"
+            if 400 <= status < 500 and status not in TRANSIENT:
+                raise VerificationError(said)  # for good: the operator's to look at
+            raise RetryLater(said, 5)
+        try:
+            answer = RewardAnswer.model_validate_json(text)
+        except ValueError:
+            raise RetryLater(f"the treasury's answer for {order.table} is unreadable", 60) from None
         if answer.table != order.table:
             raise RetryLater(f"the treasury answered another table than {order.table}", 60)
         return answer
@@ -260,8 +284,11 @@ class Rewards:
             try:
                 if await self.settle(table) is not None:
                     settled += 1
-            except LedgerError as exc:
+            except RetryLater as exc:  # the treasury is away: the others would wait as well
                 log.info("table %s's reward waits: %s", table, exc.diagnostics())
+                break
+            except LedgerError as exc:
+                log.error("table %s's reward is refused: %s", table, exc.diagnostics())
         return settled
 
     async def run(self, interval: float = RESUME_INTERVAL) -> None:

@@ -28,6 +28,7 @@ from services.kernel.settings import LeagueSettings
 from services.mint.app import SERVICE as MINT
 from services.tables.app import REWARDS, TABLES_LOG
 from services.tables.app import SERVICE as TABLES
+from services.tables.rewards import Rewards
 from services.treasury.app import SERVICE as TREASURY
 from services.treasury.app import TREASURY_LOG
 from tests.harness.rewards import play_to, record_close
@@ -166,6 +167,10 @@ async def test_a_chair_first_clearing_pays_its_bundle_as_stamped_prints(
         assert settled.answer is not None
         due = settled.record.due
         assert (due.marks, due.bundles, len(due.prints)) == (30, 1, 3)
+        # Folded from the player's first close (a fresh process), the due is the same.
+        fresh = await Rewards(manifest, rewards.key, store, None).due(table)
+        assert fresh is not None
+        assert fresh[3] == due
         stamped = [answer.item for answer in settled.answer.prints]
         certificates = [item.certificate for item in stamped if isinstance(item, Stamped)]
         assert len(certificates) == 3, stamped
