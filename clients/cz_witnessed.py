@@ -20,22 +20,23 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import secrets
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Coroutine, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from apiclient.league import LeagueClient, LeagueProblem, LeagueUnreachable, new_request_id
 from clients.cz_board import Screen, draw
 from clients.cz_play import MAX_LINE, QUIT, TABLES_DIR, Left, Person, _grid
 from clients.cz_session import Opened, emit, league_of, opened_wallet, pinned
 from clients.cz_table import Move, verdict_lines
-from clients.wallet import WalletError
+from clients.wallet import LeaguePin, WalletError
 from clients.witnessed import (
     Board,
     Fair,
@@ -65,6 +66,15 @@ from ledger.print_runs import MISPRINT_SERIAL
 from ledger.tables import VENUES, TableMove, TableOpen, TableSeed
 from ledger.wire import hash_text
 
+T = TypeVar("T")
+
+
+class Run(Protocol):
+    """How a call to the league is made: run on the one event loop, until it is answered."""
+
+    def __call__(self, coroutine: Coroutine[Any, Any, T], /) -> T: ...
+
+
 #: The player's verdict, as the close is told.
 VERDICTS = {"win": "you won", "loss": "you lost", "balance": "a Balance"}
 #: What the player is told to type to come back to an interrupted table.
@@ -80,6 +90,7 @@ class Witnessed:
     """One witnessed table being played: the league, the wallet, the kept requests, the
     board rebuilt here, and the seat that decides the player's moves."""
 
+    run: Run
     client: LeagueClient
     manifest: LeagueManifest
     opened: Opened
@@ -124,31 +135,27 @@ class Witnessed:
             )
         return view
 
-    async def read(self) -> TableView:
-        return self.checked(await self.client.table(self.kept.table))
+    def read(self) -> TableView:
+        return self.checked(self.run(self.client.table(self.kept.table)))
 
     # -- the deal ----------------------------------------------------------------------------
 
-    async def opening(self) -> TableView:
+    def opening(self) -> TableView:
         """The table opened (the kept request sent again if its answer never came) and dealt
         (the kept seed, or fresh 32 bytes once the commitment is in)."""
         kept = self.kept
         view: TableView | None = None
         if kept.commitment is None:
             try:
-                view = self.checked(await self.client.open_table(kept.open))
+                view = self.checked(self.run(self.client.open_table(kept.open)))
             except LeagueProblem as exc:
                 if exc.slug != "stale-request":
                     raise
-                view = await self._never_opened()
+                view = self._never_opened()
             if view.waiting != "seed":  # only your key signs its seed, and you signed none
                 raise Untrusted(f"table {kept.table} is dealt, yet you never sent your seed")
             kept.commitment = view.commitment
             kept.save()
-            self.say(
-                f"table {kept.table} at {kept.venue}: the league committed to its secret "
-                f"({kept.commitment[:12]}…) before your seed"
-            )
         if not kept.dealt:
             if kept.seed is None:
                 kept.seed = self.signed(
@@ -158,16 +165,16 @@ class Witnessed:
                     seed=hash_text(secrets.token_bytes(32)),
                 )
                 kept.save()  # kept before it is sent: the same seed is sent again if lost
-            view = await self._seeded(kept.seed)
+            view = self._seeded(kept.seed)
             kept.dealt = True
             kept.save()
-        return view if view is not None else await self.read()
+        return view if view is not None else self.read()
 
-    async def _never_opened(self) -> TableView:
+    def _never_opened(self) -> TableView:
         """The kept open request is too old to send again: the table, if it was opened; else
         the kept file is dropped (nothing was signed at it but the open)."""
         try:
-            return await self.read()
+            return self.read()
         except LeagueProblem as exc:
             if exc.slug != "unknown-table":
                 raise
@@ -177,30 +184,30 @@ class Witnessed:
             "again; nothing was played: cz play --league VENUE opens a new one"
         )
 
-    async def _seeded(self, seed: TableSeed) -> TableView:
+    def _seeded(self, seed: TableSeed) -> TableView:
         try:
-            return self.checked(await self.client.seed_table(seed))
+            return self.checked(self.run(self.client.seed_table(seed)))
         except LeagueProblem as exc:
             if exc.slug not in ("out-of-turn", "stale-request"):
                 raise
-        view = await self.read()  # dealt by the seed sent before, or not dealt at all
+        view = self.read()  # dealt by the seed sent before, or not dealt at all
         if view.waiting == "seed":  # never recorded, and too old now: the same 32 bytes again
             again = self.signed(
                 TableSeed, table=seed.table, commitment=seed.commitment, seed=seed.seed
             )
             self.kept.seed = again
             self.kept.save()
-            return self.checked(await self.client.seed_table(again))
+            return self.checked(self.run(self.client.seed_table(again)))
         return view
 
     # -- the moves ---------------------------------------------------------------------------
 
-    async def send(self, request: TableMove) -> TableView:
+    def send(self, request: TableMove) -> TableView:
         """Send the kept ``request`` (the very same signed bytes, on resume too); a ply the
         service has played already is read, not played twice."""
         kept = self.kept
         try:
-            view = self.checked(await self.client.move_table(request))
+            view = self.checked(self.run(self.client.move_table(request)))
         except LeagueProblem as exc:
             if exc.slug == "illegal-move":  # refused, nothing recorded: not kept either
                 kept.moves.pop()
@@ -208,7 +215,7 @@ class Witnessed:
                 raise
             if exc.slug not in ("move-replayed", "out-of-turn", "stale-request"):
                 raise
-            view = await self.read()
+            view = self.read()
             if exc.slug == "move-replayed":
                 self.say(
                     f"your move at ply {request.ply} ({request.action}) was played already "
@@ -222,7 +229,7 @@ class Witnessed:
                 )
                 kept.moves[-1] = again
                 kept.save()
-                return await self.send(again)
+                return self.send(again)
         kept.answered = len(kept.moves)
         kept.save()
         return view
@@ -291,23 +298,25 @@ class Witnessed:
             except SchemaError as exc:
                 screen.say(f"not a pattern ({exc.diagnostics()}); type it again")
 
-    async def play(self) -> tuple[TableView, Board]:
-        view = await self.opening()
+    def play(self) -> tuple[TableView, Board]:
+        view = self.opening()
         board = self.board = Board.dealt(view)
         table = _table_of(board.state, view)
         if self.auto is None:
             self.person = Person(self.screen, table, 0, self.kept.venue, "")
         kind = view.deal.table if view.deal is not None else "?"
         self.say(
-            f"{self.kept.venue}: a {kind} table at the league, table {self.kept.table}; you sit "
-            "first; every move is signed and witnessed"
+            f"{self.kept.venue}: a {kind} table at the league, table {self.kept.table}: the "
+            f"league committed to its secret ({self.kept.commitment or '?'}) before your seed "
+            "was drawn; you sit first, and every move is signed by your key"
         )
-        self.show(board.follow(view), mine=False)
         pending = self.kept.pending
-        if pending is not None:
+        if pending is not None:  # its answer never came: the very same request again
             self.say(f"sending your kept move at ply {pending.ply} again: {pending.action}")
-            view = await self.send(pending)
-            self.show(board.follow(view), mine=True)
+            view = self.send(pending)
+        if view.actions:
+            self.say(f"the table so far ({len(view.actions)} actions):")
+        self.show(board.follow(view), mine=False)
         while view.waiting in ("move", "drill"):
             if view.waiting == "move":
                 text = self.decide(board)
@@ -317,7 +326,7 @@ class Witnessed:
             request = self.signed(TableMove, table=self.kept.table, ply=view.ply, action=text)
             self.kept.moves.append(request)
             self.kept.save()  # kept, synced, before it is sent: resumed by sending it again
-            view = await self.send(request)
+            view = self.send(request)
             self.show(board.follow(view), mine=True)
         return view, board
 
@@ -436,62 +445,93 @@ def _refuse_offline_options(args: argparse.Namespace) -> None:
             )
     if args.portfolio:
         raise SchemaError("the league serves no Registrar's table yet: --portfolio has no place")
+    if args.league and args.league.startswith("registrar-"):
+        raise SchemaError(
+            f"a Registrar's table at the league ({args.league}) is played with your eight "
+            "stamped prints, which cz play --league does not bring yet: a clerk's, the "
+            "Assessor's or a Chair's table it does"
+        )
     if args.league and args.league not in VENUES:
         raise SchemaError(f"no witnessed table sits at {args.league!r}: one of {', '.join(VENUES)}")
 
 
-async def _play(args: argparse.Namespace, opened: Opened, screen: Screen) -> dict[str, Any]:
-    async with league_of(pinned(opened.wallet)) as (client, manifest):
-        if manifest.tables is None:
-            raise WalletError("this league's manifest names no tables key: it has no tables")
-        home = opened.home.directory
-        kept, told = _chosen(args, home, manifest.league)
-        if kept is None:
-            request = TableOpen.sign(
-                opened.wallet.key,
-                league=manifest.league,
-                manifest=manifest.hash_text(),
-                request_id=new_request_id(),
-                time=int(time.time()),
-                player=opened.wallet.public.to_text(),
-                venue=args.league,
-            )
-            kept = KeptTable(kept_path(home, request.table_id()), manifest.league, request)
-            kept.save()  # kept before it is sent
-        else:
-            screen.say(told)
-        playing = Witnessed(client, manifest, opened, kept, screen, args.auto)
-        try:
-            view, board = await playing.play()
-        except Left:
-            screen.say(
-                f"you left table {kept.table}; it waits at the league: "
-                f"{RESUME.format(table=kept.table)} (or the next cz play --league) takes it up "
-                "where you left it"
-            )
-            return {"table": kept.table, "venue": kept.venue, "left": True}
-        except LeagueUnreachable as exc:
-            raise LeagueUnreachable(
-                f"{exc.diagnostics()}; your signed move is kept: "
-                f"{RESUME.format(table=kept.table)} sends it again"
-            ) from None
-        if view.closing is None:
-            raise Untrusted(f"the league says table {kept.table} closed without its close")
-        events = await verified_events(client, manifest, kept.table)
-        try:
-            fair = check_reveal(kept, events, board.actions)
-        except Unfair as exc:
-            kept.closed, kept.checked = True, f"UNFAIR: {exc}"
-            kept.save()
-            raise Unfair(
-                f"UNFAIR: the league did not deal this table fairly: {exc} (table {kept.table}; "
-                f"its events and your requests are kept in {kept.path})"
-            ) from None
-        kept.closed, kept.checked = True, "fair"
+@contextlib.contextmanager
+def _league(run: Run, pin: LeaguePin) -> Iterator[tuple[LeagueClient, LeagueManifest]]:
+    """The pinned league (``league_of``), entered and left on the runner's loop."""
+    league = league_of(pin)
+    pair = run(league.__aenter__())
+    try:
+        yield pair
+    finally:
+        run(league.__aexit__(None, None, None))
+
+
+def _play(args: argparse.Namespace, opened: Opened, screen: Screen) -> dict[str, Any]:
+    # One event loop for the league's calls, run only while a call is under way: between them
+    # (the player thinking at a prompt) Ctrl-C is Python's own KeyboardInterrupt, at once.
+    with asyncio.Runner() as runner, _league(runner.run, pinned(opened.wallet)) as league:
+        return _at(args, opened, screen, runner.run, *league)
+
+
+def _at(
+    args: argparse.Namespace,
+    opened: Opened,
+    screen: Screen,
+    run: Run,
+    client: LeagueClient,
+    manifest: LeagueManifest,
+) -> dict[str, Any]:
+    if manifest.tables is None:
+        raise WalletError("this league's manifest names no tables key: it has no tables")
+    home = opened.home.directory
+    kept, told = _chosen(args, home, manifest.league)
+    if kept is None:
+        request = TableOpen.sign(
+            opened.wallet.key,
+            league=manifest.league,
+            manifest=manifest.hash_text(),
+            request_id=new_request_id(),
+            time=int(time.time()),
+            player=opened.wallet.public.to_text(),
+            venue=args.league,
+        )
+        kept = KeptTable(kept_path(home, request.table_id()), manifest.league, request)
+        kept.save()  # kept before it is sent
+    else:
+        screen.say(told)
+    playing = Witnessed(run, client, manifest, opened, kept, screen, args.auto)
+    try:
+        view, board = playing.play()
+    except (Left, KeyboardInterrupt) as left:
+        screen.say(
+            f"\nyou left table {kept.table}; it waits at the league: "
+            f"{RESUME.format(table=kept.table)} (or the next cz play --league) takes it up "
+            "where you left it"
+        )
+        interrupted = isinstance(left, KeyboardInterrupt)
+        return {"table": kept.table, "venue": kept.venue, "left": True, "interrupted": interrupted}
+    except LeagueUnreachable as exc:
+        raise LeagueUnreachable(
+            f"{exc.diagnostics()}; your signed move is kept: "
+            f"{RESUME.format(table=kept.table)} sends it again"
+        ) from None
+    if view.closing is None:
+        raise Untrusted(f"the league says table {kept.table} closed without its close")
+    events = run(verified_events(client, manifest, kept.table))
+    try:
+        fair = check_reveal(kept, events, board.actions)
+    except Unfair as exc:
+        kept.closed, kept.checked = True, f"UNFAIR: {exc}"
         kept.save()
-        kind = view.deal.table if view.deal is not None else "base"
-        path = _record(opened, kept, fair, kind)
-        misprint = _misprint(opened, manifest, view.closing.misprint)
+        raise Unfair(
+            f"UNFAIR: the league did not deal this table fairly: {exc} (table {kept.table}; "
+            f"its events and your requests are kept in {kept.path})"
+        ) from None
+    kept.closed, kept.checked = True, "fair"
+    kept.save()
+    kind = view.deal.table if view.deal is not None else "base"
+    path = _record(opened, kept, fair, kind)
+    misprint = _misprint(opened, manifest, view.closing.misprint)
     state = board.state
     seats = ("you", kept.venue)
     draw(screen, state, _table_of(state, view), 0, kept.venue)
@@ -526,11 +566,11 @@ def play_league(args: argparse.Namespace) -> int:
     _refuse_offline_options(args)
     screen = Screen.on(sys.stderr if args.json else sys.stdout)
     with opened_wallet() as opened:
-        data = asyncio.run(_play(args, opened, screen))
+        data = _play(args, opened, screen)
     if data.get("left"):
         if args.json:
             emit(args, data, "")
-        return 0
+        return 130 if data["interrupted"] else 0
     text = data.pop("text")
     emit(args, data, text)
     return 0

@@ -48,6 +48,7 @@ DOMAIN_TAGS: dict[str, bytes] = {
         "table-seed",
         "table-move",
         "misprint-award",
+        "reward-order",
     )
 }
 

@@ -49,6 +49,7 @@ from ledger.portfolios import MAX_PORTFOLIO_ITEMS, REGISTRAR_VENUES
 from ledger.print_runs import TitleText
 from ledger.requests import RequestId
 from ledger.wire import HashText, KeyText, SignedModel, WireModel, WireTuple, hash_text
+from ledger.work import MAX_NONCE
 
 #: A table's id: 32 lower-case hex digits (16 bytes of its opening request's hash).
 TableId = Annotated[str, Field(pattern=r"^[0-9a-f]{32}$")]
@@ -108,6 +109,13 @@ class TableOpen(SignedModel):
     time: UnixTime
     player: KeyText
     venue: VenueText
+    #: The proof of work a rewarded table costs (docs/economy.md, L-28): a nonce bound to this
+    #: request (``ledger.work.challenge``, index 0) worth ``game.window.rewards.table_work``
+    #: of the venue. Without it the table is played and recorded, and pays nothing. Absent
+    #: from the request when None.
+    work: Annotated[int, Field(ge=0, le=MAX_NONCE)] | None = Field(
+        default=None, exclude_if=lambda work: work is None
+    )
     #: At a Registrar's venue, the player's portfolio: eight stamped prints of distinct titles
     #: it holds (IV.3, ``ledger.portfolios``); absent at every other venue.
     portfolio: (

@@ -12,6 +12,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ledger.api.logs import FeedEvent
+from ledger.api.rewards import RewardOutcome
 from ledger.certificates import PrintCertificate
 from ledger.tables import Deal
 
@@ -41,6 +42,10 @@ class Closing(BaseModel):
     )
     misprint: MisprintOutcome | None = Field(
         default=None, description="At a Balance at Chair VI or above: the Misprint's award"
+    )
+    reward: RewardOutcome | None = Field(
+        default=None,
+        description="The table's reward (Book IV.1-IV.6, paid for real: docs/economy.md)",
     )
 
 

@@ -24,13 +24,15 @@ as it goes (its secret is not revealed yet: nobody can replay it).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
 
 from ledger.api.logs import FeedEvent
 from ledger.audit.facts import AuditFailure, _public
+from ledger.audit.reward_facts import PaidReward
+from ledger.audit.rewards import RewardsAudit
 from ledger.audit.state import _Log
 from ledger.checkpoint import Checkpoint
 from ledger.errors import LedgerError
@@ -38,16 +40,21 @@ from ledger.events import parse_event
 from ledger.keys import PublicKey
 from ledger.manifest import LeagueManifest
 from ledger.portfolios import check_portfolio
+from ledger.rewards import TABLES_REWARD_EVENTS, Campaigns, TableRewarded
 from ledger.tables import (
     TABLES_EVENTS,
     MovePlayed,
     TableClosed,
     TableDealt,
     TableOpened,
+    deal_seed,
     reveals,
+    seed_bytes,
 )
 
 SERVICE = "tables"
+#: The tables log's event types: the tables', and their rewards' records.
+EVENTS = {**TABLES_EVENTS, **TABLES_REWARD_EVENTS}
 
 
 class Referee(Protocol):
@@ -84,20 +91,31 @@ class TablesReport:
     moves: int
     verdicts: dict[str, int]
     checkpoints: int
+    #: Tables whose reward the treasury paid, and the marks paid (``ledger.audit.rewards``).
+    rewarded: int = 0
+    marks: int = 0
 
     def lines(self) -> list[str]:
         counted = ", ".join(f"{n} {v}" for v, n in sorted(self.verdicts.items())) or "none"
         return [
             f"tables: {self.events} events to {self.checkpoints} checkpoints; {self.tables} "
             f"tables, {self.replayed} closed and replayed with the engine ({self.moves} "
-            f"moves; verdicts: {counted})"
+            f"moves; verdicts: {counted}); {self.rewarded} rewards paid, each its due "
+            f"({self.marks} marks)"
         ]
 
 
 class TablesChecker:
     """The tables log of ``manifest``'s league, checked event by event; :meth:`report` ends it."""
 
-    def __init__(self, manifest: LeagueManifest, referee: Referee) -> None:
+    def __init__(
+        self,
+        manifest: LeagueManifest,
+        referee: Referee,
+        campaigns: Campaigns | None = None,
+        paid: Mapping[str, PaidReward] | None = None,
+        paid_upto: int | None = None,
+    ) -> None:
         if manifest.tables is None:
             raise AuditFailure(SERVICE, None, "the league manifest names no tables key")
         self.manifest = manifest
@@ -108,6 +126,8 @@ class TablesChecker:
         self.moves = 0
         self.verdicts: dict[str, int] = {}
         self.replayed = 0
+        #: The rewards: each closed table's due (by ``campaigns``), paired with ``paid``.
+        self.rewards = RewardsAudit(campaigns, paid, paid_upto)
 
     def checkpoint(self, checkpoint: Checkpoint) -> None:
         """A checkpoint the service serves: its root matched when the log reaches its size."""
@@ -118,7 +138,7 @@ class TablesChecker:
         for item in events:
             try:
                 event = item.verified(self.key)
-                body = parse_event(event, TABLES_EVENTS)
+                body = parse_event(event, EVENTS)
             except LedgerError as exc:
                 raise self.log.fail(item.seq, exc.diagnostics()) from None
             self.log.append(item.seq, event.leaf_hash)
@@ -129,6 +149,9 @@ class TablesChecker:
 
     def _check(self, body: object, at: datetime) -> None:
         manifest = self.manifest
+        if isinstance(body, TableRewarded):
+            self.rewards.rewarded(body)
+            return
         if isinstance(body, TableOpened):
             request = body.request
             if body.table in self.tables:
@@ -188,6 +211,9 @@ class TablesChecker:
                 f"replayed, it is a {verdict} with columns {columns}"
             )
         table.closed = True
+        self.rewards.close(
+            table.opened.request, verdict, deal_seed(body.table, secret, seed_bytes(dealt.request))
+        )
         self.replayed += 1
         self.verdicts[verdict] = self.verdicts.get(verdict, 0) + 1
 
@@ -199,7 +225,13 @@ class TablesChecker:
     def report(self) -> TablesReport:
         """Every checkpoint reached; the report."""
         finished = self.log.finish()
+        try:
+            rewarded, marks = self.rewards.finish()
+        except LedgerError as exc:
+            raise self.log.fail(None, exc.diagnostics()) from None
         return TablesReport(
+            rewarded=rewarded,
+            marks=marks,
             events=finished.events,
             tables=len(self.tables),
             replayed=self.replayed,

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from game.window.rewards import check_work
 from ledger.api.logs import FeedEvent
 from ledger.api.tables import TableEvents, TableView
 from ledger.errors import (
     BadPortfolio,
     BadSignatureError,
     IllegalMove,
+    InsufficientWork,
     KeyFormatError,
     MoveReplayed,
     NotHolder,
@@ -38,6 +40,7 @@ from services.tables.playing import Tables, Writer, verify
 from services.tables.portfolios import Holdings, dealable
 from services.tables.projection import read_rows
 from services.tables.reading import READS_BURST, READS_PER_MINUTE
+from services.tables.rewards import Rewards, with_reward
 
 TABLES = web.AppKey("tables", Tables)
 TABLES_LOG = web.AppKey("tables_log", EventStore)
@@ -45,6 +48,7 @@ WRITER = web.AppKey("tables_writer", Writer)
 SOURCES = web.AppKey("table_sources", SourceBuckets)
 READS = web.AppKey("table_reads", SourceBuckets)
 MISPRINTS = web.AppKey("misprints", Misprints)
+REWARDS = web.AppKey("rewards", Rewards)
 HOLDINGS = web.AppKey("holdings", Holdings)
 
 #: What every signed table request may be refused for.
@@ -63,6 +67,7 @@ async def open_table(request: web.Request, body: TableOpen) -> TableView:
     source = source_of(request.remote)
     await request.app[SOURCES].spend(source, 1)
     tables = request.app[TABLES]
+    check_work(tables.manifest.policies, body)  # one hash (L-28)
     check_portfolio(tables.manifest, body.venue, body.portfolio)
     if body.portfolio is not None:
         # A Registrar's table: its player holds each print now, as the notary records it
@@ -80,14 +85,15 @@ async def seed_table(request: web.Request, body: TableSeed) -> TableView:
 
 async def move(request: web.Request, body: TableMove) -> TableView:
     source = source_of(request.remote)
-    return await with_misprint(request, await request.app[WRITER].submit(body, source))
+    view = await request.app[WRITER].submit(body, source)
+    return await with_misprint(request, await with_reward(request.app[REWARDS], view))
 
 
 async def read_table(request: web.Request) -> TableView:
     source = source_of(request.remote)
     await request.app[READS].spend(source, 1)
     view = await request.app[WRITER].read(request.match_info["table"], source)
-    return await with_misprint(request, view)
+    return await with_misprint(request, await with_reward(request.app[REWARDS], view))
 
 
 async def table_events(request: web.Request) -> TableEvents:
@@ -119,6 +125,7 @@ ENDPOINTS = (
         problems=(
             *SIGNED,
             RateLimited,
+            InsufficientWork,
             BadPortfolio,
             NotStamped,
             StaleIssueError,
@@ -140,7 +147,10 @@ ENDPOINTS = (
             "issue (409 stale-issue) held by the player as the notary records it at the open "
             "(409 not-holder; 503 retry-later when the notary does not answer); a portfolio at "
             "any other venue is 422 bad-portfolio. The table is dealt from it, and the prints "
-            "stay their holder's (docs/rulings.md L-38)."
+            "stay their holder's (docs/rulings.md L-38). A table pays its reward "
+            "(docs/economy.md) only when its request carries work: a nonce bound to it worth "
+            "the manifest's table_work_per_mark per mark its venue pays at most; less is 422 "
+            "insufficient-work, none is a table that pays nothing."
         ),
     ),
     Endpoint(
@@ -236,7 +246,10 @@ async def open_tables(shell: Shell) -> Running:
         shell.manifest, shell.key, shell.store, shell.settings.service_url("mint")
     )
     shell.app[HOLDINGS] = holdings = Holdings(shell.settings.service_url("notary"))
-    return Running(close=(writer.close, holdings.close))
+    shell.app[REWARDS] = rewards = Rewards(
+        shell.manifest, shell.key, shell.store, shell.settings.service_url("treasury")
+    )
+    return Running(leader=(rewards.run,), close=(writer.close, holdings.close))
 
 
 SPEC = ServiceSpec(

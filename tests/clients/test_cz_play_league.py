@@ -20,7 +20,7 @@ from ledger.leaf import Event
 from ledger.manifest import LeagueManifest
 from ledger.tables import TableClosed, TableMove
 from ledger.wire import hash_text
-from tests.clients.conftest import PASSPHRASE, Player, one_line_failure
+from tests.clients.conftest import PASSPHRASE, Player, on_terminal, one_line_failure
 from tests.harness.league import InProcessLeague
 
 ACTION_PROMPT = "your action (number or notation; q leaves): "
@@ -196,6 +196,7 @@ def test_an_unfinished_table_is_resumed_before_a_new_one(
     [
         (("play", "--league", "clerk-9"), "no witnessed table sits at 'clerk-9'"),
         (("play", "--league"), "name a venue"),
+        (("play", "--league", "registrar-lettered"), "eight stamped prints"),
         (("play", "--league", "clerk-1", "--seed", "3"), "--seed is for an offline table"),
         (("play", "--league", "--resume", "ab" * 16), "no table"),
     ],
@@ -269,3 +270,22 @@ def test_a_kept_move_too_old_to_send_is_signed_again_the_same(
     assert first["time"] != old.time
     (after,) = kept_tables(you)
     assert after.moves[0].to_wire() == first
+
+
+def test_ctrl_c_at_the_prompt_leaves_the_table_at_once(
+    served: InProcessLeague, players: dict[str, Player]
+) -> None:
+    """On a terminal, Ctrl-C at the action prompt ends ``cz`` at once (status 130), saying how
+    to resume; the table waits, unfinished, with nothing signed at its ply. (The league's calls
+    once ran on an event loop held across the prompt, which swallowed Ctrl-C until the next
+    move was typed, signed and sent.)"""
+    you = players["A"]
+    you.strike(served.url)
+    status, shown = on_terminal(
+        [str(a) for a in ("play", "--league", "clerk-1")], you.env(), [(ACTION_PROMPT, None)]
+    )
+    assert status == 130, shown
+    assert "cz play --league --resume" in shown
+    (kept,) = kept_tables(you)
+    assert not kept.closed
+    assert kept.moves == []

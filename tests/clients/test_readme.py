@@ -8,6 +8,7 @@ the print traded the single bought with notes."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import select
@@ -167,6 +168,11 @@ def test_play_and_trade_runs_as_written(served: InProcessLeague, tmp_path: Path)
     assert [(p["title"], p["serial"]) for p in friend["prints"]] == [("Tally", "CZ-TALLY-0001")]
     life = roles["friend"].json("provenance", "CZ-TALLY-0001")
     assert (life["stamped_to"], life["holder"]) == (you["address"], friend["address"])
+    # the witnessed table at clerk-1: played to its close, its reveal checked (L-35)
+    (witnessed,) = (roles["you"].home / "league-tables").glob("*.json")
+    kept = json.loads(witnessed.read_text(encoding="utf-8"))
+    assert (kept["venue"], kept["closed"], kept["checked"]) == ("clerk-1", True, "fair")
+    assert kept["answered"] == len(kept["moves"]) > 0
     device = roles["second device"].json("collection")
     assert device["address"] == you["address"]
     assert "CZ-TALLY-0001" not in {p["serial"] for p in device["prints"]}  # saved after it left
