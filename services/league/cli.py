@@ -81,7 +81,9 @@ def _policies(assignments: Sequence[str]) -> Policies:
     """The default policies with ``NAME=VALUE`` assignments applied (integers)."""
     from ledger.manifest import DEFAULT_POLICIES, Policies
 
-    values = DEFAULT_POLICIES.to_wire()
+    # Every policy by name, those at a default the manifest leaves out (table_work_per_mark)
+    # included.
+    values = {name: getattr(DEFAULT_POLICIES, name) for name in Policies.model_fields}
     for assignment in assignments:
         name, sep, text = assignment.partition("=")
         if not sep or name not in values:

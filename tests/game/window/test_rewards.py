@@ -110,3 +110,22 @@ def test_a_table_without_its_work_pays_nothing(manifest: LeagueManifest) -> None
     worked = opened(manifest, key, "chair-XII", 1)
     with pytest.raises(InsufficientWork):
         check_work(DEFAULT_POLICIES, worked)  # 130 hashes' work is not 4.5 M hashes' worth
+
+
+def test_a_registrars_first_settlement_strikes_its_sets_seven_prints(
+    manifest: LeagueManifest,
+) -> None:
+    """# IV.5: once the Assessor is settled, a Registrar's first Balance pays 150 marks and its
+    set's seven prints, one holofoil; a repeat win pays 30 marks and a sealed bundle (three
+    prints)."""
+    campaigns = WitnessedCampaigns(POLICIES)
+    key = SigningKey.generate()
+    n = iter(range(100))
+    for venue in ("clerk-1", "clerk-2", "clerk-3", "assessor"):
+        campaigns.settle(opened(manifest, key, venue, next(n)), "win", 0)
+    first = campaigns.settle(opened(manifest, key, "registrar-lettered", next(n)), "balance", 0)
+    assert first.marks == 150
+    assert len(first.prints) == 7
+    assert [p.finish for p in first.prints].count("holofoil") == 1
+    again = campaigns.settle(opened(manifest, key, "registrar-lettered", next(n)), "win", 5)
+    assert (again.marks, again.bundles, len(again.prints)) == (30, 1, 3)
