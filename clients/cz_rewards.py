@@ -90,7 +90,11 @@ class Landed:
                 "reward: pending at the league (its treasury has not paid yet); the next cz play "
                 f"--league takes it into your wallet (or {RESUME.format(table=table)})"
             )
-        paid = [f"M{self.marks} in {plural(len(self.notes), 'note')}"] if self.notes else []
+        paid = (
+            [f"M{self.marks} in {plural(len(self.notes), 'note')} (cz notes lists them)"]
+            if self.notes
+            else []
+        )
         paid += self.prints
         lines = "reward, in your wallet now ✓: " + (", ".join(paid) or "nothing")
         if self.refused:

@@ -535,7 +535,7 @@ def _at(
             f"\nthe league dealt fairly: its secret opens the commitment it showed before your "
             f"seed, the seed ({fair.seed}) is derived from it and yours, and all "
             f'{len(board.actions)} actions replay from it (docs/formats.md, "The fair deal")'
-            f"\nthe table is recorded in {path} (cz table replay {path})"
+            f"\nthe table is recorded: cz table replay {path}"
             + f"\n{landed.line(kept.table)}"
             + (f"\n{awarded}" if awarded else "")
         ),

@@ -62,7 +62,7 @@ def test_a_witnessed_table_is_played_to_its_close_and_its_reveal_checked(
     _, events = asyncio.run(events_of(served.url, kept.table))
     recorded = [e.body["request"] for e in events if e.type == "move-played"]
     assert recorded == [m.to_wire() for m in kept.moves]
-    record = out.split("cz table replay ")[1].split(")")[0]
+    record = out.split("cz table replay ")[1].split("\n")[0]
     replayed = you.json("table", "replay", record)
     assert replayed["verdict"] is not None
 
