@@ -21,25 +21,28 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import json
 import secrets
 import sys
 import time
-from collections.abc import Coroutine, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
-from apiclient.league import LeagueClient, LeagueProblem, LeagueUnreachable, new_request_id
+from apiclient.league import (
+    LeagueClient,
+    LeagueProblem,
+    LeagueUnreachable,
+    new_request_id,
+)
 from clients.cz_board import Screen, draw
-from clients.cz_play import MAX_LINE, QUIT, TABLES_DIR, Left, Person, _grid
+from clients.cz_play import MAX_LINE, QUIT, Left, Person, _grid
+from clients.cz_rewards import RESUME, Run, collect, misprint, record, reward
 from clients.cz_session import Opened, emit, league_of, opened_wallet, pinned
 from clients.cz_table import Move, verdict_lines
 from clients.wallet import LeaguePin, WalletError
 from clients.witnessed import (
     Board,
-    Fair,
     KeptTable,
     Unfair,
     Untrusted,
@@ -47,38 +50,28 @@ from clients.witnessed import (
     kept_path,
     unfinished,
 )
-from game.window import record_json
 from game.window.ai.roster import chair_player, strength_at
 from game.window.campaign import ROMAN
 from game.window.drill import SHOW_SECONDS, TIME_LIMIT_SECONDS, parse_pattern
 from game.window.notation import format_action
-from game.window.records import SeededDeal
+from game.window.rewards import table_work
 from game.window.state import CHANCE, State
 from game.window.tables import Provenance, Table
 from game.window.witnessed import venue_of
-from ledger.api.tables import MisprintOutcome, TableView
-from ledger.endorsements import Chain
+from ledger.api.tables import TableView
 from ledger.errors import LedgerError, SchemaError, VerificationError
 from ledger.keys import PublicKey, SigningKey
 from ledger.leaf import Event
 from ledger.manifest import LeagueManifest
-from ledger.print_runs import MISPRINT_SERIAL
 from ledger.tables import VENUES, TableMove, TableOpen, TableSeed
 from ledger.wire import hash_text
+from ledger.work import challenge, solve
 
 T = TypeVar("T")
 
 
-class Run(Protocol):
-    """How a call to the league is made: run on the one event loop, until it is answered."""
-
-    def __call__(self, coroutine: Coroutine[Any, Any, T], /) -> T: ...
-
-
 #: The player's verdict, as the close is told.
 VERDICTS = {"win": "you won", "loss": "you lost", "balance": "a Balance"}
-#: What the player is told to type to come back to an interrupted table.
-RESUME = "cz play --league --resume {table}"
 
 
 class NotResumable(LedgerError):
@@ -374,37 +367,6 @@ async def verified_events(
         ) from None
 
 
-def _misprint(opened: Opened, manifest: LeagueManifest, outcome: MisprintOutcome | None) -> str:
-    """The Misprint's award, taken into the wallet when it is this player's (IV.6, L-24)."""
-    if outcome is None:
-        return ""
-    if outcome.status != "awarded" or outcome.certificate is None:
-        return f"the Misprint: {outcome.status} ({outcome.detail})"
-    certificate = outcome.certificate
-    wallet = opened.wallet
-    certificate.verify(PublicKey.from_text(manifest.mint))
-    if certificate.serial != MISPRINT_SERIAL or certificate.issued_to != wallet.public.to_text():
-        raise VerificationError("the Misprint's certificate is not the one awarded to you")
-    if certificate.serial not in wallet.prints:
-        wallet.admit([Chain(certificate=certificate, endorsements=())])
-        opened.save()
-    return (
-        f"the Misprint {MISPRINT_SERIAL} is yours: the mint's certificate ✓ is in your wallet "
-        f"(cz provenance {MISPRINT_SERIAL})"
-    )
-
-
-def _record(opened: Opened, kept: KeptTable, fair: Fair, kind: str) -> Path:
-    directory = opened.home.directory / TABLES_DIR
-    directory.mkdir(mode=0o700, exist_ok=True)
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
-    path = directory / f"{stamp}-{kept.venue}-league-{kept.table}.json"
-    deal = SeededDeal(table=kind, seed=fair.seed)  # type: ignore[arg-type]
-    record = record_json(deal, list(fair.table.actions))
-    path.write_text(json.dumps(record, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    return path
-
-
 def _chosen(args: argparse.Namespace, home: Path, league: str) -> tuple[KeptTable | None, str]:
     """The kept table to resume (``--resume``, else the oldest unfinished one), or None for a
     new table at the venue named; and what to tell the player."""
@@ -434,6 +396,26 @@ def _chosen(args: argparse.Namespace, home: Path, league: str) -> tuple[KeptTabl
             "name a venue: cz play --league VENUE (one of " + ", ".join(VENUES) + ")"
         )
     return None, ""
+
+
+def _open_request(
+    opened: Opened, manifest: LeagueManifest, venue: str, screen: Screen
+) -> TableOpen:
+    """A signed ``table-open`` at ``venue`` with the proof of work its reward costs (L-28:
+    a mark earned at a table costs what a faucet mark does), bound to the request."""
+    unsigned: dict[str, Any] = {
+        "league": manifest.league,
+        "manifest": manifest.hash_text(),
+        "request_id": new_request_id(),
+        "time": int(time.time()),
+        "player": opened.wallet.public.to_text(),
+        "venue": venue,
+    }
+    work = table_work(manifest.policies, venue)
+    if work > 1:
+        screen.say(f"proof of work for the table's reward ({work} expected hashes)…")
+    nonce = solve(challenge({"kind": TableOpen.KIND, **unsigned}), 0, work)
+    return TableOpen.sign(opened.wallet.key, **unsigned, work=nonce)
 
 
 def _refuse_offline_options(args: argparse.Namespace) -> None:
@@ -484,17 +466,11 @@ def _at(
     if manifest.tables is None:
         raise WalletError("this league's manifest names no tables key: it has no tables")
     home = opened.home.directory
+    for line in collect(run, client, manifest, opened):
+        screen.say(line)
     kept, told = _chosen(args, home, manifest.league)
     if kept is None:
-        request = TableOpen.sign(
-            opened.wallet.key,
-            league=manifest.league,
-            manifest=manifest.hash_text(),
-            request_id=new_request_id(),
-            time=int(time.time()),
-            player=opened.wallet.public.to_text(),
-            venue=args.league,
-        )
+        request = _open_request(opened, manifest, args.league, screen)
         kept = KeptTable(kept_path(home, request.table_id()), manifest.league, request)
         kept.save()  # kept before it is sent
     else:
@@ -530,8 +506,11 @@ def _at(
     kept.closed, kept.checked = True, "fair"
     kept.save()
     kind = view.deal.table if view.deal is not None else "base"
-    path = _record(opened, kept, fair, kind)
-    misprint = _misprint(opened, manifest, view.closing.misprint)
+    path = record(opened, kept, fair, kind)
+    awarded = misprint(opened, manifest, view.closing.misprint)
+    landed = reward(opened, manifest, view.closing.reward)
+    kept.rewarded = landed.status != "pending"
+    kept.save()
     state = board.state
     seats = ("you", kept.venue)
     draw(screen, state, _table_of(state, view), 0, kept.venue)
@@ -549,6 +528,7 @@ def _at(
         "fair": True,
         "record": str(path),
         "misprint": None if closing.misprint is None else closing.misprint.status,
+        "reward": landed.to_json(),
         "text": (
             f"table {kept.table} at {kept.venue}: {VERDICTS[closing.verdict]} (your columns "
             f"Substance {s} Form {f} Holdings {h})"
@@ -556,7 +536,8 @@ def _at(
             f"seed, the seed ({fair.seed}) is derived from it and yours, and all "
             f'{len(board.actions)} actions replay from it (docs/formats.md, "The fair deal")'
             f"\nthe table is recorded in {path} (cz table replay {path})"
-            + (f"\n{misprint}" if misprint else "")
+            + f"\n{landed.line(kept.table)}"
+            + (f"\n{awarded}" if awarded else "")
         ),
     }
 

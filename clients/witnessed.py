@@ -86,6 +86,9 @@ class KeptTable:
     closed: bool = False
     #: What the check of the reveal found at the close ("fair", or why not).
     checked: str | None = None
+    #: Whether the table's reward is settled in the wallet (False while the league's treasury
+    #: has not paid it: the next ``cz play --league`` takes it then).
+    rewarded: bool = False
 
     @property
     def table(self) -> str:
@@ -114,6 +117,7 @@ class KeptTable:
             "answered": self.answered,
             "closed": self.closed,
             "checked": self.checked,
+            "rewarded": self.rewarded,
         }
 
     def save(self) -> None:
@@ -155,6 +159,7 @@ class KeptTable:
                 answered=int(data["answered"]),
                 closed=bool(data["closed"]),
                 checked=data.get("checked"),
+                rewarded=bool(data.get("rewarded", False)),
             )
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise DecodeError(f"{path} is not a kept table: {exc}") from None

@@ -37,7 +37,7 @@ from services.kernel.ratelimit import SourceBuckets, source_buckets, source_of
 from services.kernel.settings import LeagueSettings
 from services.tables.misprint import Misprints
 from services.tables.playing import Tables, Writer, verify
-from services.tables.portfolios import Holdings
+from services.tables.portfolios import Holdings, dealable
 from services.tables.projection import read_rows
 from services.tables.reading import READS_BURST, READS_PER_MINUTE
 from services.tables.rewards import Rewards, with_reward
@@ -73,6 +73,7 @@ async def open_table(request: web.Request, body: TableOpen) -> TableView:
         # A Registrar's table: its player holds each print now, as the notary records it
         # (L-38), asked once the request is known to be the player's and not yet opened.
         verify(body)
+        dealable(body)
         if body.table_id() not in await read_rows(tables.store, [body.table_id()]):
             await request.app[HOLDINGS].check(body)
     return await request.app[WRITER].submit(body, source)

@@ -2,7 +2,8 @@
 L-38): the tables service asks the notary, the league's record of who holds a print.
 
 Before a ``table-open`` at a Registrar's venue waits for the writer (its signature and its
-portfolio checked as far as the request tells, ``ledger.portfolios.check_portfolio``), the
+portfolio checked as far as the request tells, ``ledger.portfolios.check_portfolio``, and as
+one the engine can deal, :func:`dealable`), the
 service reads each print's record from the notary over HTTP, the eight at once
 (``GET /provenance/{serial}``, as a wallet reads it before it signs, L-23): the certificate
 brought must be the print's current issue (an older one is history: ``stale-issue``), and the
@@ -23,9 +24,18 @@ from collections.abc import Sequence
 import aiohttp
 
 from apiclient.league import LeagueClient, LeagueProblem, LeagueUnreachable
+from game.window.errors import DealError
+from game.window.witnessed import WitnessedTable
 from ledger.api.notary import IssueRecord
 from ledger.certificates import PrintCertificate
-from ledger.errors import LedgerError, NotHolder, NotStamped, RetryLater, StaleIssueError
+from ledger.errors import (
+    BadPortfolio,
+    LedgerError,
+    NotHolder,
+    NotStamped,
+    RetryLater,
+    StaleIssueError,
+)
 from ledger.print_runs import MISPRINT_SERIAL
 from ledger.tables import TableOpen
 
@@ -33,6 +43,22 @@ from ledger.tables import TableOpen
 NOTARY_TIMEOUT = 10.0
 #: What a refused open asks the player to wait when the notary did not answer (seconds).
 NOTARY_RETRY = 5
+
+
+def dealable(request: TableOpen) -> None:
+    """Refuse a portfolio the table could never deal (:class:`BadPortfolio`): a title the
+    Registrar brings too is pooled once (M-10), and a pool of fewer than thirteen distinct
+    titles cannot deal five, five and three. The engine's own convening says so (the pool's
+    size does not depend on the seed)."""
+    portfolio = request.portfolio or ()
+    if not portfolio:
+        return
+    try:
+        WitnessedTable.convene(request.venue, 0, portfolio)
+    except DealError as exc:
+        raise BadPortfolio(
+            f"a table at {request.venue} cannot be dealt from this portfolio: {exc.diagnostics()}"
+        ) from None
 
 
 class Holdings:

@@ -15,7 +15,7 @@ from aiohttp.test_utils import TestServer
 
 from apiclient.league import LeagueClient, stamp_request
 from game.window.campaign import convene, registrar
-from game.window.registrars import HOUSE_TITLES
+from game.window.registrars import HOUSE_TITLES, set_titles
 from game.window.tables import Holding
 from game.window.witnessed import WitnessMismatch, replay_table
 from ledger.audit import AuditFailure
@@ -61,7 +61,11 @@ async def test_a_registrar_table_of_eight_held_prints_is_played_to_its_close_and
     audit; an edited portfolio fails it, and a portfolio swapped under the same table deals
     another table than the one recorded (L-39)."""
     player = holder_at(settings, league_server)
-    *portfolio, spare = await player.stamp([*EIGHT, HOUSE_TITLES[8]])
+    # Spares of another Archive set: no house title the Registrar could bring as its eighth
+    # in a swapped-out title's place, pooling the same sixteen (M-12).
+    stamped = await player.stamp([*EIGHT, *set_titles(CardSet.LETTERED)[:2]])
+    portfolio, spares = stamped[:8], stamped[8:]
+    spare = spares[0]
     opened = await player.open_with("registrar-counted", portfolio)
     assert opened.status == 200, opened
     dealt = await player.seed()
@@ -91,13 +95,11 @@ async def test_a_registrar_table_of_eight_held_prints_is_played_to_its_close_and
         table = convene(registrar(CardSet.COUNTED), seed, [Holding(c.title) for c in brought])
         return table.hands, table.market
 
-    # One print swapped for another the player holds: one that changes what is dealt.
-    changed = next(
-        brought
-        for i in range(len(portfolio))
-        if dealt_from(brought := [*portfolio[:i], spare, *portfolio[i + 1 :]])
-        != dealt_from(portfolio)
-    )
+    # A print or two swapped for others the player holds: a swap that changes what is dealt
+    # (most do; one whose titles all fall aside deals the same table).
+    swaps = [[*portfolio[:i], s, *portfolio[i + 1 :]] for i in range(8) for s in spares]
+    swaps += [[*portfolio[:i], *spares, *portfolio[i + 2 :]] for i in range(7)]
+    changed = next(b for b in swaps if dealt_from(b) != dealt_from(portfolio))
     swapped = TableOpened(
         table=first.table,
         request=player.open_request("registrar-counted", changed),
@@ -309,3 +311,25 @@ async def test_a_print_issued_again_is_brought_by_its_current_certificate(
         stale = await player.open_with("registrar-sealed", portfolio)
         assert (stale.status, stale.problem) == (409, "stale-issue")
         assert (await player.open_with("registrar-sealed", [again, *portfolio[1:]])).status == 200
+
+
+async def test_a_portfolio_sharing_four_of_the_registrars_titles_is_refused_at_the_open(
+    settings: LeagueSettings, league_server: TestServer
+) -> None:
+    """M-10, IV.3: the Registrar brings its set's seven; a player bringing four of them pools
+    only twelve distinct titles, which cannot deal five, five and three: refused at the open
+    (422 bad-portfolio, nothing recorded), not opened as a table that could never be dealt.
+    Three shared still deal."""
+    player = holder_at(settings, league_server)
+    taught = set_titles(CardSet.LETTERED)
+    prints = await player.stamp([*taught[:4], *HOUSE_TITLES[:5]])
+    four, three = prints[:8], [*prints[1:4], *prints[4:9]]
+    request = player.open_request("registrar-lettered", four)
+    refused = await player.send_open(request)
+    assert (refused.status, refused.problem) == (422, "bad-portfolio")
+    assert "12 distinct titles" in refused.body["detail"]
+    store = league_server.app[TABLES_LOG]
+    assert await store.stream_version(table_stream(request.table_id())) == 0
+    assert (await player.open_with("registrar-lettered", three)).status == 200
+    dealt = await player.seed()
+    assert (dealt.status, dealt.body["deal"]["table"]) == (200, "portfolio")
