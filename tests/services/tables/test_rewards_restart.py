@@ -1,8 +1,9 @@
 """A witnessed table's reward outlives a SIGKILL (``services.tables.rewards``): ``league serve
-tables`` killed after two tables closed and before their rewards were paid (the treasury did
-not answer), one of them then paid by the treasury as if the service had died after the
-treasury's answer and before its record; the service started again settles both, the second
-by the treasury's replay of the same order: each table paid exactly once."""
+tables`` killed mid-table, after two tables closed and before their rewards were paid (the
+treasury did not answer), one of them then paid by the treasury as if the service had died
+after the treasury's answer and before its record; the service started again settles both, the
+second by the treasury's replay of the same order, and the table cut off mid-table at its
+close: each table paid exactly once."""
 
 from __future__ import annotations
 
@@ -22,10 +23,10 @@ from services.mint.app import SERVICE as MINT
 from services.tables.rewards import Rewards
 from services.treasury.app import SERVICE as TREASURY
 from tests.harness.ports import free_port
-from tests.harness.rewards import play_to
+from tests.harness.rewards import open_worked, play_to
 from tests.harness.served import GUARD_SECONDS, serve_child
 from tests.harness.serving import composed
-from tests.harness.tables import Player
+from tests.harness.tables import Player, played_out_from
 
 
 async def test_rewards_cut_off_by_a_kill_are_paid_once_after_the_restart(
@@ -42,6 +43,12 @@ async def test_rewards_cut_off_by_a_kill_are_paid_once_after_the_restart(
         first = player.table
         await play_to(player, "clerk-2", ("win", "balance"))
         second = player.table
+        # A third table, killed mid-table: one move played.
+        await open_worked(player, "clerk-3")
+        view = (await player.seed()).body
+        moved = await player.move(view["ply"], view["legal"][0])
+        assert moved.status == 200, moved
+        third = player.table
     finally:
         process.kill()  # SIGKILL: the rewards were never paid
         await asyncio.wait_for(process.wait(), GUARD_SECONDS)
@@ -74,8 +81,11 @@ async def test_rewards_cut_off_by_a_kill_are_paid_once_after_the_restart(
             assert answer.status == 200, await answer.text()
             paid_before = RewardAnswer.model_validate_json(await answer.text())
 
-        process, url = await serve_child(settings, "tables", TREASURY_URL=treasury_url)
+        process, player.url = await serve_child(settings, "tables", TREASURY_URL=treasury_url)
         try:
+            shown = await player.get(f"/tables/table/{third}")
+            assert shown.status == 200, shown
+            closed = await played_out_from(player, shown.body)
             for _ in range(GUARD_SECONDS * 20):  # a bound, not a timing assertion
                 streams = [await tables.read_stream(reward_stream(t)) for t in (first, second)]
                 if all(streams):
@@ -86,6 +96,13 @@ async def test_rewards_cut_off_by_a_kill_are_paid_once_after_the_restart(
             process.terminate()
             await asyncio.wait_for(process.wait(), GUARD_SECONDS)
 
+        # The table killed mid-table closed after the restart and was settled at its close.
+        last = await tables.read_stream(reward_stream(third))
+        assert len(last) == 1
+        settled = TableRewarded.from_wire(last[0].body)
+        won = closed["closing"]["verdict"] != "loss"
+        assert settled.due == (RewardDue(marks=10) if won else RewardDue())
+        assert len(await treasury.read_stream(reward_stream(third))) == (1 if won else 0)
         assert [r.due for r in records] == [RewardDue(marks=10)] * 2
         assert records[1].paid == paid_before.paid
         for table, record in zip((first, second), records, strict=True):
