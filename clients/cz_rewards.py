@@ -84,7 +84,7 @@ class Landed:
 
     def line(self, table: str) -> str:
         if self.status == "nothing":
-            return f"reward: nothing ({self.detail or 'nothing is due for this table'})"
+            return f"reward: nothing ({self.detail})"
         if self.status == "pending":
             return (
                 "reward: pending at the league (its treasury has not paid yet); the next cz play "
@@ -102,12 +102,22 @@ class Landed:
         return lines
 
 
-def reward(opened: Opened, manifest: LeagueManifest, outcome: RewardOutcome | None) -> Landed:
+def reward(
+    opened: Opened, manifest: LeagueManifest, outcome: RewardOutcome | None, verdict: str
+) -> Landed:
     """A closed table's reward taken into the wallet (Book IV, docs/economy.md): every note
     treasury-signed and issued to this key, every print mint-signed, in its run and issued to
     it; what the wallet holds already is not taken twice."""
     if outcome is None or outcome.status == "nothing":
-        detail = outcome.detail if outcome is not None else "the league pays no reward here"
+        if outcome is not None and outcome.detail:
+            detail = outcome.detail
+        elif verdict == "loss":
+            detail = "a loss pays nothing"
+        else:
+            detail = (
+                "nothing is due: a venue your witnessed campaign has not opened yet pays "
+                "nothing, as offline (docs/rulings.md L-25)"
+            )
         return Landed("nothing", detail=detail)
     if outcome.status == "pending":
         return Landed("pending", detail=outcome.detail)
@@ -163,7 +173,8 @@ def collect(run: Run, client: LeagueClient, manifest: LeagueManifest, opened: Op
             continue
         view = run(client.table(kept.table))
         outcome = view.closing.reward if view.closing is not None else None
-        landed = reward(opened, manifest, outcome)
+        verdict = view.closing.verdict if view.closing is not None else ""
+        landed = reward(opened, manifest, outcome, verdict)
         if landed.status != "pending":
             kept.rewarded = True
             kept.save()

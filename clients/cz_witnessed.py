@@ -508,7 +508,7 @@ def _at(
     kind = view.deal.table if view.deal is not None else "base"
     path = record(opened, kept, fair, kind)
     awarded = misprint(opened, manifest, view.closing.misprint)
-    landed = reward(opened, manifest, view.closing.reward)
+    landed = reward(opened, manifest, view.closing.reward, view.closing.verdict)
     kept.rewarded = landed.status != "pending"
     kept.save()
     state = board.state
