@@ -666,7 +666,8 @@ def add_play(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "--portfolio",
         metavar="T1,T2,...",
         help="your eight titles at a Registrar's table (default: your prints of the "
-        "Assessor's thirteen first, then house copies, M-11)",
+        "Assessor's thirteen first, then house copies, M-11; at the league, eight stamped "
+        "prints, those outside the Registrar's set first)",
     )
     p.add_argument(
         "--auto",
@@ -689,7 +690,8 @@ def add_play(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         const="",
         metavar="VENUE",
         help="play a witnessed table at your pinned league instead (cz league set URL): "
-        "clerk-1..clerk-4, assessor, chair-I..chair-XII; dealt by commit-reveal, every move "
+        "clerk-1..clerk-4, assessor, chair-I..chair-XII, or registrar-SET with eight of your "
+        "stamped prints (--portfolio names their titles); dealt by commit-reveal, every move "
         "signed by your key and kept in CZ_HOME/league-tables/ before it is sent, the reveal "
         "checked at the close (docs/formats.md, Witnessed tables)",
     )

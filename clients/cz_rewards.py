@@ -18,7 +18,6 @@ from clients.cz_play import TABLES_DIR
 from clients.cz_session import Opened
 from clients.witnessed import Fair, KeptTable, kept_tables
 from game.window import record_json
-from game.window.records import SeededDeal
 from ledger.api.mint import Stamped
 from ledger.api.rewards import RewardOutcome
 from ledger.api.tables import MisprintOutcome
@@ -153,13 +152,14 @@ def reward(
     )
 
 
-def record(opened: Opened, kept: KeptTable, fair: Fair, kind: str) -> Path:
+def record(opened: Opened, kept: KeptTable, fair: Fair) -> Path:
+    """The table as a ``cz-table-record/1`` beside the offline ones: its deal (seeded, or at
+    a Registrar's the explicit portfolio deal) and every action."""
     directory = opened.home.directory / TABLES_DIR
     directory.mkdir(mode=0o700, exist_ok=True)
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
     path = directory / f"{stamp}-{kept.venue}-league-{kept.table}.json"
-    deal = SeededDeal(table=kind, seed=fair.seed)  # type: ignore[arg-type]
-    record = record_json(deal, list(fair.table.actions))
+    record = record_json(fair.table.table.deal_record(), list(fair.table.actions))
     path.write_text(json.dumps(record, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return path
 

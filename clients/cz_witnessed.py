@@ -40,7 +40,7 @@ from clients.cz_play import MAX_LINE, QUIT, Left, Person, _grid
 from clients.cz_rewards import RESUME, Run, collect, misprint, record, reward
 from clients.cz_session import Opened, emit, league_of, opened_wallet, pinned
 from clients.cz_table import Move, verdict_lines
-from clients.wallet import LeaguePin, WalletError
+from clients.wallet import LeaguePin, Wallet, WalletError
 from clients.witnessed import (
     Board,
     KeptTable,
@@ -54,15 +54,19 @@ from game.window.ai.roster import chair_player, strength_at
 from game.window.campaign import ROMAN
 from game.window.drill import SHOW_SECONDS, TIME_LIMIT_SECONDS, parse_pattern
 from game.window.notation import format_action
+from game.window.registrars import set_titles
 from game.window.rewards import table_work
 from game.window.state import CHANCE, State
 from game.window.tables import Provenance, Table
 from game.window.witnessed import venue_of
 from ledger.api.tables import TableView
+from ledger.catalog import PLAYING, CardSet
+from ledger.certificates import PrintCertificate
 from ledger.errors import LedgerError, SchemaError, VerificationError
 from ledger.keys import PublicKey, SigningKey
 from ledger.leaf import Event
 from ledger.manifest import LeagueManifest
+from ledger.portfolios import PORTFOLIO_SIZE, takes_portfolio
 from ledger.tables import VENUES, TableMove, TableOpen, TableSeed
 from ledger.wire import hash_text
 from ledger.work import challenge, solve
@@ -70,6 +74,9 @@ from ledger.work import challenge, solve
 T = TypeVar("T")
 
 
+#: Titles in book order, and finishes from plain to finest (a portfolio brings the finest).
+BOOK_ORDER = {c.name: i for i, c in enumerate(PLAYING)}
+_FINISH = {"standard": 0, "gilt": 1, "holofoil": 2, "misprint": 3}
 #: The player's verdict, as the close is told.
 VERDICTS = {"win": "you won", "loss": "you lost", "balance": "a Balance"}
 
@@ -398,8 +405,50 @@ def _chosen(args: argparse.Namespace, home: Path, league: str) -> tuple[KeptTabl
     return None, ""
 
 
+def portfolio_of(wallet: Wallet, venue: str, named: str | None) -> tuple[PrintCertificate, ...]:
+    """The eight stamped prints the player brings to a Registrar's table (IV.3, L-39): the
+    titles ``named`` (``--portfolio T1,...``), else eight distinct titles of the wallet's
+    stamped prints, those outside the Registrar's own seven first (the two portfolios must
+    make a pool of thirteen or more), each carried by its finest print."""
+    best: dict[str, PrintCertificate] = {}
+    for chain in wallet.prints.values():
+        certificate = chain.certificate
+        if not isinstance(certificate, PrintCertificate):
+            continue
+        kept = best.get(certificate.title)
+        if kept is None or _FINISH.get(certificate.finish, 0) > _FINISH.get(kept.finish, 0):
+            best[certificate.title] = certificate
+    if named:
+        titles = [_title_of(t) for t in named.split(",")]
+        missing = [t for t in titles if t not in best]
+        if missing:
+            raise SchemaError(
+                f"you hold no stamped print of {', '.join(missing)}: a league table takes "
+                "stamped prints only (L-39; cz stamp presents your unstamped ones)"
+            )
+    else:
+        own = set(set_titles(CardSet(venue.removeprefix("registrar-"))))
+        titles = sorted(best, key=lambda t: (t in own, BOOK_ORDER.get(t, 0)))[:PORTFOLIO_SIZE]
+    if len(set(titles)) != PORTFOLIO_SIZE:
+        raise SchemaError(
+            f"a Registrar's table takes {PORTFOLIO_SIZE} stamped prints of distinct titles "
+            f"(IV.3); {'you named' if named else 'your wallet holds'} {len(set(titles))} "
+            "(cz stamp presents your unstamped prints, cz buy buys singles)"
+        )
+    return tuple(best[t] for t in titles)
+
+
+def _title_of(text: str) -> str:
+    by_lower = {name.lower(): name for name in BOOK_ORDER}
+    return by_lower.get(text.strip().lower(), text.strip())
+
+
 def _open_request(
-    opened: Opened, manifest: LeagueManifest, venue: str, screen: Screen
+    opened: Opened,
+    manifest: LeagueManifest,
+    venue: str,
+    screen: Screen,
+    portfolio: tuple[PrintCertificate, ...] | None = None,
 ) -> TableOpen:
     """A signed ``table-open`` at ``venue`` with the proof of work its reward costs (L-28:
     a mark earned at a table costs what a faucet mark does), bound to the request."""
@@ -411,6 +460,11 @@ def _open_request(
         "player": opened.wallet.public.to_text(),
         "venue": venue,
     }
+    if portfolio is not None:
+        unsigned["portfolio"] = [c.to_wire() for c in portfolio]
+        screen.say(
+            "your portfolio: " + ", ".join(f"{c.title} ({c.finish}) {c.serial}" for c in portfolio)
+        )
     work = table_work(manifest.policies, venue)
     if work > 1:
         screen.say(f"proof of work for the table's reward ({work} expected hashes)…")
@@ -425,13 +479,10 @@ def _refuse_offline_options(args: argparse.Namespace) -> None:
                 f"{flag} is for an offline table; at the league the venue follows --league and "
                 "the deal is commit-reveal (docs/formats.md)"
             )
-    if args.portfolio:
-        raise SchemaError("the league serves no Registrar's table yet: --portfolio has no place")
-    if args.league and args.league.startswith("registrar-"):
+    if args.portfolio and not (args.league and takes_portfolio(args.league)):
         raise SchemaError(
-            f"a Registrar's table at the league ({args.league}) is played with your eight "
-            "stamped prints, which cz play --league does not bring yet: a clerk's, the "
-            "Assessor's or a Chair's table it does"
+            "--portfolio is for a Registrar's table (--league registrar-SET), where you bring "
+            "eight stamped prints (IV.3)"
         )
     if args.league and args.league not in VENUES:
         raise SchemaError(f"no witnessed table sits at {args.league!r}: one of {', '.join(VENUES)}")
@@ -470,7 +521,12 @@ def _at(
         screen.say(line)
     kept, told = _chosen(args, home, manifest.league)
     if kept is None:
-        request = _open_request(opened, manifest, args.league, screen)
+        portfolio = (
+            portfolio_of(opened.wallet, args.league, args.portfolio)
+            if takes_portfolio(args.league)
+            else None
+        )
+        request = _open_request(opened, manifest, args.league, screen, portfolio)
         kept = KeptTable(kept_path(home, request.table_id()), manifest.league, request)
         kept.save()  # kept before it is sent
     else:
@@ -505,8 +561,7 @@ def _at(
         ) from None
     kept.closed, kept.checked = True, "fair"
     kept.save()
-    kind = view.deal.table if view.deal is not None else "base"
-    path = record(opened, kept, fair, kind)
+    path = record(opened, kept, fair)
     awarded = misprint(opened, manifest, view.closing.misprint)
     landed = reward(opened, manifest, view.closing.reward, view.closing.verdict)
     kept.rewarded = landed.status != "pending"

@@ -9,18 +9,27 @@ from __future__ import annotations
 import asyncio
 import json
 import stat
+from pathlib import Path
 
 import pytest
 
 from apiclient.league import LeagueClient, LeagueProblem
 from clients.wallet import WalletHome
 from clients.witnessed import KeptTable, Unfair, check_reveal, kept_dir
+from game.window.economy.prints import Print
+from ledger.catalog import BASE_SIX, FOLDED_SEVEN
 from ledger.keys import PublicKey
 from ledger.leaf import Event
 from ledger.manifest import LeagueManifest
 from ledger.tables import TableClosed, TableMove
 from ledger.wire import hash_text
-from tests.clients.conftest import PASSPHRASE, Player, on_terminal, one_line_failure
+from tests.clients.conftest import (
+    PASSPHRASE,
+    Player,
+    on_terminal,
+    one_line_failure,
+    wallet_with,
+)
 from tests.harness.league import InProcessLeague
 
 ACTION_PROMPT = "your action (number or notation; q leaves): "
@@ -196,7 +205,7 @@ def test_an_unfinished_table_is_resumed_before_a_new_one(
     [
         (("play", "--league", "clerk-9"), "no witnessed table sits at 'clerk-9'"),
         (("play", "--league"), "name a venue"),
-        (("play", "--league", "registrar-lettered"), "eight stamped prints"),
+        (("play", "--league", "registrar-lettered"), "8 stamped prints of distinct titles"),
         (("play", "--league", "clerk-1", "--seed", "3"), "--seed is for an offline table"),
         (("play", "--league", "--resume", "ab" * 16), "no table"),
     ],
@@ -317,3 +326,28 @@ def test_the_reward_lands_in_the_wallet(
     you.json("play", "--league", "clerk-2", "--auto", "XII")  # nothing taken twice
     again = you.json("collection")["note_list"]
     assert {n["serial"] for n in held} <= {n["serial"] for n in again}
+
+
+def test_a_registrars_table_is_played_with_eight_stamped_prints(
+    served: InProcessLeague, players: dict[str, Player], tmp_path: Path
+) -> None:
+    """# IV.3, L-39. At registrar-lettered the client brings eight stamped prints of distinct
+    titles from the wallet (those outside the Registrar's own seven first); the table is dealt
+    from both portfolios, played to its close and its reveal checked; its record (an explicit
+    portfolio deal) replays offline. Without eight stamped titles: one line, nothing opened."""
+    you = players["A"]
+    titles = [c.name for c in BASE_SIX + FOLDED_SEVEN][:8]
+    wallet_with(tmp_path / "eight.code", [Print(t) for t in titles])
+    you.ok("load", str(tmp_path / "eight.code"))
+    you.ok("league", "set", served.url)
+    short = you.run("play", "--league", "registrar-lettered", "--auto")
+    assert "8 stamped prints of distinct titles" in one_line_failure(short)
+    assert not kept_dir(you.home).exists() or not list(kept_dir(you.home).glob("*.json"))
+    you.ok("stamp")
+    data = you.json("play", "--league", "registrar-lettered", "--auto")
+    assert data["fair"] is True
+    replayed = you.json("table", "replay", data["record"])
+    assert replayed["verdict"] is not None
+    (kept,) = kept_tables(you)
+    assert kept.open.portfolio is not None
+    assert sorted(c.title for c in kept.open.portfolio) == sorted(titles)
