@@ -26,6 +26,7 @@ from ledger.api.logs import ConsistencyProof, Feed, InclusionProof
 from ledger.api.mint import Census, OwnerCensus, StampAnswer, Stamped
 from ledger.api.notary import Conflict, FraudConflict, NotarizeAnswer, Provenance
 from ledger.api.problems import PROBLEM_JSON, Problem
+from ledger.api.tables import TableEvents, TableView
 from ledger.api.treasury import (
     BuyAnswer,
     BuyRequest,
@@ -49,6 +50,7 @@ from ledger.keys import PublicKey, SigningKey
 from ledger.limits import KIB, MAX_ANSWER_BYTES, MAX_NEW_HOPS_PER_CHAIN
 from ledger.manifest import LeagueManifest
 from ledger.requests import StampRequest
+from ledger.tables import TableMove, TableOpen, TableSeed
 from ledger.work import challenge, request_work, solve
 
 M = TypeVar("M", bound=BaseModel)
@@ -399,6 +401,28 @@ class LeagueClient:
     async def provenance(self, serial: str) -> Provenance:
         """One print's whole life as the notary knows it (Book V.8)."""
         return await self._json(Provenance, "GET", f"/provenance/{serial}")
+
+    # -- the tables -------------------------------------------------------------------------
+
+    async def open_table(self, request: TableOpen) -> TableView:
+        """Open a witnessed table (the same request answers the same table)."""
+        return await self._json(TableView, "POST", "/tables/open", json=request.to_wire())
+
+    async def seed_table(self, request: TableSeed) -> TableView:
+        """Bring the player's half of the deal: the answer shows the deal."""
+        return await self._json(TableView, "POST", "/tables/seed", json=request.to_wire())
+
+    async def move_table(self, request: TableMove) -> TableView:
+        """One signed move; the answer carries the opponent's replies (409 ``move-replayed``
+        when its ply is played already: read the table)."""
+        return await self._json(TableView, "POST", "/tables/move", json=request.to_wire())
+
+    async def table(self, table: str) -> TableView:
+        return await self._json(TableView, "GET", f"/tables/table/{table}")
+
+    async def table_events(self, table: str) -> TableEvents:
+        """The table's own events, signed (verify each with the manifest's tables key)."""
+        return await self._json(TableEvents, "GET", f"/tables/table/{table}/events")
 
     # -- every service's log ----------------------------------------------------------------
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import platformdirs
@@ -18,6 +19,8 @@ from auditor.tables import audit_tables
 from ledger.address import address_of
 from ledger.audit.tables import Referee, TablesReport
 from ledger.keys import PublicKey
+from ledger.manifest import Policies
+from ledger.rewards import Campaigns
 
 
 def default_audit_dir() -> Path:
@@ -25,11 +28,16 @@ def default_audit_dir() -> Path:
     return Path(platformdirs.user_data_dir("the-window-league-audit", appauthor=False))
 
 
-def audit(args: argparse.Namespace, referee: Referee | None = None) -> None:
+def audit(
+    args: argparse.Namespace,
+    referee: Referee | None = None,
+    campaigns: Callable[[Policies], Campaigns] | None = None,
+) -> None:
     """Run the audit ``args`` ask for (``league audit``'s options) and print its report on
     stdout, its progress on stderr; raise at the first violation or bad input. With a
     ``referee`` (the game's), a league served at a URL has its witnessed tables replayed too
-    (:mod:`auditor.tables`)."""
+    (:mod:`auditor.tables`), and with ``campaigns`` (the game's witnessed campaigns) each
+    table's reward checked against the treasury's payments."""
     given = {"mint": args.mint, "treasury": args.treasury, "notary": args.notary}
     online = args.url is not None or any(given.values())
     if online == (args.offline is not None):
@@ -73,7 +81,11 @@ def audit(args: argparse.Namespace, referee: Referee | None = None) -> None:
     for line in outcome.report.lines():
         print(f"  {line}")
     if referee is not None and args.offline is None:
-        tables = asyncio.run(audit_tables(outcome.url, outcome.root, referee))
+        report = outcome.report
+        treasury = next((s.events for s in report.services if s.service == "treasury"), None)
+        tables = asyncio.run(
+            audit_tables(outcome.url, outcome.root, referee, campaigns, report.rewards, treasury)
+        )
         for line in tables.lines() if isinstance(tables, TablesReport) else [f"tables: {tables}"]:
             print(f"  {line}")
     if args.save is not None:

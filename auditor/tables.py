@@ -5,25 +5,45 @@ protocol, not the rules)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+
 from apiclient.league import LeagueClient, LeagueProblem
+from ledger.audit.reward_facts import PaidReward
 from ledger.audit.tables import Referee, TablesChecker, TablesReport
 from ledger.errors import LedgerError, SchemaError
 from ledger.keys import PublicKey
+from ledger.manifest import Policies
+from ledger.rewards import Campaigns
 
 #: Events read per page of the tables' feed.
 PAGE = 1000
 
 
-async def audit_tables(url: str, root: PublicKey, referee: Referee) -> TablesReport | str:
+async def audit_tables(
+    url: str,
+    root: PublicKey,
+    referee: Referee,
+    campaigns: Callable[[Policies], Campaigns] | None = None,
+    paid: Mapping[str, PaidReward] | None = None,
+    paid_upto: int | None = None,
+) -> TablesReport | str:
     """Audit the tables log of the league at ``url`` (its manifest signed by ``root``, pinned
-    by the audit of the other logs); why not, when its manifest names no tables key or
-    ``url`` serves no tables log (404: a league served without it, as another log not served
-    is left out of the audit)."""
+    by the audit of the other logs), each closed table's reward replayed by the witnessed
+    campaigns ``campaigns`` makes (the game's) and paired with the treasury's payments
+    ``paid`` (the audit of its first ``paid_upto`` events found them); why not, when its
+    manifest names no tables key or ``url`` serves no tables log (404: a league served without
+    it, as another log not served is left out of the audit)."""
     async with LeagueClient(url) as client:
         manifest = await client.manifest(root)
         if manifest.tables is None:
             return "the manifest names no tables key"
-        checker = TablesChecker(manifest, referee)
+        checker = TablesChecker(
+            manifest,
+            referee,
+            None if campaigns is None else campaigns(manifest.policies),
+            paid,
+            paid_upto,
+        )
         try:
             checkpoint = await client.signed_checkpoint(service="tables")
         except LedgerError as exc:

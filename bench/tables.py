@@ -1,8 +1,8 @@
 """Witnessed tables: moves per second against Chair I over HTTP, a move's latency, and the
 audit's replay rate beside the engine's offline replay of the same tables.
 
-Run: ``python -m bench.tables [--tables N] [--concurrency C] [--workers W]`` (or ``python
-bench/tables.py ...``).
+Run: ``python -m bench.tables [--tables N] [--concurrency C] [--workers W] [--profile]`` (or
+``python bench/tables.py ...``).
 
 It serves a whole league (``league serve``, see ``bench/league_setup.py``) from a child
 process, and from this process plays ``N`` tables at Chair I (``C`` players at once, each
@@ -26,10 +26,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import cProfile
+import pstats
 import secrets
 import statistics
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -124,7 +128,24 @@ def _offline(feed: list[FeedEvent]) -> int:
     return replayed
 
 
-async def _run(url: str, tables: int, concurrency: int, workers: int | None) -> None:
+@contextlib.contextmanager
+def _profiled(profile: bool) -> Iterator[None]:
+    """With ``profile``, the block's cProfile (the 25 costliest functions) on stderr."""
+    if not profile:
+        yield
+        return
+    profiler = cProfile.Profile()
+    profiler.enable()
+    try:
+        yield
+    finally:
+        profiler.disable()
+        pstats.Stats(profiler, stream=sys.stderr).sort_stats("tottime").print_stats(25)
+
+
+async def _run(
+    url: str, tables: int, concurrency: int, workers: int | None, profile: bool = False
+) -> None:
     async with LeagueClient(url) as client:
         manifest = await client.manifest()
     latencies: list[float] = []
@@ -154,7 +175,8 @@ async def _run(url: str, tables: int, concurrency: int, workers: int | None) -> 
             after = page[-1].seq
     start = time.perf_counter()
     checker = TablesChecker(manifest, referee)
-    checker.add(feed)
+    with _profiled(profile):
+        checker.add(feed)
     checked = checker.report().replayed
     checked_seconds = time.perf_counter() - start
     start = time.perf_counter()
@@ -200,9 +222,12 @@ def main() -> None:
     parser.add_argument("--tables", type=int, default=40)
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--workers", type=int, default=None)
+    parser.add_argument(
+        "--profile", action="store_true", help="cProfile the audit's checks (on stderr)"
+    )
     args = parser.parse_args()
     with served_league(workers=args.workers) as served:
-        asyncio.run(_run(served.url, args.tables, args.concurrency, args.workers))
+        asyncio.run(_run(served.url, args.tables, args.concurrency, args.workers, args.profile))
 
 
 if __name__ == "__main__":

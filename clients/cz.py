@@ -169,6 +169,7 @@ def build_parser(groups: Collection[str] | None = None) -> argparse.ArgumentPars
             "  cz import slip.txt                    verify, notarize and admit a slip\n"
             "  cz sync                               drop what another device sent (notary)\n"
             "  cz play --auto --seed 1               the campaign's next table, played for you\n"
+            "  cz play --league clerk-1              a witnessed table at the league, signed\n"
             "  cz notes claim                        today's marks to notes at the faucet\n"
             "  cz buy Tally                          a single for notes, with exact change\n"
             "  cz provenance CZ-TALLY-0042           a life, every proof checked\n"

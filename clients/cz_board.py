@@ -92,7 +92,8 @@ def draw(
     market = ", ".join(_card(screen, state, table, c) for c in state.market) or "-"
     if state.hostage >= 0:
         owner = who.get(state.hostage_owner, "?")
-        hostage = f"{_card(screen, state, table, state.hostage)} (from {owner}'s chain)"
+        whose = "your" if owner == "you" else f"{owner}'s"
+        hostage = f"{_card(screen, state, table, state.hostage)} (from {whose} chain)"
     else:
         hostage = "none"
     screen.say(f"{'market':>{width}}  {market}  │ hostage: {hostage}")

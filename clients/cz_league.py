@@ -25,11 +25,15 @@ from ledger.api.logs import FeedEvent
 from ledger.api.mint import StampAnswer, Stamped
 from ledger.api.notary import Provenance
 from ledger.api.provenance import check_provenance
+from ledger.api.tables import TableView
 from ledger.certificates import NoteCertificate
 from ledger.errors import BadSignatureError, LedgerError, VerificationError
+from ledger.events import PrintStamped, body_as
 from ledger.keys import PublicKey
 from ledger.manifest import LeagueManifest
+from ledger.print_runs import MISPRINT_SERIAL
 from ledger.requests import StampRequest
+from ledger.tables import wins_misprint
 from ledger.words import plural
 
 # -- league set ----------------------------------------------------------------------------
@@ -246,6 +250,8 @@ def provenance(args: argparse.Namespace) -> int:
         async with league_of(pin) as (client, manifest):
             return await verified_provenance(client, manifest, serial)
 
+    if serial == MISPRINT_SERIAL:
+        return _misprint_life(args, pin)
     life, holder = asyncio.run(ask())
     if life.stamp is None and life.issues:
         return _note_life(args, life, holder)
@@ -315,6 +321,93 @@ def provenance(args: argparse.Namespace) -> int:
     ]
     lines.append(f"  holder: {address_of(holder)}")
     lines.append("every signature and proof verified here")
+    emit(args, data, "\n".join(lines))
+    return 0
+
+
+@dataclass(frozen=True)
+class Award:
+    """The Misprint's award, every proof checked: the account, the mint's event naming the
+    table, and the table as the tables service shows it."""
+
+    life: Provenance
+    table: str
+    view: TableView
+
+
+async def verified_award(client: LeagueClient, manifest: LeagueManifest) -> Award | Provenance:
+    """The Misprint's account (V.8, L-24) with its proofs checked as any print's are (the
+    mint's ``print-stamped`` event, signed and in the mint's signed checkpoint, the
+    certificate mint-signed to its holder); its event names the table, whose view must be a
+    Balance at Chair VI or above closed by that player. Not awarded yet: the account alone."""
+    life, _ = await verified_provenance(client, manifest, MISPRINT_SERIAL)
+    if life.stamp is None:
+        return life
+    page = await client.events(life.stamp.index - 1, 1, service="mint")
+    event = page.events[0].verified(PublicKey.from_text(manifest.mint))
+    table = body_as(event, PrintStamped).request_id
+    view = await client.table(table)
+    certificate = life.stamp.certificate
+    verdict = view.closing.verdict if view.closing is not None else view.waiting
+    if view.player != certificate.issued_to or not wins_misprint(view.venue, verdict):
+        raise VerificationError(
+            f"the mint awarded {MISPRINT_SERIAL} for table {table}, which the tables service "
+            f"shows as {verdict} at {view.venue} by another player or not a Balance at Chair VI "
+            "or above"
+        )
+    return Award(life, table, view)
+
+
+def _misprint_life(args: argparse.Namespace, pin: LeaguePin) -> int:
+    """``cz provenance CZ-TALLY-000``: its award, or that it has not been awarded yet."""
+
+    async def ask() -> Award | Provenance:
+        async with league_of(pin) as (client, manifest):
+            return await verified_award(client, manifest)
+
+    found = asyncio.run(ask())
+    if isinstance(found, Provenance):
+        emit(
+            args,
+            {
+                "serial": MISPRINT_SERIAL,
+                "standing": found.standing,
+                "awarded": False,
+                "remark": found.remark,
+                "verified": True,
+            },
+            f"{MISPRINT_SERIAL}: not awarded yet. {found.remark}",
+        )
+        return 0
+    stamp = found.life.stamp
+    assert stamp is not None
+    c = stamp.certificate
+    to = _addr(c.issued_to)
+    data = {
+        "serial": MISPRINT_SERIAL,
+        "standing": found.life.standing,
+        "awarded": True,
+        "title": c.title,
+        "set": c.set,
+        "finish": c.finish,
+        "awarded_to": to,
+        "mint_event": stamp.index,
+        "table": found.table,
+        "venue": found.view.venue,
+        "holder": to,
+        "verified": True,
+    }
+    lines = [
+        f"{MISPRINT_SERIAL}: the Misprint, a {c.title} of the {c.set} set in the finish "
+        f"{c.finish}; it exists exactly once, outside the runs (V.8)",
+        f"  awarded to {to} at mint event {stamp.index} ✓ (the mint's certificate and its "
+        "print-stamped event, signed, in the mint's signed checkpoint)",
+        f"  for table {found.table}: a Balance at {found.view.venue}, the first witnessed at "
+        "Chair VI or above (IV.6, docs/rulings.md L-24) ✓ (the event names it; the tables "
+        "service shows it closed so, by that player)",
+        f"  holder: {to} (the notary records no hop of it)",
+        "every signature and proof verified here",
+    ]
     emit(args, data, "\n".join(lines))
     return 0
 

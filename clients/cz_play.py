@@ -550,6 +550,10 @@ def _record(opened: Opened, venue: Venue, seed: int, table: Table, played: Playe
 
 def play(args: argparse.Namespace) -> int:
     """Play one table at a venue of the campaign and settle it (IV.1–IV.6)."""
+    if args.league is not None or args.resume is not None:
+        from clients.cz_witnessed import play_league
+
+        return play_league(args)
     seed = args.seed if args.seed is not None else secrets.randbits(63)
     screen = Screen.on(sys.stderr if args.json else sys.stdout)
     you = 0  # the player sits first at every venue (M-12)
@@ -639,7 +643,10 @@ def add_play(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
             f"{TIME_LIMIT_SECONDS:g} s. At the close both sides' columns are shown and the "
             "rule that decided (docs/rules.md I.9). A finished table is recorded in "
             "CZ_HOME/tables/ (cz table replay steps through it) and settled: its reward "
-            "joins your collection (see cz campaign). Chairs: " + chairs
+            "joins your collection (see cz campaign). With --league VENUE the table is played at "
+            "your pinned league instead, witnessed: dealt by commit-reveal, each move signed by "
+            "your key, the reveal checked at the close; its rewards are the league's. Chairs: "
+            + chairs
         ),
     )
     venue = p.add_mutually_exclusive_group()
@@ -659,7 +666,8 @@ def add_play(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "--portfolio",
         metavar="T1,T2,...",
         help="your eight titles at a Registrar's table (default: your prints of the "
-        "Assessor's thirteen first, then house copies, M-11)",
+        "Assessor's thirteen first, then house copies, M-11; at the league, eight stamped "
+        "prints, those outside the Registrar's set first)",
     )
     p.add_argument(
         "--auto",
@@ -675,6 +683,23 @@ def add_play(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         type=seed,
         metavar="N",
         help="the table's seed (deal, AIs, drills): the same seed, the same table",
+    )
+    p.add_argument(
+        "--league",
+        nargs="?",
+        const="",
+        metavar="VENUE",
+        help="play a witnessed table at your pinned league instead (cz league set URL): "
+        "clerk-1..clerk-4, assessor, chair-I..chair-XII, or registrar-SET with eight of your "
+        "stamped prints (--portfolio names their titles); dealt by commit-reveal, every move "
+        "signed by your key and kept in CZ_HOME/league-tables/ before it is sent, the reveal "
+        "checked at the close (docs/formats.md, Witnessed tables)",
+    )
+    p.add_argument(
+        "--resume",
+        metavar="TABLE",
+        help="take up an interrupted witnessed table (its id, as cz play --league printed "
+        "it): a move whose answer was lost is sent again, the very same signed request",
     )
     p.set_defaults(handler=play)
 

@@ -49,6 +49,7 @@ DOMAIN_TAGS: dict[str, bytes] = {
         "table-join",
         "table-move",
         "misprint-award",
+        "reward-order",
     )
 }
 

@@ -183,3 +183,13 @@ class IllegalMove(VerificationError):
 class MisprintGone(LedgerError):
     """The Misprint CZ-TALLY-000 exists exactly once, by award (Book IV.6, V.8): it has been
     awarded already, to another table."""
+
+
+class BadPortfolio(LedgerError):
+    """A portfolio a Registrar's table cannot take (Book IV.3): not eight certificates, a
+    title twice, or a portfolio brought to a table that deals from its own certificates."""
+
+
+class NotHolder(LedgerError):
+    """A print the player does not hold as the notary records it: a portfolio is eight
+    certificates the player owns (Book IV.3, docs/rulings.md L-38)."""

@@ -12,6 +12,7 @@ from typing import Annotated, ClassVar, Literal, TypeVar
 
 from pydantic import Field
 
+from ledger.api.rewards import MAX_REWARD_NOTES, MAX_REWARD_PRINTS, RewardOrder, reward_stream
 from ledger.api.treasury import MAX_CHANGE_NOTES, MAX_PAYMENT_NOTES, BuyRequest, MintOrder
 from ledger.certificates import (
     EventIndex,
@@ -182,11 +183,13 @@ class NoteIssued(EventBody):
     WHAT = "note-issued event"
 
     certificate: NoteCertificate
-    #: The claim's request id (the faucet), or the purchase id (change).
+    #: The claim's request id (the faucet), the purchase id (change), or the table id (a
+    #: witnessed table's reward).
     request_id: RequestId
     #: Why it was issued: a faucet claim counts against the receiver's day; change (a
-    #: purchase's) and refund (a paid note issued back when the run was exhausted) do not.
-    reason: Literal["claim", "change", "refund"]
+    #: purchase's), refund (a paid note issued back when the run was exhausted) and reward
+    #: (a witnessed table's, ``ledger.rewards``) do not.
+    reason: Literal["claim", "change", "refund", "reward"]
 
     def stream(self) -> str:
         return note_stream(self.certificate.serial)
@@ -335,11 +338,31 @@ PURCHASE_EVENTS: tuple[type[PurchaseStep], ...] = (
     PurchaseClosed,
 )
 
+
+class RewardPaid(EventBody):
+    """The treasury paid a witnessed table's reward (``ledger.rewards``): the tables service's
+    signed order, the notes issued to the player (each also a ``note-issued`` event of this
+    transaction, reason ``reward``, after this one) and the treasury's signed orders to the
+    mint of the reward's prints (sent as they are until answered). At version 0 of stream
+    ``reward/<table>``: the log itself refuses a second payment of a table."""
+
+    TYPE: ClassVar[str] = "reward-paid"
+    WHAT = "reward-paid event"
+
+    order: RewardOrder
+    notes: Annotated[tuple[NoteCertificate, ...], WireTuple, Field(max_length=MAX_REWARD_NOTES)]
+    orders: Annotated[tuple[MintOrder, ...], WireTuple, Field(max_length=MAX_REWARD_PRINTS)]
+
+    def stream(self) -> str:
+        return reward_stream(self.order.table)
+
+
 #: The treasury log's event types.
 TREASURY_EVENTS: Mapping[str, type[EventBody]] = {
     NoteIssued.TYPE: NoteIssued,
     NoteReturned.TYPE: NoteReturned,
     **{step.TYPE: step for step in PURCHASE_EVENTS},
+    RewardPaid.TYPE: RewardPaid,
 }
 
 

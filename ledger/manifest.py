@@ -111,6 +111,9 @@ class ServiceUrls(WireModel):
 #: Expected hashes per print at a full run: 0.5-1 s of one core for the pure-Python solver
 #: here (``docs/economy.md``, ``bench/drain.py``).
 DEFAULT_STAMP_WORK = 1 << 20
+#: A witnessed table's work per mark (``Policies.table_work_per_mark``): the base price of
+#: stamping one print per 30 marks (the cheapest single), rounded up, as a faucet claim's.
+DEFAULT_TABLE_WORK_PER_MARK = -(-DEFAULT_STAMP_WORK // 30)
 
 
 class Policies(WireModel):
@@ -134,6 +137,14 @@ class Policies(WireModel):
     #: state, and at once after a quiet spell (a token bucket).
     source_prints_per_minute: Annotated[int, Field(ge=1, le=1_000_000)] = 120
     source_prints_burst: Annotated[int, Field(ge=1, le=1_000_000)] = 200
+    #: Expected hashes of proof of work a witnessed table's open carries per mark its venue
+    #: pays at most (``game.window.rewards.table_work``, docs/economy.md): a mark earned at a
+    #: table costs what a faucet mark costs. Absent from the manifest at its default, so a
+    #: manifest founded before it reads and hashes as it always did.
+    table_work_per_mark: Annotated[int, Field(ge=1, le=2**40)] = Field(
+        default=DEFAULT_TABLE_WORK_PER_MARK,
+        exclude_if=lambda work: work == DEFAULT_TABLE_WORK_PER_MARK,
+    )
     #: Each service signs a checkpoint of its log at least this often while it grows
     #: (milliseconds): a receipt's checkpoint is at most this old.
     checkpoint_interval_ms: Annotated[int, Field(ge=10, le=3_600_000)] = 1000

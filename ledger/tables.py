@@ -6,7 +6,9 @@ A table is one stream of the tables service's log, ``table/<id>``:
 1. ``table-opened``: the player's signed :class:`TableOpen` (the venue), and the service's
    **commitment** to a secret it drew for the table: ``SHA-256("CZ1/table-commitment\\n" ‖
    table id ‖ "\\n" ‖ secret)``. The table's id is the first 16 bytes (hex) of the request's
-   hash, so the same request opens the same table.
+   hash, so the same request opens the same table. At a Registrar's venue the request brings
+   the player's portfolio, eight stamped prints (``ledger.portfolios``), and the deal is
+   convened from it.
 2. ``table-dealt``: the player's signed :class:`TableSeed`, which names the commitment it saw
    and brings 32 bytes of its own; the deal (hands and market) as the service convened it from
    the **deal seed**, ``SHA-256("CZ1/table-deal\\n" ‖ table id ‖ "\\n" ‖ secret ‖ player's
@@ -38,26 +40,30 @@ from typing import Annotated, ClassVar, Literal
 
 from pydantic import Field
 
+from ledger.certificates import PrintCertificate
 from ledger.encoding import decode_b64url
 from ledger.endorsements import UnixTime
 from ledger.events import EventBody
 from ledger.keys import SigningKey
 from ledger.manifest import LeagueId
+from ledger.portfolios import MAX_PORTFOLIO_ITEMS, REGISTRAR_VENUES
 from ledger.print_runs import TitleText
 from ledger.requests import RequestId
 from ledger.wire import HashText, KeyText, SignedModel, WireModel, WireTuple, hash_text
+from ledger.work import MAX_NONCE
 
 #: A table's id: 32 lower-case hex digits (16 bytes of its opening request's hash).
 TableId = Annotated[str, Field(pattern=r"^[0-9a-f]{32}$")]
 #: The venues a witnessed table convenes at (Book IV): a clerk's base table, the Assessor's
-#: and the Standing Table's market tables. A Registrar's portfolio table needs the player's
-#: stamped prints at the table, which this service does not take yet.
+#: and the Standing Table's market tables, and a Registrar's portfolio table, convened from the
+#: player's eight stamped prints (IV.3, IV.5; ``ledger.portfolios``).
 VENUES = (
     "clerk-1",
     "clerk-2",
     "clerk-3",
     "clerk-4",
     "assessor",
+    *REGISTRAR_VENUES,
     *(
         f"chair-{r}"
         for r in ("I", "II", "III", "IV", "V", "VI", "VII", "VIII", "IX", "X", "XI", "XII")
@@ -120,6 +126,19 @@ class TableOpen(SignedModel):
     time: UnixTime
     player: KeyText
     venue: TableVenueText
+    #: The proof of work a rewarded table costs (docs/economy.md, L-28): a nonce bound to this
+    #: request (``ledger.work.challenge``, index 0) worth ``game.window.rewards.table_work``
+    #: of the venue. Without it the table is played and recorded, and pays nothing. Absent
+    #: from the request when None.
+    work: Annotated[int, Field(ge=0, le=MAX_NONCE)] | None = Field(
+        default=None, exclude_if=lambda work: work is None
+    )
+    #: At a Registrar's venue, the player's portfolio: eight stamped prints of distinct titles
+    #: it holds (IV.3, ``ledger.portfolios``); absent at every other venue.
+    portfolio: (
+        Annotated[tuple[PrintCertificate, ...], WireTuple, Field(max_length=MAX_PORTFOLIO_ITEMS)]
+        | None
+    ) = Field(default=None, exclude_if=lambda portfolio: portfolio is None)
 
     def table_id(self) -> str:
         """The id of the table this request opens: 16 bytes of its hash, in hex."""
@@ -259,7 +278,7 @@ class Deal(WireModel):
 
     WHAT = "deal"
 
-    table: Literal["base", "market"]
+    table: Literal["base", "market", "portfolio"]
     hands: Annotated[
         tuple[
             Annotated[tuple[TitleText, ...], WireTuple, Field(max_length=16)],

@@ -27,13 +27,16 @@ from datetime import UTC, datetime
 from game.window import actions as A
 from game.window.ai.player import AIPlayer
 from game.window.ai.roster import opponent_for
-from game.window.campaign import ROMAN, Venue, chair, clerk, convene
+from game.window.campaign import ROMAN, Venue, chair, clerk, convene, registrar
 from game.window.drill import DrillOutcome, Pattern, generate_pattern, judge, parse_pattern
+from game.window.economy.prints import Finish, Print
 from game.window.errors import IllegalActionError, NotationError
 from game.window.notation import format_action, parse_action
 from game.window.scoring import reckon
 from game.window.state import CHANCE, State
-from game.window.tables import Table
+from game.window.tables import Holding, Table
+from ledger.catalog import ARCHIVE_SETS, CardSet
+from ledger.certificates import PrintCertificate
 from ledger.errors import LedgerError, SchemaError
 from ledger.tables import (
     DuelSeats,
@@ -72,12 +75,14 @@ class WitnessMismatch(LedgerError):
 
 def venue_of(name: str) -> Venue:
     """The venue a table-open request names: ``clerk-1``…``clerk-4``, ``assessor``,
-    ``chair-I``…``chair-XII``."""
+    ``registrar-lettered``…``registrar-sealed``, ``chair-I``…``chair-XII``."""
     kind, _, number = name.partition("-")
     if kind == "clerk" and number.isdigit():
         return clerk(int(number))
     if kind == "assessor" and not number:
         return Venue("assessor")
+    if kind == "registrar" and number in {s.value for s in ARCHIVE_SETS}:
+        return registrar(CardSet(number))
     if kind == "chair" and number in ROMAN[1:]:
         return chair(ROMAN.index(number))
     raise SchemaError(f"no witnessed table sits at {name!r}")
@@ -98,15 +103,26 @@ class WitnessedTable:
     drills: int = 0
 
     @classmethod
-    def convene(cls, venue_name: str, seed: int) -> WitnessedTable:
-        """The table of ``seed`` at ``venue_name``, before its first move."""
+    def convene(
+        cls, venue_name: str, seed: int, portfolio: Sequence[PrintCertificate] = ()
+    ) -> WitnessedTable:
+        """The table of ``seed`` at ``venue_name``, before its first move; at a Registrar's,
+        convened from the player's ``portfolio`` (IV.3) as an offline table of that seed with
+        those prints is (``game.window.registrars``); at a duel, with no AI."""
         if is_duel(venue_name):
             venue = DUEL_CONVENES[venue_name]
             table = convene(venue, seed)
             return cls(venue, seed, table, table.new_state(), None)
         venue = venue_of(venue_name)
-        table = convene(venue, seed)
+        table = convene(venue, seed, holdings(portfolio))
         return cls(venue, seed, table, table.new_state(), opponent_for(venue, seed))
+
+    @classmethod
+    def opened(cls, opened: TableOpened, seed: int) -> WitnessedTable:
+        """The table ``opened`` opens, dealt from ``seed``: its venue, and its portfolio at a
+        Registrar's."""
+        request = opened.request
+        return cls.convene(request.venue, seed, request.portfolio or ())
 
     def human(self, seat: int) -> bool:
         """Whether a person sits at ``seat`` (the player's; both at a duel)."""
@@ -208,6 +224,15 @@ class WitnessedTable:
         return self.table.kind, self.table.hands, self.table.market
 
 
+def holdings(portfolio: Sequence[PrintCertificate]) -> tuple[Holding, ...]:
+    """The player's portfolio as the engine deals it: each title carried by its stamped print,
+    whose finish travels with it (IV.3)."""
+    return tuple(
+        Holding(c.title, Print(c.title, Finish(c.finish), stamped=True, serial=c.serial))
+        for c in portfolio
+    )
+
+
 def check_move(
     table: WitnessedTable, request: str, recorded: Sequence[str], elapsed: float | None
 ) -> None:
@@ -253,7 +278,7 @@ def convene_dealt(
     """The table ``opened`` and ``dealt`` convene under ``secret``, its deal checked against
     the one the log recorded."""
     seed = table_seed(opened, dealt, secret, duel)
-    table = WitnessedTable.convene(opened.request.venue, seed)
+    table = WitnessedTable.opened(opened, seed)
     kind, hands, market = table.deal()
     recorded = dealt.deal
     if (kind, hands, market) != (recorded.table, recorded.hands, recorded.market):

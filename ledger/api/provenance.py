@@ -35,6 +35,7 @@ from ledger.feed import signed_checkpoint
 from ledger.keys import PublicKey
 from ledger.manifest import LeagueManifest
 from ledger.merkle import verify_inclusion
+from ledger.print_runs import MISPRINT, MISPRINT_SERIAL
 
 
 @dataclass(frozen=True, slots=True)
@@ -363,7 +364,17 @@ def check_provenance(
     if life.serial != serial:
         raise VerificationError(f"the league answered for {life.serial}, not {serial}")
     if life.standing == "outside-runs":
-        return None
+        if life.stamp is None:
+            return None  # the Misprint, not awarded yet: nothing to check
+        certificate = life.stamp.certificate
+        if (certificate.serial, certificate.finish, certificate.issue) != (
+            MISPRINT_SERIAL,
+            MISPRINT,
+            1,
+        ) or (life.hops or life.issues or life.returns or life.conflicts):
+            raise VerificationError(
+                f"the league shows {serial} outside the runs, yet not as the Misprint's award"
+            )
     if life.stamp is None and not life.issues:
         raise VerificationError(f"the league shows no stamp or issue of {serial}")
     checks = provenance_checks(life, manifest, events)

@@ -12,6 +12,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ledger.api.logs import FeedEvent
+from ledger.api.rewards import RewardOutcome
 from ledger.certificates import PrintCertificate
 from ledger.tables import Deal
 
@@ -43,6 +45,10 @@ class Closing(BaseModel):
     )
     misprint: MisprintOutcome | None = Field(
         default=None, description="At a Balance at Chair VI or above: the Misprint's award"
+    )
+    reward: RewardOutcome | None = Field(
+        default=None,
+        description="The table's reward (Book IV.1-IV.6, paid for real: docs/economy.md)",
     )
 
 
@@ -93,3 +99,16 @@ class TableView(BaseModel):
         "event that started it to the answer's arrival",
     )
     closing: Closing | None = None
+
+
+class TableEvents(BaseModel):
+    """``GET /tables/table/{table}/events``: the table's stream of the tables log, in order,
+    each event as the signed feed serves it (its leaf hash and the tables key's signature), so
+    the player checks the close's reveal and replays the table with the log's own times."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    table: str = Field(description="The table's id (hex)")
+    events: list[FeedEvent] = Field(
+        description="table-opened, table-dealt, every move-played, table-closed: in order"
+    )

@@ -28,6 +28,7 @@ from ledger.audit.facts import (
 from ledger.audit.mint import MintChecker
 from ledger.audit.notary import NotaryChecker
 from ledger.audit.report import AuditReport
+from ledger.audit.reward_facts import Rewarded
 from ledger.audit.treasury import TreasuryChecker
 from ledger.checkpoint import Checkpoint
 from ledger.errors import LedgerError
@@ -79,6 +80,7 @@ class Auditor(MintChecker, TreasuryChecker, NotaryChecker):
             self._verified += verifications(fact)
             if isinstance(fact, Stamped):
                 self._stamped(log, fact)
+                self._reward_stamped(log, fact)
             elif isinstance(fact, Hop):
                 self._hop(log, fact)
             elif isinstance(fact, Refused):
@@ -89,6 +91,8 @@ class Auditor(MintChecker, TreasuryChecker, NotaryChecker):
                 self._print_returned(log, fact)
             elif isinstance(fact, Returned):
                 self._returned(log, fact)
+            elif isinstance(fact, Rewarded):
+                self._rewarded(log, fact)
             else:
                 self._step(log, fact)
             if notary:
@@ -136,6 +140,7 @@ class Auditor(MintChecker, TreasuryChecker, NotaryChecker):
         self._check_runs()
         self._check_holders()
         self._check_returns()
+        self._check_rewards()
         if self._accused is not None:
             raise self._accused
         return AuditReport(
@@ -151,4 +156,5 @@ class Auditor(MintChecker, TreasuryChecker, NotaryChecker):
             returned_prints=self._print_returns,
             reissued_prints=len(self._order_reissues),
             notarized_prints=self._print_notarized,
+            rewards=dict(self._rewards),
         )

@@ -21,6 +21,7 @@ from pydantic import ValidationError
 
 from ledger.api.logs import Feed, FeedEvent
 from ledger.api.treasury import purchase_price
+from ledger.audit.reward_facts import Rewarded, rewarded_fact
 from ledger.canonical import domain_tag
 from ledger.certificates import NoteCertificate, PrintCertificate
 from ledger.encoding import decode_b64url, is_canonical_b64url
@@ -43,6 +44,7 @@ from ledger.events import (
     PurchaseClosed,
     PurchaseOpened,
     PurchaseStep,
+    RewardPaid,
     parse_event,
 )
 from ledger.keys import SIGNATURE_SIZE, PublicKey
@@ -98,6 +100,8 @@ class Stamped(NamedTuple):
     reissue: str | None = None
     #: Its version in the print's stream.
     version: int = 1
+    #: Stamped on the treasury's order (``ordered``): the order id (a reward's names its table).
+    ordered: str | None = None
 
 
 class Hop(NamedTuple):
@@ -205,7 +209,7 @@ class Step(NamedTuple):
     foreign: tuple[str, ...] = ()
 
 
-Fact = Stamped | Hop | Refused | Issued | Returned | Step
+Fact = Stamped | Hop | Refused | Issued | Returned | Step | Rewarded
 
 
 @dataclass(frozen=True, slots=True)
@@ -541,6 +545,7 @@ def _facts(
             late,
             body.order_id if isinstance(body, PrintReissued) else None,
             version,
+            body.request_id if isinstance(body, PrintStamped) and body.ordered else None,
         )
     if isinstance(body, HopRecorded):
         e = body.endorsement
@@ -594,6 +599,8 @@ def _facts(
         )
     if isinstance(body, PurchaseStep):
         return _step(setup.manifest, seq, stream, version, leaf_hash, body)
+    if isinstance(body, RewardPaid):
+        return rewarded_fact(setup.manifest, seq, stream, version, leaf_hash, body)
     raise VerificationError(f"an event of type {body.TYPE!r} is not audited")  # pragma: no cover
 
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from ledger.audit.reward_facts import PaidReward
 
 #: The services whose logs are audited, in the order they must be fed (a hop refers to a
 #: stamp or a note's issue; a note's return names the notary's hop, matched when the notary's
@@ -90,6 +92,9 @@ class AuditReport:
     #: Prints returned whose notary hop was read and matched (the others name hops past the
     #: notary's audited log: not matched this run, never reported notarized).
     notarized_prints: int = 0
+    #: Witnessed tables' rewards the treasury paid, by table (``ledger.audit.rewards``): the
+    #: tables' audit pairs them with the tables log's records.
+    rewards: dict[str, PaidReward] = field(default_factory=dict)
 
     def lines(self) -> list[str]:
         """The report a person reads, one line per service, then the economy."""

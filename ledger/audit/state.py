@@ -17,6 +17,7 @@ from ledger.audit.facts import (
     _public,
 )
 from ledger.audit.report import Cosigned, ServiceReport
+from ledger.audit.reward_facts import PaidReward
 from ledger.checkpoint import Checkpoint, CosignatureVerifier
 from ledger.errors import LedgerError
 from ledger.feed import LogTree, OutOfPlace, signed_checkpoint
@@ -313,6 +314,14 @@ class _State:
     _returns: int = field(init=False, default=0)
     _claimed: int = field(init=False, default=0)
     _note_hops: int = field(init=False, default=0)
+    #: Witnessed tables' rewards paid (``ledger.audit.rewards``): by table, and the notes each
+    #: listed, (serial, issue) -> (table, certificate digest), until their issue is read.
+    _rewards: dict[str, PaidReward] = field(init=False, default_factory=dict)
+    _reward_notes: dict[tuple[str, int], tuple[str, str]] = field(init=False, default_factory=dict)
+    #: The treasury's reward orders, order id -> (owner, title, finish), and the mint's prints
+    #: stamped on a reward's order id, order id -> (owner, title, finish, the mint's seq).
+    _reward_orders: dict[str, tuple[str, str, str]] = field(init=False, default_factory=dict)
+    _reward_stamps: dict[str, tuple[str, str, str, int]] = field(init=False, default_factory=dict)
 
     def __post_init__(self) -> None:
         try:

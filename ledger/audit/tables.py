@@ -6,7 +6,10 @@ matched against its signed checkpoints as every log's is, :class:`~ledger.audit.
 it checks of every table:
 
 - ``table-opened``: the player's signed open request, addressed to this league and manifest,
-  its hash the table's id; the table opened once;
+  its hash the table's id; the table opened once; at a Registrar's venue its portfolio, eight
+  mint-signed prints of distinct titles of this league (``ledger.portfolios``; the holder of
+  each at the open is the notary's record at that moment, which no log fixes: L-39), from
+  which the referee deals the table;
 - ``table-joined`` (a duel): the second key's signed join, not the opener's, once;
 - ``table-seeded`` and ``table-dealt``: each player's signed seed, naming the commitment the
   open event published (at a duel, one seed of each of its two keys);
@@ -27,19 +30,23 @@ as it goes (its secret is not revealed yet: nobody can replay it).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Protocol
 
 from ledger.api.logs import FeedEvent
 from ledger.audit.facts import AuditFailure, _public
+from ledger.audit.reward_facts import PaidReward
+from ledger.audit.rewards import RewardsAudit
 from ledger.audit.state import _Log
 from ledger.checkpoint import Checkpoint
 from ledger.errors import LedgerError
 from ledger.events import parse_event
 from ledger.keys import PublicKey
 from ledger.manifest import LeagueManifest
+from ledger.portfolios import check_portfolio
+from ledger.rewards import TABLES_REWARD_EVENTS, Campaigns, TableRewarded
 from ledger.tables import (
     TABLES_EVENTS,
     DuelSeats,
@@ -51,12 +58,16 @@ from ledger.tables import (
     TableOpened,
     TableSeeded,
     clock_for,
+    deal_seed,
     duel_code,
     is_duel,
     reveals,
+    seed_bytes,
 )
 
 SERVICE = "tables"
+#: The tables log's event types: the tables', and their rewards' records.
+EVENTS = {**TABLES_EVENTS, **TABLES_REWARD_EVENTS}
 
 
 class Referee(Protocol):
@@ -116,6 +127,9 @@ class TablesReport:
     moves: int
     verdicts: dict[str, int]
     checkpoints: int
+    #: Tables whose reward the treasury paid, and the marks paid (``ledger.audit.rewards``).
+    rewarded: int = 0
+    marks: int = 0
     #: Tables abandoned when their move clock ran out (no verdict: L-19, L-31).
     abandoned: int = 0
 
@@ -124,14 +138,22 @@ class TablesReport:
         return [
             f"tables: {self.events} events to {self.checkpoints} checkpoints; {self.tables} "
             f"tables, {self.replayed} closed and replayed with the engine ({self.moves} "
-            f"moves; verdicts: {counted}); {self.abandoned} abandoned by the move clock"
+            f"moves; verdicts: {counted}); {self.abandoned} abandoned by the move clock; "
+            f"{self.rewarded} rewards paid, each its due ({self.marks} marks)"
         ]
 
 
 class TablesChecker:
     """The tables log of ``manifest``'s league, checked event by event; :meth:`report` ends it."""
 
-    def __init__(self, manifest: LeagueManifest, referee: Referee) -> None:
+    def __init__(
+        self,
+        manifest: LeagueManifest,
+        referee: Referee,
+        campaigns: Campaigns | None = None,
+        paid: Mapping[str, PaidReward] | None = None,
+        paid_upto: int | None = None,
+    ) -> None:
         if manifest.tables is None:
             raise AuditFailure(SERVICE, None, "the league manifest names no tables key")
         self.manifest = manifest
@@ -143,6 +165,8 @@ class TablesChecker:
         self.verdicts: dict[str, int] = {}
         self.replayed = 0
         self.abandoned = 0
+        #: The rewards: each closed table's due (by ``campaigns``), paired with ``paid``.
+        self.rewards = RewardsAudit(campaigns, paid, paid_upto)
 
     def checkpoint(self, checkpoint: Checkpoint) -> None:
         """A checkpoint the service serves: its root matched when the log reaches its size."""
@@ -153,7 +177,7 @@ class TablesChecker:
         for item in events:
             try:
                 event = item.verified(self.key)
-                body = parse_event(event, TABLES_EVENTS)
+                body = parse_event(event, EVENTS)
             except LedgerError as exc:
                 raise self.log.fail(item.seq, exc.diagnostics()) from None
             self.log.append(item.seq, event.leaf_hash)
@@ -164,6 +188,9 @@ class TablesChecker:
 
     def _check(self, body: object, at: datetime) -> None:
         manifest = self.manifest
+        if isinstance(body, TableRewarded):
+            self.rewards.rewarded(body)
+            return
         if isinstance(body, TableOpened):
             request = body.request
             if body.table in self.tables:
@@ -174,6 +201,9 @@ class TablesChecker:
             )
             if request.table_id() != body.table:
                 raise _Wrong(f"table {body.table} is not the id of the request that opened it")
+            # A Registrar's portfolio: eight mint-signed prints of distinct titles, of this
+            # league (who held them at the open is the notary's record then: L-39).
+            check_portfolio(manifest, request.venue, request.portfolio)
             self.tables[body.table] = _Table(body, at)
             return
         if not isinstance(
@@ -288,13 +318,22 @@ class TablesChecker:
                 f"replayed, it is a {verdict} with columns {columns}"
             )
         table.closed = True
+        self.rewards.close(
+            table.opened.request, verdict, deal_seed(body.table, secret, seed_bytes(dealt.request))
+        )
         self.replayed += 1
         self.verdicts[verdict] = self.verdicts.get(verdict, 0) + 1
 
     def report(self) -> TablesReport:
         """Every checkpoint reached; the report."""
         finished = self.log.finish()
+        try:
+            rewarded, marks = self.rewards.finish()
+        except LedgerError as exc:
+            raise self.log.fail(None, exc.diagnostics()) from None
         return TablesReport(
+            rewarded=rewarded,
+            marks=marks,
             events=finished.events,
             tables=len(self.tables),
             replayed=self.replayed,

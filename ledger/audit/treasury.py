@@ -10,13 +10,13 @@ from ledger.audit.facts import (
     Step,
 )
 from ledger.audit.report import TreasuryFigures
+from ledger.audit.rewards import RewardsChecker
 from ledger.audit.state import (
     _check_return_event,
     _Log,
     _Note,
     _Print,
     _Purchase,
-    _State,
 )
 from ledger.events import (
     PurchaseClosed,
@@ -29,7 +29,7 @@ from ledger.events import (
 #: stamp or a note's issue; a note's return names the notary's hop, matched when the notary's
 
 
-class TreasuryChecker(_State):
+class TreasuryChecker(RewardsChecker):
     def _supply(self, log: _Log, seq: int) -> None:
         """Reserve and circulation per denomination equal the note set (V.5: "the supply
         never moves")."""
@@ -84,6 +84,8 @@ class TreasuryChecker(_State):
                 )
             self._faucet[day] = claimed
             self._claimed += fact.denomination
+        elif fact.reason == "reward":
+            self._reward_issued(log, fact)
         else:
             purchase = self._purchases.get(fact.request_id)
             if purchase is None:

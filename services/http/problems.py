@@ -71,6 +71,8 @@ PROBLEMS: dict[type[e.LedgerError], ProblemSpec] = {
     e.TimedOut: ProblemSpec("timed-out", 409),
     e.IllegalMove: ProblemSpec("illegal-move", 422),
     e.MisprintGone: ProblemSpec("misprint-gone", 409),
+    e.BadPortfolio: ProblemSpec("bad-portfolio", 422),
+    e.NotHolder: ProblemSpec("not-holder", 409),
     store.EventLogError: ProblemSpec("event-log", 500),
     store.StreamConflict: ProblemSpec("stream-conflict", 409),
     store.StoreUnavailable: ProblemSpec("store-unavailable", 503),

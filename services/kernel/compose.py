@@ -8,6 +8,7 @@ and notary, it is the same code path.
 from __future__ import annotations
 
 import asyncio
+import faulthandler
 import importlib.metadata
 import logging
 import signal
@@ -172,6 +173,7 @@ async def run_until_stopped(
     for signum in signals:
         loop.add_signal_handler(signum, stop.set)
     secrets: list[str] = app.get(LOG_SECRETS, [])
+    stopping: asyncio.Task[None] | None = None
     try:
         with structured_logs(secrets):
             async with (
@@ -186,6 +188,35 @@ async def run_until_stopped(
                 await stop.wait()
                 if listener is None:
                     print("stopping", file=sys.stderr, flush=True)
+                stopping = asyncio.create_task(report_slow_stop(SLOW_STOP))
+                faulthandler.dump_traceback_later(SLOW_STOP + 1, exit=False)
     finally:
+        if stopping is not None:
+            stopping.cancel()
+            faulthandler.cancel_dump_traceback_later()
         for signum in signals:
             loop.remove_signal_handler(signum)
+
+
+#: Seconds a stop may take before the server says what it is still waiting for: more than
+#: the connections' shutdown grace (services/http/limits.py), well under the workers'
+#: STOP_GRACE (services/kernel/workers.py), after which a worker is killed unexplained.
+SLOW_STOP = 15.0
+
+
+async def report_slow_stop(after: float) -> None:
+    """After ``after`` seconds of stopping, log every task still pending with its stack
+    (and, a second later, every thread's stack on stderr, in case the event loop itself is
+    stuck): a stop that hangs says where."""
+    await asyncio.sleep(after)
+    me = asyncio.current_task()
+    pending = [task for task in asyncio.all_tasks() if task is not me]
+    lines = [f"still stopping after {after:g} s; {len(pending)} tasks pending:"]
+    for task in pending:
+        frames = task.get_stack(limit=8)
+        where = " <- ".join(
+            f"{frame.f_code.co_qualname} ({frame.f_code.co_filename}:{frame.f_lineno})"
+            for frame in reversed(frames)
+        )
+        lines.append(f"  {task.get_name()}: {where or task.get_coro()!r}")
+    log.error("\n".join(lines))

@@ -81,7 +81,9 @@ def _policies(assignments: Sequence[str]) -> Policies:
     """The default policies with ``NAME=VALUE`` assignments applied (integers)."""
     from ledger.manifest import DEFAULT_POLICIES, Policies
 
-    values = DEFAULT_POLICIES.to_wire()
+    # Every policy by name, those at a default the manifest leaves out (table_work_per_mark)
+    # included.
+    values = {name: getattr(DEFAULT_POLICIES, name) for name in Policies.model_fields}
     for assignment in assignments:
         name, sep, text = assignment.partition("=")
         if not sep or name not in values:
@@ -284,9 +286,10 @@ def cmd_openapi(args: argparse.Namespace) -> None:
 
 def cmd_audit(args: argparse.Namespace) -> None:
     from auditor.cli import audit
+    from game.window.rewards import WitnessedCampaigns
     from game.window.witnessed import referee
 
-    audit(args, referee)
+    audit(args, referee, WitnessedCampaigns)
 
 
 # -- parser ------------------------------------------------------------------------------------

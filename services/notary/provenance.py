@@ -62,8 +62,9 @@ Issue = TypeVar("Issue", tables.FollowedPrint, tables.FollowedNote)
 
 OUTSIDE_RUNS = (
     f"{MISPRINT_SERIAL} stands outside the mint's runs (Book V.8): it is deliberately absent "
-    f"from the mint ledger and exists exactly once, by award, so the mint never stamped it "
-    f"and the notary records no hop of it"
+    f"from the mint ledger and exists exactly once, by award to the first witnessed Balance at "
+    f"Chair VI or above (docs/rulings.md L-24); it has not been awarded yet, and the notary "
+    f"records no hop of it"
 )
 
 
@@ -72,16 +73,7 @@ async def provenance(
 ) -> Provenance:
     """The whole life of ``serial``; :class:`UnknownSerial` for one nobody issued."""
     if serial == MISPRINT_SERIAL:
-        return Provenance(
-            serial=serial,
-            standing="outside-runs",
-            remark=OUTSIDE_RUNS,
-            stamp=None,
-            hops=[],
-            conflicts=[],
-            holder=None,
-            holder_address=None,
-        )
+        return await _misprint(notary, reads)
     try:
         parse_note_serial(serial, notary.manifest.note_set)
     except SerialError:
@@ -150,6 +142,57 @@ async def provenance(
         conflicts=await _conflicts(reads, serial),
         holder=holder,
         holder_address=address_of(PublicKey.from_text(holder)),
+    )
+
+
+async def _misprint(notary: Notary, reads: EventStore) -> Provenance:
+    """The Misprint's account: its award, once the mint's feed holds it (the one
+    ``print-stamped`` event of ``CZ-TALLY-000``, naming the table that won it, with the mint's
+    inclusion proof), else that it has not been awarded yet (L-24)."""
+    serial = MISPRINT_SERIAL
+    life = await _life(
+        notary.mint,
+        serial,
+        reads,
+        notary.store,
+        tables.print_issues,
+        tables.print_returns,
+        notary.manifest.mint,
+    )
+    if not life.issues:
+        return Provenance(
+            serial=serial,
+            standing="outside-runs",
+            remark=OUTSIDE_RUNS,
+            stamp=None,
+            hops=[],
+            conflicts=[],
+            holder=None,
+            holder_address=None,
+        )
+    awarded = life.issues[0]
+    checkpoint, proofs = await notary.mint.inclusions(
+        [(awarded.mint_seq, awarded.leaf_hash)], life.reads
+    )
+    certificate = PrintCertificate.from_wire(awarded.certificate)
+    return Provenance(
+        serial=serial,
+        standing="outside-runs",
+        remark=f"{serial} stands outside the mint's runs (Book V.8) and exists exactly once: the "
+        f"mint awarded it at event {awarded.mint_seq} of its log to the first witnessed Balance "
+        "at Chair VI or above, the table its event names (docs/rulings.md L-24); the notary "
+        "records no hop of it",
+        stamp=StampRecord(
+            certificate=certificate,
+            index=awarded.mint_seq,
+            leaf_hash=encode_b64(awarded.leaf_hash),
+            checkpoint=str(checkpoint),
+            proof=proofs[0],
+        ),
+        hops=[],
+        conflicts=[],
+        holder=certificate.issued_to,
+        holder_address=address_of(PublicKey.from_text(certificate.issued_to)),
     )
 
 

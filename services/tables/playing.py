@@ -12,7 +12,8 @@ off the event loop):
   again answers the same table (a duel's join code only to the request that opened it);
 - ``table-join``: a duel's second key, by the join code, in ``table-joined``;
 - ``table-seed``: the deal, from the secret and the player's seed, in ``table-dealt`` (at a
-  duel, the first of the two seeds in ``table-seeded``, the deal from both at the second);
+  Registrar's, from the portfolio its open event recorded, read under the lock; at a duel, the
+  first of the two seeds in ``table-seeded``, the deal from both at the second);
 - ``table-move``: the move at the table's next ply, signed by the deciding seat's key, with
   the AI's replies, in ``move-played``; at the close ``table-closed`` reveals the secret with
   the verdict and the columns;
@@ -36,7 +37,8 @@ import asyncio
 import logging
 import time
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
@@ -65,6 +67,7 @@ from ledger.events import EventBody, body_as
 from ledger.keys import PublicKey, SigningKey
 from ledger.leaf import NewEvent
 from ledger.manifest import LeagueManifest
+from ledger.portfolios import takes_portfolio
 from ledger.tables import (
     Deal,
     DuelSeats,
@@ -95,6 +98,7 @@ from services.eventlog import EventLogError, EventStore
 from services.kernel.answered import MAX_CLOCK_SKEW
 from services.kernel.writer import GroupWriter, Locked, run_group
 from services.tables.projection import PROJECTION, TableRow, TablesChanges, read_rows
+from services.tables.reading import FairSlots, Replays, closed_view
 
 log = logging.getLogger(__name__)
 
@@ -198,6 +202,7 @@ class Tables:
     key: SigningKey
     store: EventStore
     live: OrderedDict[str, WitnessedTable] = field(default_factory=OrderedDict)
+    replays: Replays = field(default_factory=Replays)
 
     def secret(self, table: str) -> bytes:
         return table_secret(self.key, self.manifest.league, table)
@@ -220,6 +225,9 @@ class Tables:
         if played is not None and played.ply == row.plies:
             self.live.move_to_end(row.table_id)
             return played
+        return await self.replays.once(row.table_id, lambda: self._replay(row))
+
+    async def _replay(self, row: TableRow) -> WitnessedTable | None:
         events = await self.store.read_stream(table_stream(row.table_id))
         opened = body_as(events[0], TableOpened)
         dealt = next((e for e in events if e.type == TableDealt.TYPE), None)
@@ -300,12 +308,12 @@ class Tables:
             closing=closing,
         )
 
-    async def table(self, table: str) -> TableView:
-        """``GET /tables/{table}``."""
+    async def row(self, table: str) -> TableRow:
+        """The row of ``table`` (:class:`UnknownTable` when it was never opened here)."""
         row = (await read_rows(self.store, [table])).get(table)
         if row is None:
             raise UnknownTable(f"no table {table} was opened here")
-        return self.view(row, await self.in_play(row))
+        return row
 
 
 @dataclass
@@ -324,6 +332,8 @@ class TableDecision:
     codes: dict[str, str] = field(default_factory=dict)
     #: A duel's first seed, by table: its player and bytes (read, or taken here).
     first_seeds: dict[str, tuple[str, bytes]] = field(default_factory=dict)
+    #: The open events of the Registrars' tables this group deals (their portfolios).
+    opened: dict[str, TableOpened] = field(default_factory=dict)
 
     def decide(self, request: Decided) -> TableView | LedgerError:
         try:
@@ -453,7 +463,12 @@ class TableDecision:
             seed = duel_seed(row.table_id, secret, both)
         else:
             seed = deal_seed(row.table_id, secret, seed_bytes(request))
-        played = WitnessedTable.convene(row.venue, seed)
+        opened = self.opened.get(row.table_id)
+        played = (
+            WitnessedTable.opened(opened, seed)  # a Registrar's: the player's portfolio (IV.3)
+            if opened is not None
+            else WitnessedTable.convene(row.venue, seed)
+        )
         kind, hands, market = played.deal()
         deal = Deal.from_wire({"table": kind, "hands": hands, "market": market})
         row = self._append(row.table_id, TableDealt(table=row.table_id, request=request, deal=deal))
@@ -556,6 +571,7 @@ class GroupRead:
     playing: dict[str, WitnessedTable]
     codes: dict[str, str]
     first_seeds: dict[str, tuple[str, bytes]]
+    opened: dict[str, TableOpened]
 
 
 async def first_seeds(store: EventStore, rows: Sequence[TableRow]) -> dict[str, tuple[str, bytes]]:
@@ -576,7 +592,7 @@ async def play_group(tables: Tables, group: Sequence[Decided]) -> list[TableView
     codes = sorted({r.code for r in group if isinstance(r, TableJoin)})
     moved = {r.request.table for r in group if isinstance(r, Move)}
     moved |= {r.table for r in group if isinstance(r, Abandon)}
-    seeding = {r.table for r in group if isinstance(r, TableSeed)}
+    seeding = [r.table for r in group if isinstance(r, TableSeed)]
 
     async def read(locked: Locked) -> GroupRead:
         found: dict[str, str] = {}
@@ -594,7 +610,8 @@ async def play_group(tables: Tables, group: Sequence[Decided]) -> list[TableView
             if played is not None:
                 playing[table] = played
         seeds = await first_seeds(tables.store, [r for t, r in rows.items() if t in seeding])
-        return GroupRead(rows, playing, found, seeds)
+        opened = await portfolios_opened(tables, rows, seeding)
+        return GroupRead(rows, playing, found, seeds, opened)
 
     def decide(
         locked: Locked, read: GroupRead
@@ -607,6 +624,7 @@ async def play_group(tables: Tables, group: Sequence[Decided]) -> list[TableView
             playing=read.playing,
             codes=read.codes,
             first_seeds=read.first_seeds,
+            opened=read.opened,
         )
         return deciding, [deciding.decide(request) for request in group]
 
@@ -617,6 +635,20 @@ async def play_group(tables: Tables, group: Sequence[Decided]) -> list[TableView
         tables.forget(named)
         raise
     return answers
+
+
+async def portfolios_opened(
+    tables: Tables, rows: dict[str, TableRow], seeded: Sequence[str]
+) -> dict[str, TableOpened]:
+    """The open events of the tables among ``seeded`` that wait for their seed at a
+    Registrar's venue: each is dealt from the portfolio its open request brought (IV.3)."""
+    opened = {}
+    for table in seeded:
+        row = rows.get(table)
+        if row is not None and row.status == "opened" and takes_portfolio(row.venue):
+            events = await tables.store.read_stream(table_stream(table))
+            opened[table] = body_as(events[0], TableOpened)
+    return opened
 
 
 class Writer:
@@ -633,6 +665,7 @@ class Writer:
         self.tables = tables
         #: One lock per table with a move in this process, and how many moves hold or await it.
         self.locks: dict[str, tuple[asyncio.Lock, list[int]]] = {}
+        self.thinking = FairSlots()
         self.writer: GroupWriter[Decided, TableView] = GroupWriter(
             self._group,
             units=lambda _: 1,
@@ -644,41 +677,71 @@ class Writer:
     async def _group(self, group: Sequence[Decided]) -> list[TableView | LedgerError]:
         return await play_group(self.tables, group)
 
-    async def submit(self, request: Request, arrived: int | None = None) -> TableView:
+    @asynccontextmanager
+    async def _table(self, table: str) -> AsyncIterator[None]:
+        """Hold ``table``'s lock in this process (its moves and reads, one at a time)."""
+        lock, users = self.locks.setdefault(table, (asyncio.Lock(), [0]))
+        users[0] += 1
+        try:
+            async with lock:
+                yield
+        finally:
+            users[0] -= 1
+            if not users[0]:
+                del self.locks[table]
+
+    async def submit(
+        self, request: Request, source: str = "local", arrived: int | None = None
+    ) -> TableView:
         """Verify ``request``'s signature, then wait for its group's decision (a move with
-        the Unix milliseconds it ``arrived`` at, read first: now when not given)."""
+        the Unix milliseconds it ``arrived`` at, read first, now when not given; its thinking
+        in one of the process's slots, fairly shared between sources)."""
         if arrived is None:
             arrived = arrival_now()
         verify(request)
         if not isinstance(request, TableMove):
             return await self.writer.submit(request)
-        lock, users = self.locks.setdefault(request.table, (asyncio.Lock(), [0]))
-        users[0] += 1
-        try:
-            async with lock:
-                return await self._move(request, arrived)
-        finally:
-            users[0] -= 1
-            if not users[0]:
-                del self.locks[request.table]
+        async with self._table(request.table):
+            return await self._move(request, source, arrived)
+
+    async def read(self, table: str, source: str = "local") -> TableView:
+        """``GET /tables/table/{table}``: a closed table from its events, a table in play (or
+        abandoned) as this process holds it, or replayed (in a thinking slot, once for all who
+        ask)."""
+        tables = self.tables
+        row = await tables.row(table)
+        if row.status != "closed":
+            async with self._table(table):
+                row = await tables.row(table)  # as the table's last move in this process left it
+                if row.status != "closed":
+                    dealt = row.status in ("dealt", "abandoned")
+                    played = tables.live.get(table) if dealt else None
+                    if dealt and (played is None or played.ply != row.plies):
+                        async with self.thinking.hold(source):
+                            played = await tables.in_play(row)
+                    return tables.view(row, played)
+        return closed_view(row, await tables.store.read_stream(table_stream(table)))
 
     async def abandon(self, table: str) -> TableView:
         """Abandon ``table`` if its move clock has run out (the sweep's; ``OutOfTurn`` if it
         has not, or the table has ended)."""
         return await self.writer.submit(Abandon(table))
 
-    async def _move(self, request: TableMove, arrived: int) -> TableView:
+    async def _move(self, request: TableMove, source: str, arrived: int) -> TableView:
         tables = self.tables
         row = (await read_rows(tables.store, [request.table])).get(request.table)
         ready = row is not None and row.status == "dealt" and request.player in seats(row)
-        played = await tables.in_play(row) if row is not None and ready else None
-        if played is None or row is None or not self._ready(row, played, request, arrived):
-            return await self.writer.submit(Move(request, arrived))  # decided under the lock
-        elapsed = drill_elapsed(row.last_at, at_ms(arrived)) if played.drilling else None
-        try:
-            taken = await asyncio.to_thread(played.play, request.action, elapsed)
-        except LedgerError as exc:  # nothing taken: the table is as it was
-            raise IllegalMove(exc.diagnostics()) from None
+        if row is None or not ready or request.ply != row.plies:
+            return await self.writer.submit(Move(request, arrived))  # refused under the lock
+        async with self.thinking.hold(source):
+            played = await tables.in_play(row)
+            if played is None or not self._ready(row, played, request, arrived):
+                return await self.writer.submit(Move(request, arrived))  # decided under the lock
+            elapsed = drill_elapsed(row.last_at, at_ms(arrived)) if played.drilling else None
+            try:
+                taken = await asyncio.to_thread(played.play, request.action, elapsed)
+            except LedgerError as exc:  # nothing taken: the table is as it was
+                raise IllegalMove(exc.diagnostics()) from None
         try:
             return await self.writer.submit(Played(request, arrived, played, tuple(taken)))
         except BaseException:

@@ -16,6 +16,7 @@ from datetime import datetime
 
 from ledger.events import EventBody, parse_event
 from ledger.leaf import Event
+from ledger.rewards import TABLES_REWARD_EVENTS
 from ledger.tables import (
     TABLES_EVENTS,
     MovePlayed,
@@ -90,6 +91,8 @@ class TablesProjection:
         return TablesChanges()
 
     def project(self, event: Event, into: TablesChanges) -> None:
+        if event.type in TABLES_REWARD_EVENTS:  # a table's reward: its row does not change
+            return
         body = parse_event(event, TABLES_EVENTS)
         self.apply(into.rows, body, event.recorded_at)
 

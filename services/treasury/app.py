@@ -6,6 +6,7 @@ import logging
 
 from aiohttp import web
 
+from ledger.api.rewards import RewardAnswer, RewardOrder
 from ledger.api.treasury import BuyAnswer, BuyRequest, ClaimAnswer, ClaimRequest, TreasurySupply
 from ledger.errors import (
     AllowanceExhausted,
@@ -36,6 +37,7 @@ from services.kernel.settings import LeagueSettings
 from services.treasury import tables
 from services.treasury.buying import Buyer, Peers
 from services.treasury.claiming import Claimer
+from services.treasury.rewarding import Rewarder
 from services.treasury.treasury import Treasury
 
 log = logging.getLogger(__name__)
@@ -46,6 +48,7 @@ CLAIMER = web.AppKey("claimer", Claimer)
 CLAIM_SOURCES = web.AppKey("claim_sources", SourceBuckets)
 BUY_SOURCES = web.AppKey("buy_sources", SourceBuckets)
 BUYER = web.AppKey("buyer", Buyer)
+REWARDER = web.AppKey("rewarder", Rewarder)
 
 #: Largest claim body: one signed claim with room to spare.
 MAX_CLAIM_BODY = 4 * 1024
@@ -62,6 +65,11 @@ async def buy(request: web.Request, body: BuyRequest) -> BuyAnswer:
     # open purchase after purchase, each logged whole; the source pays first.
     await request.app[BUY_SOURCES].spend(source_of(request.remote), 1)
     return await request.app[BUYER].buy(body)
+
+
+async def pay_reward(request: web.Request, body: RewardOrder) -> RewardAnswer:
+    # Signed by the tables key alone (checked before anything is read): no source pays.
+    return await request.app[REWARDER].pay(body)
 
 
 async def read_supply(request: web.Request) -> TreasurySupply:
@@ -151,6 +159,37 @@ ENDPOINTS = (
         ),
     ),
     Endpoint(
+        "POST",
+        "/treasury/rewards",
+        "Pay a witnessed table's reward: notes from the reserve, prints stamped by the mint",
+        pay_reward,
+        RewardAnswer,
+        body=RewardOrder,
+        problems=(
+            BadSignatureError,
+            KeyFormatError,
+            WrongLeague,
+            VerificationError,
+            UnknownTitle,
+            RequestIdReused,
+            RetryLater,
+        ),
+        max_body=MAX_REQUEST_BODY_BYTES,
+        description=(
+            "Book IV.1-IV.6 paid for real (docs/economy.md): the tables service's reward "
+            "order, signed by the tables key the manifest names, for one closed witnessed "
+            "table's due as the player's witnessed campaign settles it. The treasury pays each "
+            "table once: a reward-paid event at version 0 of stream reward/<table> with the "
+            "marks issued as notes of the reserve (note-issued, reason reward, request id the "
+            "table) and its signed mint orders of the prints (reward.<table>.<k>), which go to "
+            "the mint through the purchases' order path (each stamped inside its run, or "
+            "refused when the run is exhausted). The same order again answers the same "
+            "payment (replayed) and pays nothing more; another order for a table already "
+            "paid is a 409. A reserve that cannot make the marks, or a mint that does not "
+            "answer, is 503 retry-later: the tables service asks again."
+        ),
+    ),
+    Endpoint(
         "GET",
         "/treasury",
         "The currency's audit: supply, reserve and circulation per denomination",
@@ -179,6 +218,7 @@ async def open_treasury(shell: Shell) -> Running:
     app[CLAIM_SOURCES] = shell.buckets("claims", what="claims")
     app[BUY_SOURCES] = shell.buckets("purchases", what="purchases")
     app[BUYER] = buyer = Buyer(treasury, Peers(shell.peers["notary"], shell.peers["mint"]))
+    app[REWARDER] = Rewarder(treasury, buyer)
     return Running(leader=(buyer.run,), close=(buyer.close, claimer.close))
 
 

@@ -14,6 +14,7 @@ change composable from the reserve.
 
 from __future__ import annotations
 
+from ledger.api.rewards import REWARD_ORDER_PREFIX
 from ledger.api.treasury import (
     MAX_CHANGE_NOTES,
     BuyRequest,
@@ -44,6 +45,12 @@ def check(manifest: LeagueManifest, request: BuyRequest) -> int:
     """The purchase's price, once everything that needs no database is checked (CPU-bound:
     every chain's signatures)."""
     manifest.check_addressed("treasury", "the purchase", request.league, request.manifest)
+    if request.purchase_id.startswith(REWARD_ORDER_PREFIX):
+        # The mint answers an order id once: a purchase's id never takes a reward print's.
+        raise VerificationError(
+            f"purchase ids starting {REWARD_ORDER_PREFIX!r} are the treasury's own (the mint "
+            f"orders of witnessed tables' rewards): choose another"
+        )
     request.verify(PublicKey.from_text(request.buyer))
     price = purchase_price(manifest, request.title, request.upgrade)
     if request.upgrade is not None:

@@ -8,6 +8,8 @@ the print traded the single bought with notes."""
 
 from __future__ import annotations
 
+import asyncio
+import json
 import os
 import re
 import select
@@ -15,6 +17,8 @@ import shlex
 import subprocess
 from pathlib import Path
 
+from apiclient.league import LeagueClient
+from ledger.api.rewards import RewardOutcome
 from ledger.catalog import ARCHIVE_SETS, CardSet
 from tests.clients.conftest import CZ, GUARD_SECONDS, PASSPHRASE, Player
 from tests.harness.league import InProcessLeague, clean_env
@@ -62,6 +66,15 @@ class Terminal:
         os.close(self._commands)
         self.process.wait(timeout=GUARD_SECONDS)
         os.close(self._statuses)
+
+
+async def reward_of(url: str, table: str) -> RewardOutcome:
+    """The reward the league paid for ``table``, as the table's view shows it."""
+    async with LeagueClient(url) as client:
+        view = await client.table(table)
+    assert view.closing is not None
+    assert view.closing.reward is not None
+    return view.closing.reward
 
 
 def typed() -> list[tuple[str, list[str]]]:
@@ -162,7 +175,22 @@ def test_play_and_trade_runs_as_written(served: InProcessLeague, tmp_path: Path)
         c.name for c in ARCHIVE_SETS[CardSet.LETTERED]
     )
     assert (you["unstamped"], you["marks"]) == (0, 3 * 10 + 25 + 100 - 50)
-    assert sorted(n["denomination"] for n in you["note_list"]) == [5, 5, 5, 5]  # the change
+    # the witnessed table at clerk-1: played to its close, its reveal checked (L-35), and its
+    # reward (M10 in notes for a win, nothing otherwise: the deal is the league's and yours)
+    (witnessed,) = (roles["you"].home / "league-tables").glob("*.json")
+    kept = json.loads(witnessed.read_text(encoding="utf-8"))
+    assert (kept["venue"], kept["closed"], kept["checked"], kept["rewarded"]) == (
+        "clerk-1",
+        True,
+        "fair",
+        True,
+    )
+    assert kept["answered"] == len(kept["moves"]) > 0
+    reward = asyncio.run(reward_of(served.url, kept["table"]))
+    rewarded = sum(n.denomination for n in reward.notes)
+    assert rewarded == (10 if reward.status == "paid" else 0)
+    # the change of the purchase (M20), and the reward's notes
+    assert sum(n["denomination"] for n in you["note_list"]) == 20 + rewarded
     friend = roles["friend"].json("collection")
     assert [(p["title"], p["serial"]) for p in friend["prints"]] == [("Tally", "CZ-TALLY-0001")]
     life = roles["friend"].json("provenance", "CZ-TALLY-0001")

@@ -36,6 +36,7 @@ TEST_POLICIES = Policies(
     checkpoint_interval_ms=20,
     stamp_work=1,
     stamp_work_rise=1,
+    table_work_per_mark=1,
     source_prints_per_minute=1_000_000,
     source_prints_burst=1_000_000,
 )

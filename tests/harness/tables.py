@@ -12,17 +12,33 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+import asyncpg
 import pytest
 from aiohttp.test_utils import TestServer
 
+from game.window.witnessed import WitnessedTable
 from ledger.keys import SigningKey
 from ledger.manifest import LeagueManifest
-from ledger.tables import TableJoin, TableMove, TableOpen, TableSeed
+from ledger.tables import (
+    Deal,
+    TableClosed,
+    TableDealt,
+    TableJoin,
+    TableMove,
+    TableOpen,
+    TableOpened,
+    TableSeed,
+    commitment,
+    deal_seed,
+    seed_bytes,
+)
 from ledger.wire import hash_text
+from services.eventlog.store import PostgresEventStore
 from services.kernel.founding import load_manifest
 from services.kernel.keyring import key_path, read_key
 from services.kernel.settings import LeagueSettings
 from services.tables.app import create_app
+from services.tables.projection import PROJECTION, TablesChanges
 from tests.harness.ports import free_port
 from tests.harness.serving import closing
 
@@ -202,3 +218,57 @@ async def duel_dealt(opener: Player, joiner: Player, venue: str = "duel-base") -
     dealt = await joiner.seed()
     assert dealt.status == 200, dealt
     return dealt.body
+
+
+async def balance_recorded(
+    database_url: str, league_home: Path, player: SigningKey, venue: str
+) -> str:
+    """A table of ``player``'s at ``venue`` recorded in the tables log of the league in
+    ``league_home`` as the service records one that closed with the player's Balance: its
+    open, deal and close events (the secret revealed opens the commitment), its row; the
+    table's id. A Balance is not played to on demand, so it is written as the log holds it."""
+    manifest = LeagueManifest.from_wire((league_home / "manifest.json").read_text("utf-8"))
+    key = read_key(league_home / "keys", "tables")
+    request = TableOpen.sign(
+        player,
+        league=manifest.league,
+        manifest=manifest.hash_text(),
+        request_id=secrets.token_hex(8),
+        time=int(time.time()),
+        player=player.public.to_text(),
+        venue=venue,
+    )
+    table = request.table_id()
+    secret = secrets.token_bytes(32)
+    opened = TableOpened(
+        table=table, request=request, commitment=hash_text(commitment(table, secret))
+    )
+    seed = TableSeed.sign(
+        player,
+        league=manifest.league,
+        manifest=manifest.hash_text(),
+        table=table,
+        time=int(time.time()),
+        player=player.public.to_text(),
+        commitment=opened.commitment,
+        seed=hash_text(secrets.token_bytes(32)),
+    )
+    dealt_table = WitnessedTable.convene(venue, deal_seed(table, secret, seed_bytes(seed)))
+    kind, hands, market = dealt_table.deal()
+    deal = Deal.from_wire({"table": kind, "hands": hands, "market": market})
+    dealt = TableDealt(table=table, request=seed, deal=deal)
+    closed = TableClosed(
+        table=table, secret=hash_text(secret), verdict="balance", columns=((1, 1, 1), (1, 1, 1))
+    )
+    async with asyncpg.create_pool(database_url, min_size=1, max_size=1) as pool:
+        store = PostgresEventStore(
+            pool, schema="tables", origin=f"{manifest.league}/tables", key=key
+        )
+        async with store.transaction() as tx:
+            await tx.lock()
+            changes = TablesChanges()
+            for body in (opened, dealt, closed):
+                PROJECTION.apply(changes.rows, body, tx.now)
+            await tx.append_batch([opened.new_event(0), dealt.new_event(1), closed.new_event(2)])
+            await PROJECTION.write(tx, changes)
+    return table

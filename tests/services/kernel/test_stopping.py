@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import os
 import signal
 import subprocess
@@ -9,6 +11,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from services.kernel.compose import report_slow_stop
 
 SCRIPT = Path(sys.executable).parent / "league"
 COMMAND = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "services.league.cli"]
@@ -57,3 +61,24 @@ def test_sigterm_right_after_serving_on_stops_cleanly(env: dict[str, str]) -> No
         assert code == 0, (attempt, code, stderr)
         assert "Traceback" not in stderr, (attempt, stderr)
         assert "stopping" in stderr, (attempt, stderr)
+
+
+async def test_a_slow_stop_says_what_it_waits_for(caplog: pytest.LogCaptureFixture) -> None:
+    """A stop still running after its grace logs every pending task with where it waits: a
+    worker whose shutdown hangs is killed with its reason on record, not unexplained."""
+    gate = asyncio.Event()
+
+    async def closing_the_pools() -> None:
+        await gate.wait()
+
+    held = asyncio.create_task(closing_the_pools(), name="the-pool-close")
+    try:
+        with caplog.at_level(logging.ERROR, logger="services.kernel.compose"):
+            await report_slow_stop(0)
+    finally:
+        gate.set()
+        await held
+    (record,) = caplog.records
+    assert "still stopping after 0 s" in record.getMessage()
+    assert "the-pool-close: " in record.getMessage()
+    assert "closing_the_pools" in record.getMessage()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from tests.harness.founding import make_settings
+from tests.harness.portfolios import league_server
 from tests.harness.tables import server, settings
 
-__all__ = ["make_settings", "server", "settings"]
+__all__ = ["league_server", "make_settings", "server", "settings"]

@@ -33,14 +33,17 @@ async def at_the_drill(player: Player) -> dict[str, Any]:
     for _ in range(40):
         await player.open("chair-I")
         view = (await player.seed()).body
+        shown = await player.get(f"/tables/table/{player.table}")
+        assert shown.status == 200, shown
+        assert shown.body["drill"] is None
         while view["waiting"] == "move":
             assert view["drill"] is None
             answer = await player.move(view["ply"], view["legal"][0])
             assert answer.status == 200, answer
             view = answer.body
-            shown = (await player.get(f"/tables/table/{player.table}")).body
-            assert shown["drill"] == view["drill"]
         if view["waiting"] == "drill":
+            shown = await player.get(f"/tables/table/{player.table}")
+            assert shown.body["drill"] == view["drill"]  # shown once the drill has started
             return view
     raise AssertionError("no table of 40 reached a drill of the player's")
 

@@ -24,6 +24,7 @@ from ledger.tables import (
     CODE_LENGTH,
     TableDealt,
     TableMove,
+    TableOpen,
     TableSeeded,
     duel_code,
     duel_seed,
@@ -125,8 +126,15 @@ async def test_what_a_duel_refuses(settings: LeagueSettings, server: TestServer)
     replayed move are each refused with their problem type, recording nothing."""
     opener, joiner = player_at(settings, server), player_at(settings, server)
     stranger = player_at(settings, server)
-    await opener.open("duel-base")
-    code = opener.code
+    open_request = opener.signed(TableOpen, request_id="a-duel-of-two", venue="duel-base")
+    opened = await opener.post("/tables/open", open_request.to_wire())
+    assert opened.status == 200, opened
+    code = opened.body["code"]
+    opener.table, opener.commitment = opened.body["table"], opened.body["commitment"]
+    reopened = await stranger.post("/tables/open", open_request.to_wire())  # public in the feed
+    assert reopened.status == 200, reopened
+    assert reopened.body["table"] == opener.table
+    assert reopened.body["code"] is None  # L-34: the code is told once, to the open that opened
     wrong = next(c for c in CODE_ALPHABET if c != code[0]) + code[1:]
     answer = await stranger.join(wrong)
     assert (answer.status, answer.problem) == (404, "unknown-table")
@@ -189,6 +197,9 @@ async def test_the_audit_replays_a_duel_and_fails_on_a_move_by_the_wrong_seat(
     view = await duel_dealt(opener, joiner)
     players = {p.key.public.to_text(): p for p in (opener, joiner)}
     closed = await duel_played_out(players, view)
+    # L-33: a duel pays nothing; its close settles at once as nothing due (the opener's
+    # closes are folded from the log with the duel among them).
+    assert closed["closing"]["reward"]["status"] == "nothing", closed["closing"]
     async with LeagueClient(opener.url) as league:
         feed = (await league.events(-1, 1000, service="tables")).events
         text = await checkpoint_covering(league, len(feed), service="tables")
