@@ -50,7 +50,7 @@ from ledger.keys import PublicKey, SigningKey
 from ledger.limits import KIB, MAX_ANSWER_BYTES, MAX_NEW_HOPS_PER_CHAIN
 from ledger.manifest import LeagueManifest
 from ledger.requests import StampRequest
-from ledger.tables import TableMove, TableOpen, TableSeed
+from ledger.tables import TableJoin, TableMove, TableOpen, TableSeed
 from ledger.work import challenge, request_work, solve
 
 M = TypeVar("M", bound=BaseModel)
@@ -407,6 +407,10 @@ class LeagueClient:
     async def open_table(self, request: TableOpen) -> TableView:
         """Open a witnessed table (the same request answers the same table)."""
         return await self._json(TableView, "POST", "/tables/open", json=request.to_wire())
+
+    async def join_table(self, request: TableJoin) -> TableView:
+        """Take a duel's second seat with its join code (the same join answers the same seat)."""
+        return await self._json(TableView, "POST", "/tables/join", json=request.to_wire())
 
     async def seed_table(self, request: TableSeed) -> TableView:
         """Bring the player's half of the deal: the answer shows the deal."""

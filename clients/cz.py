@@ -122,6 +122,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "campaign": ("clients.cz_play:add_play", "your campaign: tables won, next table, rewards"),
     "store": ("clients.cz_play:add_play", "the offline store: prints, upgrades, bundles for marks"),
     "bundle": ("clients.cz_play:add_play", "open your sealed bundles"),
+    "duel": (
+        "clients.cz_league_play:add_duel",
+        "a witnessed table between two players: cz duel new, cz duel join CODE",
+    ),
     "notes": ("clients.cz_notes:add_notes", "list your notes; claim notes for unstamped marks"),
     "buy": (
         "clients.cz_notes:add_notes",
@@ -170,6 +174,7 @@ def build_parser(groups: Collection[str] | None = None) -> argparse.ArgumentPars
             "  cz sync                               drop what another device sent (notary)\n"
             "  cz play --auto --seed 1               the campaign's next table, played for you\n"
             "  cz play --league clerk-1              a witnessed table at the league, signed\n"
+            "  cz duel new                           a duel: its join code for your opponent\n"
             "  cz notes claim                        today's marks to notes at the faucet\n"
             "  cz buy Tally                          a single for notes, with exact change\n"
             "  cz provenance CZ-TALLY-0042           a life, every proof checked\n"

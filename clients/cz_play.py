@@ -551,7 +551,7 @@ def _record(opened: Opened, venue: Venue, seed: int, table: Table, played: Playe
 def play(args: argparse.Namespace) -> int:
     """Play one table at a venue of the campaign and settle it (IV.1–IV.6)."""
     if args.league is not None or args.resume is not None:
-        from clients.cz_witnessed import play_league
+        from clients.cz_league_play import play_league
 
         return play_league(args)
     seed = args.seed if args.seed is not None else secrets.randbits(63)

@@ -102,13 +102,20 @@ class Landed:
 
 
 def reward(
-    opened: Opened, manifest: LeagueManifest, outcome: RewardOutcome | None, verdict: str
+    opened: Opened,
+    manifest: LeagueManifest,
+    outcome: RewardOutcome | None,
+    verdict: str,
+    *,
+    duel: bool = False,
 ) -> Landed:
     """A closed table's reward taken into the wallet (Book IV, docs/economy.md): every note
     treasury-signed and issued to this key, every print mint-signed, in its run and issued to
     it; what the wallet holds already is not taken twice."""
     if outcome is None or outcome.status == "nothing":
-        if outcome is not None and outcome.detail:
+        if duel:
+            detail = "a duel pays nothing outside its own log (docs/rulings.md L-33)"
+        elif outcome is not None and outcome.detail:
             detail = outcome.detail
         elif verdict == "loss":
             detail = "a loss pays nothing"

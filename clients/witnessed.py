@@ -21,6 +21,7 @@ import json
 import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -38,13 +39,20 @@ from ledger.leaf import Event
 from ledger.limits import KIB
 from ledger.tables import (
     PLAYER_SEAT,
+    DuelSeats,
     MovePlayed,
+    TableAbandoned,
     TableClosed,
     TableDealt,
+    TableJoin,
+    TableJoined,
     TableMove,
     TableOpen,
     TableOpened,
     TableSeed,
+    TableSeeded,
+    duel_code,
+    is_duel,
     reveals,
 )
 
@@ -69,34 +77,61 @@ class Unfair(LedgerError):
 
 @dataclass
 class KeptTable:
-    """One witnessed table's signed requests, as kept in the wallet's directory."""
+    """One witnessed table's signed requests, as kept in the wallet's directory: the open (the
+    opener's), or at a duel the join (the second key's), then the seed and the moves."""
 
     path: Path
     league: str
-    open: TableOpen
-    #: The commitment the open answer showed (None until it came).
+    #: The table's id ("" while a duel's join waits for its answer) and venue.
+    table_id: str
+    venue: str
+    #: The player's seat: 0 (the opener; every table against the AI), 1 (a duel's joiner).
+    seat: int = 0
+    open: TableOpen | None = None
+    join: TableJoin | None = None
+    #: A duel's join code, as its open's answer told the opener (shown again on resume).
+    code: str | None = None
+    #: The commitment the open (or join) answer showed (None until it came).
     commitment: str | None = None
     seed: TableSeed | None = None
-    #: Whether the seed's answer (the deal) came.
+    #: Whether the deal came.
     dealt: bool = False
     #: Every move signed, in ply order.
     moves: list[TableMove] = field(default_factory=list)
     #: How many of ``moves`` were answered (the rest, at most one, waits to be sent again).
     answered: int = 0
     closed: bool = False
-    #: What the check of the reveal found at the close ("fair", or why not).
+    #: What the check of the reveal found at the close ("fair", "abandoned", or why not).
     checked: str | None = None
     #: Whether the table's reward is settled in the wallet (False while the league's treasury
     #: has not paid it: the next ``cz play --league`` takes it then).
     rewarded: bool = False
 
-    @property
-    def table(self) -> str:
-        return self.open.table_id()
+    @classmethod
+    def opening(cls, home: Path, league: str, request: TableOpen) -> KeptTable:
+        table = request.table_id()
+        return cls(kept_path(home, table), league, table, request.venue, open=request)
+
+    @classmethod
+    def joining(cls, home: Path, league: str, request: TableJoin) -> KeptTable:
+        path = kept_dir(home) / f"join-{request.code}.json"
+        return cls(path, league, "", "duel", seat=1, join=request)
 
     @property
-    def venue(self) -> str:
-        return self.open.venue
+    def table(self) -> str:
+        return self.table_id
+
+    @property
+    def player(self) -> str:
+        """The player's key: the one that signed the open, or the join."""
+        signed = self.open or self.join
+        if signed is None:
+            raise SchemaError(f"{self.path} keeps neither an open nor a join")
+        return signed.player
+
+    @property
+    def duel(self) -> bool:
+        return is_duel(self.venue) or self.join is not None
 
     @property
     def pending(self) -> TableMove | None:
@@ -107,9 +142,12 @@ class KeptTable:
         return {
             "format": FORMAT,
             "league": self.league,
-            "table": self.table,
+            "table": self.table_id,
             "venue": self.venue,
-            "open": self.open.to_wire(),
+            "seat": self.seat,
+            "open": None if self.open is None else self.open.to_wire(),
+            "join": None if self.join is None else self.join.to_wire(),
+            "code": self.code,
             "commitment": self.commitment,
             "seed": None if self.seed is None else self.seed.to_wire(),
             "dealt": self.dealt,
@@ -147,11 +185,16 @@ class KeptTable:
             data = json.loads(raw)
             if data.get("format") != FORMAT:
                 raise SchemaError(f"{path} is not a {FORMAT} file")
-            seed = data["seed"]
+            seed, opened, joined = data["seed"], data.get("open"), data.get("join")
             return cls(
                 path=path,
                 league=str(data["league"]),
-                open=TableOpen.from_wire(data["open"]),
+                table_id=str(data["table"]),
+                venue=str(data["venue"]),
+                seat=int(data.get("seat", 0)),
+                open=None if opened is None else TableOpen.from_wire(opened),
+                join=None if joined is None else TableJoin.from_wire(joined),
+                code=data.get("code"),
                 commitment=data["commitment"],
                 seed=None if seed is None else TableSeed.from_wire(seed),
                 dealt=bool(data["dealt"]),
@@ -185,6 +228,11 @@ def kept_tables(home: Path, league: str) -> Iterator[KeptTable]:
             yield kept
 
 
+def kept_table(home: Path, league: str, table: str) -> KeptTable | None:
+    """The kept table of id ``table`` at ``league``, if this wallet's directory keeps it."""
+    return next((k for k in kept_tables(home, league) if k.table == table), None)
+
+
 def unfinished(home: Path, league: str) -> list[KeptTable]:
     """The tables at ``league`` not closed yet, oldest first: resumed before a new one."""
     return [k for k in kept_tables(home, league) if not k.closed]
@@ -195,14 +243,15 @@ def unfinished(home: Path, league: str) -> list[KeptTable]:
 
 @dataclass
 class Board:
-    """The table as this client rebuilds it: the deal dealt, then every reported action
-    parsed and applied by the engine."""
+    """The table as this client rebuilds it for the player at ``seat``: the deal dealt, then
+    every reported action parsed and applied by the engine."""
 
     state: State
+    seat: int = PLAYER_SEAT
     actions: list[str] = field(default_factory=list)
 
     @classmethod
-    def dealt(cls, view: TableView) -> Board:
+    def dealt(cls, view: TableView, seat: int = PLAYER_SEAT) -> Board:
         if view.deal is None:
             raise Untrusted(f"the league shows table {view.table} without its deal")
         deal = view.deal
@@ -210,27 +259,28 @@ class Board:
             state = from_deal(deal.hands, deal.market, kind=deal.table)
         except LedgerError as exc:
             raise Untrusted(f"the league's deal is no table: {exc.diagnostics()}") from None
-        return cls(state)
+        return cls(state, seat)
 
     @property
     def waiting(self) -> str:
-        """What the engine says the table waits for: ``move``, ``drill`` (the player's own
-        No-Go drill), ``closed``, or ``them`` (the other seat: never, at a table the service
-        answers up to the player's next decision)."""
+        """What the engine says the table waits for: ``move``, ``drill`` (a No-Go drill this
+        seat answers), ``closed``, or ``them`` (the other seat's decision or drill: at a duel;
+        never at a table the service answers up to the player's next decision)."""
         state = self.state
         if state.is_over:
             return "closed"
-        if state.current_player == PLAYER_SEAT:
+        if state.current_player == self.seat:
             return "move"
         if state.current_player == CHANCE and state.pending is not None:
-            return "drill" if state.pending[1] == PLAYER_SEAT else "them"
+            return "drill" if state.pending[1] == self.seat else "them"
         return "them"
 
-    def follow(self, view: TableView) -> list[tuple[State, int, str]]:
+    def follow(self, view: TableView, me: str) -> list[tuple[State, int, str]]:
         """Apply the actions ``view`` reports beyond those already applied: each (the position
         before, the action, its text). The history before them must be the one reported
         before, each action one the rules allow, and the table must then wait for what the
-        view says (:class:`Untrusted` otherwise; nothing is applied then)."""
+        view says, of ``me`` (the player's key) or of the other seat (:class:`Untrusted`
+        otherwise; nothing is applied then)."""
         reported = view.actions
         known = len(self.actions)
         if reported[:known] != self.actions:
@@ -251,11 +301,14 @@ class Board:
                     f"{view.table}, which the rules do not allow here: {exc.diagnostics()}"
                 ) from None
             taken.append((before, action, text))
-        board = Board(state, list(reported))
-        if board.waiting != view.waiting:
+        board = Board(state, self.seat, list(reported))
+        said: str = view.waiting
+        if said in ("move", "drill") and view.turn is not None and view.turn != me:
+            said = "them"
+        if said != "abandoned" and board.waiting != said:
             raise Untrusted(
-                f"the league says table {view.table} waits for {view.waiting!r}; by the rules "
-                f"it waits for {board.waiting!r}"
+                f"the league says table {view.table} waits for {said!r}; by the rules it waits "
+                f"for {board.waiting!r}"
             )
         if view.ply != len(reported):
             raise Untrusted(f"the league says table {view.table} is at ply {view.ply}")
@@ -268,11 +321,13 @@ class Board:
 
 @dataclass(frozen=True)
 class Fair:
-    """What the check of a closed table found: the seed and the table replayed."""
+    """What the check of an ended table found: the seed and the table replayed, and its end
+    (the close; or None for a table abandoned when its move clock ran out)."""
 
     seed: int
     table: WitnessedTable
-    closed: TableClosed
+    closed: TableClosed | None
+    abandoned: TableAbandoned | None = None
 
 
 def _same(recorded: Any, mine: Any, what: str) -> None:
@@ -280,52 +335,112 @@ def _same(recorded: Any, mine: Any, what: str) -> None:
         raise Unfair(f"the log records another {what} than the one you signed")
 
 
-def check_reveal(kept: KeptTable, events: Sequence[Event], actions: Sequence[str]) -> Fair:
-    """Check a closed table from its events (each already verified as signed by the tables
-    key): the requests the log records are the ones ``kept`` signed, the secret the close
-    reveals opens the commitment published before the player's seed, and the whole table
-    replays from the seed the two halves make, every action the one recorded and the one
-    reported to the player (``actions``), the verdict and the columns the close's.
-    :class:`Unfair` says what does not hold."""
-    table = kept.table
-    if len(events) < 3:
-        raise Unfair(f"the log holds {len(events)} events of table {table}: it is not closed")
-    try:
-        opened = body_as(events[0], TableOpened)
-        dealt = body_as(events[1], TableDealt)
-        closed = body_as(events[-1], TableClosed)
-        moves = [(body_as(e, MovePlayed), e.recorded_at) for e in events[2:-1]]
-    except LedgerError as exc:
-        raise Unfair(f"table {table}'s events are not a table's: {exc.diagnostics()}") from None
-    if {opened.table, dealt.table, closed.table, *(m.table for m, _ in moves)} != {table}:
-        raise Unfair(f"the events served for table {table} are another table's")
-    _same(opened.request, kept.open, "table-open request")
-    if opened.commitment != kept.commitment:
+@dataclass(frozen=True)
+class Logged:
+    """An ended table's events, read by type: the open, a duel's join and first seed, the
+    deal, the moves with their times, and the end."""
+
+    opened: TableOpened
+    duel: DuelSeats | None
+    dealt: TableDealt
+    dealt_at: datetime
+    moves: list[tuple[MovePlayed, datetime]]
+    end: TableClosed | TableAbandoned
+
+    @classmethod
+    def read(cls, table: str, events: Sequence[Event]) -> Logged:
+        try:
+            opened = body_as(events[0], TableOpened)
+            at = 1
+            duel = None
+            if is_duel(opened.request.venue):
+                duel = DuelSeats(body_as(events[1], TableJoined), body_as(events[2], TableSeeded))
+                at = 3
+            dealt = body_as(events[at], TableDealt)
+            last = events[-1]
+            end: TableClosed | TableAbandoned = (
+                body_as(last, TableAbandoned)
+                if last.type == TableAbandoned.TYPE
+                else body_as(last, TableClosed)
+            )
+            moves = [(body_as(e, MovePlayed), e.recorded_at) for e in events[at + 1 : -1]]
+        except (LedgerError, IndexError) as exc:
+            why = exc.diagnostics() if isinstance(exc, LedgerError) else "too few events"
+            raise Unfair(f"table {table}'s events are not an ended table's: {why}") from None
+        tables = {opened.table, dealt.table, end.table, *(m.table for m, _ in moves)}
+        if duel is not None:
+            tables |= {duel.joined.table, duel.seeded.table}
+        if tables != {table}:
+            raise Unfair(f"the events served for table {table} are another table's")
+        return cls(opened, duel, dealt, events[at].recorded_at, moves, end)
+
+
+def _check_requests(kept: KeptTable, log: Logged, me: str) -> None:
+    """The requests the log records of the player's are the ones ``kept`` signed, and every
+    other request is signed by the key it names (the seat's is the replay's to check)."""
+    if kept.open is not None:
+        _same(log.opened.request, kept.open, "table-open request")
+    if kept.join is not None:
+        if log.duel is None:
+            raise Unfair(f"you joined a duel; the log records table {kept.table} as none")
+        _same(log.duel.joined.request, kept.join, "table-join request")
+    if log.opened.commitment != kept.commitment:
         raise Unfair(
-            f"the log records commitment {opened.commitment}; the league showed you "
+            f"the log records commitment {log.opened.commitment}; the league showed you "
             f"{kept.commitment} before your seed"
         )
-    if kept.seed is None:
-        raise Unfair("you never sent a seed for this table, yet the log records one")
-    _same(dealt.request, kept.seed, "table-seed request (your half of the deal)")
-    mine = {m.ply: m for m in kept.moves}
-    player = PublicKey.from_text(kept.open.player)
-    for move, _ in moves:
-        signed = mine.get(move.ply)
-        if signed is not None:
-            _same(move.request, signed, f"move at ply {move.ply}")
+    seeds = [log.dealt.request] + ([log.duel.seeded.request] if log.duel is not None else [])
+    mine = [s for s in seeds if s.player == me]
+    if kept.seed is None or len(mine) != 1:
+        raise Unfair("the log records another half of the deal than the one you sent")
+    _same(mine[0], kept.seed, "table-seed request (your half of the deal)")
+    signed = {m.ply: m for m in kept.moves}
+    for move, _ in log.moves:
+        request = move.request
+        if request.player == me and request.ply in signed:
+            _same(request, signed[request.ply], f"move at ply {move.ply}")
+        elif request.player == me and log.duel is None:
+            raise Unfair(f"the log records a move at ply {move.ply} you never signed")
         try:
-            move.request.verify(player)
+            request.verify(PublicKey.from_text(request.player))
         except LedgerError:
-            raise Unfair(f"the move recorded at ply {move.ply} is not signed by you") from None
+            raise Unfair(f"the move recorded at ply {move.ply} is not signed by its key") from None
+        if log.duel is None and request.player != log.opened.request.player:
+            raise Unfair(f"the move recorded at ply {move.ply} is not signed by you")
+
+
+def check_reveal(kept: KeptTable, events: Sequence[Event], actions: Sequence[str]) -> Fair:
+    """Check an ended table from its events (each already verified as signed by the tables
+    key): the requests the log records of the player's are the ones ``kept`` signed, the
+    secret the end reveals opens the commitment published before the seeds, a duel's join code
+    is the one the secret derives, and the whole table replays from the seed the halves make
+    (every move signed by the deciding seat's key, every action the one recorded and the one
+    reported to the player, ``actions``), to the close's verdict and columns; a table
+    abandoned when its move clock ran out replays as far as it went. :class:`Unfair` says what
+    does not hold."""
+    table = kept.table
+    log = Logged.read(table, events)
+    me = kept.player
+    _check_requests(kept, log, me)
     try:
-        secret = reveals(opened, closed.secret)
+        secret = reveals(log.opened, log.end.secret)
     except (ValueError, LedgerError) as exc:
         raise Unfair(str(exc)) from None
+    if log.duel is not None:
+        code = duel_code(table, secret)
+        if log.duel.joined.request.code != code or (kept.code not in (None, code)):
+            raise Unfair(f"duel {table}'s join code is not the one its secret derives")
     try:
-        played = replay_table(opened, dealt, events[1].recorded_at, moves, secret)
+        played = replay_table(log.opened, log.dealt, log.dealt_at, log.moves, secret, log.duel)
     except LedgerError as exc:
         raise Unfair(f"table {table} does not replay: {exc.diagnostics()}") from None
+    if list(actions) != played.actions:
+        raise Unfair(f"the actions reported to you are not those table {table}'s log replays")
+    if isinstance(log.end, TableAbandoned):
+        if played.closed:
+            raise Unfair(f"table {table} is recorded abandoned; replayed, it had closed")
+        return Fair(played.seed, played, None, log.end)
+    closed = log.end
     if not played.closed:
         raise Unfair(f"table {table} is recorded closed; replayed, it is still in play")
     if (played.verdict(), played.columns()) != (closed.verdict, closed.columns):
@@ -333,6 +448,4 @@ def check_reveal(kept: KeptTable, events: Sequence[Event], actions: Sequence[str
             f"the close records {closed.verdict} {closed.columns}; the table replays to "
             f"{played.verdict()} {played.columns()}"
         )
-    if list(actions) != played.actions:
-        raise Unfair(f"the actions reported to you are not those table {table}'s log replays")
     return Fair(played.seed, played, closed)
