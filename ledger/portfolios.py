@@ -36,15 +36,11 @@ PORTFOLIO_SIZE = 8
 MAX_PORTFOLIO_ITEMS = 2 * PORTFOLIO_SIZE
 #: The four Registrars' venues, one per Archive set (IV.5), in Book III's order.
 REGISTRAR_VENUES = tuple(f"registrar-{card_set.value}" for card_set in ARCHIVE_SETS)
-#: A duel at a portfolio table: each of its two players brings eight (IV.3; docs/formats.md
-#: "Duels"), the opener in its ``table-open``, the second key in its ``table-join``.
-PORTFOLIO_DUEL = "duel-portfolio"
 
 
 def takes_portfolio(venue: str) -> bool:
-    """Whether a table at ``venue`` is convened from the player's portfolio (IV.3, IV.5; at a
-    portfolio duel, from both players')."""
-    return venue in REGISTRAR_VENUES or venue == PORTFOLIO_DUEL
+    """Whether a table at ``venue`` is convened from the player's portfolio (IV.3, IV.5)."""
+    return venue in REGISTRAR_VENUES
 
 
 def check_portfolio(
@@ -60,7 +56,7 @@ def check_portfolio(
         if portfolio is not None:
             raise BadPortfolio(
                 f"a table at {venue} deals from its own certificates: only a Registrar's table "
-                f"or a portfolio duel takes a portfolio (Book IV.3)"
+                f"takes a portfolio (Book IV.3)"
             )
         return ()
     if portfolio is None:

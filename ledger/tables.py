@@ -46,7 +46,7 @@ from ledger.endorsements import UnixTime
 from ledger.events import EventBody
 from ledger.keys import SigningKey
 from ledger.manifest import LeagueId
-from ledger.portfolios import MAX_PORTFOLIO_ITEMS, PORTFOLIO_DUEL, REGISTRAR_VENUES
+from ledger.portfolios import MAX_PORTFOLIO_ITEMS, REGISTRAR_VENUES
 from ledger.print_runs import TitleText
 from ledger.requests import RequestId
 from ledger.wire import HashText, KeyText, SignedModel, WireModel, WireTuple, hash_text
@@ -69,9 +69,8 @@ VENUES = (
         for r in ("I", "II", "III", "IV", "V", "VI", "VII", "VIII", "IX", "X", "XI", "XII")
     ),
 )
-#: The venues of a duel (two keys at one table, no AI): a base, a market and a portfolio table
-#: (IV.1-IV.3; at the portfolio table each player brings eight stamped prints).
-DUEL_VENUES = ("duel-base", "duel-market", PORTFOLIO_DUEL)
+#: The venues of a duel (two keys at one table, no AI): a base table and a market table.
+DUEL_VENUES = ("duel-base", "duel-market")
 VenueText = Annotated[str, Field(pattern="^(" + "|".join(VENUES) + ")$")]
 #: Where a table opens: a venue with its AI, or a duel's.
 TableVenueText = Annotated[str, Field(pattern="^(" + "|".join((*VENUES, *DUEL_VENUES)) + ")$")]
@@ -177,12 +176,6 @@ class TableJoin(SignedModel):
     time: UnixTime
     player: KeyText
     code: CodeText
-    #: At a portfolio duel, the second key's own eight stamped prints (IV.3: "each player
-    #: brings eight distinct certificates they own"); absent at every other duel.
-    portfolio: (
-        Annotated[tuple[PrintCertificate, ...], WireTuple, Field(max_length=MAX_PORTFOLIO_ITEMS)]
-        | None
-    ) = Field(default=None, exclude_if=lambda portfolio: portfolio is None)
 
 
 class TableMove(SignedModel):

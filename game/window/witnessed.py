@@ -34,11 +34,10 @@ from game.window.errors import IllegalActionError, NotationError
 from game.window.notation import format_action, parse_action
 from game.window.scoring import reckon
 from game.window.state import CHANCE, State
-from game.window.tables import Holding, Table, convene_portfolio
+from game.window.tables import Holding, Table
 from ledger.catalog import ARCHIVE_SETS, CardSet
 from ledger.certificates import PrintCertificate
 from ledger.errors import LedgerError, SchemaError
-from ledger.portfolios import PORTFOLIO_DUEL
 from ledger.tables import (
     DuelSeats,
     MovePlayed,
@@ -53,13 +52,7 @@ from ledger.tables import (
 PLAYER = 0
 OPPONENT = 1
 #: The base and market venues whose tables a duel convenes (no AI sits at them).
-#: (A portfolio duel's table is convened from the two portfolios, not at a venue: its ``venue``
-#: is the Assessor's, whose table it is not, and which nothing reads of it.)
-DUEL_CONVENES = {
-    "duel-base": clerk(1),
-    "duel-market": Venue("assessor"),
-    "duel-portfolio": Venue("assessor"),
-}
+DUEL_CONVENES = {"duel-base": clerk(1), "duel-market": Venue("assessor")}
 
 
 def drill_elapsed(started: datetime, arrived: datetime) -> float:
@@ -111,36 +104,25 @@ class WitnessedTable:
 
     @classmethod
     def convene(
-        cls,
-        venue_name: str,
-        seed: int,
-        portfolio: Sequence[PrintCertificate] = (),
-        second: Sequence[PrintCertificate] = (),
+        cls, venue_name: str, seed: int, portfolio: Sequence[PrintCertificate] = ()
     ) -> WitnessedTable:
         """The table of ``seed`` at ``venue_name``, before its first move; at a Registrar's,
         convened from the player's ``portfolio`` (IV.3) as an offline table of that seed with
-        those prints is (``game.window.registrars``); at a duel, with no AI (at a portfolio
-        duel, from the opener's ``portfolio`` and the second key's ``second``, IV.3)."""
+        those prints is (``game.window.registrars``); at a duel, with no AI."""
         if is_duel(venue_name):
             venue = DUEL_CONVENES[venue_name]
-            if venue_name == PORTFOLIO_DUEL:
-                table = convene_portfolio(holdings(portfolio), holdings(second), seed)
-            else:
-                table = convene(venue, seed)
+            table = convene(venue, seed)
             return cls(venue, seed, table, table.new_state(), None)
         venue = venue_of(venue_name)
         table = convene(venue, seed, holdings(portfolio))
         return cls(venue, seed, table, table.new_state(), opponent_for(venue, seed))
 
     @classmethod
-    def opened(
-        cls, opened: TableOpened, seed: int, duel: DuelSeats | None = None
-    ) -> WitnessedTable:
+    def opened(cls, opened: TableOpened, seed: int) -> WitnessedTable:
         """The table ``opened`` opens, dealt from ``seed``: its venue, and its portfolio at a
-        Registrar's (at a portfolio duel, both players', the join's second)."""
+        Registrar's."""
         request = opened.request
-        second = duel.joined.request.portfolio if duel is not None else None
-        return cls.convene(request.venue, seed, request.portfolio or (), second or ())
+        return cls.convene(request.venue, seed, request.portfolio or ())
 
     def human(self, seat: int) -> bool:
         """Whether a person sits at ``seat`` (the player's; both at a duel)."""
@@ -296,7 +278,7 @@ def convene_dealt(
     """The table ``opened`` and ``dealt`` convene under ``secret``, its deal checked against
     the one the log recorded."""
     seed = table_seed(opened, dealt, secret, duel)
-    table = WitnessedTable.opened(opened, seed, duel)
+    table = WitnessedTable.opened(opened, seed)
     kind, hands, market = table.deal()
     recorded = dealt.deal
     if (kind, hands, market) != (recorded.table, recorded.hands, recorded.market):

@@ -28,7 +28,7 @@ from ledger.errors import (
     WrongLeague,
 )
 from ledger.limits import MAX_REQUEST_BODY_BYTES
-from ledger.portfolios import PORTFOLIO_DUEL, check_portfolio
+from ledger.portfolios import check_portfolio
 from ledger.tables import TableJoin, TableMove, TableOpen, TableSeed, is_duel, table_stream
 from services.eventlog import EventStore
 from services.http.endpoints import Endpoint
@@ -38,12 +38,11 @@ from services.kernel.ratelimit import SourceBuckets, source_buckets, source_of
 from services.kernel.settings import LeagueSettings
 from services.tables.clock import Sweeper
 from services.tables.misprint import Misprints
-from services.tables.playing import Tables, Writer, verify
+from services.tables.playing import Tables, Writer, arrival_now, verify
 from services.tables.portfolios import Holdings, dealable
 from services.tables.projection import read_rows
 from services.tables.reading import READS_BURST, READS_PER_MINUTE
 from services.tables.rewards import Rewards, with_reward
-from services.tables.seating import arrival_now
 
 TABLES = web.AppKey("tables", Tables)
 TABLES_LOG = web.AppKey("tables_log", EventStore)
@@ -76,12 +75,10 @@ async def open_table(request: web.Request, body: TableOpen) -> TableView:
     check_work(tables.manifest.policies, body)  # one hash (L-28)
     check_portfolio(tables.manifest, body.venue, body.portfolio)
     if body.portfolio is not None:
-        # A Registrar's table (or a portfolio duel): its player holds each print now, as the
-        # notary records it (L-38), asked once the request is known to be the player's and
-        # not yet opened. A duel's pool is dealable once the second portfolio joins.
+        # A Registrar's table: its player holds each print now, as the notary records it
+        # (L-38), asked once the request is known to be the player's and not yet opened.
         verify(body)
-        if not is_duel(body.venue):
-            dealable(body)
+        dealable(body)
         if body.table_id() not in await read_rows(tables.store, [body.table_id()]):
             await request.app[HOLDINGS].check(body)
     return await request.app[WRITER].submit(body, source)
@@ -91,10 +88,6 @@ async def join_table(request: web.Request, body: TableJoin) -> TableView:
     # A join costs the source as an open does: a code is not found by trying codes.
     source = source_of(request.remote)
     await request.app[SOURCES].spend(source, 1)
-    if body.portfolio is not None:  # a portfolio duel's second eight, held now (IV.3, L-38)
-        check_portfolio(request.app[TABLES].manifest, PORTFOLIO_DUEL, body.portfolio)
-        verify(body)
-        await request.app[HOLDINGS].check(body)
     return await request.app[WRITER].submit(body, source)
 
 
@@ -158,8 +151,7 @@ ENDPOINTS = (
             "\"Witnessed tables\"). The table's id is 16 bytes of the request's hash; the "
             "table-opened event publishes the service's commitment to its secret before the "
             "player brings its seed. The same request again answers the same table. At a "
-            "duel's venue (duel-base, duel-market, duel-portfolio with the opener's eight) the "
-            "answer carries the join code for the "
+            "duel's venue (duel-base, duel-market) the answer carries the join code for the "
             "second key, in this answer only (the same request again answers the table "
             "without it: the request is public in the feed). Tables opened (and duels "
             "joined) per source (an IPv4 /24 or IPv6 /56) are limited as stamps are, at the "
@@ -184,25 +176,11 @@ ENDPOINTS = (
         join_table,
         TableView,
         body=TableJoin,
-        problems=(
-            *SIGNED,
-            RateLimited,
-            UnknownTable,
-            OutOfTurn,
-            TimedOut,
-            BadPortfolio,
-            NotStamped,
-            StaleIssueError,
-            NotHolder,
-            RetryLater,
-        ),
+        problems=(*SIGNED, RateLimited, UnknownTable, OutOfTurn, TimedOut),
         max_body=MAX_REQUEST_BODY_BYTES,
         description=(
             "Takes a table-join request signed by the second key, naming the join code the "
-            'opener was given (docs/formats.md, "Duels"); at a portfolio duel (duel-portfolio) '
-            "it brings the second key's eight stamped prints, held now as the notary records "
-            "them, as a Registrar's table-open does (422 bad-portfolio when the two portfolios "
-            "pool fewer than thirteen titles). The answer shows the duel, its "
+            'opener was given (docs/formats.md, "Duels"). The answer shows the duel, its '
             "commitment and that it waits for both seeds. No duel waiting for the code is 404 "
             "unknown-table; the opener's own key 409 out-of-turn; the same join again answers "
             "the same duel. Joins cost the source's bucket as opens do."

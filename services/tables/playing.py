@@ -35,13 +35,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 
-from game.window.errors import DealError
 from game.window.notation import format_action
 from game.window.witnessed import (
     OutOfTurnMove,
@@ -52,9 +52,7 @@ from game.window.witnessed import (
     replay_table,
 )
 from ledger.api.tables import Closing, TableView
-from ledger.certificates import PrintCertificate
 from ledger.errors import (
-    BadPortfolio,
     BadSignatureError,
     IllegalMove,
     LedgerError,
@@ -69,7 +67,7 @@ from ledger.events import EventBody, body_as
 from ledger.keys import PublicKey, SigningKey
 from ledger.leaf import NewEvent
 from ledger.manifest import LeagueManifest
-from ledger.portfolios import PORTFOLIO_DUEL, PORTFOLIO_SIZE, takes_portfolio
+from ledger.portfolios import takes_portfolio
 from ledger.tables import (
     Deal,
     DuelSeats,
@@ -101,18 +99,18 @@ from services.kernel.answered import MAX_CLOCK_SKEW
 from services.kernel.writer import GroupWriter, Locked, run_group
 from services.tables.projection import PROJECTION, TableRow, TablesChanges, read_rows
 from services.tables.reading import FairSlots, Replays, closed_view
-from services.tables.seating import (
-    arrival_now,
-    at_ms,
-    deadline_of,
-    first_seeds,
-    portfolio_duels,
-    seats,
-    turn_of,
-    waiting_of,
-)
 
 log = logging.getLogger(__name__)
+
+
+def at_ms(ms: int) -> datetime:
+    """The moment of ``ms`` Unix milliseconds (a move's recorded arrival)."""
+    return datetime.fromtimestamp(ms / 1000, UTC)
+
+
+def arrival_now() -> int:
+    """The service's clock now, in Unix milliseconds: a move's arrival, read first."""
+    return int(time.time() * 1000)
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,6 +153,45 @@ MAX_LIVE = 4096
 def verify(request: Request) -> None:
     """:class:`BadSignatureError` unless the player the request names signed it."""
     request.verify(PublicKey.from_text(request.player))
+
+
+def seats(row: TableRow) -> tuple[str, str | None]:
+    """The keys at ``row``'s seats: its opener's, then a duel's second key."""
+    return row.player, row.opponent
+
+
+def waiting_of(row: TableRow, played: WitnessedTable | None) -> str:
+    """What ``row``'s table waits for: ``join``, ``seed``, ``move``, ``drill``, or nothing
+    (``closed``, ``abandoned``)."""
+    if row.status in ("closed", "abandoned"):
+        return row.status
+    if row.status == "opened" and is_duel(row.venue):
+        return "join"
+    if played is None:
+        return "seed"
+    if played.closed:
+        return "closed"
+    return "drill" if played.drilling else "move"
+
+
+def turn_of(row: TableRow, played: WitnessedTable | None, waiting: str) -> str | None:
+    """The key whose request the table waits for (None: either's, or nobody's)."""
+    if waiting == "seed":
+        if not is_duel(row.venue):
+            return row.player
+        if row.seeded is None:
+            return None
+        return row.opponent if row.seeded == row.player else row.player
+    if waiting in ("move", "drill") and played is not None and played.decider is not None:
+        return seats(row)[played.decider]
+    return None
+
+
+def deadline_of(row: TableRow, waiting: str) -> datetime | None:
+    """When ``row``'s table's move clock runs out (None once it has ended)."""
+    if waiting in ("closed", "abandoned"):
+        return None
+    return row.last_at + timedelta(seconds=clock_for(waiting))
 
 
 @dataclass
@@ -295,11 +332,8 @@ class TableDecision:
     codes: dict[str, str] = field(default_factory=dict)
     #: A duel's first seed, by table: its player and bytes (read, or taken here).
     first_seeds: dict[str, tuple[str, bytes]] = field(default_factory=dict)
-    #: The open events of the Registrars' tables this group deals (their portfolios), and of
-    #: the portfolio duels it joins or deals.
+    #: The open events of the Registrars' tables this group deals (their portfolios).
     opened: dict[str, TableOpened] = field(default_factory=dict)
-    #: A portfolio duel's second eight, by table (read, or joined here).
-    seconds: dict[str, tuple[PrintCertificate, ...]] = field(default_factory=dict)
 
     def decide(self, request: Decided) -> TableView | LedgerError:
         try:
@@ -397,30 +431,8 @@ class TableDecision:
                 f"duel {table} is between two keys: its opener cannot take the other seat"
             )
         self._on_time(row, "join", self.now)
-        self._pooled(row, request)
         row = self._append(table, TableJoined(table=table, request=request))
-        if request.portfolio is not None:
-            self.seconds[table] = request.portfolio
         return self.tables.view(row, None)
-
-    def _pooled(self, row: TableRow, request: TableJoin) -> None:
-        """:class:`BadPortfolio` unless the join brings a portfolio exactly at a portfolio
-        duel, and the two portfolios pool enough titles to deal (IV.3, M-10)."""
-        if (row.venue == PORTFOLIO_DUEL) != (request.portfolio is not None):
-            raise BadPortfolio(
-                f"a join of a duel at {row.venue} brings {PORTFOLIO_SIZE} stamped prints "
-                f"exactly when the duel is a portfolio table ({PORTFOLIO_DUEL}; Book IV.3)"
-            )
-        if request.portfolio is None:
-            return
-        first = self.opened[row.table_id].request.portfolio or ()
-        try:
-            WitnessedTable.convene(row.venue, 0, first, request.portfolio)
-        except DealError as exc:
-            raise BadPortfolio(
-                f"duel {row.table_id} cannot be dealt from these two portfolios: "
-                f"{exc.diagnostics()}"
-            ) from None
 
     def _seed(self, request: TableSeed) -> TableView:
         row = self._row(request.table, request.player)
@@ -452,13 +464,11 @@ class TableDecision:
         else:
             seed = deal_seed(row.table_id, secret, seed_bytes(request))
         opened = self.opened.get(row.table_id)
-        if row.venue == PORTFOLIO_DUEL and opened is not None:  # both players' eight (IV.3)
-            eight = opened.request.portfolio or ()
-            played = WitnessedTable.convene(row.venue, seed, eight, self.seconds[row.table_id])
-        elif opened is not None:  # a Registrar's: the player's portfolio (IV.3)
-            played = WitnessedTable.opened(opened, seed)
-        else:
-            played = WitnessedTable.convene(row.venue, seed)
+        played = (
+            WitnessedTable.opened(opened, seed)  # a Registrar's: the player's portfolio (IV.3)
+            if opened is not None
+            else WitnessedTable.convene(row.venue, seed)
+        )
         kind, hands, market = played.deal()
         deal = Deal.from_wire({"table": kind, "hands": hands, "market": market})
         row = self._append(row.table_id, TableDealt(table=row.table_id, request=request, deal=deal))
@@ -562,7 +572,18 @@ class GroupRead:
     codes: dict[str, str]
     first_seeds: dict[str, tuple[str, bytes]]
     opened: dict[str, TableOpened]
-    seconds: dict[str, tuple[PrintCertificate, ...]]
+
+
+async def first_seeds(store: EventStore, rows: Sequence[TableRow]) -> dict[str, tuple[str, bytes]]:
+    """The first seed of each duel of ``rows`` that has one in: its player and bytes."""
+    found = {}
+    for row in rows:
+        if row.seeded is None or row.status != "joined":
+            continue
+        events = await store.read_stream(table_stream(row.table_id))
+        seeded = body_as(next(e for e in events if e.type == TableSeeded.TYPE), TableSeeded)
+        found[row.table_id] = (seeded.request.player, seed_bytes(seeded.request))
+    return found
 
 
 async def play_group(tables: Tables, group: Sequence[Decided]) -> list[TableView | LedgerError]:
@@ -590,8 +611,7 @@ async def play_group(tables: Tables, group: Sequence[Decided]) -> list[TableView
                 playing[table] = played
         seeds = await first_seeds(tables.store, [r for t, r in rows.items() if t in seeding])
         opened = await portfolios_opened(tables, rows, seeding)
-        seconds = await portfolio_duels(tables.store, rows, [*found.values(), *seeding], opened)
-        return GroupRead(rows, playing, found, seeds, opened, seconds)
+        return GroupRead(rows, playing, found, seeds, opened)
 
     def decide(
         locked: Locked, read: GroupRead
@@ -605,7 +625,6 @@ async def play_group(tables: Tables, group: Sequence[Decided]) -> list[TableView
             codes=read.codes,
             first_seeds=read.first_seeds,
             opened=read.opened,
-            seconds=read.seconds,
         )
         return deciding, [deciding.decide(request) for request in group]
 

@@ -37,7 +37,7 @@ from ledger.errors import (
     StaleIssueError,
 )
 from ledger.print_runs import MISPRINT_SERIAL
-from ledger.tables import TableJoin, TableOpen
+from ledger.tables import TableOpen
 
 #: How long the notary may take to answer one print's record (seconds).
 NOTARY_TIMEOUT = 10.0
@@ -73,7 +73,7 @@ class Holdings:
             await self._session.close()
             self._session = None
 
-    async def check(self, request: TableOpen | TableJoin) -> None:
+    async def check(self, request: TableOpen) -> None:
         """Refuse ``request`` unless its player holds each print of its portfolio now."""
         portfolio = request.portfolio or ()
         if not portfolio:
