@@ -7,6 +7,7 @@ is minutes; these tests shorten the protocol's constants (``ledger.tables``) to 
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 from aiohttp.test_utils import TestServer
@@ -19,8 +20,11 @@ from ledger.audit.tables import TablesChecker
 from ledger.events import body_as
 from ledger.tables import TableAbandoned, reveals, table_stream
 from services.kernel.settings import LeagueSettings
+from services.tables import clock
 from services.tables.app import SWEEPER, TABLES_LOG
-from tests.harness.tables import player_at
+from tests.harness.served import GUARD_SECONDS
+from tests.harness.serving import closing
+from tests.harness.tables import Player, player_at, serve
 
 #: The shortened clock (seconds) and a wait past it.
 CLOCK = 1
@@ -90,3 +94,29 @@ async def test_the_clock_refuses_a_late_move_and_the_sweep_abandons_settling_not
     monkeypatch.setattr(protocol, "JOIN_CLOCK_SECONDS", 900)
     with pytest.raises(AuditFailure, match="within its"):
         TablesChecker(player.manifest, referee).add(feed)
+
+
+async def test_the_leader_sweeps_by_itself(
+    settings: LeagueSettings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The service's leader runs the sweep on its own (a leader-only task beside the
+    checkpointer's): a table left past its clock is abandoned without anyone asking."""
+    monkeypatch.setattr(protocol, "MOVE_CLOCK_SECONDS", CLOCK)
+    monkeypatch.setattr(clock, "SWEEP_SECONDS", 0.1)
+    async with closing(await serve(settings)) as server:
+        player = player_at(settings, server)
+        await player.open("clerk-3")
+        await asyncio.sleep(PAST)
+        view = await asyncio.wait_for(abandoned(player), GUARD_SECONDS)
+        assert view["closing"] is None
+        assert server.app[SWEEPER].abandoned >= 1
+
+
+async def abandoned(player: Player) -> dict[str, Any]:
+    """The view of ``player``'s table once it is abandoned (read until it is)."""
+    view = (await player.get(f"/tables/table/{player.table}")).body
+    while view["waiting"] != "abandoned":
+        assert view["waiting"] == "seed", view
+        await asyncio.sleep(0.1)
+        view = (await player.get(f"/tables/table/{player.table}")).body
+    return view
