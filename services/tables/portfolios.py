@@ -1,10 +1,11 @@
-"""A Registrar's table opens only with eight prints its player holds (Book IV.3, docs/rulings.md
+"""A portfolio table opens only with eight prints its player holds (Book IV.3, docs/rulings.md
 L-38): the tables service asks the notary, the league's record of who holds a print.
 
-Before a ``table-open`` at a Registrar's venue waits for the writer (its signature and its
-portfolio checked as far as the request tells, ``ledger.portfolios.check_portfolio``, and as
-one the engine can deal, :func:`dealable`), the
-service reads each print's record from the notary over HTTP, the eight at once
+Before a ``table-open`` at a Registrar's venue or a portfolio duel, or a portfolio duel's
+``table-join`` (:func:`joining`), waits for the writer (its signature and its portfolio checked
+as far as the request tells, ``ledger.portfolios.check_portfolio``, and as one the engine can
+deal, :func:`dealable`), the service reads each print's record from the notary over HTTP, the
+eight at once
 (``GET /provenance/{serial}``, as a wallet reads it before it signs, L-23): the certificate
 brought must be the print's current issue (an older one is history: ``stale-issue``), and the
 notary's holder must be the player (``not-holder``). A serial the notary knows no stamp of is
