@@ -50,6 +50,7 @@ from ledger.api.logs import FeedEvent
 from ledger.audit.tables import TablesChecker, TablesReport
 from ledger.events import body_as
 from ledger.keys import PublicKey, SigningKey
+from ledger.leaf import parse_time
 from ledger.manifest import LeagueManifest
 from ledger.tables import (
     MovePlayed,
@@ -107,6 +108,33 @@ async def _play(
         view = await post("/tables/move", body)
         moves += 1
     return moves
+
+
+def _drill_times(feed: list[FeedEvent]) -> tuple[list[float], list[float]]:
+    """Every drill answer's seconds as judged (from the event that started the drill to the
+    answer's recorded arrival, L-32) and as counted to its own event's time (what the service
+    counted before it read the arrival first: the answer's waits included)."""
+    judged: list[float] = []
+    recorded: list[float] = []
+    last: dict[str, str] = {}
+    for item in feed:
+        table = item.body.get("table")
+        if not isinstance(table, str) or item.stream != f"table/{table}":
+            continue
+        before = last.get(table)
+        last[table] = item.recorded_at
+        if (
+            item.type != "move-played"
+            or before is None
+            or "/" not in item.body["request"]["action"]
+        ):
+            continue
+        started = parse_time(before)
+        arrived = item.body.get("arrived")
+        if arrived is not None:
+            judged.append(arrived / 1000 - started.timestamp())
+        recorded.append((parse_time(item.recorded_at) - started).total_seconds())
+    return judged, recorded
 
 
 def _offline(feed: list[FeedEvent]) -> int:
@@ -183,6 +211,14 @@ async def _run(
     offline = _offline(feed)
     offline_seconds = time.perf_counter() - start
     assert isinstance(report, TablesReport), report
+    judged, recorded = _drill_times(feed)
+    drills = (
+        f"{len(judged)} answered at once: judged p50 {statistics.median(judged):.3f} s, max "
+        f"{max(judged):.3f} s; to their own events' times p50 {statistics.median(recorded):.3f} "
+        f"s, max {max(recorded):.3f} s"
+        if judged
+        else "none reached"
+    )
     print_table(
         f"witnessed tables at Chair I, {concurrency} players at once, {workers_text(workers)}",
         [
@@ -208,6 +244,7 @@ async def _run(
                 f"{offline} tables in {offline_seconds:.2f} s "
                 f"({offline / offline_seconds:,.0f} tables/s)",
             ),
+            ("player's drills", drills),
             (
                 "audit / offline",
                 f"{(report.replayed / audit_seconds) / (offline / offline_seconds):.0%} "

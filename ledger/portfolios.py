@@ -36,18 +36,24 @@ PORTFOLIO_SIZE = 8
 MAX_PORTFOLIO_ITEMS = 2 * PORTFOLIO_SIZE
 #: The four Registrars' venues, one per Archive set (IV.5), in Book III's order.
 REGISTRAR_VENUES = tuple(f"registrar-{card_set.value}" for card_set in ARCHIVE_SETS)
+#: A portfolio duel: two keys, each bringing eight of its prints (IV.3: "each player brings
+#: eight distinct certificates they own"), the opener's in its open, the other's in its join.
+PORTFOLIO_DUEL = "duel-portfolio"
+#: Where a table is convened from portfolios.
+PORTFOLIO_VENUES = (*REGISTRAR_VENUES, PORTFOLIO_DUEL)
 
 
 def takes_portfolio(venue: str) -> bool:
-    """Whether a table at ``venue`` is convened from the player's portfolio (IV.3, IV.5)."""
-    return venue in REGISTRAR_VENUES
+    """Whether a table at ``venue`` is convened from its players' portfolios (IV.3, IV.5)."""
+    return venue in PORTFOLIO_VENUES
 
 
 def check_portfolio(
     manifest: LeagueManifest, venue: str, portfolio: Sequence[PrintCertificate] | None
 ) -> tuple[PrintCertificate, ...]:
-    """The portfolio a ``table-open`` at ``venue`` brings, checked as far as the request alone
-    tells: none at a table that deals from its own certificates; at a Registrar's, eight
+    """The portfolio a ``table-open`` (or a duel's ``table-join``) at ``venue`` brings, checked
+    as far as the request alone tells: none at a table that deals from its own certificates;
+    at a Registrar's or a portfolio duel, eight
     certificates (:class:`BadPortfolio` otherwise) of eight distinct titles
     (:class:`BadPortfolio`), each issued under this league's manifest (:class:`WrongLeague`)
     and signed by its mint (:class:`NotStamped`: an unstamped print is its holder's own claim,
@@ -56,13 +62,13 @@ def check_portfolio(
         if portfolio is not None:
             raise BadPortfolio(
                 f"a table at {venue} deals from its own certificates: only a Registrar's table "
-                f"takes a portfolio (Book IV.3)"
+                f"or a portfolio duel takes a portfolio (Book IV.3)"
             )
         return ()
     if portfolio is None:
         raise BadPortfolio(
-            f"a table at {venue} is convened from the player's portfolio (Book IV.3): the "
-            f"table-open brings {PORTFOLIO_SIZE} stamped prints of distinct titles"
+            f"a table at {venue} is convened from its players' portfolios (Book IV.3): each "
+            f"player brings {PORTFOLIO_SIZE} stamped prints of distinct titles"
         )
     if len(portfolio) != PORTFOLIO_SIZE:
         raise BadPortfolio(

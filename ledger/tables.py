@@ -46,7 +46,7 @@ from ledger.endorsements import UnixTime
 from ledger.events import EventBody
 from ledger.keys import SigningKey
 from ledger.manifest import LeagueId
-from ledger.portfolios import MAX_PORTFOLIO_ITEMS, REGISTRAR_VENUES
+from ledger.portfolios import MAX_PORTFOLIO_ITEMS, PORTFOLIO_DUEL, REGISTRAR_VENUES
 from ledger.print_runs import TitleText
 from ledger.requests import RequestId
 from ledger.wire import HashText, KeyText, SignedModel, WireModel, WireTuple, hash_text
@@ -69,8 +69,9 @@ VENUES = (
         for r in ("I", "II", "III", "IV", "V", "VI", "VII", "VIII", "IX", "X", "XI", "XII")
     ),
 )
-#: The venues of a duel (two keys at one table, no AI): a base table and a market table.
-DUEL_VENUES = ("duel-base", "duel-market")
+#: The venues of a duel (two keys at one table, no AI): a base table, a market table, and a
+#: portfolio table dealt from both players' prints (``ledger.portfolios``).
+DUEL_VENUES = ("duel-base", "duel-market", PORTFOLIO_DUEL)
 VenueText = Annotated[str, Field(pattern="^(" + "|".join(VENUES) + ")$")]
 #: Where a table opens: a venue with its AI, or a duel's.
 TableVenueText = Annotated[str, Field(pattern="^(" + "|".join((*VENUES, *DUEL_VENUES)) + ")$")]
@@ -96,6 +97,10 @@ CODE_ALPHABET = "23456789ABCDEFGHJKLMNPQRSTUVWXYZ"
 CODE_LENGTH = 8
 CodeText = Annotated[str, Field(pattern=r"^[2-9A-HJ-NP-Z]{8}$")]
 
+#: The certificates a player brings to a portfolio table (checked by ``ledger.portfolios``).
+Portfolio = Annotated[
+    tuple[PrintCertificate, ...], WireTuple, Field(max_length=MAX_PORTFOLIO_ITEMS)
+]
 ActionText = Annotated[str, Field(min_length=1, max_length=MAX_ACTION_CHARS)]
 Ply = Annotated[int, Field(ge=0, le=MAX_TABLE_ACTIONS)]
 Column = Annotated[int, Field(ge=0, le=1_000)]
@@ -135,10 +140,9 @@ class TableOpen(SignedModel):
     )
     #: At a Registrar's venue, the player's portfolio: eight stamped prints of distinct titles
     #: it holds (IV.3, ``ledger.portfolios``); absent at every other venue.
-    portfolio: (
-        Annotated[tuple[PrintCertificate, ...], WireTuple, Field(max_length=MAX_PORTFOLIO_ITEMS)]
-        | None
-    ) = Field(default=None, exclude_if=lambda portfolio: portfolio is None)
+    portfolio: Portfolio | None = Field(
+        default=None, exclude_if=lambda portfolio: portfolio is None
+    )
 
     def table_id(self) -> str:
         """The id of the table this request opens: 16 bytes of its hash, in hex."""
@@ -176,6 +180,11 @@ class TableJoin(SignedModel):
     time: UnixTime
     player: KeyText
     code: CodeText
+    #: At a portfolio duel, the joiner's portfolio: eight stamped prints of distinct titles it
+    #: holds (IV.3, ``ledger.portfolios``); absent at every other duel.
+    portfolio: Portfolio | None = Field(
+        default=None, exclude_if=lambda portfolio: portfolio is None
+    )
 
 
 class TableMove(SignedModel):

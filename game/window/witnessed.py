@@ -34,14 +34,16 @@ from game.window.errors import IllegalActionError, NotationError
 from game.window.notation import format_action, parse_action
 from game.window.scoring import reckon
 from game.window.state import CHANCE, State
-from game.window.tables import Holding, Table
+from game.window.tables import Holding, Table, convene_portfolio
 from ledger.catalog import ARCHIVE_SETS, CardSet
 from ledger.certificates import PrintCertificate
 from ledger.errors import LedgerError, SchemaError
+from ledger.portfolios import PORTFOLIO_DUEL
 from ledger.tables import (
     DuelSeats,
     MovePlayed,
     TableDealt,
+    TableJoined,
     TableOpened,
     deal_seed,
     duel_seed,
@@ -52,7 +54,12 @@ from ledger.tables import (
 PLAYER = 0
 OPPONENT = 1
 #: The base and market venues whose tables a duel convenes (no AI sits at them).
-DUEL_CONVENES = {"duel-base": clerk(1), "duel-market": Venue("assessor")}
+#: (A portfolio duel's stands for its kind of table only: its deal is the two portfolios'.)
+DUEL_CONVENES = {
+    "duel-base": clerk(1),
+    "duel-market": Venue("assessor"),
+    PORTFOLIO_DUEL: Venue("assessor"),
+}
 
 
 def drill_elapsed(started: datetime, arrived: datetime) -> float:
@@ -104,11 +111,19 @@ class WitnessedTable:
 
     @classmethod
     def convene(
-        cls, venue_name: str, seed: int, portfolio: Sequence[PrintCertificate] = ()
+        cls,
+        venue_name: str,
+        seed: int,
+        portfolio: Sequence[PrintCertificate] = (),
+        second: Sequence[PrintCertificate] = (),
     ) -> WitnessedTable:
         """The table of ``seed`` at ``venue_name``, before its first move; at a Registrar's,
         convened from the player's ``portfolio`` (IV.3) as an offline table of that seed with
-        those prints is (``game.window.registrars``); at a duel, with no AI."""
+        those prints is (``game.window.registrars``); at a duel, with no AI; at a portfolio
+        duel, from the opener's ``portfolio`` and the joiner's ``second`` (IV.3, M-10)."""
+        if venue_name == PORTFOLIO_DUEL:
+            table = convene_portfolio(holdings(portfolio), holdings(second), seed)
+            return cls(DUEL_CONVENES[venue_name], seed, table, table.new_state(), None)
         if is_duel(venue_name):
             venue = DUEL_CONVENES[venue_name]
             table = convene(venue, seed)
@@ -118,11 +133,13 @@ class WitnessedTable:
         return cls(venue, seed, table, table.new_state(), opponent_for(venue, seed))
 
     @classmethod
-    def opened(cls, opened: TableOpened, seed: int) -> WitnessedTable:
-        """The table ``opened`` opens, dealt from ``seed``: its venue, and its portfolio at a
-        Registrar's."""
-        request = opened.request
-        return cls.convene(request.venue, seed, request.portfolio or ())
+    def opened(
+        cls, opened: TableOpened, seed: int, joined: TableJoined | None = None
+    ) -> WitnessedTable:
+        """The table ``opened`` (and a duel's ``joined``) opens, dealt from ``seed``: its
+        venue, and the portfolios its requests brought."""
+        second = joined.request.portfolio if joined is not None else None
+        return cls.convene(opened.request.venue, seed, opened.request.portfolio or (), second or ())
 
     def human(self, seat: int) -> bool:
         """Whether a person sits at ``seat`` (the player's; both at a duel)."""
@@ -278,7 +295,7 @@ def convene_dealt(
     """The table ``opened`` and ``dealt`` convene under ``secret``, its deal checked against
     the one the log recorded."""
     seed = table_seed(opened, dealt, secret, duel)
-    table = WitnessedTable.opened(opened, seed)
+    table = WitnessedTable.opened(opened, seed, duel.joined if duel is not None else None)
     kind, hands, market = table.deal()
     recorded = dealt.deal
     if (kind, hands, market) != (recorded.table, recorded.hands, recorded.market):

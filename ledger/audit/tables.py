@@ -238,6 +238,8 @@ class TablesChecker:
             manifest.check_addressed("tables service", "the join", join.league, join.manifest)
             if join.player == table.opened.request.player:
                 raise _Wrong(f"duel {body.table} is joined by its opener's own key")
+            # A portfolio duel's second portfolio, as the open's (L-39).
+            check_portfolio(manifest, table.opened.request.venue, join.portfolio)
             table.joined = body
             return
         if table.dealt is not None:

@@ -39,7 +39,7 @@ from services.kernel.settings import LeagueSettings
 from services.tables.clock import Sweeper
 from services.tables.misprint import Misprints
 from services.tables.playing import Tables, Writer, arrival_now, verify
-from services.tables.portfolios import Holdings, dealable
+from services.tables.portfolios import Holdings, dealable, joining
 from services.tables.projection import read_rows
 from services.tables.reading import READS_BURST, READS_PER_MINUTE
 from services.tables.rewards import Rewards, with_reward
@@ -88,6 +88,8 @@ async def join_table(request: web.Request, body: TableJoin) -> TableView:
     # A join costs the source as an open does: a code is not found by trying codes.
     source = source_of(request.remote)
     await request.app[SOURCES].spend(source, 1)
+    # A portfolio duel's joiner holds each print it brings, as the notary records it (L-38).
+    await joining(request.app[TABLES], request.app[HOLDINGS], body)
     return await request.app[WRITER].submit(body, source)
 
 
@@ -176,14 +178,28 @@ ENDPOINTS = (
         join_table,
         TableView,
         body=TableJoin,
-        problems=(*SIGNED, RateLimited, UnknownTable, OutOfTurn, TimedOut),
+        problems=(
+            *SIGNED,
+            RateLimited,
+            UnknownTable,
+            OutOfTurn,
+            TimedOut,
+            BadPortfolio,
+            NotStamped,
+            StaleIssueError,
+            NotHolder,
+            RetryLater,
+        ),
         max_body=MAX_REQUEST_BODY_BYTES,
         description=(
             "Takes a table-join request signed by the second key, naming the join code the "
             'opener was given (docs/formats.md, "Duels"). The answer shows the duel, its '
             "commitment and that it waits for both seeds. No duel waiting for the code is 404 "
             "unknown-table; the opener's own key 409 out-of-turn; the same join again answers "
-            "the same duel. Joins cost the source's bucket as opens do."
+            "the same duel. Joins cost the source's bucket as opens do. At a portfolio duel "
+            "(duel-portfolio) the join brings the joiner's portfolio, checked as the open's "
+            "is (422 bad-portfolio, not-stamped, wrong-league; 409 stale-issue, not-holder; 503 "
+            "retry-later), and the two portfolios must pool thirteen distinct titles (M-10)."
         ),
     ),
     Endpoint(

@@ -64,12 +64,16 @@ class Sweeper:
             list(protocol.DUEL_VENUES),
             MAX_SWEEP,
         )
+        # All at once: the writer takes them into one group (one transaction), not one each.
+        outcomes = await asyncio.gather(
+            *(self.writer.abandon(table) for (table,) in rows), return_exceptions=True
+        )
         done = 0
-        for (table,) in rows:
-            try:
-                await self.writer.abandon(table)
-            except LedgerError:  # a move came in meanwhile, or the table ended
+        for outcome in outcomes:
+            if isinstance(outcome, LedgerError):  # a move came in meanwhile, or it ended
                 continue
+            if isinstance(outcome, BaseException):
+                raise outcome
             done += 1
         self.abandoned += done
         if done:

@@ -67,7 +67,7 @@ from ledger.events import EventBody, body_as
 from ledger.keys import PublicKey, SigningKey
 from ledger.leaf import NewEvent
 from ledger.manifest import LeagueManifest
-from ledger.portfolios import takes_portfolio
+from ledger.portfolios import check_portfolio, takes_portfolio
 from ledger.tables import (
     Deal,
     DuelSeats,
@@ -141,6 +141,8 @@ class Abandon:
 
 
 Request = TableOpen | TableJoin | TableSeed | TableMove
+#: A portfolio table's open event, and a portfolio duel's join (their portfolios deal it).
+Seated = tuple[TableOpened, TableJoined | None]
 Decided = TableOpen | TableJoin | TableSeed | Move | Played | Abandon
 
 #: Most requests decided in one transaction, and waiting for the writer.
@@ -333,7 +335,7 @@ class TableDecision:
     #: A duel's first seed, by table: its player and bytes (read, or taken here).
     first_seeds: dict[str, tuple[str, bytes]] = field(default_factory=dict)
     #: The open events of the Registrars' tables this group deals (their portfolios).
-    opened: dict[str, TableOpened] = field(default_factory=dict)
+    opened: dict[str, Seated] = field(default_factory=dict)
 
     def decide(self, request: Decided) -> TableView | LedgerError:
         try:
@@ -431,6 +433,7 @@ class TableDecision:
                 f"duel {table} is between two keys: its opener cannot take the other seat"
             )
         self._on_time(row, "join", self.now)
+        check_portfolio(self.tables.manifest, row.venue, request.portfolio)  # held: app.py
         row = self._append(table, TableJoined(table=table, request=request))
         return self.tables.view(row, None)
 
@@ -463,9 +466,9 @@ class TableDecision:
             seed = duel_seed(row.table_id, secret, both)
         else:
             seed = deal_seed(row.table_id, secret, seed_bytes(request))
-        opened = self.opened.get(row.table_id)
+        opened = self.opened.get(row.table_id)  # a portfolio table: its players' (IV.3)
         played = (
-            WitnessedTable.opened(opened, seed)  # a Registrar's: the player's portfolio (IV.3)
+            WitnessedTable.opened(opened[0], seed, opened[1])
             if opened is not None
             else WitnessedTable.convene(row.venue, seed)
         )
@@ -571,7 +574,7 @@ class GroupRead:
     playing: dict[str, WitnessedTable]
     codes: dict[str, str]
     first_seeds: dict[str, tuple[str, bytes]]
-    opened: dict[str, TableOpened]
+    opened: dict[str, Seated]
 
 
 async def first_seeds(store: EventStore, rows: Sequence[TableRow]) -> dict[str, tuple[str, bytes]]:
@@ -639,15 +642,16 @@ async def play_group(tables: Tables, group: Sequence[Decided]) -> list[TableView
 
 async def portfolios_opened(
     tables: Tables, rows: dict[str, TableRow], seeded: Sequence[str]
-) -> dict[str, TableOpened]:
-    """The open events of the tables among ``seeded`` that wait for their seed at a
-    Registrar's venue: each is dealt from the portfolio its open request brought (IV.3)."""
+) -> dict[str, Seated]:
+    """The open (and a duel's join) events of the tables among ``seeded`` that wait for their
+    seed at a portfolio venue: each is dealt from the portfolios they brought (IV.3)."""
     opened = {}
     for table in seeded:
         row = rows.get(table)
-        if row is not None and row.status == "opened" and takes_portfolio(row.venue):
+        if row is not None and row.status in ("opened", "joined") and takes_portfolio(row.venue):
             events = await tables.store.read_stream(table_stream(table))
-            opened[table] = body_as(events[0], TableOpened)
+            joined = [body_as(e, TableJoined) for e in events if e.type == TableJoined.TYPE]
+            opened[table] = (body_as(events[0], TableOpened), joined[0] if joined else None)
     return opened
 
 

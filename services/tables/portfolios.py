@@ -1,10 +1,11 @@
-"""A Registrar's table opens only with eight prints its player holds (Book IV.3, docs/rulings.md
+"""A portfolio table opens only with eight prints its player holds (Book IV.3, docs/rulings.md
 L-38): the tables service asks the notary, the league's record of who holds a print.
 
-Before a ``table-open`` at a Registrar's venue waits for the writer (its signature and its
-portfolio checked as far as the request tells, ``ledger.portfolios.check_portfolio``, and as
-one the engine can deal, :func:`dealable`), the
-service reads each print's record from the notary over HTTP, the eight at once
+Before a ``table-open`` at a Registrar's venue or a portfolio duel, or a portfolio duel's
+``table-join`` (:func:`joining`), waits for the writer (its signature and its portfolio checked
+as far as the request tells, ``ledger.portfolios.check_portfolio``, and as one the engine can
+deal, :func:`dealable`), the service reads each print's record from the notary over HTTP, the
+eight at once
 (``GET /provenance/{serial}``, as a wallet reads it before it signs, L-23): the certificate
 brought must be the print's current issue (an older one is history: ``stale-issue``), and the
 notary's holder must be the player (``not-holder``). A serial the notary knows no stamp of is
@@ -36,8 +37,12 @@ from ledger.errors import (
     RetryLater,
     StaleIssueError,
 )
+from ledger.events import body_as
+from ledger.portfolios import check_portfolio
 from ledger.print_runs import MISPRINT_SERIAL
-from ledger.tables import TableOpen
+from ledger.tables import TableJoin, TableOpen, TableOpened, is_duel, table_stream
+from services.tables.playing import Tables, verify
+from services.tables.projection import read_rows
 
 #: How long the notary may take to answer one print's record (seconds).
 NOTARY_TIMEOUT = 10.0
@@ -51,7 +56,7 @@ def dealable(request: TableOpen) -> None:
     titles cannot deal five, five and three. The engine's own convening says so (the pool's
     size does not depend on the seed)."""
     portfolio = request.portfolio or ()
-    if not portfolio:
+    if not portfolio or is_duel(request.venue):  # a duel's pool is known at its join
         return
     try:
         WitnessedTable.convene(request.venue, 0, portfolio)
@@ -59,6 +64,32 @@ def dealable(request: TableOpen) -> None:
         raise BadPortfolio(
             f"a table at {request.venue} cannot be dealt from this portfolio: {exc.diagnostics()}"
         ) from None
+
+
+async def joining(tables: Tables, holdings: Holdings, request: TableJoin) -> None:
+    """A join bringing its portfolio to a portfolio duel: checked as the open's is (its
+    signature, the request alone, the two portfolios dealable together, the prints held by
+    the joiner as the notary records it) before it waits for the writer, which checks the
+    request alone again under the lock. A code no duel waits for is left to the writer to
+    refuse; the joiner's same join again is answered unasked."""
+    if request.portfolio is None:
+        return
+    verify(request)
+    found = await tables.store.fetchrow(
+        "SELECT table_id FROM tables.duel_codes WHERE code = $1", request.code
+    )
+    row = (await read_rows(tables.store, [found[0]])).get(found[0]) if found else None
+    if row is None or row.status != "opened":
+        return
+    check_portfolio(tables.manifest, row.venue, request.portfolio)
+    opened = body_as((await tables.store.read_stream(table_stream(row.table_id)))[0], TableOpened)
+    try:
+        WitnessedTable.convene(row.venue, 0, opened.request.portfolio or (), request.portfolio)
+    except DealError as exc:
+        raise BadPortfolio(
+            f"duel {row.table_id} cannot be dealt from the two portfolios: {exc.diagnostics()}"
+        ) from None
+    await holdings.check(request)
 
 
 class Holdings:
@@ -73,7 +104,7 @@ class Holdings:
             await self._session.close()
             self._session = None
 
-    async def check(self, request: TableOpen) -> None:
+    async def check(self, request: TableOpen | TableJoin) -> None:
         """Refuse ``request`` unless its player holds each print of its portfolio now."""
         portfolio = request.portfolio or ()
         if not portfolio:

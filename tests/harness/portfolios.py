@@ -18,7 +18,7 @@ from ledger.api.mint import Stamped
 from ledger.certificates import PrintCertificate
 from ledger.endorsements import Chain, endorse
 from ledger.keys import SigningKey
-from ledger.tables import TableOpen
+from ledger.tables import TableJoin, TableOpen
 from services.kernel.founding import load_manifest
 from services.kernel.settings import LeagueSettings
 from services.mint.app import SERVICE as MINT
@@ -79,6 +79,16 @@ class Holder(Player):
 
     async def send_open(self, request: TableOpen) -> Answer:
         answer = await self.post("/tables/open", request.to_wire())
+        if answer.status == 200:
+            self.table, self.commitment = answer.body["table"], answer.body["commitment"]
+            self.code = answer.body.get("code") or ""
+        return answer
+
+    async def join_with(self, code: str, portfolio: Sequence[PrintCertificate] | None) -> Answer:
+        """A duel's second seat taken with ``code``, bringing ``portfolio``."""
+        fields = {} if portfolio is None else {"portfolio": [c.to_wire() for c in portfolio]}
+        request = self.signed(TableJoin, code=code, **fields)
+        answer = await self.post("/tables/join", request.to_wire())
         if answer.status == 200:
             self.table, self.commitment = answer.body["table"], answer.body["commitment"]
         return answer

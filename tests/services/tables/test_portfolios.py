@@ -31,8 +31,8 @@ from services.kernel.keyring import read_key
 from services.kernel.settings import LeagueSettings
 from services.mint.app import SERVICE as MINT
 from services.notary.app import SERVICE as NOTARY
-from services.tables.app import SERVICE as TABLES
-from services.tables.app import TABLES_LOG
+from services.tables.app import SERVICE as TABLES_SERVICE
+from services.tables.app import TABLES, TABLES_LOG
 from services.treasury.app import SERVICE as TREASURY
 from tests.harness.founding import TEST_POLICIES
 from tests.harness.mint import checkpoint_covering
@@ -71,7 +71,12 @@ async def test_a_registrar_table_of_eight_held_prints_is_played_to_its_close_and
     dealt = await player.seed()
     assert dealt.status == 200, dealt
     assert dealt.body["deal"]["table"] == "portfolio"
-    view = await played_out_from(player, dealt.body)
+    first_move = await player.move(dealt.body["ply"], dealt.body["legal"][0])
+    assert first_move.status == 200, first_move
+    # As after a restart, or at another worker: the table replayed from its log, portfolio
+    # and all, before its next move.
+    league_server.app[TABLES].live.clear()
+    view = await played_out_from(player, first_move.body)
 
     seed = view["closing"]["seed"]
     offline = convene(registrar(CardSet.COUNTED), seed, [Holding(c.title) for c in portfolio])
@@ -285,7 +290,7 @@ async def test_a_print_issued_again_is_brought_by_its_current_certificate(
     the player's, opens the table."""
     settings = make_settings(policies=RICH).model_copy(update={"port": free_port()})
     async with (
-        composed(settings, [MINT, TREASURY, NOTARY, TABLES]) as server,
+        composed(settings, [MINT, TREASURY, NOTARY, TABLES_SERVICE]) as server,
         checked_faucet(settings, server) as faucet,
     ):
         player = holder_at(settings, server)
