@@ -83,7 +83,7 @@ class Landed:
 
     def line(self, table: str) -> str:
         if self.status == "nothing":
-            return f"reward: nothing ({self.detail})"
+            return f"reward: nothing — {self.detail}"
         if self.status == "pending":
             return (
                 "reward: pending at the league (its treasury has not paid yet); the next cz play "
@@ -114,7 +114,7 @@ def reward(
     it; what the wallet holds already is not taken twice."""
     if outcome is None or outcome.status == "nothing":
         if duel:
-            detail = "a duel pays nothing outside its own log (docs/rulings.md L-33)"
+            detail = "a duel pays nothing outside its own log, docs/rulings.md L-33"
         elif outcome is not None and outcome.detail:
             detail = outcome.detail
         elif verdict == "loss":
@@ -122,7 +122,7 @@ def reward(
         else:
             detail = (
                 "nothing is due: a venue your witnessed campaign has not opened yet pays "
-                "nothing, as offline (docs/rulings.md L-25)"
+                "nothing, as offline, docs/rulings.md L-25"
             )
         return Landed("nothing", detail=detail)
     if outcome.status == "pending":

@@ -125,7 +125,7 @@ class Witnessed:
         seat has played, joined, seeded, or the table ended), saying once what it waits for."""
         clock = ""
         if view.deadline is not None:
-            clock = f"; its move clock runs out at {view.deadline.astimezone(UTC):%H:%M:%S} UTC"
+            clock = f"; the move clock runs out at {view.deadline.astimezone(UTC):%H:%M:%S} UTC"
         self.say(f"waiting for {what}{clock} (Ctrl-C leaves; the table waits)")
         while True:
             time.sleep(POLL_SECONDS)  # outside the event loop: Ctrl-C ends it at once
