@@ -51,6 +51,7 @@ from ledger.tables import (
     TableOpened,
     TableSeed,
     TableSeeded,
+    clock_for,
     duel_code,
     is_duel,
     reveals,
@@ -346,6 +347,8 @@ class Logged:
     dealt_at: datetime
     moves: list[tuple[MovePlayed, datetime]]
     end: TableClosed | TableAbandoned
+    #: Seconds from the event before the end to the end (an abandonment's wait).
+    waited: float
 
     @classmethod
     def read(cls, table: str, events: Sequence[Event]) -> Logged:
@@ -372,7 +375,8 @@ class Logged:
             tables |= {duel.joined.table, duel.seeded.table}
         if tables != {table}:
             raise Unfair(f"the events served for table {table} are another table's")
-        return cls(opened, duel, dealt, events[at].recorded_at, moves, end)
+        waited = (events[-1].recorded_at - events[-2].recorded_at).total_seconds()
+        return cls(opened, duel, dealt, events[at].recorded_at, moves, end, waited)
 
 
 def _check_requests(kept: KeptTable, log: Logged, me: str) -> None:
@@ -437,6 +441,12 @@ def check_reveal(kept: KeptTable, events: Sequence[Event], actions: Sequence[str
     if list(actions) != played.actions:
         raise Unfair(f"the actions reported to you are not those table {table}'s log replays")
     if isinstance(log.end, TableAbandoned):
+        clock = clock_for(log.end.waiting)
+        if log.waited <= clock:
+            raise Unfair(
+                f"table {table} is recorded abandoned {log.waited:.0f} s after its last event, "
+                f"within its {clock} s move clock"
+            )
         if played.closed:
             raise Unfair(f"table {table} is recorded abandoned; replayed, it had closed")
         return Fair(played.seed, played, None, log.end)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import stat
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -21,8 +22,9 @@ from ledger.catalog import BASE_SIX, FOLDED_SEVEN
 from ledger.keys import PublicKey
 from ledger.leaf import Event
 from ledger.manifest import LeagueManifest
-from ledger.tables import TableClosed, TableMove
+from ledger.tables import TableAbandoned, TableClosed, TableMove, table_secret
 from ledger.wire import hash_text
+from services.kernel.keyring import read_key
 from tests.clients.conftest import (
     PASSPHRASE,
     Player,
@@ -352,3 +354,50 @@ def test_a_registrars_table_is_played_with_eight_stamped_prints(
     (kept,) = kept_tables(you)
     assert kept.open.portfolio is not None
     assert sorted(c.title for c in kept.open.portfolio) == sorted(titles)
+
+
+def _abandoned_at(events: list[Event], secret: bytes, after: float) -> list[Event]:
+    """``events`` of a table left in play, with the ``table-abandoned`` the move clock's sweep
+    records ``after`` seconds past the last of them (signatures are checked before this)."""
+    last = events[-1]
+    body = TableAbandoned(
+        table=last.body["table"], secret=hash_text(secret), waiting="move", seat=None
+    )
+    return [
+        *events,
+        Event(
+            seq=last.seq + 1,
+            stream=last.stream,
+            stream_version=last.stream_version + 1,
+            type=TableAbandoned.TYPE,
+            body=body.to_wire(),
+            recorded_at=last.recorded_at + timedelta(seconds=after),
+            leaf_hash=last.leaf_hash,
+            signature=last.signature,
+        ),
+    ]
+
+
+def test_an_abandoned_table_is_checked_as_far_as_it_went(
+    served: InProcessLeague, league_env: dict[str, str], players: dict[str, Player]
+) -> None:
+    """# L-31. A table left after its first move and abandoned once its move clock ran out
+    (300 s after its last event) checks: the secret opens the commitment and the moves replay.
+    Abandoned within the clock (10 s after), it is reported unfair: a league that ends a
+    player's table early, before its clock ran out, is caught."""
+    you = players["A"]
+    you.strike(served.url)
+    assert you.run("play", "--league", "clerk-1", stdin="1\nq\n").returncode == 0
+    (kept,) = kept_tables(you)
+    manifest, events = asyncio.run(events_of(served.url, kept.table))
+    home = Path(league_env["LEAGUE_HOME"])
+    secret = table_secret(read_key(home / "keys", "tables"), manifest.league, kept.table)
+    actions = [a for e in events if e.type == "move-played" for a in e.body["actions"]]
+    fair = check_reveal(kept, _abandoned_at(events, secret, 301), actions)
+    assert fair.abandoned is not None
+    assert fair.closed is None
+    assert not fair.table.closed
+    with pytest.raises(Unfair, match="within its 300 s move clock"):
+        check_reveal(kept, _abandoned_at(events, secret, 10), actions)
+    with pytest.raises(Unfair, match="commitment"):
+        check_reveal(kept, _abandoned_at(events, b"\x01" * 32, 301), actions)
