@@ -287,6 +287,10 @@ def _ended(
     if view.waiting != "abandoned" and view.closing is None:
         raise Untrusted(f"the league says table {kept.table} closed without its close")
     events = run(verified_events(client, manifest, kept.table))
+    screen.say(
+        f"the table has {'ended' if view.waiting == 'abandoned' else 'closed'}: checking the "
+        "secret it reveals and replaying the whole table from the seed…"
+    )
     try:
         fair = check_reveal(kept, events, board.actions)
     except Unfair as exc:
