@@ -33,13 +33,23 @@ from game.window.campaign import (
     settle,
 )
 from game.window.economy.bundles import open_bundle
+from game.window.economy.prints import Finish
 from game.window.scoring import Verdict
 from ledger.api.rewards import RewardDue, RewardPrint
 from ledger.errors import InsufficientWork
 from ledger.keys import SigningKey
 from ledger.manifest import LeagueManifest, Policies
+from ledger.print_runs import RunFinish
 from ledger.tables import TableOpen
 from ledger.work import challenge, meets, solve
+
+#: A paid print's finish as its run names it: a reward is stamped inside a run, so never the
+#: Misprint (which is awarded apart, IV.6).
+RUN_FINISH: dict[Finish, RunFinish] = {
+    Finish.STANDARD: "standard",
+    Finish.GILT: "gilt",
+    Finish.HOLOFOIL: "holofoil",
+}
 
 #: Every venue by its name (``clerk-2``, ``chair-VI``, ``registrar-lettered``).
 VENUES: dict[str, Venue] = {venue.name: venue for venue in all_venues()}
@@ -138,10 +148,10 @@ class WitnessedCampaigns:
         self.campaigns[opened.player] = Campaign(
             state.seed, state.record, misprint_paid=state.misprint_paid, draws=state.draws
         )
-        prints = [RewardPrint(title=p.title, finish=p.finish.value) for p in reward.prints]
+        prints = [RewardPrint(title=p.title, finish=RUN_FINISH[p.finish]) for p in reward.prints]
         for n in range(reward.bundles):
             prints += [
-                RewardPrint(title=p.title, finish=p.finish.value)
+                RewardPrint(title=p.title, finish=RUN_FINISH[p.finish])
                 for p in open_bundle(bundle_seed(seed, n))
             ]
         return RewardDue(marks=reward.marks, prints=tuple(prints), bundles=reward.bundles)
