@@ -21,8 +21,8 @@ from typing import Any
 
 from apiclient.league import LeagueClient, LeagueUnreachable, new_request_id
 from clients.cz_board import Screen, draw
-from clients.cz_play import Left
 from clients.cz_rewards import RESUME, Run, collect, misprint, record, reward
+from clients.cz_seats import AUTO_CHAIR, Left, chair_number
 from clients.cz_session import JSON_FLAG, Opened, emit, league_of, opened_wallet, pinned
 from clients.cz_table import verdict_lines
 from clients.cz_witnessed import (
@@ -450,11 +450,10 @@ def add_duel(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 
 def _auto(parser: argparse.ArgumentParser) -> None:
-    from clients.cz_play import AUTO_CHAIR, _chair_number
 
     parser.add_argument(
         "--auto",
-        type=_chair_number,
+        type=chair_number,
         nargs="?",
         const=AUTO_CHAIR,
         metavar="CHAIR",

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from apiclient.league import LeagueClient, check_certificate
-from clients.cz_play import TABLES_DIR
+from clients.cz_seats import TABLES_DIR
 from clients.cz_session import Opened
 from clients.witnessed import Fair, KeptTable, kept_tables
 from game.window import record_json

@@ -29,8 +29,8 @@ from typing import Any, NoReturn
 
 from apiclient.league import LeagueClient, LeagueProblem
 from clients.cz_board import Screen, draw
-from clients.cz_play import MAX_LINE, QUIT, Left, Person, _grid
 from clients.cz_rewards import Run
+from clients.cz_seats import MAX_LINE, QUIT, Left, Person, grid
 from clients.cz_session import Opened
 from clients.cz_table import Move
 from clients.witnessed import Board, KeptTable, Unfair, Untrusted
@@ -334,7 +334,7 @@ class Witnessed:
             f"No-Go drill: remember the lit cells; {TIME_LIMIT_SECONDS:g} s from the league's "
             "move, by its clock"
         )
-        rows = _grid(screen, pattern)
+        rows = grid(screen, pattern)
         for row in rows:
             screen.say(f"    {row}")
         time.sleep(SHOW_SECONDS)

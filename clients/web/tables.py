@@ -23,7 +23,6 @@ from typing import Any
 from aiohttp import web
 
 from clients.cz_play import (
-    TABLES_DIR,
     Played,
     _portfolio,
     _record,
@@ -32,6 +31,7 @@ from clients.cz_play import (
     next_venue,
 )
 from clients.cz_public import current
+from clients.cz_seats import TABLES_DIR
 from clients.cz_session import opened_wallet
 from clients.cz_table import (
     HELP,

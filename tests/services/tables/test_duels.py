@@ -42,7 +42,7 @@ from tests.harness.tables import (
     next_action,
     player_at,
 )
-from tests.services.tables.test_audit import edited
+from tests.harness.tables_audit import edited
 
 ROOT = Path(__file__).resolve().parents[3]
 

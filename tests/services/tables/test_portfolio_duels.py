@@ -19,8 +19,7 @@ from services.kernel.settings import LeagueSettings
 from services.tables.app import TABLES_LOG
 from tests.harness.portfolios import EIGHT, holder_at
 from tests.harness.tables import duel_played_out
-from tests.services.tables.test_audit import audited, edited
-from tests.services.tables.test_portfolios import tables_feed
+from tests.harness.tables_audit import audited, edited, tables_feed
 
 #: The joiner's eight: the Assessor's other five and three Lettered titles (none the opener's).
 OTHER_EIGHT = (*HOUSE_TITLES[8:], *set_titles(CardSet.LETTERED)[:3])

@@ -35,22 +35,13 @@ from services.tables.app import SERVICE as TABLES_SERVICE
 from services.tables.app import TABLES, TABLES_LOG
 from services.treasury.app import SERVICE as TREASURY
 from tests.harness.founding import TEST_POLICIES
-from tests.harness.mint import checkpoint_covering
 from tests.harness.portfolios import EIGHT, Holder, holder_at
 from tests.harness.ports import free_port
 from tests.harness.serving import closing, composed
 from tests.harness.tables import played_out, played_out_from, serve
+from tests.harness.tables_audit import audited, edited, tables_feed
 from tests.harness.treasury import checked_faucet
 from tests.harness.upgrading import RICH, paid, to_mint, upgrade
-from tests.services.tables.test_audit import audited, edited
-
-
-async def tables_feed(url: str) -> tuple[str, list[Any]]:
-    """The tables' whole feed and a checkpoint covering it."""
-    async with LeagueClient(url) as league:
-        size = len((await league.events(-1, 1000, service="tables")).events)
-        text = await checkpoint_covering(league, size, service="tables")
-        return text, (await league.events(-1, 1000, service="tables")).events
 
 
 async def test_a_registrar_table_of_eight_held_prints_is_played_to_its_close_and_audited(
