@@ -210,3 +210,37 @@ async def test_an_open_with_too_little_work_is_refused(settings: LeagueSettings)
         assert answer.status == 422, answer
         assert answer.problem == "insufficient-work"
         assert not await server.app[TABLES_LOG].read(-1, 10)
+
+
+async def test_a_registrars_first_settlement_strikes_its_seven_prints_and_a_repeat_a_bundle(
+    settings: LeagueSettings,
+) -> None:
+    """# IV.5, V.5, L-25, L-26: a Registrar's table before the Assessor is settled pays nothing
+    (locked); once opened, the first Balance pays 150 marks and strikes the set's seven prints,
+    stamped by the mint to the player inside their runs, one of them holofoil; a repeat win
+    pays 30 marks and a sealed bundle's three prints."""
+    async with composed(settings, [MINT, TREASURY, TABLES]) as server:
+        manifest = load_manifest(settings)
+        store, rewards = server.app[TABLES_LOG], server.app[REWARDS]
+        key = SigningKey.generate()
+
+        async def close(venue: str, verdict: str) -> tuple[RewardDue, list[Stamped]]:
+            table = await record_close(store, manifest, key, venue, verdict)
+            settled = await rewards.settle(table)
+            assert settled is not None
+            answers = settled.answer.prints if settled.answer is not None else []
+            stamped = [a.item for a in answers if isinstance(a.item, Stamped)]
+            return settled.record.due, stamped
+
+        assert (await close("registrar-lettered", "balance"))[0].nothing  # L-25: locked
+        for venue in ("clerk-1", "clerk-2", "clerk-4", "assessor"):
+            assert (await close(venue, "win"))[0].marks > 0
+        due, stamped = await close("registrar-lettered", "balance")
+        assert (due.marks, due.bundles, len(due.prints)) == (150, 0, 7)
+        assert [(s.certificate.title, s.certificate.finish) for s in stamped] == [
+            (p.title, p.finish) for p in due.prints
+        ]
+        assert [s.certificate.finish for s in stamped].count("holofoil") == 1
+        assert {s.certificate.issued_to for s in stamped} == {key.public.to_text()}
+        due, stamped = await close("registrar-lettered", "win")
+        assert (due.marks, due.bundles, len(stamped)) == (30, 1, 3)
