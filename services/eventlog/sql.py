@@ -18,7 +18,12 @@ _EVENT_COLUMNS = "seq, stream, stream_version, type, body::text, recorded_at, le
 class Statements:
     """The store's statements; ``{s}`` is the schema, ``{e}`` the event columns."""
 
-    lock_head: str = "SELECT size, edge, clock_timestamp() FROM {s}.log_head FOR UPDATE"
+    # The time is read once the row is locked (the CTE's lock comes before the outer select),
+    # not when the statement started to wait for it: recorded_at never runs backwards.
+    lock_head: str = (
+        "WITH head AS (SELECT size, edge FROM {s}.log_head FOR UPDATE) "
+        "SELECT size, edge, clock_timestamp() FROM head"
+    )
     read_head: str = "SELECT size, edge FROM {s}.log_head"
     head_size: str = "SELECT size FROM {s}.log_head"
     max_seq: str = "SELECT max(seq) FROM {s}.events"

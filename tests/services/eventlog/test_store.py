@@ -47,6 +47,32 @@ async def test_a_store_given_a_clock_records_its_time(pool: asyncpg.Pool, key: S
     assert read.recorded_at == moment
 
 
+async def test_an_event_is_timed_after_the_logs_lock_is_taken(
+    pool: asyncpg.Pool, log: PostgresEventStore
+) -> None:
+    """An append that waits for the log's lock is timed when it has it, not when it asked:
+    held by a transaction that changes nothing (no newer row to re-read), the lock's release
+    comes before the waiting append's recorded_at, so recorded_at never runs backwards in the
+    log (the tables' move clock reads it, docs/formats.md "Witnessed tables")."""
+    first = await log.append("s", 0, "t", {})
+    async with pool.acquire() as holder, holder.transaction():
+        await holder.execute("SELECT size FROM mint.log_head FOR UPDATE")
+        appending = asyncio.create_task(log.append("s", 1, "t", {}))
+        waiting = (
+            "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+            "AND datname = current_database() AND query LIKE '%log_head%'"
+        )
+        for _ in range(500):
+            if await pool.fetchval(waiting):
+                break
+            await asyncio.sleep(0.01)
+        else:
+            pytest.fail("the append never waited for the log's lock")
+        released = await holder.fetchval("SELECT clock_timestamp()")
+    second = await asyncio.wait_for(appending, timeout=60)
+    assert first.recorded_at <= released <= second.recorded_at
+
+
 async def test_concurrent_appenders_leave_no_gap_and_no_reader_skips(
     log: PostgresEventStore,
 ) -> None:
