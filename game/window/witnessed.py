@@ -363,13 +363,11 @@ def referee(
     moves: Sequence[tuple[MovePlayed, datetime]],
     secret: bytes,
     duel: DuelSeats | None = None,
-) -> tuple[str, tuple[tuple[int, int, int], tuple[int, int, int]]]:
-    """The auditor's referee (``ledger.audit.tables.Referee``): a closed table replayed, its
-    first seat's verdict and both seats' columns."""
+) -> tuple[str, tuple[tuple[int, int, int], tuple[int, int, int]]] | None:
+    """The auditor's referee (``ledger.audit.tables.Referee``): a table replayed as far as its
+    moves go; a closed table's first seat's verdict and both seats' columns, or None for a
+    table still in play (abandoned when its move clock ran out)."""
     table = replay_table(opened, dealt, dealt_at, moves, secret, duel)
     if not table.closed:
-        raise WitnessMismatch(
-            f"table {opened.table} is recorded closed; replayed, it is still in play at ply "
-            f"{table.ply}"
-        )
+        return None
     return table.verdict(), table.columns()

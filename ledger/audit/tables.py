@@ -21,7 +21,9 @@ it checks of every table:
   opponent's replies by the same seeded search, each drill judged on the log's own times) and
   reckons its verdict and columns, which must be those the close recorded;
 - ``table-abandoned``: recorded after the move clock of the table's last event ran out, its
-  secret opening the commitment (and deriving a duel's join code).
+  secret opening the commitment (and deriving a duel's join code); a dealt table is then
+  replayed by the referee as far as its moves went (every move signed by the deciding seat,
+  every action legal), and must still be in play there.
 
 The referee is the game's (``game.window.witnessed``), handed in by the caller: this package
 knows the protocol, not the rules. A table still open at the end of the log is checked as far
@@ -71,8 +73,9 @@ EVENTS = {**TABLES_EVENTS, **TABLES_REWARD_EVENTS}
 
 
 class Referee(Protocol):
-    """Replays one closed table: its verdict and both seats' columns, or a
-    :class:`~ledger.errors.LedgerError` saying where the log and the table part."""
+    """Replays one table as far as its moves go: a closed table's verdict and both seats'
+    columns, None for a table still in play, or a :class:`~ledger.errors.LedgerError` saying
+    where the log and the table part."""
 
     def __call__(
         self,
@@ -82,7 +85,7 @@ class Referee(Protocol):
         moves: Sequence[tuple[MovePlayed, datetime]],
         secret: bytes,
         duel: DuelSeats | None = None,
-    ) -> tuple[str, tuple[tuple[int, int, int], tuple[int, int, int]]]: ...
+    ) -> tuple[str, tuple[tuple[int, int, int], tuple[int, int, int]]] | None: ...
 
 
 @dataclass
@@ -295,13 +298,18 @@ class TablesChecker:
         return secret
 
     def _abandoned(self, table: _Table, body: TableAbandoned, at: datetime) -> None:
-        self._revealed(table, body.secret)
+        secret = self._revealed(table, body.secret)
         clock = clock_for(body.waiting)
         if (at - table.last_at).total_seconds() <= clock:
             raise _Wrong(
                 f"table {body.table} is abandoned {at - table.last_at} after its last event, "
                 f"within its {clock} s move clock"
             )
+        if table.dealt is not None:
+            dealt, dealt_at = table.dealt
+            duel = _seats(table)
+            if self.referee(table.opened, dealt, dealt_at, table.moves, secret, duel) is not None:
+                raise _Wrong(f"table {body.table} is recorded abandoned; replayed, it had closed")
         table.abandoned = True
         self.abandoned += 1
 
@@ -310,10 +318,14 @@ class TablesChecker:
             raise _Wrong(f"table {body.table} closes before it is dealt")
         secret = self._revealed(table, body.secret)
         dealt, dealt_at = table.dealt
-        duel = None
-        if table.joined is not None and table.seeded is not None:
-            duel = DuelSeats(table.joined, table.seeded)
-        verdict, columns = self.referee(table.opened, dealt, dealt_at, table.moves, secret, duel)
+        duel = _seats(table)
+        replayed = self.referee(table.opened, dealt, dealt_at, table.moves, secret, duel)
+        if replayed is None:
+            raise _Wrong(
+                f"table {body.table} is recorded closed; replayed, it is still in play at ply "
+                f"{table.ply}"
+            )
+        verdict, columns = replayed
         if (verdict, columns) != (body.verdict, body.columns):
             raise _Wrong(
                 f"table {body.table} closes as a {body.verdict} with columns {body.columns}; "
@@ -344,6 +356,14 @@ class TablesChecker:
             checkpoints=finished.checkpoints,
             abandoned=self.abandoned,
         )
+
+
+def _seats(table: _Table) -> DuelSeats | None:
+    """A duel's two seats as its join and first seed name them (None at a table against the
+    house)."""
+    if table.joined is not None and table.seeded is not None:
+        return DuelSeats(table.joined, table.seeded)
+    return None
 
 
 class _Wrong(LedgerError):

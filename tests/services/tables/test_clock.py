@@ -1,7 +1,8 @@
 """The move clock (docs/formats.md "The move clock", docs/rulings.md L-19, L-31): a move that
 arrives after its table's clock is refused ``timed-out``; the leader's sweep abandons every
 table past its clock (a duel never joined among them) with a ``table-abandoned`` event that
-settles nothing; the audit accepts the abandonments only after the clock. The published clock
+settles nothing; the audit accepts the abandonments only after the clock, and replays an
+abandoned table as far as it went. The published clock
 is minutes; these tests shorten the protocol's constants (``ledger.tables``) to a second."""
 
 from __future__ import annotations
@@ -19,12 +20,14 @@ from ledger.audit import AuditFailure
 from ledger.audit.tables import TablesChecker
 from ledger.events import body_as
 from ledger.tables import TableAbandoned, reveals, table_stream
+from services.kernel.keyring import read_key
 from services.kernel.settings import LeagueSettings
 from services.tables import clock
 from services.tables.app import SWEEPER, TABLES_LOG
 from tests.harness.served import GUARD_SECONDS
 from tests.harness.serving import closing
 from tests.harness.tables import Player, player_at, serve
+from tests.harness.tables_audit import edited
 
 #: The shortened clock (seconds) and a wait past it.
 CLOCK = 1
@@ -89,6 +92,20 @@ async def test_the_clock_refuses_a_late_move_and_the_sweep_abandons_settling_not
     checker = TablesChecker(player.manifest, referee)
     checker.add(feed)
     assert checker.report().abandoned == 2
+    # The abandoned table is replayed as far as it went, at its abandonment: an action edited
+    # into its move (the event signed again by the operator's tables key) fails the audit.
+    key = read_key(settings.keys_dir, "tables", None)
+    at = next(
+        i
+        for i, e in enumerate(feed)
+        if e.type == "move-played" and e.stream == table_stream(player.table)
+    )
+    body = dict(feed[at].body)
+    played = list(body["actions"])
+    body["actions"] = [*played[:-1], next(a for a in view["legal"] if a != played[-1])]
+    forged = [*feed[:at], edited(feed[at], body, key), *feed[at + 1 :]]
+    with pytest.raises(AuditFailure, match=r"the log records .* the table plays"):
+        TablesChecker(player.manifest, referee).add(forged)
     # The same log judged on the published clock: abandoned within it, the audit fails.
     monkeypatch.setattr(protocol, "MOVE_CLOCK_SECONDS", 300)
     monkeypatch.setattr(protocol, "JOIN_CLOCK_SECONDS", 900)
