@@ -292,7 +292,7 @@ def _ended(
         "secret it reveals and replaying the whole table from the seed…"
     )
     try:
-        fair = check_reveal(kept, events, board.actions)
+        fair = check_reveal(kept, events, board.actions, manifest.policies)
     except Unfair as exc:
         kept.closed, kept.checked = True, f"UNFAIR: {exc}"
         kept.save()

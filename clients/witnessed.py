@@ -37,6 +37,7 @@ from ledger.events import body_as
 from ledger.keys import PublicKey
 from ledger.leaf import Event
 from ledger.limits import KIB
+from ledger.manifest import Policies
 from ledger.tables import (
     PLAYER_SEAT,
     DuelSeats,
@@ -413,15 +414,17 @@ def _check_requests(kept: KeptTable, log: Logged, me: str) -> None:
             raise Unfair(f"the move recorded at ply {move.ply} is not signed by you")
 
 
-def check_reveal(kept: KeptTable, events: Sequence[Event], actions: Sequence[str]) -> Fair:
+def check_reveal(
+    kept: KeptTable, events: Sequence[Event], actions: Sequence[str], policies: Policies
+) -> Fair:
     """Check an ended table from its events (each already verified as signed by the tables
     key): the requests the log records of the player's are the ones ``kept`` signed, the
     secret the end reveals opens the commitment published before the seeds, a duel's join code
     is the one the secret derives, and the whole table replays from the seed the halves make
     (every move signed by the deciding seat's key, every action the one recorded and the one
     reported to the player, ``actions``), to the close's verdict and columns; a table
-    abandoned when its move clock ran out replays as far as it went. :class:`Unfair` says what
-    does not hold."""
+    abandoned when its move clock (the league's published ``policies``) ran out replays as far
+    as it went. :class:`Unfair` says what does not hold."""
     table = kept.table
     log = Logged.read(table, events)
     me = kept.player
@@ -441,7 +444,7 @@ def check_reveal(kept: KeptTable, events: Sequence[Event], actions: Sequence[str
     if list(actions) != played.actions:
         raise Unfair(f"the actions reported to you are not those table {table}'s log replays")
     if isinstance(log.end, TableAbandoned):
-        clock = clock_for(log.end.waiting)
+        clock = clock_for(policies, log.end.waiting)
         if log.waited <= clock:
             raise Unfair(
                 f"table {table} is recorded abandoned {log.waited:.0f} s after its last event, "

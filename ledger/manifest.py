@@ -114,6 +114,11 @@ DEFAULT_STAMP_WORK = 1 << 20
 #: A witnessed table's work per mark (``Policies.table_work_per_mark``): the base price of
 #: stamping one print per 30 marks (the cheapest single), rounded up, as a faucet claim's.
 DEFAULT_TABLE_WORK_PER_MARK = -(-DEFAULT_STAMP_WORK // 30)
+#: A witnessed table's move clock (``Policies.table_move_seconds``, docs/formats.md "The move
+#: clock"): seconds it waits for the request it waits for, from its last event; and a duel's
+#: wait for its second key (``table_join_seconds``).
+DEFAULT_TABLE_MOVE_SECONDS = 300
+DEFAULT_TABLE_JOIN_SECONDS = 900
 
 
 class Policies(WireModel):
@@ -144,6 +149,17 @@ class Policies(WireModel):
     table_work_per_mark: Annotated[int, Field(ge=1, le=2**40)] = Field(
         default=DEFAULT_TABLE_WORK_PER_MARK,
         exclude_if=lambda work: work == DEFAULT_TABLE_WORK_PER_MARK,
+    )
+    #: The move clock of witnessed tables (seconds; ``ledger.tables.clock_for``): published
+    #: here so an auditor judges every log on the clock its league announced. Absent from the
+    #: manifest at their defaults, as ``table_work_per_mark``.
+    table_move_seconds: Annotated[int, Field(ge=1, le=7 * 86_400)] = Field(
+        default=DEFAULT_TABLE_MOVE_SECONDS,
+        exclude_if=lambda seconds: seconds == DEFAULT_TABLE_MOVE_SECONDS,
+    )
+    table_join_seconds: Annotated[int, Field(ge=1, le=7 * 86_400)] = Field(
+        default=DEFAULT_TABLE_JOIN_SECONDS,
+        exclude_if=lambda seconds: seconds == DEFAULT_TABLE_JOIN_SECONDS,
     )
     #: Each service signs a checkpoint of its log at least this often while it grows
     #: (milliseconds): a receipt's checkpoint is at most this old.

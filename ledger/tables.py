@@ -45,7 +45,7 @@ from ledger.encoding import decode_b64url
 from ledger.endorsements import UnixTime
 from ledger.events import EventBody
 from ledger.keys import SigningKey
-from ledger.manifest import LeagueId
+from ledger.manifest import LeagueId, Policies
 from ledger.portfolios import MAX_PORTFOLIO_ITEMS, PORTFOLIO_DUEL, REGISTRAR_VENUES
 from ledger.print_runs import TitleText
 from ledger.requests import RequestId
@@ -87,11 +87,6 @@ MAX_ACTIONS_PER_MOVE = 200
 PLAYER_SEAT = 0
 OPPONENT_SEAT = 1
 
-#: The move clock (docs/formats.md, "The move clock"): seconds a table waits for the request
-#: it waits for, counted from its last event; then the table is abandoned and settles nothing
-#: (docs/rulings.md L-19, L-31). A duel waits longer for its second key.
-MOVE_CLOCK_SECONDS = 300
-JOIN_CLOCK_SECONDS = 900
 #: A duel's join code: 8 characters of 32 without look-alikes (no 0, 1, I, O): 40 bits.
 CODE_ALPHABET = "23456789ABCDEFGHJKLMNPQRSTUVWXYZ"
 CODE_LENGTH = 8
@@ -402,10 +397,13 @@ def is_duel(venue: str) -> bool:
     return venue in DUEL_VENUES
 
 
-def clock_for(waiting: str) -> int:
-    """Seconds the move clock gives a table waiting for ``waiting`` (``join``, ``seed``,
-    ``move``, ``drill``), from its last event."""
-    return JOIN_CLOCK_SECONDS if waiting == "join" else MOVE_CLOCK_SECONDS
+def clock_for(policies: Policies, waiting: str) -> int:
+    """Seconds the move clock (docs/formats.md, "The move clock"; the manifest's published
+    ``table_move_seconds`` and ``table_join_seconds``) gives a table waiting for ``waiting``
+    (``join``, ``seed``, ``move``, ``drill``), from its last event; then the table is
+    abandoned and settles nothing (docs/rulings.md L-19, L-31). A duel waits longer for its
+    second key."""
+    return policies.table_join_seconds if waiting == "join" else policies.table_move_seconds
 
 
 # -- the fair deal -----------------------------------------------------------------------------

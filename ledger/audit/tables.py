@@ -46,7 +46,7 @@ from ledger.checkpoint import Checkpoint
 from ledger.errors import LedgerError
 from ledger.events import parse_event
 from ledger.keys import PublicKey
-from ledger.manifest import LeagueManifest
+from ledger.manifest import LeagueManifest, Policies
 from ledger.portfolios import check_portfolio
 from ledger.rewards import TABLES_REWARD_EVENTS, Campaigns, TableRewarded
 from ledger.tables import (
@@ -93,6 +93,8 @@ class _Table:
     opened: TableOpened
     #: When its last event was recorded (its move clock runs from there).
     last_at: datetime
+    #: The league's published policies (its move clock).
+    policies: Policies
     joined: TableJoined | None = None
     seeded: TableSeeded | None = None
     dealt: tuple[TableDealt, datetime] | None = None
@@ -112,7 +114,7 @@ class _Table:
 
     def within(self, waiting: str, at: datetime) -> None:
         """:class:`_Wrong` unless ``at`` is within the move clock for ``waiting``."""
-        clock = clock_for(waiting)
+        clock = clock_for(self.policies, waiting)
         if (at - self.last_at).total_seconds() > clock:
             raise _Wrong(
                 f"table {self.opened.table} takes its {waiting} {at - self.last_at} after its "
@@ -207,7 +209,7 @@ class TablesChecker:
             # A Registrar's portfolio: eight mint-signed prints of distinct titles, of this
             # league (who held them at the open is the notary's record then: L-39).
             check_portfolio(manifest, request.venue, request.portfolio)
-            self.tables[body.table] = _Table(body, at)
+            self.tables[body.table] = _Table(body, at, manifest.policies)
             return
         if not isinstance(
             body, TableJoined | TableSeeded | TableDealt | MovePlayed | TableClosed | TableAbandoned
@@ -299,7 +301,7 @@ class TablesChecker:
 
     def _abandoned(self, table: _Table, body: TableAbandoned, at: datetime) -> None:
         secret = self._revealed(table, body.secret)
-        clock = clock_for(body.waiting)
+        clock = clock_for(self.manifest.policies, body.waiting)
         if (at - table.last_at).total_seconds() <= clock:
             raise _Wrong(
                 f"table {body.table} is abandoned {at - table.last_at} after its last event, "

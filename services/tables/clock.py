@@ -15,8 +15,8 @@ import asyncio
 import logging
 from datetime import timedelta
 
-from ledger import tables as protocol
 from ledger.errors import LedgerError
+from ledger.tables import DUEL_VENUES, clock_for
 from services.tables.playing import Tables, Writer
 
 log = logging.getLogger(__name__)
@@ -57,11 +57,12 @@ class Sweeper:
     async def sweep(self) -> int:
         """Abandon the tables whose clock has run out now; how many."""
         now = await self.tables.store.now()
+        policies = self.tables.manifest.policies
         rows = await self.tables.store.fetch(
             OVERDUE,
-            now - timedelta(seconds=protocol.MOVE_CLOCK_SECONDS),
-            now - timedelta(seconds=protocol.JOIN_CLOCK_SECONDS),
-            list(protocol.DUEL_VENUES),
+            now - timedelta(seconds=clock_for(policies, "move")),
+            now - timedelta(seconds=clock_for(policies, "join")),
+            list(DUEL_VENUES),
             MAX_SWEEP,
         )
         # All at once: the writer takes them into one group (one transaction), not one each.

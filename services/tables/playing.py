@@ -66,7 +66,7 @@ from ledger.errors import (
 from ledger.events import EventBody, body_as
 from ledger.keys import PublicKey, SigningKey
 from ledger.leaf import NewEvent
-from ledger.manifest import LeagueManifest
+from ledger.manifest import LeagueManifest, Policies
 from ledger.portfolios import check_portfolio, takes_portfolio
 from ledger.tables import (
     Deal,
@@ -189,11 +189,11 @@ def turn_of(row: TableRow, played: WitnessedTable | None, waiting: str) -> str |
     return None
 
 
-def deadline_of(row: TableRow, waiting: str) -> datetime | None:
+def deadline_of(policies: Policies, row: TableRow, waiting: str) -> datetime | None:
     """When ``row``'s table's move clock runs out (None once it has ended)."""
     if waiting in ("closed", "abandoned"):
         return None
-    return row.last_at + timedelta(seconds=clock_for(waiting))
+    return row.last_at + timedelta(seconds=clock_for(policies, waiting))
 
 
 @dataclass
@@ -300,7 +300,7 @@ class Tables:
             code=code,
             waiting=waiting,  # type: ignore[arg-type]
             turn=turn_of(row, played, waiting),
-            deadline=deadline_of(row, waiting),
+            deadline=deadline_of(self.manifest.policies, row, waiting),
             ply=played.ply if played is not None else 0,
             deal=deal,
             actions=list(played.actions) if played is not None else [],
@@ -383,7 +383,7 @@ class TableDecision:
                 f"table {row.table_id} was abandoned when its move clock ran out; it settles "
                 f"nothing (L-19)"
             )
-        clock = clock_for(waiting)
+        clock = clock_for(self.tables.manifest.policies, waiting)
         if (at - row.last_at).total_seconds() > clock:
             raise TimedOut(
                 f"table {row.table_id} waited {clock} s for its {waiting} from "
@@ -752,14 +752,16 @@ class Writer:
             tables.forget([request.table])  # played in memory, not recorded
             raise
 
-    @staticmethod
-    def _ready(row: TableRow, played: WitnessedTable, request: TableMove, arrived: int) -> bool:
+    def _ready(
+        self, row: TableRow, played: WitnessedTable, request: TableMove, arrived: int
+    ) -> bool:
         """Whether ``request`` can be played before the lock: at the table's ply, by the
         deciding seat, within the clock (anything else is refused under the lock)."""
         if request.ply != row.plies or played.decider is None:
             return False
         waiting = "drill" if played.drilling else "move"
-        late = (at_ms(arrived) - row.last_at).total_seconds() > clock_for(waiting)
+        clock = clock_for(self.tables.manifest.policies, waiting)
+        late = (at_ms(arrived) - row.last_at).total_seconds() > clock
         return seats(row)[played.decider] == request.player and not late
 
     async def close(self) -> None:

@@ -15,6 +15,7 @@ from apiclient.league import LeagueClient
 from clients.witnessed import KeptTable, check_reveal, kept_dir
 from ledger.keys import PublicKey
 from ledger.leaf import Event
+from ledger.manifest import LeagueManifest
 from tests.clients.conftest import CZ, GUARD_SECONDS, Player, one_line_failure
 from tests.harness.league import InProcessLeague
 
@@ -73,17 +74,19 @@ def test_a_duel_between_two_players_is_played_to_its_close(
     assert (mine.checked, theirs.checked) == ("fair", "fair")
     assert mine.code == code
 
-    async def events() -> list[Event]:
+    async def events() -> tuple[LeagueManifest, list[Event]]:
         async with LeagueClient(served.url) as client:
             manifest = await client.manifest()
             served_events = await client.table_events(mine.table)
         assert manifest.tables is not None
         key = PublicKey.from_text(manifest.tables)
-        return [e.verified(key) for e in served_events.events]
+        return manifest, [e.verified(key) for e in served_events.events]
 
-    logged = asyncio.run(events())
+    manifest, logged = asyncio.run(events())
+    policies = manifest.policies
     actions = [a for e in logged if e.type == "move-played" for a in e.body["actions"]]
-    fair_a, fair_b = check_reveal(mine, logged, actions), check_reveal(theirs, logged, actions)
+    fair_a = check_reveal(mine, logged, actions, policies)
+    fair_b = check_reveal(theirs, logged, actions, policies)
     assert fair_a.seed == fair_b.seed
     movers = {e.body["request"]["player"] for e in logged if e.type == "move-played"}
     assert movers <= {mine.player, theirs.player}

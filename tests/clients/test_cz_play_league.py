@@ -102,16 +102,17 @@ def test_a_tampered_reveal_is_reported_unfair(
     you.strike(served.url)
     you.json("play", "--league", "clerk-1", "--auto")
     (kept,) = kept_tables(you)
-    _, events = asyncio.run(events_of(served.url, kept.table))
+    manifest, events = asyncio.run(events_of(served.url, kept.table))
+    policies = manifest.policies
     actions = [a for e in events if e.type == "move-played" for a in e.body["actions"]]
-    fair = check_reveal(kept, events, actions)
+    fair = check_reveal(kept, events, actions, policies)
     assert fair.table.closed
 
     closed = events[-1]
     wrong = TableClosed.from_wire({**closed.body, "secret": hash_text(b"\x07" * 32)})
     tampered = [*events[:-1], _with_body(closed, wrong.to_wire())]
     with pytest.raises(Unfair, match="commitment"):
-        check_reveal(kept, tampered, actions)
+        check_reveal(kept, tampered, actions, policies)
 
     moves = [i for i, e in enumerate(events) if e.type == "move-played"]
     first = events[moves[0]]
@@ -121,7 +122,7 @@ def test_a_tampered_reveal_is_reported_unfair(
         tampered = list(events)
         tampered[moves[0]] = _with_body(first, {**first.body, "actions": changed})
         with pytest.raises(Unfair):
-            check_reveal(kept, tampered, actions)
+            check_reveal(kept, tampered, actions, policies)
 
 
 def _with_body(event: Event, body: dict[str, object]) -> Event:
@@ -393,11 +394,11 @@ def test_an_abandoned_table_is_checked_as_far_as_it_went(
     home = Path(league_env["LEAGUE_HOME"])
     secret = table_secret(read_key(home / "keys", "tables"), manifest.league, kept.table)
     actions = [a for e in events if e.type == "move-played" for a in e.body["actions"]]
-    fair = check_reveal(kept, _abandoned_at(events, secret, 301), actions)
+    fair = check_reveal(kept, _abandoned_at(events, secret, 301), actions, manifest.policies)
     assert fair.abandoned is not None
     assert fair.closed is None
     assert not fair.table.closed
     with pytest.raises(Unfair, match="within its 300 s move clock"):
-        check_reveal(kept, _abandoned_at(events, secret, 10), actions)
+        check_reveal(kept, _abandoned_at(events, secret, 10), actions, manifest.policies)
     with pytest.raises(Unfair, match="commitment"):
-        check_reveal(kept, _abandoned_at(events, b"\x01" * 32, 301), actions)
+        check_reveal(kept, _abandoned_at(events, b"\x01" * 32, 301), actions, manifest.policies)

@@ -2,12 +2,15 @@
 arrives after its table's clock is refused ``timed-out``; the leader's sweep abandons every
 table past its clock (a duel never joined among them) with a ``table-abandoned`` event that
 settles nothing; the audit accepts the abandonments only after the clock, and replays an
-abandoned table as far as it went. The published clock
-is minutes; these tests shorten the protocol's constants (``ledger.tables``) to a second."""
+abandoned table as far as it went. The clock is the manifest's published policy
+(``table_move_seconds``, ``table_join_seconds``: minutes by default); these tests found
+their league with a clock of a second."""
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -19,11 +22,14 @@ from ledger import tables as protocol
 from ledger.audit import AuditFailure
 from ledger.audit.tables import TablesChecker
 from ledger.events import body_as
+from ledger.leaf import format_time, parse_time
 from ledger.tables import TableAbandoned, reveals, table_stream
 from services.kernel.keyring import read_key
 from services.kernel.settings import LeagueSettings
 from services.tables import clock
 from services.tables.app import SWEEPER, TABLES_LOG
+from tests.harness.founding import TEST_POLICIES
+from tests.harness.ports import free_port
 from tests.harness.served import GUARD_SECONDS
 from tests.harness.serving import closing
 from tests.harness.tables import Player, player_at, serve
@@ -34,15 +40,21 @@ CLOCK = 1
 PAST = 1.2
 
 
+@pytest.fixture
+def settings(make_settings: Callable[..., LeagueSettings]) -> LeagueSettings:
+    """A league whose manifest publishes a move clock (and a join clock) of a second."""
+    clock = {"table_move_seconds": CLOCK, "table_join_seconds": CLOCK}
+    founded = make_settings(policies=TEST_POLICIES.model_copy(update=clock))
+    return founded.model_copy(update={"port": free_port()})
+
+
 async def test_the_clock_refuses_a_late_move_and_the_sweep_abandons_settling_nothing(
-    settings: LeagueSettings, server: TestServer, monkeypatch: pytest.MonkeyPatch
+    settings: LeagueSettings, server: TestServer
 ) -> None:
     """Past the clock a move is 409 timed-out (nothing recorded); one sweep abandons the dealt
     table and the duel nobody joined, not a table opened since; the abandoned tables show no
     verdict and pay no Misprint, the duel's code joins nothing, and a second sweep finds
     nothing (L-31)."""
-    monkeypatch.setattr(protocol, "MOVE_CLOCK_SECONDS", CLOCK)
-    monkeypatch.setattr(protocol, "JOIN_CLOCK_SECONDS", CLOCK)
     player, opener = player_at(settings, server), player_at(settings, server)
     fresh, joiner = player_at(settings, server), player_at(settings, server)
     await player.open("clerk-1")
@@ -106,11 +118,15 @@ async def test_the_clock_refuses_a_late_move_and_the_sweep_abandons_settling_not
     forged = [*feed[:at], edited(feed[at], body, key), *feed[at + 1 :]]
     with pytest.raises(AuditFailure, match=r"the log records .* the table plays"):
         TablesChecker(player.manifest, referee).add(forged)
-    # The same log judged on the published clock: abandoned within it, the audit fails.
-    monkeypatch.setattr(protocol, "MOVE_CLOCK_SECONDS", 300)
-    monkeypatch.setattr(protocol, "JOIN_CLOCK_SECONDS", 900)
-    with pytest.raises(AuditFailure, match="within its"):
-        TablesChecker(player.manifest, referee).add(feed)
+    # The audit judges the log on the manifest's clock: the abandonment recorded (and signed
+    # again by the operator's key) half a clock after the table's last event fails it.
+    ended = max(i for i, e in enumerate(feed) if e.stream == table_stream(player.table))
+    assert feed[ended].type == "table-abandoned"
+    early = parse_time(feed[at].recorded_at) + timedelta(seconds=CLOCK / 2)
+    moved = feed[ended].model_copy(update={"recorded_at": format_time(early)})
+    forged = [*feed[:ended], edited(moved, feed[ended].body, key), *feed[ended + 1 :]]
+    with pytest.raises(AuditFailure, match=f"within its {CLOCK} s move clock"):
+        TablesChecker(player.manifest, referee).add(forged)
 
 
 async def test_the_leader_sweeps_by_itself(
@@ -118,7 +134,6 @@ async def test_the_leader_sweeps_by_itself(
 ) -> None:
     """The service's leader runs the sweep on its own (a leader-only task beside the
     checkpointer's): a table left past its clock is abandoned without anyone asking."""
-    monkeypatch.setattr(protocol, "MOVE_CLOCK_SECONDS", CLOCK)
     monkeypatch.setattr(clock, "SWEEP_SECONDS", 0.1)
     async with closing(await serve(settings)) as server:
         player = player_at(settings, server)
