@@ -217,7 +217,8 @@ class Witnessing:
                     raise WitnessRefused(f"{peer.name}'s answer is too long")
                 return response.status, response.content_type, raw.decode("utf-8", "replace")
         except (aiohttp.ClientError, TimeoutError) as exc:
-            raise WitnessRefused(f"{peer.name} at {peer.url} did not answer: {exc}") from None
+            reason = str(exc) or type(exc).__name__  # a disconnection has no message
+            raise WitnessRefused(f"{peer.name} at {peer.url} did not answer: {reason}") from None
 
     async def _follow(self, peer: _Peer) -> None:
         """Ask ``peer`` to cosign the latest checkpoint whenever there is a new one (at most
@@ -235,7 +236,11 @@ class Witnessing:
                 peer.failures += 1
                 if peer.failures & (peer.failures - 1) == 0:  # 1st, 2nd, 4th, 8th... failure
                     reason = exc.diagnostics() if isinstance(exc, LedgerError) else repr(exc)
-                    log.warning(
+                    # One failed attempt is no operator's concern (a witness restarting, or
+                    # the league's own server stopping under a submission in flight); a
+                    # witness that fails again is.
+                    log.log(
+                        logging.INFO if peer.failures == 1 else logging.WARNING,
                         "%s: no cosignature from %s (%d attempts): %s",
                         self.store.origin,
                         peer.name,

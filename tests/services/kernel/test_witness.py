@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import hashlib
 import json
+import logging
 from collections.abc import AsyncIterator
 
 import aiohttp
@@ -174,11 +175,14 @@ async def test_racing_submissions_advance_the_witness_once(
 
 
 async def test_a_witness_that_is_down_is_retried_until_it_cosigns(
-    settings: LeagueSettings,
+    settings: LeagueSettings, caplog: pytest.LogCaptureFixture
 ) -> None:
     """The mint's log grows and is checkpointed while the notary's witness does not answer
     (nothing serves its port yet): the submitter keeps failing and backing off, nothing
-    waits for it. Once the notary is served, the latest checkpoint gets its cosignature."""
+    waits for it; its first failure is said at INFO (one failed attempt is a witness
+    restarting, or the league stopping under a submission in flight), the next ones at
+    WARNING. Once the notary is served, the latest checkpoint gets its cosignature."""
+    caplog.set_level(logging.INFO, logger="services.kernel.witness_client")
     manifest = load_manifest(settings)
     pool = await asyncpg.create_pool(settings.database, min_size=1, max_size=4)
     try:
@@ -202,6 +206,15 @@ async def test_a_witness_that_is_down_is_retried_until_it_cosigns(
                     break
                 await asyncio.sleep(0.02)
             assert peer.failures >= 3
+            said = [
+                (r.levelno, r.getMessage())
+                for r in caplog.records
+                if "no cosignature from" in r.getMessage()
+            ]
+            assert [level for level, _ in said[:2]] == [logging.INFO, logging.WARNING], said
+            assert "(1 attempts)" in said[0][1]
+            assert "did not answer: " in said[0][1]
+            assert not said[0][1].endswith("did not answer: ")  # the reason is named
             assert (await submitter.served_checkpoint()).note.signatures == (
                 (await store.served_checkpoint()).note.signatures
             )
