@@ -450,6 +450,8 @@ class TableDecision:
     def _seed(self, request: TableSeed) -> TableView:
         row = self._row(request.table, request.player)
         duel = is_duel(row.venue)
+        if row.status == "abandoned":
+            self._on_time(row, "seed", self.now)  # timed-out: it settles nothing
         if row.status not in (("joined",) if duel else ("opened",)):
             if duel and row.status == "opened":
                 raise OutOfTurn(f"duel {row.table_id} waits for its second player to join")

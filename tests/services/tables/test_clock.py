@@ -135,7 +135,8 @@ async def test_the_leader_sweeps_by_itself(
     settings: LeagueSettings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The service's leader runs the sweep on its own (a leader-only task beside the
-    checkpointer's): a table left past its clock is abandoned without anyone asking."""
+    checkpointer's): a table left past its clock is abandoned without anyone asking, and the
+    seed it waited for, sent then, is timed out (not "dealt already")."""
     monkeypatch.setattr(clock, "SWEEP_SECONDS", 0.1)
     async with closing(await serve(settings)) as server:
         player = player_at(settings, server)
@@ -144,6 +145,8 @@ async def test_the_leader_sweeps_by_itself(
         view = await asyncio.wait_for(abandoned(player), GUARD_SECONDS)
         assert view["closing"] is None
         assert server.app[SWEEPER].abandoned >= 1
+        late = await player.seed()  # the seed it waited for, too late: timed out, not dealt
+        assert (late.status, late.problem) == (409, "timed-out")
 
 
 async def abandoned(player: Player) -> dict[str, Any]:
