@@ -7,7 +7,6 @@ tables key signed for a table that earned nothing fails it (overpaid)."""
 from __future__ import annotations
 
 import time
-from typing import Any
 
 import aiohttp
 import pytest
@@ -22,11 +21,8 @@ from ledger.audit import AuditFailure, Auditor
 from ledger.audit.report import AuditReport
 from ledger.audit.reward_facts import PaidReward
 from ledger.audit.tables import TablesChecker, TablesReport
-from ledger.encoding import encode_b64, encode_b64url
 from ledger.keys import SigningKey
-from ledger.leaf import canonical_leaf, parse_time
 from ledger.manifest import LeagueManifest
-from ledger.merkle import leaf_hash
 from services.kernel.founding import load_manifest
 from services.kernel.keyring import read_key
 from services.kernel.settings import LeagueSettings
@@ -37,26 +33,7 @@ from services.treasury.app import SERVICE as TREASURY
 from tests.harness.rewards import play_to, record_close
 from tests.harness.serving import composed
 from tests.harness.tables import Player
-
-
-def edited(event: FeedEvent, body: dict[str, Any], key: SigningKey) -> FeedEvent:
-    """``event`` with ``body``, signed again by ``key`` (its service's, as a dishonest
-    operator would)."""
-    leaf = canonical_leaf(
-        seq=event.seq,
-        stream=event.stream,
-        stream_version=event.stream_version,
-        type=event.type,
-        body=body,
-        recorded_at=parse_time(event.recorded_at),
-    )
-    return event.model_copy(
-        update={
-            "body": body,
-            "leaf_hash": encode_b64(leaf_hash(leaf)),
-            "signature": encode_b64url(key.sign_raw(leaf)),
-        }
-    )
+from tests.harness.tables_audit import edited
 
 
 async def feeds(url: str) -> dict[str, list[FeedEvent]]:
