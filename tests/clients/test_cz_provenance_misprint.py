@@ -14,15 +14,16 @@ from clients.wallet import WalletHome
 from ledger.print_runs import MISPRINT_SERIAL
 from tests.clients.conftest import PASSPHRASE, Player
 from tests.harness.league import InProcessLeague
-from tests.harness.tables import balance_recorded
+from tests.harness.rewards import settling_balance_recorded
 
 
 def test_the_misprint_before_and_after_its_award(
     served: InProcessLeague, league_env: dict[str, str], players: dict[str, Player]
 ) -> None:
-    """# L-24. Not awarded: one line saying so, exit 0. Then a player's table closes with a
-    Balance at chair-VII (recorded as the tables log records one) and is read, which asks the
-    mint for the award: ``cz provenance`` shows the certificate, its mint event, the table
+    """# L-24, L-41. Not awarded: one line saying so, exit 0. Then a player's table closes with
+    a settling Balance at chair-VII (its witnessed campaign recorded to Chair VII open, every
+    table with its work, as the tables log records them) and is read, which asks the mint for
+    the award: ``cz provenance`` shows the certificate, its mint event, the table
     and the player, each checked; the account names the player the holder."""
     you, other = players["A"], players["B"]
     address = you.strike(served.url)
@@ -34,7 +35,7 @@ def test_the_misprint_before_and_after_its_award(
 
     key = WalletHome(you.home).read(PASSPHRASE).key
     table = asyncio.run(
-        balance_recorded(
+        settling_balance_recorded(
             league_env["DATABASE_URL"], Path(league_env["LEAGUE_HOME"]), key, "chair-VII"
         )
     )
