@@ -12,6 +12,7 @@ signature and that it names the owner.
 from __future__ import annotations
 
 import asyncio
+import re
 import secrets
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -86,6 +87,20 @@ def retry_wait(
         return None  # an HTTP-date, or nonsense: not worth guessing at
     wait = float(int(given.strip()))
     return None if wait > MAX_RETRY_WAIT else max(wait, backoff)
+
+
+#: What a path segment this client puts in a URL may hold: every serial, address and table id
+#: is made of these; anything else (a ``/``, ``..``, a ``?``) would name another resource.
+_SEGMENT = re.compile(r"[A-Za-z0-9_-]{1,128}")
+
+
+def segment(value: str, what: str) -> str:
+    """``value`` as one path segment of a URL, or :class:`SchemaError` saying it is not
+    ``what``."""
+    if _SEGMENT.fullmatch(value) is None:
+        shown = value if len(value) <= 64 else value[:61] + "..."
+        raise SchemaError(f"{shown!r} is not {what}")
+    return value
 
 
 class LeagueProblem(LedgerError):
@@ -364,7 +379,9 @@ class LeagueClient:
         return await self._json(Census, "GET", "/ledger")
 
     async def owner(self, address: str) -> OwnerCensus:
-        return await self._json(OwnerCensus, "GET", f"/ledger/owners/{address}")
+        return await self._json(
+            OwnerCensus, "GET", f"/ledger/owners/{segment(address, 'an address')}"
+        )
 
     # -- the notary ------------------------------------------------------------------------
 
@@ -400,7 +417,7 @@ class LeagueClient:
 
     async def provenance(self, serial: str) -> Provenance:
         """One print's whole life as the notary knows it (Book V.8)."""
-        return await self._json(Provenance, "GET", f"/provenance/{serial}")
+        return await self._json(Provenance, "GET", f"/provenance/{segment(serial, 'a serial')}")
 
     # -- the tables -------------------------------------------------------------------------
 
@@ -422,11 +439,13 @@ class LeagueClient:
         return await self._json(TableView, "POST", "/tables/move", json=request.to_wire())
 
     async def table(self, table: str) -> TableView:
-        return await self._json(TableView, "GET", f"/tables/table/{table}")
+        return await self._json(TableView, "GET", f"/tables/table/{segment(table, 'a table id')}")
 
     async def table_events(self, table: str) -> TableEvents:
         """The table's own events, signed (verify each with the manifest's tables key)."""
-        return await self._json(TableEvents, "GET", f"/tables/table/{table}/events")
+        return await self._json(
+            TableEvents, "GET", f"/tables/table/{segment(table, 'a table id')}/events"
+        )
 
     # -- every service's log ----------------------------------------------------------------
 

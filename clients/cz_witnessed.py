@@ -261,10 +261,17 @@ class Witnessed:
         try:
             view = self.checked(self.run(self.client.move_table(request)))
         except LeagueProblem as exc:
-            if exc.slug == "illegal-move":  # refused, nothing recorded: not kept either
-                kept.moves.pop()
-                kept.save()
-                raise
+            if exc.slug == "illegal-move":
+                # The move was checked legal on the board the league's own log replays: a
+                # league (or anyone between) calling it illegal is not believed, and the
+                # signed move stays kept, so a resume sends those very bytes again and the
+                # player never signs a second move at this ply (L-35).
+                raise Untrusted(
+                    f"the league refuses your move at ply {request.ply} ({request.action}) as "
+                    f"illegal, but the rules allow it on the table its log replays: "
+                    f"{exc.problem.detail or exc.slug}. Your signed move is kept; cz play --league "
+                    f"--resume {kept.table} sends it again"
+                ) from None
             if exc.slug not in ("move-replayed", "out-of-turn", "stale-request", "timed-out"):
                 raise
             view = self.read()

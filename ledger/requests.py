@@ -14,10 +14,12 @@ from ledger.endorsements import UnixTime
 from ledger.limits import MAX_STAMP_BATCH
 from ledger.manifest import LeagueId
 from ledger.print_runs import RunFinish, TitleText
-from ledger.wire import HashText, KeyText, SignedModel, WireModel, WireTuple
+from ledger.wire import MAX_SAFE_INTEGER, HashText, KeyText, SignedModel, WireModel, WireTuple
 
-#: A proof-of-work nonce: an 8-byte unsigned integer.
-Nonce = Annotated[int, Field(ge=0, le=2**64 - 1)]
+#: A proof-of-work nonce on the wire: hashed as an 8-byte unsigned integer, and within the
+#: integers canonical JSON carries exactly (±(2**53 − 1), ``ledger.canonical``), so a nonce the
+#: schema admits is never refused later as not canonicalizable.
+Nonce = Annotated[int, Field(ge=0, le=MAX_SAFE_INTEGER)]
 
 #: A client's name for one request: letters, digits, ``.``, ``_``, ``-`` (a UUID fits).
 RequestId = Annotated[str, Field(pattern=r"^[A-Za-z0-9._-]{8,64}$")]

@@ -48,9 +48,8 @@ from ledger.keys import SigningKey
 from ledger.manifest import LeagueId, Policies
 from ledger.portfolios import MAX_PORTFOLIO_ITEMS, PORTFOLIO_DUEL, REGISTRAR_VENUES
 from ledger.print_runs import TitleText
-from ledger.requests import RequestId
+from ledger.requests import Nonce, RequestId
 from ledger.wire import HashText, KeyText, SignedModel, WireModel, WireTuple, hash_text
-from ledger.work import MAX_NONCE
 
 #: A table's id: 32 lower-case hex digits (16 bytes of its opening request's hash).
 TableId = Annotated[str, Field(pattern=r"^[0-9a-f]{32}$")]
@@ -130,9 +129,7 @@ class TableOpen(SignedModel):
     #: request (``ledger.work.challenge``, index 0) worth ``game.window.rewards.table_work``
     #: of the venue. Without it the table is played and recorded, and pays nothing. Absent
     #: from the request when None.
-    work: Annotated[int, Field(ge=0, le=MAX_NONCE)] | None = Field(
-        default=None, exclude_if=lambda work: work is None
-    )
+    work: Nonce | None = Field(default=None, exclude_if=lambda work: work is None)
     #: At a Registrar's venue, the player's portfolio: eight stamped prints of distinct titles
     #: it holds (IV.3, ``ledger.portfolios``); absent at every other venue.
     portfolio: Portfolio | None = Field(

@@ -13,11 +13,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from datetime import timedelta
 
 from ledger.errors import LedgerError
-from ledger.tables import DUEL_VENUES, clock_for
-from services.tables.playing import Tables, Writer
+from ledger.tables import DUEL_VENUES
+from services.tables.playing import Tables, Writer, swept_after
 
 log = logging.getLogger(__name__)
 
@@ -60,8 +59,8 @@ class Sweeper:
         policies = self.tables.manifest.policies
         rows = await self.tables.store.fetch(
             OVERDUE,
-            now - timedelta(seconds=clock_for(policies, "move")),
-            now - timedelta(seconds=clock_for(policies, "join")),
+            now - swept_after(policies, "move"),
+            now - swept_after(policies, "join"),
             list(DUEL_VENUES),
             MAX_SWEEP,
         )

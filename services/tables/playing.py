@@ -145,6 +145,10 @@ Request = TableOpen | TableJoin | TableSeed | TableMove
 Seated = tuple[TableOpened, TableJoined | None]
 Decided = TableOpen | TableJoin | TableSeed | Move | Played | Abandon
 
+#: The sweep abandons a table a fifth of its clock after the clock ran out, not at once: a
+#: move that arrived in time (its ``arrived``) may still be waiting for a thinking slot or its
+#: table's replay, and is played when it comes, however busy the service is (up to the grace).
+SWEEP_GRACE = 0.2
 #: Most requests decided in one transaction, and waiting for the writer.
 MAX_GROUP = 64
 MAX_WAITING = 1024
@@ -187,6 +191,12 @@ def turn_of(row: TableRow, played: WitnessedTable | None, waiting: str) -> str |
     if waiting in ("move", "drill") and played is not None and played.decider is not None:
         return seats(row)[played.decider]
     return None
+
+
+def swept_after(policies: Policies, waiting: str) -> timedelta:
+    """How long after its last event the sweep abandons a table waiting for ``waiting``: its
+    clock and the grace (:data:`SWEEP_GRACE`)."""
+    return timedelta(seconds=clock_for(policies, waiting) * (1 + SWEEP_GRACE))
 
 
 def deadline_of(policies: Policies, row: TableRow, waiting: str) -> datetime | None:
@@ -440,6 +450,8 @@ class TableDecision:
     def _seed(self, request: TableSeed) -> TableView:
         row = self._row(request.table, request.player)
         duel = is_duel(row.venue)
+        if row.status == "abandoned":
+            self._on_time(row, "seed", self.now)  # timed-out: it settles nothing
         if row.status not in (("joined",) if duel else ("opened",)):
             if duel and row.status == "opened":
                 raise OutOfTurn(f"duel {row.table_id} waits for its second player to join")
@@ -541,9 +553,7 @@ class TableDecision:
         waiting = waiting_of(row, played)
         if waiting in ("closed", "abandoned"):
             raise OutOfTurn(f"table {table} has ended")
-        try:
-            self._on_time(row, waiting, self.now)
-        except TimedOut:
+        if self.now - row.last_at > swept_after(self.tables.manifest.policies, waiting):
             abandoned = TableAbandoned(
                 table=table,
                 secret=secret_text(self.tables.secret(table)),
@@ -552,7 +562,7 @@ class TableDecision:
             )
             row = self._append(table, abandoned)
             return self.tables.view(row, played)
-        raise OutOfTurn(f"table {table}'s move clock has not run out")
+        raise OutOfTurn(f"table {table}'s move clock (and its grace) has not run out")
 
 
 def table_of(request: Decided) -> str | None:

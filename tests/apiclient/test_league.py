@@ -171,3 +171,33 @@ async def test_a_long_retry_after_is_answered_at_once(aiohttp_server: Any) -> No
         with pytest.raises(SchemaError, match="503"):
             await league.checkpoint()
     assert seen == ["ledger"] + ["checkpoint"] * (MAX_RETRIES + 1)
+
+
+@pytest.mark.parametrize(
+    "serial", ["CZ-TALLY-0001/../../tables/events", "CZ-TALLY-0001?x=1", "CZ%2F..", "", "é"]
+)
+async def test_a_path_segment_never_names_another_resource(
+    aiohttp_server: Any, serial: str
+) -> None:
+    """A serial, address or table id the client puts in a URL path is one segment of serial
+    characters: a ``/``, ``..``, ``?`` or ``%`` in it (a user's typing, or a table id from a
+    forged answer) is refused before any request, so it never reaches another endpoint."""
+    asked: list[str] = []
+
+    async def anything(request: web.Request) -> web.Response:
+        asked.append(request.path_qs)
+        return web.json_response({})
+
+    app = web.Application()
+    app.router.add_route("*", "/{path:.*}", anything)
+    server = await aiohttp_server(app)
+    async with LeagueClient(str(server.make_url(""))) as league:
+        with pytest.raises(SchemaError, match="is not a serial"):
+            await league.provenance(serial)
+        with pytest.raises(SchemaError, match="is not a table id"):
+            await league.table(serial)
+        with pytest.raises(SchemaError, match="is not a table id"):
+            await league.table_events(serial)
+        with pytest.raises(SchemaError, match="is not an address"):
+            await league.owner(serial)
+    assert asked == []

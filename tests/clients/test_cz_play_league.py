@@ -32,6 +32,7 @@ from tests.clients.conftest import (
     one_line_failure,
     wallet_with,
 )
+from tests.harness.forger import Forger, Forgery
 from tests.harness.league import InProcessLeague
 
 ACTION_PROMPT = "your action (number or notation; q leaves): "
@@ -402,3 +403,59 @@ def test_an_abandoned_table_is_checked_as_far_as_it_went(
         check_reveal(kept, _abandoned_at(events, secret, 10), actions, manifest.policies)
     with pytest.raises(Unfair, match="commitment"):
         check_reveal(kept, _abandoned_at(events, b"\x01" * 32, 301), actions, manifest.policies)
+
+
+@pytest.mark.parametrize("forgery", ["forge", "forward-then-forge"])
+def test_a_forged_refusal_never_makes_the_client_sign_a_second_move_at_a_ply(
+    served: InProcessLeague, players: dict[str, Player], forgery: Forgery
+) -> None:
+    """# L-35. Someone between the player and the league answers the first move 422
+    illegal-move (the move not passed on, or passed on and recorded): the client does not
+    believe a refusal of a move the rules allow on the board the log replays, says so on one
+    line, and keeps the signed move; resumed, it sends those very bytes again, so the log's
+    move at that ply is the one first signed and the table checks fair at its close. (Before,
+    the move was dropped and a resume signed another one at the same ply, handing the man in
+    the middle two signed moves to choose from.)"""
+    moves = 0
+
+    def decide(method: str, path: str) -> Forgery:
+        nonlocal moves
+        if method == "POST" and path == "/tables/move":
+            moves += 1
+            return forgery if moves == 1 else "pass"
+        return "pass"
+
+    illegal = {
+        "type": "/problems/illegal-move",
+        "title": "Illegal move",
+        "status": 422,
+        "detail": "the rules do not allow it",
+        "instance": "/tables/move",
+    }
+    forger = Forger(served.url, decide, (422, illegal))
+    try:
+        you = players["A"]
+        you.strike(forger.url)
+        first = you.run("play", "--league", "clerk-1", "--auto")
+        assert forger.forged == [("POST", "/tables/move")]
+        assert first.returncode != 0
+        said = [line for line in first.stderr.splitlines() if line.strip()]
+        assert len(said) == 1, first.stderr
+        assert "refuses your move at ply 0" in said[0]
+        assert "--resume" in said[0]
+        (kept,) = kept_tables(you)
+        signed = kept.pending
+        assert signed is not None
+        assert signed.ply == 0
+        resumed = you.run("play", "--league", "--resume", kept.table, "--auto")
+        assert resumed.returncode == 0, resumed.stderr + resumed.stdout
+        assert f"sending your kept move at ply 0 again: {signed.action}" in resumed.stdout
+        assert "the league dealt fairly" in resumed.stdout
+        (after,) = kept_tables(you)
+        assert after.moves[0] == signed
+        _, events = asyncio.run(events_of(served.url, kept.table))
+        recorded = [e.body for e in events if e.type == "move-played"]
+        assert recorded[0]["request"] == signed.to_wire()
+        assert [body["ply"] for body in recorded].count(0) == 1
+    finally:
+        forger.stop()

@@ -9,6 +9,7 @@ their league with a clock of a second."""
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
@@ -19,6 +20,7 @@ from aiohttp.test_utils import TestServer
 from apiclient.league import LeagueClient
 from game.window.witnessed import referee
 from ledger import tables as protocol
+from ledger.api.tables import TableView
 from ledger.audit import AuditFailure
 from ledger.audit.tables import TablesChecker
 from ledger.events import body_as
@@ -35,9 +37,9 @@ from tests.harness.serving import closing
 from tests.harness.tables import Player, player_at, serve
 from tests.harness.tables_audit import edited
 
-#: The shortened clock (seconds) and a wait past it.
+#: The shortened clock (seconds) and a wait past it and its sweep's grace (a fifth of it).
 CLOCK = 1
-PAST = 1.2
+PAST = 1.5
 
 
 @pytest.fixture
@@ -133,7 +135,8 @@ async def test_the_leader_sweeps_by_itself(
     settings: LeagueSettings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The service's leader runs the sweep on its own (a leader-only task beside the
-    checkpointer's): a table left past its clock is abandoned without anyone asking."""
+    checkpointer's): a table left past its clock is abandoned without anyone asking, and the
+    seed it waited for, sent then, is timed out (not "dealt already")."""
     monkeypatch.setattr(clock, "SWEEP_SECONDS", 0.1)
     async with closing(await serve(settings)) as server:
         player = player_at(settings, server)
@@ -142,6 +145,8 @@ async def test_the_leader_sweeps_by_itself(
         view = await asyncio.wait_for(abandoned(player), GUARD_SECONDS)
         assert view["closing"] is None
         assert server.app[SWEEPER].abandoned >= 1
+        late = await player.seed()  # the seed it waited for, too late: timed out, not dealt
+        assert (late.status, late.problem) == (409, "timed-out")
 
 
 async def abandoned(player: Player) -> dict[str, Any]:
@@ -152,3 +157,32 @@ async def abandoned(player: Player) -> dict[str, Any]:
         await asyncio.sleep(0.1)
         view = (await player.get(f"/tables/table/{player.table}")).body
     return view
+
+
+async def test_a_move_that_arrived_in_time_is_played_after_the_clock_and_its_table_not_swept(
+    make_settings: Callable[..., LeagueSettings],
+) -> None:
+    """# L-31. A move that arrived within its clock but waited past it (for a thinking slot, or
+    its table's replay, as when an outsider's reads fill the slots) is played, not refused:
+    the sweep leaves a table alone for a fifth of its clock after the clock ran out
+    (``services.tables.playing.SWEEP_GRACE``), and a move is judged on its arrival. (Before,
+    the sweep abandoned the table the instant its clock ran out and the waiting move was
+    refused timed-out.) A four-second clock here, so the grace is wide enough for a busy
+    machine."""
+    seconds = 4
+    policies = {"table_move_seconds": seconds, "table_join_seconds": seconds}
+    settings = make_settings(policies=TEST_POLICIES.model_copy(update=policies))
+    settings = settings.model_copy(update={"port": free_port()})
+    async with closing(await serve(settings)) as server:
+        player = player_at(settings, server)
+        await player.open("clerk-1")
+        view = (await player.seed()).body
+        request = player.move_request(view["ply"], view["legal"][0])
+        arrived = int(time.time() * 1000)  # at once: well within the clock
+        await asyncio.sleep(seconds + 0.1)  # decided only now, past the clock
+        sweeper = server.app[SWEEPER]
+        assert await sweeper.sweep() == 0
+        played = await sweeper.writer.submit(request, "a player", arrived)
+        assert isinstance(played, TableView), played
+        assert played.ply > view["ply"]
+        assert played.waiting != "abandoned"
