@@ -84,7 +84,15 @@ def audit(
         report = outcome.report
         treasury = next((s.events for s in report.services if s.service == "treasury"), None)
         tables = asyncio.run(
-            audit_tables(outcome.url, outcome.root, referee, campaigns, report.rewards, treasury)
+            audit_tables(
+                outcome.url,
+                outcome.root,
+                referee,
+                campaigns,
+                report.rewards,
+                treasury,
+                report.misprint,
+            )
         )
         for line in tables.lines() if isinstance(tables, TablesReport) else [f"tables: {tables}"]:
             print(f"  {line}")

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from apiclient.league import LeagueClient, LeagueProblem
-from ledger.audit.reward_facts import PaidReward
+from ledger.audit.reward_facts import MisprintAwarded, PaidReward
 from ledger.audit.tables import Referee, TablesChecker, TablesReport
 from ledger.errors import LedgerError, SchemaError
 from ledger.keys import PublicKey
@@ -26,11 +26,14 @@ async def audit_tables(
     campaigns: Callable[[Policies], Campaigns] | None = None,
     paid: Mapping[str, PaidReward] | None = None,
     paid_upto: int | None = None,
+    misprint: MisprintAwarded | None = None,
 ) -> TablesReport | str:
     """Audit the tables log of the league at ``url`` (its manifest signed by ``root``, pinned
     by the audit of the other logs), each closed table's reward replayed by the witnessed
     campaigns ``campaigns`` makes (the game's) and paired with the treasury's payments
-    ``paid`` (the audit of its first ``paid_upto`` events found them); why not, when its
+    ``paid`` (the audit of its first ``paid_upto`` events found them), and the mint's award of
+    the Misprint ``misprint`` checked to be the log's first settling Balance at Chair VI or
+    above (L-41); why not, when its
     manifest names no tables key or ``url`` serves no tables log (404: a league served without
     it, as another log not served is left out of the audit)."""
     async with LeagueClient(url) as client:
@@ -43,6 +46,7 @@ async def audit_tables(
             None if campaigns is None else campaigns(manifest.policies),
             paid,
             paid_upto,
+            misprint,
         )
         try:
             checkpoint = await client.signed_checkpoint(service="tables")

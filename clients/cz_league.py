@@ -339,7 +339,9 @@ async def verified_award(client: LeagueClient, manifest: LeagueManifest) -> Awar
     """The Misprint's account (V.8, L-24) with its proofs checked as any print's are (the
     mint's ``print-stamped`` event, signed and in the mint's signed checkpoint, the
     certificate mint-signed to its holder); its event names the table, whose view must be a
-    Balance at Chair VI or above closed by that player. Not awarded yet: the account alone."""
+    Balance at Chair VI or above closed by that player, and one the tables service says won
+    it (the first settling such Balance of its log, L-41: a table that settles nothing shows
+    no Misprint, a later one shows it gone). Not awarded yet: the account alone."""
     life, _ = await verified_provenance(client, manifest, MISPRINT_SERIAL)
     if life.stamp is None:
         return life
@@ -354,6 +356,23 @@ async def verified_award(client: LeagueClient, manifest: LeagueManifest) -> Awar
             f"the mint awarded {MISPRINT_SERIAL} for table {table}, which the tables service "
             f"shows as {verdict} at {view.venue} by another player or not a Balance at Chair VI "
             "or above"
+        )
+    said = view.closing.misprint if view.closing is not None else None
+    if said is None or said.status == "gone":
+        why = (
+            "its Balance settles nothing (a Chair its player's witnessed campaign had not "
+            "opened, or no proof of work: docs/rulings.md L-41)"
+            if said is None
+            else f"the Misprint went to another table ({said.detail})"
+        )
+        raise VerificationError(
+            f"the mint awarded {MISPRINT_SERIAL} for table {table}, which the tables service "
+            f"says could not win it: {why}"
+        )
+    if said.status == "awarded" and said.certificate != certificate:
+        raise VerificationError(
+            f"the tables service shows table {table} another {MISPRINT_SERIAL} certificate "
+            "than the mint's"
         )
     return Award(life, table, view)
 
@@ -402,9 +421,10 @@ def _misprint_life(args: argparse.Namespace, pin: LeaguePin) -> int:
         f"{c.finish}; it exists exactly once, outside the runs (V.8)",
         f"  awarded to {to} at mint event {stamp.index} ✓ (the mint's certificate and its "
         "print-stamped event, signed, in the mint's signed checkpoint)",
-        f"  for table {found.table}: a Balance at {found.view.venue}, the first witnessed at "
-        "Chair VI or above (IV.6, docs/rulings.md L-24) ✓ (the event names it; the tables "
-        "service shows it closed so, by that player)",
+        f"  for table {found.table}: a Balance at {found.view.venue}, the first settling one at "
+        "Chair VI or above (IV.6, docs/rulings.md L-24, L-41) ✓ (the event names it; the "
+        "tables service shows it closed so, by that player, and its award; `league audit` "
+        "checks it against the whole tables log)",
         f"  holder: {to} (the notary records no hop of it)",
         "every signature and proof verified here",
     ]

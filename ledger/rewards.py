@@ -69,6 +69,12 @@ class Campaigns(Protocol):
     log's order (the game's, ``game.window.rewards.WitnessedCampaigns``): each close settled,
     its due returned."""
 
+    def settles(self, opened: TableOpen) -> bool:
+        """Whether the table ``opened`` opened settles, closing next (its venue opened in the
+        player's campaign, its proof of work carried: L-25, L-28); only a settling Balance at
+        Chair VI or above can win the Misprint (L-41)."""
+        ...
+
     def settle(self, opened: TableOpen, verdict: str, seed: int) -> RewardDue: ...
 
 

@@ -199,10 +199,10 @@ class TableMove(SignedModel):
 
 
 class MisprintAward(SignedModel):
-    """The tables service asks the mint for the Misprint for a player's first witnessed
-    Balance at Chair VI or above (Book IV.6), signed by the tables key; the mint awards it
-    once, to the first table it is asked for (V.8), and answers every later award that it is
-    gone."""
+    """The tables service asks the mint for the Misprint for the tables log's first settling
+    Balance at Chair VI or above (Book IV.6, docs/rulings.md L-41), signed by the tables
+    key; the mint awards it once, to the first table it is asked for (V.8), and answers every
+    later award that it is gone."""
 
     KIND: ClassVar[str] = "misprint-award"
     WHAT = "Misprint award"
@@ -221,8 +221,9 @@ MISPRINT_CHAIRS = VENUES[VENUES.index("chair-VI") :]
 
 
 def wins_misprint(venue: str, verdict: str) -> bool:
-    """Whether a table at ``venue`` closed with the player's ``verdict`` is a Balance that
-    wins the Misprint, if it is still to be had."""
+    """Whether a table at ``venue`` closed with the player's ``verdict`` is a Balance at Chair
+    VI or above: one that wins the Misprint if it settles and the Misprint is still to be had
+    (L-41)."""
     return verdict == "balance" and venue in MISPRINT_CHAIRS
 
 

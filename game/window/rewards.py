@@ -14,7 +14,9 @@ Misprint stays the mint's award, L-24). The readings:
   ``game.window.economy.bundles``) under the table's deal seed (unknown to anyone before the
   table was dealt, public once it closed), and each print is stamped by the mint inside its run;
 - L-28: a table whose open request does not carry the proof of work of its venue
-  (:func:`table_work`) settles nothing either.
+  (:func:`table_work`) settles nothing either;
+- L-41: the league's one Misprint goes to the first *settling* Balance at Chair VI or above
+  in the tables log (:meth:`WitnessedCampaigns.settles`, the one judgement of both).
 
 :class:`WitnessedCampaigns` is the ``ledger.rewards.Campaigns`` the tables service pays by and
 the auditor checks by.
@@ -134,15 +136,25 @@ class WitnessedCampaigns:
         """Go on from ``campaign``, ``player``'s witnessed campaign up to some close."""
         self.campaigns[player] = campaign
 
+    def settles(self, opened: TableOpen) -> bool:
+        """Whether the table ``opened`` opened settles when it closes next in its player's
+        witnessed campaign: its venue is one the campaign has opened (L-25) and its open
+        request carries the venue's proof of work (L-28). A table that does not settles
+        nothing: no pay, no count in the record, and no Misprint (L-41)."""
+        venue = VENUES.get(opened.venue)
+        return (
+            venue is not None
+            and carries_work(self.policies, opened)
+            and self.state(opened.player).is_open(venue)
+        )
+
     def settle(self, opened: TableOpen, verdict: str, seed: int) -> RewardDue:
         """Settle the table ``opened`` opened, closed with the player's ``verdict`` and dealt
-        from ``seed``; its due."""
-        venue = VENUES.get(opened.venue)
-        if venue is None or not carries_work(self.policies, opened):
+        from ``seed``; its due (nothing unless it :meth:`settles`)."""
+        if not self.settles(opened):
             return RewardDue()
+        venue = VENUES[opened.venue]
         state = self.state(opened.player)
-        if not state.is_open(venue):
-            return RewardDue()
         state, reward = settle(state, venue, Verdict(verdict))
         # Only the record and the draws are kept: the collection is the league's logs'.
         self.campaigns[opened.player] = Campaign(

@@ -19,8 +19,8 @@ from ledger.tables import Deal
 
 
 class MisprintOutcome(BaseModel):
-    """The Misprint for a witnessed Balance at Chair VI or above (Book IV.6): awarded (its one
-    certificate), gone (awarded before, to another table), or pending (the mint did not
+    """The Misprint for a settling Balance at Chair VI or above (Book IV.6, L-41): awarded (its
+    one certificate), gone (awarded before, to another table), or pending (the mint did not
     answer; reading the table asks again)."""
 
     model_config = ConfigDict(extra="forbid")
@@ -44,7 +44,8 @@ class Closing(BaseModel):
         description="Substance, Form, Holdings of each seat, the player's (the opener's) first"
     )
     misprint: MisprintOutcome | None = Field(
-        default=None, description="At a Balance at Chair VI or above: the Misprint's award"
+        default=None,
+        description="At a settling Balance at Chair VI or above (L-41): the Misprint's award",
     )
     reward: RewardOutcome | None = Field(
         default=None,

@@ -157,4 +157,5 @@ class Auditor(MintChecker, TreasuryChecker, NotaryChecker):
             reissued_prints=len(self._order_reissues),
             notarized_prints=self._print_notarized,
             rewards=dict(self._rewards),
+            misprint=self._misprint,
         )

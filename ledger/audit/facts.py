@@ -49,6 +49,7 @@ from ledger.events import (
 )
 from ledger.keys import SIGNATURE_SIZE, PublicKey
 from ledger.manifest import LeagueManifest
+from ledger.print_runs import MISPRINT
 from ledger.wire import MAX_SAFE_INTEGER, hash_text
 
 #: The services whose logs are audited, in the order they must be fed (a hop refers to a
@@ -102,6 +103,8 @@ class Stamped(NamedTuple):
     version: int = 1
     #: Stamped on the treasury's order (``ordered``): the order id (a reward's names its table).
     ordered: str | None = None
+    #: The Misprint's stamp (finish ``misprint``): the table its request id names (L-24).
+    awarded: str | None = None
 
 
 class Hop(NamedTuple):
@@ -546,6 +549,9 @@ def _facts(
             body.order_id if isinstance(body, PrintReissued) else None,
             version,
             body.request_id if isinstance(body, PrintStamped) and body.ordered else None,
+            body.request_id
+            if isinstance(body, PrintStamped) and certificate.finish == MISPRINT
+            else None,
         )
     if isinstance(body, HopRecorded):
         e = body.endorsement

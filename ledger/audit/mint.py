@@ -10,6 +10,7 @@ from ledger.audit.facts import (
     Stamped,
 )
 from ledger.audit.report import MintCensus
+from ledger.audit.reward_facts import MisprintAwarded
 from ledger.audit.state import (
     _check_return_event,
     _Log,
@@ -44,6 +45,8 @@ class MintChecker(_State):
             self._in_run(log, fact)
         if fact.late is not None:
             raise log.fail(seq, fact.late)
+        if fact.awarded is not None:  # the Misprint: its table checked by the tables' audit
+            self._misprint = MisprintAwarded(seq, fact.awarded, fact.issued_to)
         chain = _Print(
             issue=fact.issue,
             holder=fact.issued_to,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ledger.audit.reward_facts import PaidReward
+from ledger.audit.reward_facts import MisprintAwarded, PaidReward
 
 #: The services whose logs are audited, in the order they must be fed (a hop refers to a
 #: stamp or a note's issue; a note's return names the notary's hop, matched when the notary's
@@ -95,6 +95,9 @@ class AuditReport:
     #: Witnessed tables' rewards the treasury paid, by table (``ledger.audit.rewards``): the
     #: tables' audit pairs them with the tables log's records.
     rewards: dict[str, PaidReward] = field(default_factory=dict)
+    #: The Misprint's award in the mint's log, if it is awarded: the tables' audit checks that
+    #: its table is the tables log's first settling Balance at Chair VI or above (L-41).
+    misprint: MisprintAwarded | None = None
 
     def lines(self) -> list[str]:
         """The report a person reads, one line per service, then the economy."""

@@ -24,6 +24,17 @@ class PaidReward:
     due: RewardDue
 
 
+@dataclass(frozen=True, slots=True)
+class MisprintAwarded:
+    """The Misprint's award in the mint's log (L-24): the seq of its ``print-stamped`` event,
+    the table the event names and the player the certificate is issued to. The tables' audit
+    checks it went to the log's first settling Balance at Chair VI or above (L-41)."""
+
+    seq: int
+    table: str
+    player: str
+
+
 class Rewarded(NamedTuple):
     """A ``reward-paid`` event, its leaf and signature checked."""
 

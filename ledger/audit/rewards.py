@@ -18,7 +18,10 @@ Two halves, paired by table:
   replayed one, naming the treasury's payment when something was due; at the end, every
   closed table settled (an unpaid reward fails), and, given the treasury's payments, each
   table's payment exactly its due and no payment in the name of a table that did not earn it
-  (an overpaid reward fails).
+  (an overpaid reward fails); and, given the mint's award of the Misprint, that it went to the
+  log's first *settling* Balance at Chair VI or above, by its player (L-41: a table at a venue
+  its player's campaign had not opened, or opened without its work, cannot win it, and no
+  table but the first settling one may have it).
 """
 
 from __future__ import annotations
@@ -28,11 +31,11 @@ from dataclasses import dataclass, field
 
 from ledger.api.rewards import RewardDue, reward_stream, rewarded_table
 from ledger.audit.facts import AuditFailure, Issued, Stamped
-from ledger.audit.reward_facts import PaidReward, Rewarded
+from ledger.audit.reward_facts import MisprintAwarded, PaidReward, Rewarded
 from ledger.audit.state import _Log, _State
 from ledger.errors import LedgerError
 from ledger.rewards import Campaigns, TableRewarded
-from ledger.tables import TableOpen
+from ledger.tables import TableOpen, wins_misprint
 
 
 class RewardsChecker(_State):
@@ -115,14 +118,26 @@ class RewardsAudit:
     paid: Mapping[str, PaidReward] | None = None
     #: How many events of the treasury's log were audited for ``paid`` (None: all there are).
     paid_upto: int | None = None
+    #: The mint's award of the Misprint (None: not awarded, or the mint's log not audited).
+    misprint: MisprintAwarded | None = None
     #: Each closed table's player and due (its due None without campaigns).
     closed: dict[str, tuple[str, RewardDue | None]] = field(default_factory=dict)
     settled: dict[str, TableRewarded] = field(default_factory=dict)
+    #: Each closed Balance at Chair VI or above: its venue, and whether it settled (None
+    #: without campaigns); and the first that settled, in the log's order (L-41).
+    balances: dict[str, tuple[str, bool | None]] = field(default_factory=dict)
+    first_balance: str | None = None
 
     def close(self, opened: TableOpen, verdict: str, seed: int) -> None:
         """A table closed, in the log's order of closes."""
+        table = opened.table_id()
+        settles = None if self.campaigns is None else self.campaigns.settles(opened)
         due = None if self.campaigns is None else self.campaigns.settle(opened, verdict, seed)
-        self.closed[opened.table_id()] = (opened.player, due)
+        self.closed[table] = (opened.player, due)
+        if wins_misprint(opened.venue, verdict):
+            self.balances[table] = (opened.venue, settles)
+            if settles and self.first_balance is None:
+                self.first_balance = table
 
     def rewarded(self, body: TableRewarded) -> None:
         """A ``table-rewarded`` record (a :class:`LedgerError` saying what is wrong)."""
@@ -191,8 +206,39 @@ class RewardsAudit:
                     f"table {table}'s reward is recorded paid at the treasury's event "
                     f"{record.paid}, which pays no such table"
                 )
+        self.check_misprint()
         count = sum(1 for record in self.settled.values() if record.paid is not None)
         return count, marks
+
+    def check_misprint(self) -> None:
+        """The Misprint's award, if the mint made one: to a table the log closed with a
+        settling Balance at Chair VI or above, by the certificate's holder, the first such in
+        the log (L-24, L-41). The mint's log is read before the tables log, so the table the
+        award names closed in the log as read."""
+        award = self.misprint
+        if award is None:
+            return
+        said = f"the mint awarded the Misprint (its event {award.seq}) to table {award.table}"
+        if award.table not in self.balances:
+            raise LedgerError(
+                f"{said}, which the tables log does not close with a Balance at Chair VI or "
+                f"above (IV.6)"
+            )
+        venue, settles = self.balances[award.table]
+        player, _ = self.closed[award.table]
+        if player != award.player:
+            raise LedgerError(f"{said}, to {award.player}; the table is {player}'s")
+        if settles is False:
+            raise LedgerError(
+                f"{said}, whose Balance at {venue} settles nothing: a venue its player's "
+                f"witnessed campaign had not opened, or a table opened without its proof of "
+                f"work, cannot win it (L-25, L-28, L-41)"
+            )
+        if self.campaigns is not None and self.first_balance != award.table:
+            raise LedgerError(
+                f"{said}; the first settling Balance at Chair VI or above in the tables log "
+                f"is table {self.first_balance}'s, which it goes to (L-41)"
+            )
 
 
 def _said(due: RewardDue) -> str:

@@ -17,7 +17,7 @@ from ledger.audit.facts import (
     _public,
 )
 from ledger.audit.report import Cosigned, ServiceReport
-from ledger.audit.reward_facts import PaidReward
+from ledger.audit.reward_facts import MisprintAwarded, PaidReward
 from ledger.checkpoint import Checkpoint, CosignatureVerifier
 from ledger.errors import LedgerError
 from ledger.feed import LogTree, OutOfPlace, signed_checkpoint
@@ -322,6 +322,8 @@ class _State:
     #: stamped on a reward's order id, order id -> (owner, title, finish, the mint's seq).
     _reward_orders: dict[str, tuple[str, str, str]] = field(init=False, default_factory=dict)
     _reward_stamps: dict[str, tuple[str, str, str, int]] = field(init=False, default_factory=dict)
+    #: The Misprint's award in the mint's log, once read (the tables' audit checks its table).
+    _misprint: MisprintAwarded | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
         try:

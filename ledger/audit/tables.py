@@ -39,7 +39,7 @@ from typing import Protocol
 
 from ledger.api.logs import FeedEvent
 from ledger.audit.facts import AuditFailure, _public
-from ledger.audit.reward_facts import PaidReward
+from ledger.audit.reward_facts import MisprintAwarded, PaidReward
 from ledger.audit.rewards import RewardsAudit
 from ledger.audit.state import _Log
 from ledger.checkpoint import Checkpoint
@@ -158,6 +158,7 @@ class TablesChecker:
         campaigns: Campaigns | None = None,
         paid: Mapping[str, PaidReward] | None = None,
         paid_upto: int | None = None,
+        misprint: MisprintAwarded | None = None,
     ) -> None:
         if manifest.tables is None:
             raise AuditFailure(SERVICE, None, "the league manifest names no tables key")
@@ -170,8 +171,9 @@ class TablesChecker:
         self.verdicts: dict[str, int] = {}
         self.replayed = 0
         self.abandoned = 0
-        #: The rewards: each closed table's due (by ``campaigns``), paired with ``paid``.
-        self.rewards = RewardsAudit(campaigns, paid, paid_upto)
+        #: The rewards: each closed table's due (by ``campaigns``), paired with ``paid``; the
+        #: mint's award of the Misprint (``misprint``) checked against the settling Balances.
+        self.rewards = RewardsAudit(campaigns, paid, paid_upto, misprint)
 
     def checkpoint(self, checkpoint: Checkpoint) -> None:
         """A checkpoint the service serves: its root matched when the log reaches its size."""

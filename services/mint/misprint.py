@@ -2,7 +2,9 @@
 serial is 000").
 
 The tables service asks for it with a :class:`~ledger.tables.MisprintAward` signed by the
-tables key, for a player's witnessed Balance at Chair VI or above. Under the mint log's lock
+tables key, for the first settling Balance at Chair VI or above in its log (which the mint,
+holding no tables log, cannot judge: it awards what the tables key signs, and the auditor
+checks the choice; docs/rulings.md L-41). Under the mint log's lock
 the mint looks at the Misprint's stream (``print/CZ-TALLY-000``): empty, it signs the one
 certificate (CZ-TALLY-000, a Tally of the base set in the finish ``misprint``, issue 1, to the
 player) and appends it as a ``print-stamped`` event naming the table; already holding one,

@@ -120,8 +120,8 @@ async def table_events(request: web.Request) -> TableEvents:
 
 
 async def with_misprint(request: web.Request, view: TableView) -> TableView:
-    """``view`` with the Misprint's award when it closed with a Balance at Chair VI or above
-    (IV.6; asked of the mint after the close is recorded)."""
+    """``view`` with the Misprint's award when it closed with a settling Balance at Chair VI or
+    above (IV.6, L-41; asked of the mint after the close is recorded)."""
     outcome = await request.app[MISPRINTS].outcome(view)
     if outcome is None or view.closing is None:
         return view
@@ -244,8 +244,8 @@ ENDPOINTS = (
             "event, with the request's arrival time (the move clock and a drill are judged on "
             "it), and the "
             "close's table-closed event reveals the secret with the verdict and the columns "
-            "(and a Balance at Chair VI or above asks the mint for the Misprint, which it "
-            "awards once: closing.misprint). "
+            "(and a settling Balance at Chair VI or above asks the mint for the Misprint, "
+            "which it awards once, to the log's first: closing.misprint). "
             "A ply already played is 409 move-replayed, any other ply, the other seat's move or "
             "a closed table 409 out-of-turn, a move after the move clock ran out 409 "
             "timed-out, a move the rules forbid 422 illegal-move. The opponent's thinking "
@@ -306,12 +306,12 @@ async def open_tables(shell: Shell) -> Running:
         per_minute=READS_PER_MINUTE,
         burst=READS_BURST,
     )
-    shell.app[MISPRINTS] = Misprints(
-        shell.manifest, shell.key, shell.store, shell.settings.service_url("mint")
-    )
     shell.app[HOLDINGS] = holdings = Holdings(shell.settings.service_url("notary"))
     shell.app[REWARDS] = rewards = Rewards(
         shell.manifest, shell.key, shell.store, shell.settings.service_url("treasury")
+    )
+    shell.app[MISPRINTS] = Misprints(
+        shell.manifest, shell.key, shell.store, shell.settings.service_url("mint"), rewards
     )
     return Running(leader=(rewards.run, sweeper.run), close=(writer.close, holdings.close))
 

@@ -1,13 +1,21 @@
 """The Misprint for a witnessed Balance at Chair VI or above (Book IV.6): the tables service
-asks the mint, which awards it exactly once (``services.mint.misprint``, docs/rulings.md L-24).
+asks the mint, which awards it exactly once (``services.mint.misprint``, docs/rulings.md L-24,
+L-41).
 
-When a table closes with such a Balance (and whenever such a table is read), the tables key
-signs a ``misprint-award`` for the *first* such close in the tables log and sends it to the
-mint: the Misprint goes to the first witnessed Balance even when a mint that did not answer
-left that first award pending while later tables closed. The mint's answer (the certificate, or
-409 ``misprint-gone``) is final and kept; every other table is told it is gone. A mint that
-does not answer leaves the award ``pending``, asked again at the next such close or read (the
-same table's award is answered the same certificate however often it is asked).
+Only a table that *settles* can win it (L-41): one at a venue its player's witnessed campaign
+had opened, opened with its proof of work (``services.tables.rewards.Rewards.settles``, the
+judgement that pays its reward, L-25, L-28). When a table closes with a settling Balance at
+Chair VI or above (and whenever such a table is read), the tables key signs a
+``misprint-award`` for the *first* settling such close in the tables log and sends it to the
+mint: the Misprint goes to the first settling Balance even when a mint that did not answer
+left that first award pending while later tables closed. The mint's answer (the certificate,
+or 409 ``misprint-gone``) is final and kept; every other settling table is told it is gone,
+and a Balance that settles nothing is told nothing of it. A mint that does not answer leaves
+the award ``pending``, asked again at the next such close or read (the same table's award is
+answered the same certificate however often it is asked).
+
+Balances found not to settle are passed over once per process: whether a close settles is
+fixed by the log before it, so the search goes on from the last one looked at.
 """
 
 from __future__ import annotations
@@ -27,17 +35,22 @@ from ledger.manifest import LeagueManifest
 from ledger.print_runs import MISPRINT_SERIAL
 from ledger.tables import MISPRINT_CHAIRS, MisprintAward, wins_misprint
 from services.eventlog import EventStore
+from services.tables.rewards import Rewards
 
 log = logging.getLogger(__name__)
 
 #: How long one award request to the mint may take (seconds).
 AWARD_TIMEOUT = 10.0
-#: The first table-closed event of a Balance at one of ``$1``'s venues, in log order.
-FIRST_BALANCE = """
-SELECT t.table_id, t.player, t.venue FROM tables.events e
+#: Balances looked at per query while searching for the first settling one.
+BALANCES_PAGE = 100
+#: The table-closed events of Balances at one of ``$1``'s venues after seq ``$2``, in log
+#: order: seq, table, player, venue.
+BALANCES = """
+SELECT e.seq, t.table_id, t.player, t.venue FROM tables.events e
 JOIN tables.tables t ON t.table_id = e.body->>'table'
 WHERE e.type = 'table-closed' AND e.body->>'verdict' = 'balance' AND t.venue = ANY($1::text[])
-ORDER BY e.seq LIMIT 1
+    AND e.seq > $2
+ORDER BY e.seq LIMIT $3
 """
 
 
@@ -45,23 +58,37 @@ class Misprints:
     """The tables service's awards of the Misprint, and what the mint answered them."""
 
     def __init__(
-        self, manifest: LeagueManifest, key: SigningKey, store: EventStore, mint_url: str | None
+        self,
+        manifest: LeagueManifest,
+        key: SigningKey,
+        store: EventStore,
+        mint_url: str | None,
+        rewards: Rewards,
     ) -> None:
         self.manifest = manifest
         self.key = key
         self.store = store
         self.mint_url = mint_url
-        #: The mint's final answer about the first witnessed Balance, once it gave one.
+        #: Which closes settle (the witnessed campaigns that pay the rewards).
+        self.rewards = rewards
+        #: The mint's final answer about the first settling Balance, once it gave one.
         self.settled: tuple[str, MisprintOutcome] | None = None
+        #: The first settling Balance, once found; until then, the seq of the last Balance
+        #: found not to settle (those before it settle nothing, for good).
+        self._first: tuple[str, str, str] | None = None
+        self._passed = -1
 
     async def outcome(self, view: TableView) -> MisprintOutcome | None:
-        """The Misprint's outcome for ``view``'s table: None unless it closed with a Balance
-        at Chair VI or above. The mint is asked for the *first* such Balance of the log (this
-        table's, or an earlier one whose award a silent mint left pending): the Misprint goes
-        to the first witnessed Balance, whatever order the awards reach the mint in."""
+        """The Misprint's outcome for ``view``'s table: None unless it closed with a settling
+        Balance at Chair VI or above (L-41). The mint is asked for the *first* such Balance of
+        the log (this table's, or an earlier one whose award a silent mint left pending): the
+        Misprint goes to the first settling Balance, whatever order the awards reach the
+        mint in."""
         closing = view.closing
         if closing is None or not wins_misprint(view.venue, closing.verdict):
             return None
+        if not await self.rewards.settles(view.table):
+            return None  # played, and settles nothing: no Misprint either (L-25, L-28, L-41)
         if self.settled is None:
             first = await self._first_balance()
             if first is None:  # not recorded yet (it is, by the time anyone is answered)
@@ -84,14 +111,25 @@ class Misprints:
             return found
         return MisprintOutcome(
             status="gone",
-            detail=f"{MISPRINT_SERIAL} exists exactly once: it went to the first witnessed "
-            f"Balance at Chair VI or above, table {winner} (Book IV.6, V.8)",
+            detail=f"{MISPRINT_SERIAL} exists exactly once: it went to the first settling "
+            f"Balance at Chair VI or above, table {winner} (Book IV.6, V.8, L-41)",
         )
 
     async def _first_balance(self) -> tuple[str, str, str] | None:
-        """(table, player, venue) of the log's first close with a Balance that wins it."""
-        row = await self.store.fetchrow(FIRST_BALANCE, list(MISPRINT_CHAIRS))
-        return None if row is None else (row[0], row[1], row[2])
+        """(table, player, venue) of the log's first close with a settling Balance that wins
+        it (the Balances that settle nothing passed over: L-41)."""
+        while self._first is None:
+            rows = await self.store.fetch(
+                BALANCES, list(MISPRINT_CHAIRS), self._passed, BALANCES_PAGE
+            )
+            if not rows:
+                return None
+            for seq, table, player, venue in rows:
+                if await self.rewards.settles(table):
+                    self._first = (table, player, venue)
+                    break
+                self._passed = max(self._passed, seq)
+        return self._first
 
     async def _ask(self, award: MisprintAward) -> MisprintOutcome:
         if self.mint_url is None:

@@ -117,10 +117,22 @@ class Rewards:
         self._answers: OrderedDict[str, RewardAnswer] = OrderedDict()
 
     async def due(self, table: str) -> tuple[str, TableOpen, str, RewardDue] | None:
-        """(player, open request, verdict, due) of ``table``, None until it closed. The
-        player's campaign is folded from its first close, or from the latest close this
-        process folded it to (kept for :data:`MAX_CAMPAIGNS` players: closes are settled in
-        the log's order, so each close is folded once)."""
+        """(player, open request, verdict, due) of ``table``, None until it closed."""
+        found = await self.closed(table)
+        return None if found is None else found[:4]
+
+    async def settles(self, table: str) -> bool | None:
+        """Whether closed ``table`` settles in its player's witnessed campaign (its venue
+        opened, its work carried: ``WitnessedCampaigns.settles``, L-25, L-28, L-41), None
+        until it closed."""
+        found = await self.closed(table)
+        return None if found is None else found[4]
+
+    async def closed(self, table: str) -> tuple[str, TableOpen, str, RewardDue, bool] | None:
+        """(player, open request, verdict, due, whether it settles) of ``table``, None until
+        it closed. The player's campaign is folded from its first close, or from the latest
+        close this process folded it to (kept for :data:`MAX_CAMPAIGNS` players: closes are
+        settled in the log's order, so each close is folded once)."""
         close = await self.store.fetchrow(CLOSE_OF, table)
         if close is None:
             return None
@@ -132,7 +144,7 @@ class Rewards:
             after = kept[0]
             campaigns.restore(player, kept[1])
         rows = await self.store.fetch(PLAYER_CLOSES, player, after, seq)
-        found: tuple[str, TableOpen, str, RewardDue] | None = None
+        found: tuple[str, TableOpen, str, RewardDue, bool] | None = None
         for closed, opened_text, verdict, dealt_text in rows:
             opened = TableOpen.from_wire(json.loads(opened_text))
             seed = 0
@@ -140,9 +152,10 @@ class Rewards:
                 dealt = TableDealt.from_wire(dealt_text)
                 secret = table_secret(self.key, self.manifest.league, table)
                 seed = deal_seed(table, secret, seed_bytes(dealt.request))
+            settles = campaigns.settles(opened)
             due = campaigns.settle(opened, verdict, seed)
             if closed == table:
-                found = (player, opened, verdict, due)
+                found = (player, opened, verdict, due, settles)
         if found is not None:
             self._campaigns[player] = (seq, campaigns.state(player))
             self._campaigns.move_to_end(player)

@@ -6,16 +6,29 @@ from __future__ import annotations
 
 import secrets
 import time
+from pathlib import Path
 from typing import Any
+
+import asyncpg
 
 from game.window.rewards import worked_open
 from ledger.keys import SigningKey
 from ledger.manifest import LeagueManifest
-from ledger.tables import Deal, TableClosed, TableDealt, TableOpened, TableSeed
+from ledger.tables import (
+    MISPRINT_CHAIRS,
+    Deal,
+    TableClosed,
+    TableDealt,
+    TableOpen,
+    TableOpened,
+    TableSeed,
+)
 from ledger.wire import hash_text
 from services.eventlog import EventStore
+from services.eventlog.store import PostgresEventStore
+from services.kernel.keyring import read_key
 from services.tables.projection import PROJECTION, TablesChanges
-from tests.harness.tables import Player, played_out
+from tests.harness.tables import Player, balance_recorded, played_out
 
 #: Most tables a test opens looking for a verdict (the first legal action each time).
 MAX_TRIES = 40
@@ -47,12 +60,30 @@ async def play_to(player: Player, venue: str, verdicts: tuple[str, ...]) -> dict
 
 
 async def record_close(
-    store: EventStore, manifest: LeagueManifest, key: SigningKey, venue: str, verdict: str
+    store: EventStore,
+    manifest: LeagueManifest,
+    key: SigningKey,
+    venue: str,
+    verdict: str,
+    *,
+    work: bool = True,
 ) -> str:
-    """A table of ``key`` at ``venue`` (with its work) recorded opened, dealt and closed with
-    ``verdict`` in the tables log, as the service records them, with its row; its id."""
-    request = worked_open(
-        key, manifest, venue=venue, request_id=secrets.token_hex(8), at=int(time.time())
+    """A table of ``key`` at ``venue`` (with its work, unless ``work`` is false) recorded
+    opened, dealt and closed with ``verdict`` in the tables log, as the service records them,
+    with its row; its id."""
+    request_id, at = secrets.token_hex(8), int(time.time())
+    request = (
+        worked_open(key, manifest, venue=venue, request_id=request_id, at=at)
+        if work
+        else TableOpen.sign(
+            key,
+            league=manifest.league,
+            manifest=manifest.hash_text(),
+            request_id=request_id,
+            time=at,
+            player=key.public.to_text(),
+            venue=venue,
+        )
     )
     table = request.table_id()
     opened = TableOpened(
@@ -84,3 +115,42 @@ async def record_close(
         await tx.append_batch([opened.new_event(0), dealt.new_event(1), closed.new_event(2)])
         await PROJECTION.write(tx, changes)
     return table
+
+
+#: The venues a witnessed campaign beats, in order, to open Chair VI (the clerks' seal, the
+#: Assessor, Chairs I to V: Book IV.1, IV.6).
+TO_CHAIR_SIX = (
+    "clerk-1",
+    "clerk-2",
+    "clerk-4",
+    "assessor",
+    *(f"chair-{n}" for n in ["I", "II", "III", "IV", "V"]),
+)
+
+
+async def campaign_to_chair_six(
+    store: EventStore, manifest: LeagueManifest, key: SigningKey
+) -> None:
+    """``key``'s witnessed campaign played (recorded) to Chair VI open: a win, with its work,
+    at each of :data:`TO_CHAIR_SIX`."""
+    for venue in TO_CHAIR_SIX:
+        await record_close(store, manifest, key, venue, "win")
+
+
+async def settling_balance_recorded(
+    database_url: str, league_home: Path, key: SigningKey, venue: str
+) -> str:
+    """``key``'s witnessed campaign recorded to ``venue`` (a Chair from VI) open, with its
+    work, in the tables log of the league in ``league_home``, then a Balance of its at
+    ``venue`` that settles (L-41), its secret revealed as a closed table's is (it is read):
+    the table's id."""
+    manifest = LeagueManifest.from_wire((league_home / "manifest.json").read_text("utf-8"))
+    tables_key = read_key(league_home / "keys", "tables")
+    async with asyncpg.create_pool(database_url, min_size=1, max_size=1) as pool:
+        store = PostgresEventStore(
+            pool, schema="tables", origin=f"{manifest.league}/tables", key=tables_key
+        )
+        await campaign_to_chair_six(store, manifest, key)
+        for chair in MISPRINT_CHAIRS[: MISPRINT_CHAIRS.index(venue)]:
+            await record_close(store, manifest, key, chair, "win")
+    return await balance_recorded(database_url, league_home, key, venue)

@@ -16,6 +16,7 @@ import asyncpg
 import pytest
 from aiohttp.test_utils import TestServer
 
+from game.window.rewards import worked_open
 from game.window.witnessed import WitnessedTable
 from ledger.keys import SigningKey
 from ledger.manifest import LeagueManifest
@@ -224,19 +225,14 @@ async def balance_recorded(
     database_url: str, league_home: Path, player: SigningKey, venue: str
 ) -> str:
     """A table of ``player``'s at ``venue`` recorded in the tables log of the league in
-    ``league_home`` as the service records one that closed with the player's Balance: its
-    open, deal and close events (the secret revealed opens the commitment), its row; the
-    table's id. A Balance is not played to on demand, so it is written as the log holds it."""
+    ``league_home`` as the service records one that closed with the player's Balance (opened
+    with its proof of work): its open, deal and close events (the secret revealed opens the
+    commitment), its row; the table's id. A Balance is not played to on demand, so it is
+    written as the log holds it."""
     manifest = LeagueManifest.from_wire((league_home / "manifest.json").read_text("utf-8"))
     key = read_key(league_home / "keys", "tables")
-    request = TableOpen.sign(
-        player,
-        league=manifest.league,
-        manifest=manifest.hash_text(),
-        request_id=secrets.token_hex(8),
-        time=int(time.time()),
-        player=player.public.to_text(),
-        venue=venue,
+    request = worked_open(
+        player, manifest, venue=venue, request_id=secrets.token_hex(8), at=int(time.time())
     )
     table = request.table_id()
     secret = secrets.token_bytes(32)

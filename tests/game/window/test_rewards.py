@@ -129,3 +129,39 @@ def test_a_registrars_first_settlement_strikes_its_sets_seven_prints(
     assert [p.finish for p in first.prints].count("holofoil") == 1
     again = campaigns.settle(opened(manifest, key, "registrar-lettered", next(n)), "win", 5)
     assert (again.marks, again.bundles, len(again.prints)) == (30, 1, 3)
+
+
+def test_only_a_settling_balance_at_chair_six_is_the_players_first_for_the_misprint(
+    manifest: LeagueManifest,
+) -> None:
+    """# IV.6, L-25, L-28, L-41: ``settles`` is the one judgement of a table's settling: a
+    Balance at a locked chair-VI, or one opened without its work, does not settle and leaves
+    the campaign's first Balance at Chair VI+ (``misprint_paid``) unrecorded; the settling one
+    records it."""
+    campaigns = WitnessedCampaigns(POLICIES)
+    key = SigningKey.generate()
+    player = key.public.to_text()
+    n = iter(range(100))
+    locked = opened(manifest, key, "chair-VI", next(n))
+    assert not campaigns.settles(locked)
+    assert campaigns.settle(locked, "balance", 0).nothing
+    for venue in ("clerk-1", "clerk-2", "clerk-4", "assessor", "chair-I", "chair-II"):
+        campaigns.settle(opened(manifest, key, venue, next(n)), "win", 0)
+    for venue in ("chair-III", "chair-IV", "chair-V"):
+        campaigns.settle(opened(manifest, key, venue, next(n)), "win", 0)
+    bare = TableOpen.sign(
+        key,
+        league=manifest.league,
+        manifest=manifest.hash_text(),
+        request_id="bare-chair-six",
+        time=int(time.time()),
+        player=player,
+        venue="chair-VI",
+    )
+    assert not campaigns.settles(bare)
+    assert campaigns.settle(bare, "balance", 0).nothing
+    assert not campaigns.state(player).misprint_paid
+    settling = opened(manifest, key, "chair-VI", next(n))
+    assert campaigns.settles(settling)
+    assert campaigns.settle(settling, "balance", 0).marks > 0
+    assert campaigns.state(player).misprint_paid

@@ -2,7 +2,8 @@
 serial is 000"): the tables key's awards for two tables racing at the mint give exactly one
 certificate of CZ-TALLY-000, mint-signed and outside the census and every run; the other is
 told it is gone, the winner's award again answers the same certificate, a forged award is
-refused, and the mint's log passes the auditor's mint checker."""
+refused, and the mint's log passes the auditor's mint checker, which reports the award (its
+event, table and player) for the tables' audit to check (L-41)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ import aiohttp
 from aiohttp.test_utils import TestServer
 
 from apiclient.league import LeagueClient
+from ledger.audit import Auditor
+from ledger.audit.reward_facts import MisprintAwarded
 from ledger.certificates import PrintCertificate
 from ledger.events import print_stream
 from ledger.keys import PublicKey, SigningKey
@@ -74,3 +77,7 @@ async def test_two_racing_balances_get_exactly_one_misprint(
     assert all(stamped == 0 for _, stamped in census.runs().values())  # outside every run
     audited = await audit_census(mint)
     assert audited.prints == 1
+    auditor = Auditor(manifest)
+    auditor.add("mint", (await league.events(-1, 100, service="mint")).events)
+    seq = won["event"]
+    assert auditor.report().misprint == MisprintAwarded(seq, winner.table, winner.player)

@@ -1,82 +1,62 @@
-"""The tables service asks the mint for the Misprint for the first witnessed Balance at Chair VI
-or above (Book IV.6, docs/rulings.md L-24), over real HTTP with the mint composed beside it:
-whichever such table is read first, the award goes to the first close of the log; every later
-Balance is told it is gone; a Balance below Chair VI asks nothing."""
+"""The tables service asks the mint for the Misprint for the first settling Balance at Chair VI
+or above (Book IV.6, docs/rulings.md L-24, L-41), over real HTTP with the mint composed beside
+it: whichever such table is read first, the award goes to the first settling close of the log;
+every later settling Balance is told it is gone; a Balance below Chair VI, or one that settles
+nothing (a venue its player's witnessed campaign has not opened, or no proof of work), asks
+nothing and is told nothing of it."""
 
 from __future__ import annotations
 
-import secrets
-import time
-
 from ledger.api.tables import Closing, TableView
 from ledger.keys import PublicKey, SigningKey
-from ledger.manifest import LeagueManifest
 from ledger.print_runs import MISPRINT_SERIAL
-from ledger.tables import TableClosed, TableOpen, TableOpened
-from ledger.wire import hash_text
 from services.eventlog import EventStore
 from services.kernel.founding import load_manifest
 from services.kernel.settings import LeagueSettings
 from services.mint.app import SERVICE as MINT
 from services.tables.app import MISPRINTS, TABLES_LOG
 from services.tables.app import SERVICE as TABLES
-from services.tables.projection import PROJECTION, TablesChanges
+from tests.harness.rewards import campaign_to_chair_six, record_close
 from tests.harness.serving import composed
 
 
-async def balance_closed(store: EventStore, manifest: LeagueManifest, venue: str) -> TableView:
-    """A table at ``venue`` recorded in the tables log as the service records one closing with
-    the player's Balance (its open and close events, its row), and its closed view."""
-    player = SigningKey.generate()
-    request = TableOpen.sign(
-        player,
-        league=manifest.league,
-        manifest=manifest.hash_text(),
-        request_id=secrets.token_hex(8),
-        time=int(time.time()),
-        player=player.public.to_text(),
-        venue=venue,
-    )
-    table = request.table_id()
-    commitment = hash_text(secrets.token_bytes(32))
-    opened = TableOpened(table=table, request=request, commitment=commitment)
-    closed = TableClosed(
-        table=table,
-        secret=hash_text(secrets.token_bytes(32)),
-        verdict="balance",
-        columns=((1, 1, 1), (1, 1, 1)),
-    )
-    async with store.transaction() as tx:
-        await tx.lock()
-        changes = TablesChanges()
-        PROJECTION.apply(changes.rows, opened, tx.now)
-        PROJECTION.apply(changes.rows, closed, tx.now)
-        await tx.append_batch([opened.new_event(0), closed.new_event(1)])
-        await PROJECTION.write(tx, changes)
-    closing = Closing(secret=closed.secret, seed=1, verdict="balance", columns=[[1, 1, 1]] * 2)
+async def view_of(store: EventStore, table: str) -> TableView:
+    """The closed view of ``table``, a Balance recorded by ``record_close``."""
+    row = await store.fetchrow("SELECT venue, player FROM tables.tables WHERE table_id = $1", table)
+    assert row is not None
+    closing = Closing(secret="s", seed=1, verdict="balance", columns=[[1, 1, 1]] * 2)
     return TableView(
         table=table,
-        venue=venue,
-        player=player.public.to_text(),
-        commitment=opened.commitment,
+        venue=row[0],
+        player=row[1],
+        commitment="c",
         waiting="closed",
         ply=0,
         closing=closing,
     )
 
 
-async def test_the_first_witnessed_balance_at_chair_six_wins_the_misprint(
+async def test_the_first_settling_balance_at_chair_six_wins_the_misprint(
     settings: LeagueSettings,
 ) -> None:
-    """Chair V's Balance asks nothing; of two Balances at Chairs VII then VI, the later read
-    first is told it is gone, to the earlier, which gets the mint-signed CZ-TALLY-000."""
+    """# IV.6, L-24, L-41. Chair V's Balance asks nothing; of two settling Balances at Chairs
+    VII then VI, the later read first is told it is gone, to the earlier, which gets the
+    mint-signed CZ-TALLY-000."""
     manifest = load_manifest(settings)
     async with composed(settings, [MINT, TABLES]) as server:
         store, misprints = server.app[TABLES_LOG], server.app[MISPRINTS]
-        low = await balance_closed(store, manifest, "chair-V")
+        early, late = SigningKey.generate(), SigningKey.generate()
+        await campaign_to_chair_six(store, manifest, early)
+        await record_close(store, manifest, early, "chair-VI", "win")
+        await campaign_to_chair_six(store, manifest, late)
+        low = await view_of(store, await record_close(store, manifest, late, "chair-V", "balance"))
         assert await misprints.outcome(low) is None
-        first = await balance_closed(store, manifest, "chair-VII")
-        later = await balance_closed(store, manifest, "chair-VI")
+        first = await view_of(
+            store, await record_close(store, manifest, early, "chair-VII", "balance")
+        )
+        later = await view_of(
+            store, await record_close(store, manifest, late, "chair-VI", "balance")
+        )
         gone = await misprints.outcome(later)
         assert gone is not None
         assert gone.status == "gone", gone
@@ -88,3 +68,41 @@ async def test_the_first_witnessed_balance_at_chair_six_wins_the_misprint(
         won.certificate.verify(PublicKey.from_text(manifest.mint))
         assert won.certificate.serial == MISPRINT_SERIAL
         assert won.certificate.issued_to == first.player
+
+
+async def test_a_balance_that_settles_nothing_does_not_win_the_misprint(
+    settings: LeagueSettings,
+) -> None:
+    """# IV.6, L-25, L-28, L-41. A throwaway key's Balance at chair-VI (its witnessed campaign
+    never opened Chair VI), read first, wins nothing and asks the mint nothing; neither does a
+    Balance at chair-VI opened without its proof of work by a key whose campaign opened it;
+    the next Balance, settling, gets the Misprint, and the mint awarded it to that table."""
+    manifest = load_manifest(settings)
+    async with composed(settings, [MINT, TABLES]) as server:
+        store, misprints = server.app[TABLES_LOG], server.app[MISPRINTS]
+        throwaway, player = SigningKey.generate(), SigningKey.generate()
+        locked = await view_of(
+            store, await record_close(store, manifest, throwaway, "chair-VI", "balance")
+        )
+        assert await misprints.outcome(locked) is None
+        await campaign_to_chair_six(store, manifest, player)
+        unworked = await view_of(
+            store,
+            await record_close(store, manifest, player, "chair-VI", "balance", work=False),
+        )
+        assert await misprints.outcome(unworked) is None
+        settling = await view_of(
+            store, await record_close(store, manifest, player, "chair-VI", "balance")
+        )
+        won = await misprints.outcome(settling)
+        assert won is not None
+        assert won.status == "awarded", won
+        assert won.certificate is not None
+        assert won.certificate.issued_to == player.public.to_text()
+        assert await misprints.outcome(locked) is None
+        assert await misprints.outcome(unworked) is None
+        awarded = await store.fetch(
+            "SELECT body->>'request_id' FROM mint.events WHERE stream = $1",
+            f"print/{MISPRINT_SERIAL}",
+        )
+        assert [row[0] for row in awarded] == [settling.table]
