@@ -222,6 +222,13 @@ class WitnessedTable:
             taken.append(self._take(action))
         return taken
 
+    def follow(self, text: str) -> None:
+        """Take the recorded action ``text`` as it stands, without asking the AI (a pending
+        human drill's answer counted): for showing a table, never for playing on."""
+        if self.drilling:
+            self.drills += 1
+        self._take(parse_action(self.state, text))
+
     def _take(self, action: int) -> str:
         text = format_action(self.state, action)
         self.state.apply(action)
@@ -353,6 +360,23 @@ def replay_table(
         except LedgerError as exc:  # a move the table refuses, recorded as played
             raise WitnessMismatch(f"table {opened.table}: {exc.diagnostics()}") from None
         before = at
+    return table
+
+
+def follow_table(
+    opened: TableOpened,
+    dealt: TableDealt,
+    secret: bytes,
+    duel: DuelSeats | None,
+    actions: Sequence[str],
+) -> WitnessedTable:
+    """The table a log records, its recorded ``actions`` applied as they stand: its state, its
+    legal actions and a pending drill's pattern, for showing it, in milliseconds. The AI's
+    replies are taken as recorded, not searched again, so its search has not thought: the
+    table is never played on (``replay_table`` is for that, and for an auditor)."""
+    table = convene_dealt(opened, dealt, secret, duel)
+    for text in actions:
+        table.follow(text)
     return table
 
 

@@ -107,7 +107,7 @@ async def move(request: web.Request, body: TableMove) -> TableView:
 async def read_table(request: web.Request) -> TableView:
     source = source_of(request.remote)
     await request.app[READS].spend(source, 1)
-    view = await request.app[WRITER].read(request.match_info["table"], source)
+    view = await request.app[WRITER].read(request.match_info["table"])
     return await with_misprint(request, await with_reward(request.app[REWARDS], view))
 
 

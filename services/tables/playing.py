@@ -49,6 +49,7 @@ from game.window.witnessed import (
     check_seat,
     convene_dealt,
     drill_elapsed,
+    follow_table,
     replay_table,
 )
 from ledger.api.tables import Closing, TableView
@@ -70,7 +71,6 @@ from ledger.manifest import LeagueManifest, Policies
 from ledger.portfolios import check_portfolio, takes_portfolio
 from ledger.tables import (
     Deal,
-    DuelSeats,
     MovePlayed,
     TableAbandoned,
     TableClosed,
@@ -98,7 +98,7 @@ from services.eventlog import EventLogError, EventStore
 from services.kernel.answered import MAX_CLOCK_SKEW
 from services.kernel.writer import GroupWriter, Locked, run_group
 from services.tables.projection import PROJECTION, TableRow, TablesChanges, read_rows
-from services.tables.reading import FairSlots, Replays, closed_view
+from services.tables.reading import FairSlots, Replays, closed_view, recorded
 
 log = logging.getLogger(__name__)
 
@@ -240,31 +240,19 @@ class Tables:
         return await self.replays.once(row.table_id, lambda: self._replay(row))
 
     async def _replay(self, row: TableRow) -> WitnessedTable | None:
-        events = await self.store.read_stream(table_stream(row.table_id))
-        opened = body_as(events[0], TableOpened)
-        dealt = next((e for e in events if e.type == TableDealt.TYPE), None)
-        if dealt is None:  # abandoned before its deal
+        logged = recorded(await self.store.read_stream(table_stream(row.table_id)), row.venue)
+        if logged is None:  # abandoned before its deal
             return None
-        duel = None
-        if is_duel(row.venue):
-            joined = next(e for e in events if e.type == TableJoined.TYPE)
-            seeded = next(e for e in events if e.type == TableSeeded.TYPE)
-            duel = DuelSeats(body_as(joined, TableJoined), body_as(seeded, TableSeeded))
-        moves = [
-            (body_as(event, MovePlayed), event.recorded_at)
-            for event in events
-            if event.type == MovePlayed.TYPE
-        ]
         secret = self.secret(row.table_id)
         try:
             played = await asyncio.to_thread(
                 replay_table,
-                opened,
-                body_as(dealt, TableDealt),
-                dealt.recorded_at,
-                moves,
+                logged.opened,
+                logged.dealt,
+                logged.dealt_at,
+                logged.moves,
                 secret,
-                duel,
+                logged.duel,
             )
         except LedgerError as exc:
             raise EventLogError(
@@ -272,6 +260,25 @@ class Tables:
             ) from None
         self.keep(row.table_id, played)
         return played
+
+    async def shown(self, row: TableRow) -> WitnessedTable | None:
+        """``row``'s table to show (None before its deal): as this process holds it, else
+        followed from its events (no search, no slot, not kept: never played on)."""
+        played = self.live.get(row.table_id)
+        if played is not None and played.ply == row.plies:
+            return played
+        logged = recorded(await self.store.read_stream(table_stream(row.table_id)), row.venue)
+        if logged is None:
+            return None
+        secret = self.secret(row.table_id)
+        try:
+            return await asyncio.to_thread(
+                follow_table, logged.opened, logged.dealt, secret, logged.duel, logged.actions()
+            )
+        except LedgerError as exc:
+            raise EventLogError(
+                f"table {row.table_id} does not follow from its own log: {exc.diagnostics()}"
+            ) from None
 
     def view(
         self,
@@ -718,10 +725,10 @@ class Writer:
         async with self._table(request.table):
             return await self._move(request, source, arrived)
 
-    async def read(self, table: str, source: str = "local") -> TableView:
+    async def read(self, table: str) -> TableView:
         """``GET /tables/table/{table}``: a closed table from its events, a table in play (or
-        abandoned) as this process holds it, or replayed (in a thinking slot, once for all who
-        ask)."""
+        abandoned) as this process holds it, or followed from its events (no search: a read
+        takes no thinking slot)."""
         tables = self.tables
         row = await tables.row(table)
         if row.status != "closed":
@@ -729,11 +736,7 @@ class Writer:
                 row = await tables.row(table)  # as the table's last move in this process left it
                 if row.status != "closed":
                     dealt = row.status in ("dealt", "abandoned")
-                    played = tables.live.get(table) if dealt else None
-                    if dealt and (played is None or played.ply != row.plies):
-                        async with self.thinking.hold(source):
-                            played = await tables.in_play(row)
-                    return tables.view(row, played)
+                    return tables.view(row, await tables.shown(row) if dealt else None)
         return closed_view(row, await tables.store.read_stream(table_stream(table)))
 
     async def abandon(self, table: str) -> TableView:

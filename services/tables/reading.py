@@ -5,11 +5,14 @@ seconds of it), so the service replays only what it must:
 
 - a **closed** table is read from its events alone (:func:`closed_view`): the deal, every
   action, and the close, whose revealed secret gives the seed; the engine does not run;
-- a table **in play** that this process does not hold (after a restart, or another worker's
-  move) is replayed once however many ask for it at once (:class:`Replays`: the others await
-  the same replay).
+- a table **in play** is shown as this process holds it, or, when it does not hold it (after a
+  restart, or another worker's move), followed from its events (:func:`recorded`,
+  ``game.window.witnessed.follow_table``): its recorded actions applied as they stand, in
+  milliseconds, with no search and no thinking slot; the table so followed is never played on;
+- a table in play is **replayed** (every reply searched again) only to play its next move, once
+  however many moves ask for it at once (:class:`Replays`: the others await the same replay).
 
-Thinking (the opponent's search for a move, a cold replay for a read) takes one of a few
+Thinking (the opponent's search for a move, a cold replay for a move) takes one of a few
 **slots** per process, about one per core, since the search holds the interpreter's lock.
 When every slot is busy the next free one goes round-robin to the sources waiting
 (:class:`FairSlots`), so a script with twenty Chair XII tables waits its turn behind itself
@@ -25,6 +28,8 @@ import os
 from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from datetime import datetime
 from typing import TypeVar, cast
 
 from ledger.api.tables import Closing, TableView
@@ -32,13 +37,16 @@ from ledger.errors import RateLimited
 from ledger.events import body_as
 from ledger.leaf import Event
 from ledger.tables import (
+    DuelSeats,
     MovePlayed,
     TableClosed,
     TableDealt,
+    TableJoined,
     TableOpened,
     TableSeeded,
     deal_seed,
     duel_seed,
+    is_duel,
     reveals,
     seed_bytes,
 )
@@ -56,6 +64,38 @@ THINKING_SLOTS = max(2, os.cpu_count() or 2)
 MAX_WAITING_PER_SOURCE = 64
 #: Sources whose last turn :class:`FairSlots` remembers.
 MAX_REMEMBERED = 10_000
+
+
+@dataclass(frozen=True, slots=True)
+class Recorded:
+    """A dealt table as its events record it: its open, its deal and when, a duel's seats, and
+    its moves with when each was recorded."""
+
+    opened: TableOpened
+    dealt: TableDealt
+    dealt_at: datetime
+    duel: DuelSeats | None
+    moves: list[tuple[MovePlayed, datetime]]
+
+    def actions(self) -> list[str]:
+        """Every action taken, in order."""
+        return [action for move, _ in self.moves for action in move.actions]
+
+
+def recorded(events: Sequence[Event], venue: str) -> Recorded | None:
+    """The table ``events`` (a table's stream, in order) record at ``venue``; None before its
+    deal."""
+    dealt = next((e for e in events if e.type == TableDealt.TYPE), None)
+    if dealt is None:
+        return None
+    duel = None
+    if is_duel(venue):
+        joined = next(e for e in events if e.type == TableJoined.TYPE)
+        seeded = next(e for e in events if e.type == TableSeeded.TYPE)
+        duel = DuelSeats(body_as(joined, TableJoined), body_as(seeded, TableSeeded))
+    moves = [(body_as(e, MovePlayed), e.recorded_at) for e in events if e.type == MovePlayed.TYPE]
+    opened = body_as(events[0], TableOpened)
+    return Recorded(opened, body_as(dealt, TableDealt), dealt.recorded_at, duel, moves)
 
 
 def closed_view(row: TableRow, events: Sequence[Event]) -> TableView:

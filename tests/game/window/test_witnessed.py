@@ -105,3 +105,31 @@ def test_a_duel_has_no_ai_and_each_move_is_the_deciding_seats() -> None:
     market = WitnessedTable.convene("duel-market", 777)
     assert market.deal()[0] == "market"
     assert market.ai is None
+
+
+@pytest.mark.parametrize("venue", ["clerk-1", "assessor", "chair-I", "chair-VI"])
+def test_a_table_followed_from_its_actions_is_the_table_played(venue: str) -> None:
+    """A table's recorded actions taken as they stand (``follow``, no search: what the
+    service shows a table it does not hold) give, at every ply, the state, the legal actions
+    and a pending drill's pattern of the table as it was played, the AI's replies included."""
+    for seed in range(6):
+        played = WitnessedTable.convene(venue, seed)
+        shown = WitnessedTable.convene(venue, seed)
+        turn = 0
+        while not played.closed:
+            if played.drilling:
+                answer = played.pattern().notation() if turn % 3 else "000/000/000"
+                taken = played.play(answer, 1.0)
+            else:
+                legal = played.state.legal_actions()
+                taken = played.play(format_action(played.state, legal[turn % len(legal)]))
+            for text in taken:
+                shown.follow(text)
+            turn += 1
+            assert shown.actions == played.actions
+            assert shown.state.legal_actions() == played.state.legal_actions()
+            assert (shown.drilling, shown.drills) == (played.drilling, played.drills)
+            if played.drilling:
+                assert shown.pattern() == played.pattern()
+        assert shown.closed
+        assert (shown.verdict(), shown.columns()) == (played.verdict(), played.columns())

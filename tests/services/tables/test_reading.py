@@ -1,11 +1,12 @@
 """Reading witnessed tables without replaying what need not be replayed, and sharing the
 service's thinking between sources (``services/tables/reading.py``): a closed table is read from
-its events; a table in play asked for by many at once is replayed once; a move's thinking waits
+its events, and a table in play from its events without a search; a move's thinking waits
 its turn round-robin between sources; reads are limited per source."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -53,15 +54,21 @@ async def test_a_closed_table_is_read_from_its_events(
     assert shown.body == {**closed, "played": []}
 
 
-async def test_a_table_in_play_is_replayed_once_for_all_who_ask(
+async def test_a_table_in_play_is_read_without_a_search_or_a_slot(
     settings: LeagueSettings, server: TestServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Eight readers of a table in play that a fresh server does not hold cause one replay,
-    and all eight see the same table."""
+    """A table in play that a fresh server does not hold is read as the server that played it
+    shows it (its legal actions included), followed from its events with no replay of the
+    opponent's search and no thinking slot: eight readers while every slot is held are all
+    answered. (Before, each cold read replayed the whole table's search in a slot, so an
+    outsider's reads of its own Chair XII tables kept another player's move waiting.) The
+    next move is replayed once, in a slot, and played."""
     player = player_at(settings, server)
     await player.open("chair-I")
     view = (await player.seed()).body
-    assert (await player.move(view["ply"], view["legal"][0])).status == 200
+    moved = await player.move(view["ply"], view["legal"][0])
+    assert moved.status == 200, moved
+    warm = (await player.get(f"/tables/table/{player.table}")).body
     replays: list[str] = []
     replay = playing.replay_table
 
@@ -72,11 +79,19 @@ async def test_a_table_in_play_is_replayed_once_for_all_who_ask(
     monkeypatch.setattr(playing, "replay_table", counted)
     async with closing(await serve(settings.model_copy(update={"port": 0}))) as cold:
         player.url = str(cold.make_url(""))
-        shown = await asyncio.gather(
-            *(player.get(f"/tables/table/{player.table}") for _ in range(8))
-        )
-    assert {answer.status for answer in shown} == {200}
-    assert len({str(answer.body) for answer in shown}) == 1
+        slots = cold.app[WRITER].thinking
+        async with contextlib.AsyncExitStack() as held:
+            for n in range(slots.free):
+                await held.enter_async_context(slots.hold(f"busy-{n}"))
+            shown = await asyncio.wait_for(
+                asyncio.gather(*(player.get(f"/tables/table/{player.table}") for _ in range(8))),
+                GUARD_SECONDS,
+            )
+        assert {answer.status for answer in shown} == {200}
+        assert [answer.body for answer in shown] == [warm] * 8
+        assert replays == []
+        again = await player.move(warm["ply"], warm["legal"][0])
+        assert again.status == 200, again
     assert replays == [player.table]
 
 
