@@ -24,7 +24,7 @@ import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC
+from datetime import UTC, datetime
 from typing import Any, NoReturn
 
 from apiclient.league import LeagueClient, LeagueProblem
@@ -52,6 +52,11 @@ from ledger.wire import hash_text
 #: Seconds between two reads of a table while it waits for the other seat (a duel's join, its
 #: seed, its moves): well inside the reads a source may make (READS_PER_MINUTE).
 POLL_SECONDS = 1.0
+
+
+#: Seconds this machine's clock may be ahead of the league's when a move's refusal as late is
+#: weighed against the table's deadline (a refusal well before it is not believed).
+CLOCK_SLACK = 30
 
 
 class NotResumable(LedgerError):
@@ -275,6 +280,37 @@ class Witnessed:
             if exc.slug not in ("move-replayed", "out-of-turn", "stale-request", "timed-out"):
                 raise
             view = self.read()
+            waits = (
+                view.ply == request.ply
+                and view.waiting in ("move", "drill")
+                and view.turn in (None, self.me)
+            )
+            if waits and exc.slug == "stale-request":
+                # Never recorded, and now too old to be: the same move signed with the time now
+                # (the old signature can never count at this ply; L-35).
+                again = self.signed(
+                    TableMove, table=request.table, ply=request.ply, action=request.action
+                )
+                kept.moves[-1] = again
+                kept.save()
+                return self.send(again)
+            if waits and exc.slug == "timed-out" and _past(view.deadline):
+                self.say(
+                    f"your move at ply {request.ply} came after the table's move clock ran out"
+                )
+                kept.answered = len(kept.moves)
+                kept.save()
+                return self.await_change(view, "the league to record the table abandoned")
+            if waits:
+                # The table still waits for the very move the league says it has, or refuses
+                # in time: not believed (whoever forged it), the signed move stays kept and a
+                # resume sends those bytes again; never a second move at this ply (L-35).
+                raise Untrusted(
+                    f"the league answers your move at ply {request.ply} ({request.action}) "
+                    f"{exc.slug}, yet its table still waits for that move: "
+                    f"{exc.problem.detail or exc.slug}. Your signed move is kept; cz play "
+                    f"--league --resume {kept.table} sends it again"
+                ) from None
             if exc.slug == "move-replayed":
                 self.say(
                     f"your move at ply {request.ply} ({request.action}) was played already "
@@ -284,15 +320,6 @@ class Witnessed:
                 self.say(
                     f"your move at ply {request.ply} came after the table's move clock ran out"
                 )
-            elif view.ply == request.ply and view.waiting in ("move", "drill"):
-                # Never recorded, and now too old to be: the same move signed with the time now
-                # (the old signature can never count at this ply; L-35).
-                again = self.signed(
-                    TableMove, table=request.table, ply=request.ply, action=request.action
-                )
-                kept.moves[-1] = again
-                kept.save()
-                return self.send(again)
         kept.answered = len(kept.moves)
         kept.save()
         return view
@@ -391,6 +418,13 @@ class Witnessed:
             else:
                 draw(self.screen, board.state, table, kept.seat, self.them)
                 text = self.drill(view)
+            signed = next((m for m in kept.moves if m.ply == view.ply), None)
+            if signed is not None:  # never a second move at a ply (L-35)
+                raise Untrusted(
+                    f"the league's table waits for a move at ply {view.ply}, where you signed "
+                    f"{signed.action} already; cz play --league --resume {kept.table} sends "
+                    "that move again"
+                )
             request = self.signed(TableMove, table=kept.table, ply=view.ply, action=text)
             kept.moves.append(request)
             kept.save()  # kept, synced, before it is sent: resumed by sending it again
@@ -450,3 +484,9 @@ async def verified_events(
         raise Unfair(
             f"table {table}'s events are not the tables key's: {exc.diagnostics()}"
         ) from None
+
+
+def _past(deadline: datetime | None) -> bool:
+    """Whether a table's move clock (its view's ``deadline``) has run out by this machine's
+    clock, give or take :data:`CLOCK_SLACK`."""
+    return deadline is not None and deadline.timestamp() <= time.time() + CLOCK_SLACK

@@ -405,17 +405,32 @@ def test_an_abandoned_table_is_checked_as_far_as_it_went(
         check_reveal(kept, _abandoned_at(events, b"\x01" * 32, 301), actions, manifest.policies)
 
 
-@pytest.mark.parametrize("forgery", ["forge", "forward-then-forge"])
+@pytest.mark.parametrize(
+    ("forgery", "status", "slug"),
+    [
+        ("forge", 422, "illegal-move"),
+        ("forward-then-forge", 422, "illegal-move"),
+        ("forge", 409, "move-replayed"),
+        ("forge", 409, "timed-out"),
+        ("forge", 409, "out-of-turn"),
+    ],
+)
 def test_a_forged_refusal_never_makes_the_client_sign_a_second_move_at_a_ply(
-    served: InProcessLeague, players: dict[str, Player], forgery: Forgery
+    served: InProcessLeague,
+    players: dict[str, Player],
+    forgery: Forgery,
+    status: int,
+    slug: str,
 ) -> None:
-    """# L-35. Someone between the player and the league answers the first move 422
-    illegal-move (the move not passed on, or passed on and recorded): the client does not
-    believe a refusal of a move the rules allow on the board the log replays, says so on one
-    line, and keeps the signed move; resumed, it sends those very bytes again, so the log's
-    move at that ply is the one first signed and the table checks fair at its close. (Before,
-    the move was dropped and a resume signed another one at the same ply, handing the man in
-    the middle two signed moves to choose from.)"""
+    """# L-35. Someone between the player and the league answers the first move with a
+    refusal (the move not passed on, or passed on and recorded): 422 illegal-move for a move
+    the rules allow on the board the log replays, or 409 move-replayed, timed-out (well
+    before the table's deadline) or out-of-turn while the table still waits for that very
+    move. The client believes none of them: it says so on one line and keeps the signed move;
+    resumed, it sends those very bytes again, so the log's move at that ply is the one first
+    signed and the table checks fair at its close. (Before, the 422 dropped the move and the
+    409s marked it answered, and the client signed another move at the same ply, handing the
+    man in the middle two signed moves to choose from.)"""
     moves = 0
 
     def decide(method: str, path: str) -> Forgery:
@@ -425,14 +440,14 @@ def test_a_forged_refusal_never_makes_the_client_sign_a_second_move_at_a_ply(
             return forgery if moves == 1 else "pass"
         return "pass"
 
-    illegal = {
-        "type": "/problems/illegal-move",
-        "title": "Illegal move",
-        "status": 422,
-        "detail": "the rules do not allow it",
+    forged = {
+        "type": f"/problems/{slug}",
+        "title": slug,
+        "status": status,
+        "detail": "forged",
         "instance": "/tables/move",
     }
-    forger = Forger(served.url, decide, (422, illegal))
+    forger = Forger(served.url, decide, (status, forged))
     try:
         you = players["A"]
         you.strike(forger.url)
@@ -441,7 +456,8 @@ def test_a_forged_refusal_never_makes_the_client_sign_a_second_move_at_a_ply(
         assert first.returncode != 0
         said = [line for line in first.stderr.splitlines() if line.strip()]
         assert len(said) == 1, first.stderr
-        assert "refuses your move at ply 0" in said[0]
+        assert "your move at ply 0" in said[0]
+        assert "is kept" in said[0]
         assert "--resume" in said[0]
         (kept,) = kept_tables(you)
         signed = kept.pending
