@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
-from functools import cached_property
+from functools import cache, cached_property
 from typing import Annotated, Any, ClassVar, Self
 
 from pydantic import (
@@ -152,6 +152,12 @@ class WireModel(BaseModel):
         if not isinstance(data, Mapping):
             raise SchemaError(f"a {cls.WHAT} is a JSON object")
         cls._check_kind(data)
+        for name in _absent_when_none(cls):
+            if name in data and data[name] is None:
+                raise SchemaError(
+                    f"bad {cls.WHAT}: {name} is absent when there is none, never null (a null "
+                    "member would change the bytes its signature covers)"
+                )
         try:
             return cls.model_validate(dict(data))
         except ValidationError as exc:
@@ -162,6 +168,17 @@ class WireModel(BaseModel):
     @classmethod
     def _check_kind(cls, data: Mapping[str, Any]) -> None:
         """Refuse an object of another kind before reading it (kinds are checked first)."""
+
+
+@cache
+def _absent_when_none(model: type[BaseModel]) -> frozenset[str]:
+    """The wire names of ``model``'s optional members that travel only when set (``None`` is
+    left out of the wire and of the signed bytes): one wire form each, so never ``null``."""
+    return frozenset(
+        field.alias or name
+        for name, field in model.model_fields.items()
+        if field.exclude_if is not None and field.default is None
+    )
 
 
 class KindedModel(WireModel):

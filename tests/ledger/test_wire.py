@@ -14,12 +14,14 @@ from pydantic import ValidationError
 
 from ledger.canonical import DOMAIN_TAGS, jcs, object_hash
 from ledger.certificates import NoteCertificate, PrintCertificate
+from ledger.encoding import encode_b64url
 from ledger.endorsements import Chain, Endorsement, endorse, verify_league_chain
 from ledger.errors import BadSignatureError, DecodeError, LedgerError, SchemaError
 from ledger.fraud import FraudProof
 from ledger.keys import SigningKey
 from ledger.print_runs import serial_for
 from ledger.slips import Slip
+from ledger.tables import TableOpen
 from ledger.wire import SignedModel, parse_json
 from tests.ledger.factories import League, chain_of, key, make_league
 
@@ -210,3 +212,24 @@ def test_every_wire_format_round_trips(
     )
     assert FraudProof.from_wire(proof.to_wire()) == proof
     assert FraudProof.from_wire(proof.to_wire()).verify() == holder.public
+
+
+def test_an_optional_member_left_out_when_none_is_refused_as_null() -> None:
+    """A member that travels only when set (``work`` and ``portfolio`` of a table-open, a
+    manifest's ``urls``) has one wire form: given as ``null`` it is refused as a schema error
+    naming it, not left to fail later as a signature over other bytes (``bad-signature``)."""
+    player = SigningKey.generate()
+    fields: dict[str, Any] = {
+        "league": "test-league",
+        "manifest": encode_b64url(bytes(32)),
+        "request_id": "request-0001",
+        "time": 1_700_000_000,
+        "player": player.public.to_text(),
+        "venue": "clerk-1",
+    }
+    signed = TableOpen.sign(player, **fields).to_wire()
+    assert "work" not in signed
+    assert TableOpen.from_wire(signed).verify(player.public) is None
+    for member in ("work", "portfolio"):
+        with pytest.raises(SchemaError, match=f"{member} is absent when there is none, never"):
+            TableOpen.from_wire({**signed, member: None})
