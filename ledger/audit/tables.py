@@ -93,8 +93,6 @@ class _Table:
     opened: TableOpened
     #: When its last event was recorded (its move clock runs from there).
     last_at: datetime
-    #: The league's published policies (its move clock).
-    policies: Policies
     joined: TableJoined | None = None
     seeded: TableSeeded | None = None
     dealt: tuple[TableDealt, datetime] | None = None
@@ -112,9 +110,10 @@ class _Table:
         joined = (self.joined.request.player,) if self.joined is not None else ()
         return (self.opened.request.player, *joined)
 
-    def within(self, waiting: str, at: datetime) -> None:
-        """:class:`_Wrong` unless ``at`` is within the move clock for ``waiting``."""
-        clock = clock_for(self.policies, waiting)
+    def within(self, policies: Policies, waiting: str, at: datetime) -> None:
+        """:class:`_Wrong` unless ``at`` is within the move clock (``policies``') for
+        ``waiting``."""
+        clock = clock_for(policies, waiting)
         if (at - self.last_at).total_seconds() > clock:
             raise _Wrong(
                 f"table {self.opened.table} takes its {waiting} {at - self.last_at} after its "
@@ -211,7 +210,7 @@ class TablesChecker:
             # A Registrar's portfolio: eight mint-signed prints of distinct titles, of this
             # league (who held them at the open is the notary's record then: L-39).
             check_portfolio(manifest, request.venue, request.portfolio)
-            self.tables[body.table] = _Table(body, at, manifest.policies)
+            self.tables[body.table] = _Table(body, at)
             return
         if not isinstance(
             body, TableJoined | TableSeeded | TableDealt | MovePlayed | TableClosed | TableAbandoned
@@ -240,7 +239,7 @@ class TablesChecker:
             join = body.request
             if not table.duel or table.joined is not None:
                 raise _Wrong(f"table {body.table} is no duel waiting for its second key")
-            table.within("join", at)
+            table.within(manifest.policies, "join", at)
             join.verify(_public(join.player))
             manifest.check_addressed("tables service", "the join", join.league, join.manifest)
             if join.player == table.opened.request.player:
@@ -253,7 +252,7 @@ class TablesChecker:
             raise _Wrong(f"table {body.table} is dealt twice")
         if table.duel and table.joined is None:
             raise _Wrong(f"duel {body.table} takes a seed before its second key joined")
-        table.within("seed", at)
+        table.within(manifest.policies, "seed", at)
         seed = body.request
         if seed.player not in table.players():
             raise _Wrong(f"table {body.table} takes a seed of {seed.player}, not a player of it")
@@ -287,7 +286,8 @@ class TablesChecker:
                 f"table {move.table}; the table was at ply {table.ply}"
             )
         if body.arrived is not None:
-            table.within("move", datetime.fromtimestamp(body.arrived / 1000, UTC))
+            arrived = datetime.fromtimestamp(body.arrived / 1000, UTC)
+            table.within(self.manifest.policies, "move", arrived)
         table.moves.append((body, at))
         table.ply += len(body.actions)
         self.moves += 1
