@@ -413,18 +413,19 @@ class Witnessed:
                 view = self.await_change(view, "your opponent's move")
                 self.show(board.follow(view, self.me), mine=False)
                 continue
-            if view.waiting == "move":
-                text = self.decide(board)
-            else:
-                draw(self.screen, board.state, table, kept.seat, self.them)
-                text = self.drill(view)
+            # Before the player is asked: never a second move at a ply (L-35).
             signed = next((m for m in kept.moves if m.ply == view.ply), None)
-            if signed is not None:  # never a second move at a ply (L-35)
+            if signed is not None:
                 raise Untrusted(
                     f"the league's table waits for a move at ply {view.ply}, where you signed "
                     f"{signed.action} already; cz play --league --resume {kept.table} sends "
                     "that move again"
                 )
+            if view.waiting == "move":
+                text = self.decide(board)
+            else:
+                draw(self.screen, board.state, table, kept.seat, self.them)
+                text = self.drill(view)
             request = self.signed(TableMove, table=kept.table, ply=view.ply, action=text)
             kept.moves.append(request)
             kept.save()  # kept, synced, before it is sent: resumed by sending it again
