@@ -20,6 +20,7 @@ from types import TracebackType
 from typing import Any, Self, TypeVar
 
 import aiohttp
+import orjson
 from pydantic import BaseModel, ValidationError
 from yarl import URL
 
@@ -55,6 +56,13 @@ from ledger.tables import TableJoin, TableMove, TableOpen, TableSeed
 from ledger.work import challenge, request_work, solve
 
 M = TypeVar("M", bound=BaseModel)
+
+
+def _json_text(body: Any) -> str:
+    """A request's JSON body (``json=``): orjson's compact text, as the stdlib's but some
+    ten times faster (bodies are wire objects: string keys, integers within 2**53)."""
+    return orjson.dumps(body).decode()
+
 
 #: How long one call may take before the client gives up (seconds).
 DEFAULT_TIMEOUT = 30.0
@@ -252,7 +260,7 @@ class LeagueClient:
 
     async def __aenter__(self) -> Self:
         if self._session is None:
-            self._session = aiohttp.ClientSession(timeout=self._timeout)
+            self._session = aiohttp.ClientSession(timeout=self._timeout, json_serialize=_json_text)
         return self
 
     async def __aexit__(

@@ -20,7 +20,6 @@ long the log grows.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -28,6 +27,7 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 import asyncpg
+import orjson
 
 from ledger.checkpoint import Checkpoint, sign_checkpoint
 from ledger.errors import LedgerError, Overloaded, ProofError
@@ -78,7 +78,7 @@ def _event(row: asyncpg.Record) -> Event:
         stream=row[1],
         stream_version=row[2],
         type=row[3],
-        body=json.loads(row[4]),
+        body=orjson.loads(row[4]),
         recorded_at=row[5],
         leaf_hash=row[6],
         signature=row[7],
@@ -233,7 +233,7 @@ class PostgresTransaction:
                 [e.stream for e in events],
                 [e.stream_version for e in events],
                 [e.type for e in events],
-                [json.dumps(e.body, ensure_ascii=False) for e in events],
+                [orjson.dumps(e.body).decode() for e in events],
                 events[0].recorded_at,
                 leaves,
                 [e.leaf_hash for e in events],

@@ -9,12 +9,13 @@ layer reads and writes it, ``services.kernel.answered``).
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
+
+import orjson
 
 from ledger.manifest import LeagueManifest
 from ledger.print_runs import RUN_FINISHES
@@ -97,7 +98,7 @@ async def read_group(
         raise EventLogError("the stamping transaction's group read returned no row")
     runs_json, answered, used = row
     return GroupState(
-        stamped={(title, finish): n for title, finish, n in json.loads(runs_json)},
+        stamped={(title, finish): n for title, finish, n in orjson.loads(runs_json)},
         answers=REQUESTS.answers_of(answered, now, words),
         quota=REQUESTS.quota_of(used, now, words, per_day),
     )

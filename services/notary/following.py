@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import asyncio
 import hmac
-import json
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
+
+import orjson
 
 from apiclient.league import LeagueClient, LeagueProblem, LeagueUnreachable
 from ledger.certificates import Certificate, PrintCertificate
@@ -94,7 +95,7 @@ def _issued_row(certificate: Certificate, event: Event) -> tuple[object, ...]:
     return (
         certificate.serial,
         certificate.issue,
-        json.dumps(certificate.to_wire()),
+        orjson.dumps(certificate.to_wire()).decode(),
         certificate.hash(),
         event.seq,
         event.leaf_hash,

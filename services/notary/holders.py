@@ -9,8 +9,7 @@ in any language orders them.
 
 from __future__ import annotations
 
-import json
-
+import orjson
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -48,7 +47,7 @@ async def holders(store: EventStore, after: str, limit: int) -> Holders:
     row = await store.fetchrow(READ, after, limit)
     assert row is not None  # a SELECT without FROM returns exactly one row
     size, text = row
-    rows = [HolderRow(serial=s, issue=i, hops=h, holder=k) for s, i, h, k in json.loads(text)]
+    rows = [HolderRow(serial=s, issue=i, hops=h, holder=k) for s, i, h, k in orjson.loads(text)]
     return Holders(
         holders=rows,
         log_size=size,

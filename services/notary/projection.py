@@ -7,8 +7,9 @@ rebuild`` folds the whole log through the same function (``services.kernel.proje
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
+
+import orjson
 
 from ledger.events import NOTARY_EVENTS, ConflictRefused, HopRecorded, parse_event
 from ledger.leaf import Event
@@ -84,7 +85,7 @@ class NotaryProjection:
         has just built)."""
         e = body.endorsement
         into.hops.append(
-            (e.serial, body.issue, e.hop, json.dumps(e.to_wire()), e.hash(), e.to, seq)
+            (e.serial, body.issue, e.hop, orjson.dumps(e.to_wire()).decode(), e.hash(), e.to, seq)
         )
         holding = into.holders.setdefault(e.serial, Holding())
         if (body.issue, e.hop) > (holding.issue, holding.hops):
@@ -101,7 +102,7 @@ class NotaryProjection:
                 body.issue,
                 second.hop,
                 second.hash(),
-                json.dumps(body.proof.to_wire()),
+                orjson.dumps(body.proof.to_wire()).decode(),
                 seq,
             )
         )

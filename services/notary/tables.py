@@ -9,10 +9,11 @@
 from __future__ import annotations
 
 import hmac
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
+
+import orjson
 
 from ledger.endorsements import Endorsement
 from services.eventlog import EventStore, StoreTransaction
@@ -98,7 +99,7 @@ WHERE p.serial = $1 ORDER BY p.issue
 
 def _print(row: Any) -> FollowedPrint:
     return FollowedPrint(
-        row[0], row[1], json.loads(row[2]), bytes(row[3]), row[4], bytes(row[5]), row[6]
+        row[0], row[1], orjson.loads(row[2]), bytes(row[3]), row[4], bytes(row[5]), row[6]
     )
 
 
@@ -165,7 +166,7 @@ FROM notary.notes WHERE serial = $1 ORDER BY issue
 def _note(row: Any) -> FollowedNote:
     returned = row[6] if len(row) > 6 else None
     return FollowedNote(
-        row[0], row[1], json.loads(row[2]), bytes(row[3]), row[4], bytes(row[5]), returned
+        row[0], row[1], orjson.loads(row[2]), bytes(row[3]), row[4], bytes(row[5]), returned
     )
 
 
@@ -213,7 +214,7 @@ async def read_items(tx: StoreTransaction, serials: Iterable[str]) -> dict[str, 
     row = await tx.fetchrow(READ_ITEMS, wanted)
     if row is None:  # a SELECT without FROM returns exactly one row
         return items
-    hops, conflicts, versions = (json.loads(column) for column in row)
+    hops, conflicts, versions = (orjson.loads(column) for column in row)
     for serial, issue, hop, text, seq in hops:
         endorsement = Endorsement.from_wire(text)
         items[serial].hops[(issue, hop)] = RecordedHop(endorsement, endorsement.hash(), seq)

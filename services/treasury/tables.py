@@ -8,12 +8,13 @@ writes it, ``services.kernel.answered``).
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
+
+import orjson
 
 from ledger.manifest import LeagueManifest
 from services.eventlog import EventLogError, EventStore, StoreTransaction
@@ -96,7 +97,7 @@ async def read_group(
         raise EventLogError("the claiming transaction's group read returned no row")
     supply_json, answered, claimed = row
     return GroupState(
-        supply={d: SupplyRow(d, n, f, c) for d, n, f, c in json.loads(supply_json)},
+        supply={d: SupplyRow(d, n, f, c) for d, n, f, c in orjson.loads(supply_json)},
         answers=REQUESTS.answers_of(answered, now, words),
         quota=REQUESTS.quota_of(claimed, now, words, per_day),
     )

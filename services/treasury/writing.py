@@ -14,11 +14,12 @@ before it (the purchase goes on from there later).
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+
+import orjson
 
 from ledger.errors import (
     ChainError,
@@ -163,12 +164,12 @@ class Group:
         )
         assert row is not None  # a SELECT without FROM returns one row
         self._read.update(key.purchase_id for key in keys)
-        self._priors.update((pid, bytes.fromhex(digest)) for pid, digest in json.loads(row[0]))
+        self._priors.update((pid, bytes.fromhex(digest)) for pid, digest in orjson.loads(row[0]))
         self._notes.update(
             (serial, (issue, holder, paying))
-            for serial, issue, holder, paying in json.loads(row[1])
+            for serial, issue, holder, paying in orjson.loads(row[1])
         )
-        self._returns.update(((serial, issue), pid) for serial, issue, pid in json.loads(row[2]))
+        self._returns.update(((serial, issue), pid) for serial, issue, pid in orjson.loads(row[2]))
 
     async def opening(
         self, purchase_id: str, serials: Sequence[str], returned: tuple[str, int] | None
