@@ -239,6 +239,16 @@ def loadavg() -> str:
     return f"{one:.2f} {five:.2f} {fifteen:.2f} ({os.cpu_count()} cores)"
 
 
+def machine_ticks() -> tuple[int, int]:
+    """(busy, total) CPU ticks of the whole machine so far (Linux's /proc/stat; 0 elsewhere)."""
+    try:
+        fields = [int(f) for f in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    except OSError:
+        return 0, 0
+    idle = fields[3] + fields[4]
+    return sum(fields) - idle, sum(fields)
+
+
 class Spent:
     """CPU spent by a served league between :meth:`start` and :meth:`stop` (server processes
     and children; the embedded PostgreSQL when the bench started it)."""

@@ -74,6 +74,7 @@ from bench.floor import (
     claim_recipe,
     hop_recipe,
     loadavg,
+    machine_ticks,
     measure,
     read_recipe,
     stamp_recipe,
@@ -202,16 +203,6 @@ def floor_row(floor: Floor | None, step: Step, label: str) -> list[tuple[str, st
     return [
         floor.compare(label, Cost(step.server_cpu, step.database_cpu), step.count, recipe_of(step))
     ]
-
-
-def machine_ticks() -> tuple[int, int]:
-    """(busy, total) CPU ticks of the whole machine so far (Linux's /proc/stat; 0 elsewhere)."""
-    try:
-        fields = [int(f) for f in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
-    except OSError:
-        return 0, 0
-    idle = fields[3] + fields[4]
-    return sum(fields) - idle, sum(fields)
 
 
 async def claim_notes(
