@@ -89,6 +89,11 @@ class EventStore(Protocol):
 
     def transaction(self) -> AbstractAsyncContextManager[StoreTransaction]: ...
 
+    def turn(self) -> AbstractAsyncContextManager[None]:
+        """This process's turn to form a group of appends, among the processes appending to
+        the log (services/eventlog/turns.py); at once when this process is the only one."""
+        ...
+
     def reader(self, pool: Any) -> EventStore:
         """This log read over another connection pool (a streaming replica's): reads,
         proofs and checkpoints as that server holds them; it appends and signs nothing."""

@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -60,6 +60,7 @@ from services.eventlog.signals import (
     wanted_channel,
 )
 from services.eventlog.sql import Statements
+from services.eventlog.turns import Turnstile
 
 T = TypeVar("T")
 
@@ -260,8 +261,11 @@ class PostgresEventStore:
         origin: str,
         key: SigningKey,
         clock: Clock | None = None,
+        turnstile: Turnstile | None = None,
     ) -> None:
         self._sql = Statements.for_schema(schema)
+        #: The log's turns among several appending processes (None: this one appends alone).
+        self._turnstile = turnstile
         self._pool = pool
         self._schema = schema
         self._origin = origin
@@ -318,6 +322,13 @@ class PostgresEventStore:
         return moment
 
     # -- appending -------------------------------------------------------------------------
+
+    def turn(self) -> AbstractAsyncContextManager[None]:
+        """This process's turn to form a group of appends (services/eventlog/turns.py): the
+        turnstile's when several processes append to this log, else at once."""
+        if self._turnstile is None:
+            return nullcontext()
+        return self._turnstile.turn()
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[PostgresTransaction]:

@@ -33,6 +33,7 @@ from apiclient.league import LeagueClient
 from ledger.keys import SigningKey
 from ledger.manifest import LeagueManifest
 from services.eventlog import EventStore, PostgresEventStore
+from services.eventlog.turns import Turnstile
 from services.http.apps import DEFAULT_MAX_BODY, POOL, Service
 from services.http.endpoints import Endpoint
 from services.http.logs import log_endpoints
@@ -161,12 +162,20 @@ async def _opened(
     kept: CheckpointFile,
     peer_urls: Mapping[str, str | None],
 ) -> AsyncIterator[None]:
+    # Several workers append to the log: their writers take turns to form their groups.
+    turnstile = Turnstile(settings.database, spec.name) if settings.workers > 1 else None
     store = PostgresEventStore(
-        app[POOL], schema=spec.name, origin=f"{manifest.league}/{spec.name}", key=key
+        app[POOL],
+        schema=spec.name,
+        origin=f"{manifest.league}/{spec.name}",
+        key=key,
+        turnstile=turnstile,
     )
     app[spec.log_key] = store
     leadership = Leadership(settings.database, spec.name)
     async with contextlib.AsyncExitStack() as stack:
+        if turnstile is not None:
+            stack.callback(turnstile.close)
         checkpointer = await stack.enter_async_context(
             Checkpointer(store, manifest.policies, kept, leadership=leadership).running()
         )

@@ -5,7 +5,9 @@ has one :class:`GroupWriter`: a request waits here; the writer takes every reque
 (up to ``max_group`` units of work, at least one request) and hands them to ``decide``,
 which answers them all in one transaction under the log's lock, so one commit serves the
 whole group and a busy service spends its time deciding rather than waiting for the disk.
-The queue is bounded: past ``max_waiting`` units a request is refused at once with
+Where several processes append to the log, the writer takes the log's turn before it forms a
+group (``turn``: services/eventlog/turns.py), so the group holds what arrived while the others
+wrote. The queue is bounded: past ``max_waiting`` units a request is refused at once with
 :class:`~ledger.errors.Overloaded` (503 with Retry-After) rather than queued without end.
 A refusal (a :class:`~ledger.errors.LedgerError` in ``decide``'s answers) fails that request
 alone; a failure of the transaction fails its whole group.
@@ -22,7 +24,9 @@ call.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Awaitable, Callable, Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Generic, Protocol, TypeVar
@@ -58,8 +62,13 @@ class GroupWriter(Generic[R, A]):
         max_group: int,
         max_waiting: int,
         what: str,
+        turn: Callable[[], AbstractAsyncContextManager[None]] | None = None,
     ) -> None:
         self._decide = decide
+        #: Taken before each group is formed: the log's turn among the processes appending
+        #: to it (``EventStore.turn``, services/eventlog/turns.py), for a writer whose groups
+        #: append to a log; None for one whose groups go to a peer.
+        self._turn = turn or contextlib.nullcontext
         self._units = units
         self.max_group = max_group
         self.max_waiting = max_waiting
@@ -100,9 +109,13 @@ class GroupWriter(Generic[R, A]):
 
     async def _write(self) -> None:
         while self._waiting:
-            group = self._next_group()
+            group: list[_Waiting[R, A]] = []
             try:
-                results = await self._decide([waiting.request for waiting in group])
+                # The group is formed once the turn is this process's: what arrived while
+                # another process wrote to the log goes in it, not in the group after.
+                async with self._turn():
+                    group = self._next_group()
+                    results = await self._decide([waiting.request for waiting in group])
             except Exception as exc:
                 for waiting in group:
                     if not waiting.future.done():

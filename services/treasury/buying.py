@@ -176,6 +176,7 @@ class Buyer:
             max_group=MAX_GROUP_STEPS,
             max_waiting=MAX_WAITING_STEPS,
             what="purchase steps",
+            turn=treasury.store.turn,
         )
         #: The opened purchases' payments wait here and go to the notary together.
         self.notarizing: GroupWriter[PurchaseOpened, list[EventBody]] = GroupWriter(

@@ -309,6 +309,7 @@ class Claimer:
             max_group=MAX_GROUP_CLAIMS,
             max_waiting=MAX_WAITING_CLAIMS,
             what="claims",
+            turn=treasury.store.turn,
         )
 
     async def claim(self, request: ClaimRequest) -> ClaimAnswer:

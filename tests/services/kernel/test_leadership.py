@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 
 import asyncpg
 import pytest
 
 from services.kernel.leadership import LOCK_NAMESPACE, Leadership, lock_key
 from services.kernel.settings import LeagueSettings
+from tests.harness.waiting import until
 
 #: A guard against a hung election, not a timing assertion.
 GUARD = 30.0
@@ -52,14 +53,6 @@ async def workers(settings: LeagueSettings) -> AsyncIterator[list[Worker]]:
         for worker in made:
             if worker.task is not None:
                 await worker.stop()
-
-
-async def until(condition: Callable[[], bool]) -> None:
-    async with asyncio.timeout(GUARD):
-        while True:
-            if condition():
-                return
-            await asyncio.sleep(0.01)
 
 
 async def test_one_worker_leads_and_the_other_takes_over_when_it_stops(
