@@ -5,10 +5,11 @@ has one :class:`GroupWriter`: a request waits here; the writer takes every reque
 (up to ``max_group`` units of work, at least one request) and hands them to ``decide``,
 which answers them all in one transaction under the log's lock, so one commit serves the
 whole group and a busy service spends its time deciding rather than waiting for the disk.
-Where several processes append to the log, the writer takes the log's turn before it forms a
-group (``turn``: services/eventlog/turns.py), so the group holds what arrived while the others
-wrote. The queue is bounded: past ``max_waiting`` units a request is refused at once with
-:class:`~ledger.errors.Overloaded` (503 with Retry-After) rather than queued without end.
+A writer given the log's ``turn`` (the treasury's, where several processes append to its log:
+services/eventlog/turns.py) takes it before it forms a group, so the group holds what arrived
+while the others wrote. The queue is bounded: past ``max_waiting`` units a request is refused
+at once with :class:`~ledger.errors.Overloaded` (503 with Retry-After) rather than queued
+without end.
 A refusal (a :class:`~ledger.errors.LedgerError` in ``decide``'s answers) fails that request
 alone; a failure of the transaction fails its whole group.
 

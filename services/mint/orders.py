@@ -290,7 +290,6 @@ class Orderer:
             max_group=MAX_GROUP_ORDERS,
             max_waiting=MAX_WAITING_ORDERS,
             what="orders to be stamped",
-            turn=mint.store.turn,
         )
 
     async def order(self, order: MintOrder) -> OrderAnswer:

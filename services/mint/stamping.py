@@ -298,7 +298,6 @@ class Stamper:
             max_group=MAX_GROUP_PRINTS,
             max_waiting=MAX_WAITING_PRINTS,
             what="prints to be stamped",
-            turn=mint.store.turn,
         )
 
     async def stamp(self, request: StampRequest) -> StampAnswer:

@@ -311,7 +311,6 @@ class Writer:
             max_group=MAX_GROUP_HOPS,
             max_waiting=MAX_WAITING_HOPS,
             what="hops to be notarized",
-            turn=notary.store.turn,
         )
 
     async def record(self, submitted: Submitted) -> Recorded:
