@@ -25,10 +25,12 @@ cost more than the larger groups save (the notary's hops in slips of one, two wo
 CPU a hop), so their writers do not take turns.
 
 The turn is only ever an optimization: correctness is the head lock's. A turnstile that
-cannot reach the database (the connection lost, the server restarting) lets the writer go on
-without a turn and tries the database again :data:`RETRY_AFTER` seconds later; a turn whose
-connection fails is given back by the session's end. A cancelled wait ends the connection, so
-no lock is ever left held by a process that no longer knows it holds it.
+cannot reach the database (the connection lost, the server restarting), or waits longer than
+:data:`TURN_WAIT` (a worker holding the turn stuck), lets the writer go on without a turn and
+tries the database again :data:`RETRY_AFTER` seconds later; a turn whose connection fails is
+given back by the session's end. A cancelled wait ends the connection, so no process ever
+holds a turn it does not know it holds (the server drops a wait whose client has gone, at the
+latest when the wait would be granted).
 """
 
 from __future__ import annotations
@@ -47,6 +49,10 @@ log = logging.getLogger(__name__)
 TURN_NAMESPACE = 0x5455  # "TU"
 #: Seconds a turnstile lets writers go without a turn after the database did not answer it.
 RETRY_AFTER = 5.0
+#: Seconds a connection, a wait for the turn or its giving back may take before the turnstile
+#: gives up on it: a turn held longer is a worker stuck (its loop blocked, its pool starved),
+#: a silent one a connection dropped on the way; either way the writers go on without turns.
+TURN_WAIT = 5.0
 
 _LOCK = "SELECT pg_advisory_lock($1, hashtext($2))"
 _UNLOCK = "SELECT pg_advisory_unlock($1, hashtext($2))"
@@ -67,6 +73,7 @@ class Turnstile:
         self._local = asyncio.Lock()
         self._conn: asyncpg.Connection | None = None
         self._retry_at = 0.0
+        self._closed = False
         #: Turns taken through the database (a figure for tests and the operator).
         self.turns = 0
 
@@ -84,16 +91,17 @@ class Turnstile:
 
     async def _take(self) -> asyncpg.Connection | None:
         loop = asyncio.get_running_loop()
-        if loop.time() < self._retry_at:
+        if self._closed or loop.time() < self._retry_at:
             return None
         try:
-            if self._conn is None or self._conn.is_closed():
-                self._conn = await asyncpg.connect(self.database_url)
-            await self._conn.execute(_LOCK, TURN_NAMESPACE, self._key)
+            async with asyncio.timeout(TURN_WAIT):
+                if self._conn is None or self._conn.is_closed():
+                    self._conn = await asyncpg.connect(self.database_url, timeout=TURN_WAIT)
+                await self._conn.execute(_LOCK, TURN_NAMESPACE, self._key)
         except asyncio.CancelledError:
             self._end()  # the lock may have been granted as the wait was cancelled
             raise
-        except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
+        except Exception as exc:  # only an optimization: any failure, and writers go on
             self._end()
             self._retry_at = loop.time() + RETRY_AFTER
             log.info("%s: writing without turns for %g s: %s", self.log_name, RETRY_AFTER, exc)
@@ -103,11 +111,12 @@ class Turnstile:
 
     async def _give_back(self, conn: asyncpg.Connection) -> None:
         try:
-            await conn.execute(_UNLOCK, TURN_NAMESPACE, self._key)
+            async with asyncio.timeout(TURN_WAIT):
+                await conn.execute(_UNLOCK, TURN_NAMESPACE, self._key)
         except asyncio.CancelledError:
             self._end()
             raise
-        except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError):
+        except Exception:  # the group is decided: its answers must not fail with the turn
             self._end()  # the session's end gives the turn back
 
     def _end(self) -> None:
@@ -116,5 +125,7 @@ class Turnstile:
             self._conn = None
 
     def close(self) -> None:
-        """End the turnstile's connection, and with its session any turn it holds."""
+        """End the turnstile's connection, and with its session any turn it holds; a writer
+        still at work after this goes without turns."""
+        self._closed = True
         self._end()

@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator, Sequence
 import pytest
 
 from ledger.errors import LedgerError
+from services.eventlog import turns
 from services.eventlog.turns import Turnstile
 from services.kernel.writer import GroupWriter
 from tests.harness.waiting import GUARD, until
@@ -126,3 +127,35 @@ async def test_without_its_database_a_writer_goes_on_without_turns() -> None:
             pass
     assert turnstile.turns == 0
     await writer.close()
+
+
+async def test_a_turn_held_too_long_is_not_waited_for(
+    turnstiles: list[Turnstile], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A process holding the turn past TURN_WAIT (stuck) does not stop the others' writers:
+    they give up the wait, end its connection and go on without turns for a while."""
+    monkeypatch.setattr(turns, "TURN_WAIT", 0.2)
+    stuck, ours, _ = turnstiles
+    groups = Groups()
+    writer: GroupWriter[int, int] = GroupWriter(
+        groups, units=lambda n: 1, max_group=100, max_waiting=100, what="units", turn=ours.turn
+    )
+    async with asyncio.timeout(GUARD), stuck.turn():
+        assert await writer.submit(7) == 7
+        assert ours.turns == 0
+        assert ours._conn is None
+        assert ours._retry_at > asyncio.get_running_loop().time()
+    await writer.close()
+
+
+async def test_after_close_writers_go_on_without_turns(turnstiles: list[Turnstile]) -> None:
+    """A closed turnstile (the service stopping) opens no connection again: a writer still at
+    work goes without turns."""
+    first, _, _ = turnstiles
+    async with first.turn():
+        pass
+    assert first.turns == 1
+    first.close()
+    async with asyncio.timeout(GUARD), first.turn():
+        pass
+    assert (first.turns, first._conn) == (1, None)
