@@ -18,6 +18,7 @@ the service anything else.
 from __future__ import annotations
 
 import asyncio
+import functools
 import ipaddress
 import logging
 import math
@@ -38,6 +39,12 @@ IPV4_PREFIX = 24
 IPV6_PREFIX = 56
 
 
+#: Client addresses whose source is remembered (a source costs ~10-25 µs to work out with
+#: ``ipaddress``, and a busy client asks again and again; a script cycling addresses evicts).
+SOURCES_REMEMBERED = 4096
+
+
+@functools.lru_cache(maxsize=SOURCES_REMEMBERED)
 def source_of(address: str | None) -> str:
     """The network a client address is counted by: ``203.0.113.0/24``, ``2001:db8::/56``;
     an address that is not IP (a Unix socket, none) is one source, ``local``."""
