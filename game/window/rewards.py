@@ -98,11 +98,18 @@ def check_work(policies: Policies, request: TableOpen) -> None:
         )
 
 
-def worked_open(
-    key: SigningKey, manifest: LeagueManifest, *, venue: str, request_id: str, at: int
+def table_open(
+    key: SigningKey,
+    manifest: LeagueManifest,
+    *,
+    venue: str,
+    request_id: str,
+    at: int,
+    worked: bool = True,
 ) -> TableOpen:
-    """``key``'s signed request to open a table at ``venue`` carrying the venue's proof of
-    work, solved here (``ledger.work.solve``: ``table_work`` hashes on average)."""
+    """``key``'s signed request to open a table at ``venue``: carrying the venue's proof of
+    work, solved here (``ledger.work.solve``: ``table_work`` hashes on average), or without
+    any when ``worked`` is false (a table that settles nothing, L-28)."""
     fields: dict[str, object] = {
         "league": manifest.league,
         "manifest": manifest.hash_text(),
@@ -111,8 +118,10 @@ def worked_open(
         "player": key.public.to_text(),
         "venue": venue,
     }
-    draft = TableOpen.sign(key, **fields)
-    nonce = solve(challenge(draft.to_wire()), 0, table_work(manifest.policies, venue))
+    if not worked:
+        return TableOpen.sign(key, **fields)
+    bound = challenge({"kind": TableOpen.KIND, **fields})
+    nonce = solve(bound, 0, table_work(manifest.policies, venue))
     return TableOpen.sign(key, **fields, work=nonce)
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import asyncpg
 
-from game.window.rewards import worked_open
+from game.window.rewards import table_open
 from ledger.keys import SigningKey
 from ledger.manifest import LeagueManifest
 from ledger.tables import (
@@ -19,7 +19,6 @@ from ledger.tables import (
     Deal,
     TableClosed,
     TableDealt,
-    TableOpen,
     TableOpened,
     TableSeed,
 )
@@ -36,7 +35,7 @@ MAX_TRIES = 40
 
 async def open_worked(player: Player, venue: str) -> None:
     """``player`` opens a table at ``venue`` with its proof of work."""
-    request = worked_open(
+    request = table_open(
         player.key,
         player.manifest,
         venue=venue,
@@ -72,19 +71,7 @@ async def record_close(
     opened, dealt and closed with ``verdict`` in the tables log, as the service records them,
     with its row; its id."""
     request_id, at = secrets.token_hex(8), int(time.time())
-    request = (
-        worked_open(key, manifest, venue=venue, request_id=request_id, at=at)
-        if work
-        else TableOpen.sign(
-            key,
-            league=manifest.league,
-            manifest=manifest.hash_text(),
-            request_id=request_id,
-            time=at,
-            player=key.public.to_text(),
-            venue=venue,
-        )
-    )
+    request = table_open(key, manifest, venue=venue, request_id=request_id, at=at, worked=work)
     table = request.table_id()
     opened = TableOpened(
         table=table, request=request, commitment=hash_text(secrets.token_bytes(32))

@@ -16,7 +16,7 @@ import asyncpg
 import pytest
 from aiohttp.test_utils import TestServer
 
-from game.window.rewards import worked_open
+from game.window.rewards import table_open
 from game.window.witnessed import WitnessedTable
 from ledger.keys import SigningKey
 from ledger.manifest import LeagueManifest
@@ -231,7 +231,7 @@ async def balance_recorded(
     written as the log holds it."""
     manifest = LeagueManifest.from_wire((league_home / "manifest.json").read_text("utf-8"))
     key = read_key(league_home / "keys", "tables")
-    request = worked_open(
+    request = table_open(
         player, manifest, venue=venue, request_id=secrets.token_hex(8), at=int(time.time())
     )
     table = request.table_id()

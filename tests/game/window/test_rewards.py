@@ -14,8 +14,8 @@ from game.window.rewards import (
     WitnessedCampaigns,
     bundle_seed,
     check_work,
+    table_open,
     table_work,
-    worked_open,
 )
 from ledger.api.rewards import RewardDue, RewardPrint
 from ledger.errors import InsufficientWork
@@ -33,7 +33,7 @@ def manifest() -> LeagueManifest:
 
 
 def opened(manifest: LeagueManifest, key: SigningKey, venue: str, n: int) -> TableOpen:
-    return worked_open(key, manifest, venue=venue, request_id=f"table-{n:04d}", at=int(time.time()))
+    return table_open(key, manifest, venue=venue, request_id=f"table-{n:04d}", at=int(time.time()))
 
 
 def test_a_clerk_pays_its_marks_and_a_loss_nothing(manifest: LeagueManifest) -> None:
@@ -93,14 +93,8 @@ def test_a_table_without_its_work_pays_nothing(manifest: LeagueManifest) -> None
     """# L-28: no work, or too little, settles nothing; the price is the manifest's work per
     mark times the venue's most marks, and too little is refused at the open."""
     key = SigningKey.generate()
-    bare = TableOpen.sign(
-        key,
-        league=manifest.league,
-        manifest=manifest.hash_text(),
-        request_id="bare-table",
-        time=int(time.time()),
-        player=key.public.to_text(),
-        venue="clerk-1",
+    bare = table_open(
+        key, manifest, venue="clerk-1", request_id="bare-table", at=int(time.time()), worked=False
     )
     campaigns = WitnessedCampaigns(POLICIES)
     assert campaigns.settle(bare, "win", 0).nothing
@@ -149,14 +143,13 @@ def test_only_a_settling_balance_at_chair_six_is_the_players_first_for_the_mispr
         campaigns.settle(opened(manifest, key, venue, next(n)), "win", 0)
     for venue in ("chair-III", "chair-IV", "chair-V"):
         campaigns.settle(opened(manifest, key, venue, next(n)), "win", 0)
-    bare = TableOpen.sign(
+    bare = table_open(
         key,
-        league=manifest.league,
-        manifest=manifest.hash_text(),
-        request_id="bare-chair-six",
-        time=int(time.time()),
-        player=player,
+        manifest,
         venue="chair-VI",
+        request_id="bare-chair-six",
+        at=int(time.time()),
+        worked=False,
     )
     assert not campaigns.settles(bare)
     assert campaigns.settle(bare, "balance", 0).nothing

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from game.window.rewards import WitnessedCampaigns, worked_open
+from game.window.rewards import WitnessedCampaigns, table_open
 from ledger.audit.reward_facts import MisprintAwarded
 from ledger.audit.rewards import RewardsAudit
 from ledger.errors import LedgerError
@@ -33,17 +33,7 @@ def opened(
 ) -> TableOpen:
     """``key``'s signed open of a table at ``venue``, with its work unless ``work`` is false."""
     request_id, at = f"table-{next(NUMBERS):05d}", int(time.time())
-    if work:
-        return worked_open(key, manifest, venue=venue, request_id=request_id, at=at)
-    return TableOpen.sign(
-        key,
-        league=manifest.league,
-        manifest=manifest.hash_text(),
-        request_id=request_id,
-        time=at,
-        player=key.public.to_text(),
-        venue=venue,
-    )
+    return table_open(key, manifest, venue=venue, request_id=request_id, at=at, worked=work)
 
 
 def closes(manifest: LeagueManifest) -> list[tuple[TableOpen, str]]:
