@@ -249,6 +249,24 @@ def machine_ticks() -> tuple[int, int]:
     return sum(fields) - idle, sum(fields)
 
 
+def machine_shares(
+    busy: float, seconds: float, server: float | None, database: float | None, client: float
+) -> str:
+    """How busy the whole machine was (``busy``, a fraction of its ticks, from
+    :func:`machine_ticks`) over ``seconds``, and the CPU seconds of the server, the database
+    (None: not measured) and the bench's client as shares of all the cores: when it is near
+    100%, more workers have no core to run on."""
+    cores = os.cpu_count() or 1
+
+    def share(cpu: float | None) -> str:
+        return "n/a" if cpu is None else f"{100 * cpu / seconds / cores:3.0f}%"
+
+    return (
+        f"{100 * busy:3.0f}% busy of {cores} cores (server {share(server)}, database "
+        f"{share(database)}, client {share(client)}, the rest other work)"
+    )
+
+
 class Spent:
     """CPU spent by a served league between :meth:`start` and :meth:`stop` (server processes
     and children; the embedded PostgreSQL when the bench started it)."""

@@ -50,7 +50,6 @@ import argparse
 import asyncio
 import contextlib
 import json
-import os
 import random
 import time
 from collections import Counter, defaultdict
@@ -74,6 +73,7 @@ from bench.floor import (
     claim_recipe,
     hop_recipe,
     loadavg,
+    machine_shares,
     machine_ticks,
     measure,
     read_recipe,
@@ -379,11 +379,7 @@ def alone_row(endpoint: str, step: Step) -> tuple[str, str]:
 
 
 def step_rows(step: Step) -> list[tuple[str, str]]:
-    cores = os.cpu_count() or 1
     count = step.count
-
-    def share(cpu: float, measured: bool = step.local) -> str:
-        return f"{100 * cpu / step.seconds / cores:3.0f}%" if measured else "n/a"
 
     def per(cpu: float) -> str:
         return f"{1e3 * cpu / count:4.2f} ms" if step.local else "n/a"
@@ -395,10 +391,14 @@ def step_rows(step: Step) -> list[tuple[str, str]]:
             f"{1000 * percentile([x for v in step.latencies.values() for x in v], 0.99):6.1f} ms   "
             f"non-2xx {step.errors()}   5xx {step.server_errors()}   CPU a request: server "
             f"{per(step.server_cpu)}, database {per(step.database_cpu)}, client "
-            f"{1e3 * step.client_cpu / count:4.2f} ms; machine {100 * step.machine_busy:3.0f}% busy"
-            f" of {cores} cores (server "
-            f"{share(step.server_cpu)}, database {share(step.database_cpu)}, client "
-            f"{share(step.client_cpu, True)}, the rest other work)",
+            f"{1e3 * step.client_cpu / count:4.2f} ms; machine "
+            + machine_shares(
+                step.machine_busy,
+                step.seconds,
+                step.server_cpu if step.local else None,
+                step.database_cpu if step.local else None,
+                step.client_cpu,
+            ),
         )
     ]
     for endpoint in MIX:

@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import random
 import sys
 import time
@@ -37,7 +36,7 @@ if __package__ in (None, ""):  # run as a script: the repository's root on the p
 import aiohttp
 
 from apiclient.league import LeagueClient, stamp_request
-from bench.floor import Cost, Floor, loadavg, machine_ticks, measure, read_recipe
+from bench.floor import Cost, Floor, loadavg, machine_shares, machine_ticks, measure, read_recipe
 from bench.league_setup import percentile, print_table, served_league, titles
 from ledger.checkpoint import Checkpoint
 from ledger.keys import SigningKey
@@ -91,20 +90,6 @@ async def read_loop(
     return len(latencies), latencies
 
 
-def machine_share(
-    busy: int, total: int, elapsed: float, server: float, database: float, client: float
-) -> str:
-    """How busy the whole machine was over ``elapsed`` seconds (ticks from /proc/stat), and
-    the shares of the server, the database and this client, each of all the cores: when it
-    is near 100%, more workers have no core to run on."""
-    cores = os.cpu_count() or 1
-    share = [100 * part / (elapsed * cores) for part in (server, database, client)]
-    return (
-        f"{100 * busy / max(1, total):.0f}% busy of {cores} cores (server {share[0]:.0f}%, "
-        f"database {share[1]:.0f}%, client {share[2]:.0f}%, the rest other work)"
-    )
-
-
 def one(
     workers: int, args: argparse.Namespace, floor: Floor | None
 ) -> tuple[float, list[tuple[str, str]], Floor]:
@@ -136,7 +121,10 @@ def one(
             f"{percentile(latencies, 0.99) * 1000:.1f} ms",
         ),
         floor.compare("  CPU a read", Cost(server, database), reads, read_recipe()),
-        ("  the machine meanwhile", machine_share(busy, total, elapsed, server, database, client)),
+        (
+            "  the machine meanwhile",
+            machine_shares(busy / max(1, total), elapsed, server, database, client),
+        ),
     ]
     return rate, rows, floor
 
