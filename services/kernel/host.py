@@ -113,6 +113,9 @@ class ServiceSpec:
     follows: tuple[str, ...] = ()
     max_body: int = DEFAULT_MAX_BODY
     figures: tuple[Figure, ...] = field(default=())
+    #: Whether its log's writers take turns across the workers (services/eventlog/turns.py):
+    #: where a group's transaction costs more than a turn's two round trips save.
+    turns: bool = False
 
     def service(self) -> Service:
         """The service as an app composes it (:func:`services.kernel.compose.compose`)."""
@@ -162,8 +165,10 @@ async def _opened(
     kept: CheckpointFile,
     peer_urls: Mapping[str, str | None],
 ) -> AsyncIterator[None]:
-    # Several workers append to the log: their writers take turns to form their groups.
-    turnstile = Turnstile(settings.database, spec.name) if settings.workers > 1 else None
+    # Several workers append to the log: a service whose spec says so has its writers take turns.
+    turnstile = (
+        Turnstile(settings.database, spec.name) if spec.turns and settings.workers > 1 else None
+    )
     store = PostgresEventStore(
         app[POOL],
         schema=spec.name,

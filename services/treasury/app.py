@@ -234,6 +234,7 @@ SPEC = ServiceSpec(
     open=open_treasury,
     peers=("notary", "mint"),
     max_body=MAX_REQUEST_BODY_BYTES,
+    turns=True,
 )
 SERVICE = SPEC.service()
 

@@ -7,15 +7,29 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 
 import pytest
+from aiohttp import web
+from aiohttp.test_utils import TestServer
 
 from ledger.errors import LedgerError
-from services.eventlog import turns
+from ledger.keys import SigningKey
+from services.eventlog import EventStore, PostgresEventStore, turns
 from services.eventlog.turns import Turnstile
+from services.kernel.settings import LeagueSettings
 from services.kernel.writer import GroupWriter
+from services.mint.app import MINT_LOG
+from services.mint.app import SERVICE as MINT
+from services.treasury.app import SERVICE as TREASURY
+from services.treasury.app import TREASURY_LOG
+from tests.harness.founding import make_settings
+from tests.harness.ports import free_port
+from tests.harness.serving import composed
+from tests.harness.treasury import checked_faucet
 from tests.harness.waiting import GUARD, until
+
+__all__ = ["make_settings"]  # fixtures
 
 
 @pytest.fixture
@@ -159,3 +173,30 @@ async def test_after_close_writers_go_on_without_turns(turnstiles: list[Turnstil
     async with asyncio.timeout(GUARD), first.turn():
         pass
     assert (first.turns, first._conn) == (1, None)
+
+
+def turnstile_of(server: TestServer, log: web.AppKey[EventStore]) -> Turnstile | None:
+    store = server.app[log]
+    assert isinstance(store, PostgresEventStore)
+    return store._turnstile
+
+
+async def test_with_several_workers_the_treasurys_writers_take_turns(
+    make_settings: Callable[..., LeagueSettings],
+) -> None:
+    """League serve --workers 2: the treasury's log has a turnstile (its spec asks for turns)
+    and a claim takes a turn; the mint's log, whose groups cost less than a turn saves, has
+    none. With one worker neither has: a turn would be two round trips for nothing."""
+    several = make_settings().model_copy(update={"workers": 2, "port": free_port()})
+    async with (
+        composed(several, [MINT, TREASURY]) as server,
+        checked_faucet(several, server) as faucet,
+    ):
+        await faucet.claim(SigningKey.generate(), 5)
+        turnstile = turnstile_of(server, TREASURY_LOG)
+        assert turnstile is not None
+        assert turnstile.turns == 1
+        assert turnstile_of(server, MINT_LOG) is None
+    alone = several.model_copy(update={"workers": 1, "port": free_port()})
+    async with composed(alone, [MINT, TREASURY]) as server:
+        assert turnstile_of(server, TREASURY_LOG) is None
